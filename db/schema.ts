@@ -1,0 +1,134 @@
+// The Kysely view of the database: one interface per table, composed into Database.
+import type { ColumnType, Generated } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface PlansTable {
+  id: string;
+  name: string;
+  rate_limit_per_minute: number;
+  active: boolean;
+}
+
+export interface OrgsTable {
+  id: Generated<string>;
+  name: string;
+  plan_id: string | null;
+  default_from_e164: string | null;
+  balance_paise: Generated<number>;
+  created_at: CreatedAt;
+}
+
+export interface CreditLedgerTable {
+  id: Generated<number>;
+  org_id: string;
+  amount_paise: number;
+  kind: 'top_up' | 'hold' | 'release' | 'charge';
+  call_id: string | null;
+  note: string | null;
+  created_at: CreatedAt;
+}
+
+export interface AgentsTable {
+  id: Generated<string>;
+  org_id: string;
+  name: string;
+  language: string;
+  max_duration_sec: number;
+  from_e164: string | null;
+  rate_paise_per_minute: number;
+  created_at: CreatedAt;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  org_id: string;
+  prefix: string;
+  secret_hash: string;
+  created_at: CreatedAt;
+  revoked_at: Date | null;
+}
+
+export interface RateLimitBucketsTable {
+  org_id: string;
+  second: number;
+  hits: number;
+}
+
+export interface EventsTable {
+  id: string;
+  org_id: string;
+  kind: string;
+  data: Json<Record<string, unknown>>;
+  created_at: CreatedAt;
+}
+
+export interface WebhooksTable {
+  id: Generated<string>;
+  org_id: string;
+  url: string;
+  events: string[];
+  active: Generated<boolean>;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  failing_since: Date | null;
+  last_delivery_at: Date | null;
+  last_delivery_status: number | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  webhook_id: string;
+  org_id: string;
+  event_id: string;
+  status: 'pending' | 'succeeded' | 'failed' | 'abandoned';
+  attempt_count: Generated<number>;
+  next_attempt_at: Date | null;
+  lease_expires_at: Date | null;
+  created_at: CreatedAt;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  webhook_id: string;
+  attempt: number;
+  status_code: number | null;
+  failure_kind: string | null;
+  response_excerpt: string | null;
+  duration_ms: number;
+  attempted_at: CreatedAt;
+}
+
+export interface ContactsTable {
+  id: Generated<string>;
+  org_id: string;
+  phone_e164: string;
+  name: string | null;
+  email: string | null;
+  language_pref: string | null;
+  metadata: Json<Record<string, string | number | boolean>>;
+  consent_capture: 'pre_call' | 'website_form' | 'manual' | 'imported';
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+/** Every table the service uses. Resource issues add their tables here. */
+export interface Database {
+  plans: PlansTable;
+  orgs: OrgsTable;
+  credit_ledger: CreditLedgerTable;
+  agents: AgentsTable;
+  api_keys: ApiKeysTable;
+  rate_limit_buckets: RateLimitBucketsTable;
+  events: EventsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  contacts: ContactsTable;
+}

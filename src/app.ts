@@ -1,0 +1,44 @@
+// createApp(deps): the Koa middleware chain, in order, around the openapi-backend router.
+import Koa from 'koa';
+import Router from '@koa/router';
+import bodyParser from 'koa-bodyparser';
+import type { AppDeps } from './app-deps.js';
+import { handlers } from './handlers/index.js';
+import { ApiKeyAuthenticator } from './http/auth.js';
+import { backendMiddleware, createBackend } from './http/backend.js';
+import { accessLog, bodyGuard, errorBoundary, requestId } from './http/request-context.js';
+import { healthRoutes } from './http/health.js';
+import { docsRoutes, specRoutes } from './http/docs.js';
+
+/** Builds the HTTP application; throws when the spec cannot be loaded. */
+export async function createApp(deps: AppDeps): Promise<Koa> {
+  const authenticator = new ApiKeyAuthenticator(deps.db, deps.clock, deps.config.apiKeyCacheTtlMs);
+  const api = await createBackend(handlers, deps, authenticator);
+
+  const router = new Router();
+  healthRoutes(router, deps.db);
+  specRoutes(router);
+  docsRoutes(router);
+
+  const app = new Koa();
+  app.proxy = false;
+  app.use(requestId());
+  app.use(errorBoundary(deps.logger, deps.config.validateResponses));
+  app.use(accessLog(deps.logger));
+  app.use(async (ctx, next) => {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Cache-Control', 'no-store');
+    await next();
+  });
+  app.use(bodyGuard());
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: '64kb',
+      strict: true,
+    }),
+  );
+  app.use(router.routes());
+  app.use(backendMiddleware(api));
+  return app;
+}

@@ -1,0 +1,122 @@
+// The first middlewares of the chain: request id, error boundary, access log, body guard.
+import { randomBytes } from 'node:crypto';
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import { ApiError, internalError } from './errors.js';
+import type { RequestState } from './backend.js';
+
+/** Gives every request an id, echoed in the Request-Id response header. */
+export function requestId(): Koa.Middleware {
+  return async (ctx, next) => {
+    const id = `req_${randomBytes(8).toString('hex')}`;
+    (ctx.state as RequestState).requestId = id;
+    ctx.set('Request-Id', id);
+    await next();
+  };
+}
+
+interface HttpError extends Error {
+  status?: number;
+  type?: string;
+  expose?: boolean;
+}
+
+/** Maps errors thrown by the body parser to invalid_request; null for anything else. */
+function bodyParserError(error: HttpError): ApiError | null {
+  if (error.type === 'entity.too.large' || error.status === 413) {
+    return new ApiError('invalid_request', 'body: the request body exceeds the 64 KiB limit', {
+      param: 'body',
+      details: { body: ['exceeds the 64 KiB limit'] },
+    });
+  }
+  if (error.status === 400 || error.status === 415 || error.type === 'entity.parse.failed') {
+    return new ApiError('invalid_request', 'body: the request body is not valid JSON', {
+      param: 'body',
+      details: { body: ['is not valid JSON'] },
+    });
+  }
+  if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') {
+    return new ApiError('invalid_request', 'body: unsupported content encoding or charset', {
+      param: 'body',
+      details: { body: ['unsupported content encoding or charset'] },
+    });
+  }
+  return null;
+}
+
+/**
+ * Turns every failure into the error envelope. ApiErrors go out as they are; anything else is
+ * logged with its stack and answered with a bare internal_error. With `checkDeclared`, an error
+ * status the matched operation does not declare in the spec becomes a loud contract violation.
+ */
+export function errorBoundary(logger: Logger, checkDeclared: boolean): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (caught) {
+      const error = caught as HttpError;
+      let apiError = error instanceof ApiError ? error : bodyParserError(error);
+      if (!apiError) {
+        logger.error({ err: error, requestId: (ctx.state as RequestState).requestId }, 'unhandled error');
+        apiError = internalError();
+      }
+      const operation = (ctx.state as RequestState).operation;
+      if (checkDeclared && operation && !operation.responses?.[String(apiError.status)]) {
+        logger.error(
+          { operationId: operation.operationId, status: apiError.status, code: apiError.code },
+          'contract violation: error status not declared for this operation',
+        );
+        apiError = new ApiError(
+          'internal_error',
+          `Contract violation: ${operation.operationId} does not declare status ${apiError.status} (${apiError.code}).`,
+        );
+      }
+      ctx.status = apiError.status;
+      ctx.body = apiError.toBody();
+      for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
+    }
+  };
+}
+
+/** One JSON log line per request: method, path, status, duration, request id, org. */
+export function accessLog(logger: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const state = ctx.state as RequestState;
+      logger.info(
+        {
+          requestId: state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          durationMs: Math.round((performance.now() - started) * 10) / 10,
+          orgId: state.auth?.orgId,
+          operationId: state.operation?.operationId,
+        },
+        'request',
+      );
+    }
+  };
+}
+
+/**
+ * Records whether a request carries a body and refuses bodies that are not JSON, before the body
+ * parser (which would silently ignore them) runs.
+ */
+export function bodyGuard(): Koa.Middleware {
+  return async (ctx, next) => {
+    const length = ctx.get('content-length');
+    const hasBody = (length !== '' && length !== '0') || ctx.get('transfer-encoding') !== '';
+    (ctx.state as RequestState).hasBody = hasBody;
+    if (hasBody && !ctx.is('application/json')) {
+      throw new ApiError('invalid_request', 'Content-Type: request bodies must be sent as application/json', {
+        param: 'Content-Type',
+        details: { 'Content-Type': ['must be application/json'] },
+      });
+    }
+    await next();
+  };
+}

@@ -1,0 +1,86 @@
+// Entry point: config -> database (embedded by default) -> migrations -> demo data -> app -> listen.
+// Stops gracefully on SIGTERM/SIGINT: no new connections, in-flight work finished within a bound.
+import http from 'node:http';
+import { loadConfig, ConfigError } from './config.js';
+import { createLogger } from './logger.js';
+import { openDatabase } from './database/open.js';
+import { createApp } from './app.js';
+import { systemClock, type AppDeps } from './app-deps.js';
+import { startWorkers } from './workers.js';
+import { seedDemoData } from './services/demo.js';
+
+async function main(): Promise<void> {
+  const startedAt = performance.now();
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase(config);
+  const deps: AppDeps = { db: database.db, config, clock: systemClock, logger };
+
+  const demo = database.embedded ? await seedDemoData(database.db) : null;
+  const app = await createApp(deps);
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const workers = await startWorkers(deps);
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = config.publicBaseUrl.replace(/:\d+$/, `:${port}`);
+  logger.info({ port, host: config.host, readyMs: Math.round(performance.now() - startedAt) }, 'listening');
+
+  const lines = [
+    '',
+    `  Voice-call API is running.`,
+    `  Base URL : ${base}/api/v1`,
+    `  Docs     : ${base}/docs`,
+    `  Database : ${database.embedded ? `embedded PostgreSQL (${config.dataDir})` : 'DATABASE_URL'}`,
+  ];
+  if (demo?.apiKey) {
+    lines.push(
+      `  Demo org : ${demo.orgId} (agent ${demo.agentId})`,
+      `  API key  : ${demo.apiKey}   (shown once; store it)`,
+      '',
+      '  Try it:',
+      `  curl -s -X POST ${base}/api/v1/calls \\`,
+      `    -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\`,
+      `    -d '{"agent_id":"${demo.agentId}","to_e164":"+919812345678"}'`,
+    );
+  } else if (demo) {
+    lines.push(`  Demo org : ${demo.orgId}; new key: npm run admin -- key create --org ${demo.orgId}`);
+  }
+  process.stdout.write(lines.join('\n') + '\n\n');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timeout = config.shutdownTimeoutMs;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeout).unref())]);
+    server.closeAllConnections();
+    await Promise.all(workers.map((worker) => worker.stop(timeout)));
+    await database.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error('Failed to start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

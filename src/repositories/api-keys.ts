@@ -1,0 +1,65 @@
+// SQL for API keys and the org/plan facts needed to authorise a request.
+import type { Db } from '../database/connect.js';
+
+export interface KeyLookup {
+  orgId: string;
+  secretHash: string;
+  revoked: boolean;
+  planId: string | null;
+  rateLimitPerMinute: number | null;
+}
+
+/** Stores a new key's hash; throws on a duplicate prefix (astronomically unlikely). */
+export async function insertApiKey(db: Db, key: { orgId: string; prefix: string; secretHash: string }) {
+  return db
+    .insertInto('api_keys')
+    .values({ org_id: key.orgId, prefix: key.prefix, secret_hash: key.secretHash })
+    .returning(['id'])
+    .executeTakeFirstOrThrow();
+}
+
+/** Finds a key by its public prefix with its org's active plan; undefined when unknown. */
+export async function findKeyByPrefix(db: Db, prefix: string): Promise<KeyLookup | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('orgs', 'orgs.id', 'api_keys.org_id')
+    .leftJoin('plans', (join) => join.onRef('plans.id', '=', 'orgs.plan_id').on('plans.active', '=', true))
+    .select([
+      'api_keys.org_id',
+      'api_keys.secret_hash',
+      'api_keys.revoked_at',
+      'plans.id as plan_id',
+      'plans.rate_limit_per_minute',
+    ])
+    .where('api_keys.prefix', '=', prefix)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    orgId: row.org_id,
+    secretHash: row.secret_hash,
+    revoked: row.revoked_at !== null,
+    planId: row.plan_id,
+    rateLimitPerMinute: row.rate_limit_per_minute,
+  };
+}
+
+/** Lists an org's keys, newest first. */
+export async function listKeys(db: Db, orgId: string) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'prefix', 'created_at', 'revoked_at'])
+    .where('org_id', '=', orgId)
+    .orderBy('created_at', 'desc')
+    .execute();
+}
+
+/** Marks a key revoked; returns false when no unrevoked key has that prefix. */
+export async function revokeKey(db: Db, prefix: string, at: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('prefix', '=', prefix)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

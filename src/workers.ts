@@ -1,0 +1,12 @@
+// Background work that runs beside the HTTP server: call progress and webhook delivery.
+import type { AppDeps } from './app-deps.js';
+
+/** A running background loop that can be stopped, finishing in-flight work within the bound. */
+export interface BackgroundWorker {
+  stop(timeoutMs: number): Promise<void>;
+}
+
+/** Starts every background worker; resource issues register theirs here. */
+export async function startWorkers(_deps: AppDeps): Promise<BackgroundWorker[]> {
+  return [];
+}

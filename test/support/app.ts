@@ -1,0 +1,123 @@
+// Starts the real app (real Koa stack, real PostgreSQL) on a loopback port for black-box tests.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import createClient, { type Client } from 'openapi-fetch';
+import type { paths } from '../../generated/openapi.js';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import type { AppDeps, Clock } from '../../src/app-deps.js';
+import { startWorkers, type BackgroundWorker } from '../../src/workers.js';
+import type { Db } from '../../src/database/connect.js';
+import { createAgent, createOrg } from '../../src/services/orgs.js';
+import { issueApiKey } from '../../src/services/api-keys.js';
+
+/** A clock tests can move by hand; starts at the real time. */
+export class ManualClock implements Clock {
+  private current: number;
+  constructor(start = Date.now()) {
+    this.current = start;
+  }
+  now(): Date {
+    return new Date(this.current);
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+  set(ms: number): void {
+    this.current = ms;
+  }
+}
+
+export interface TestApp {
+  baseUrl: string;
+  apiUrl: string;
+  deps: AppDeps;
+  /** An openapi-fetch client for the API authenticated with `key`. */
+  client(key: string | null): Client<paths>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  config?: Partial<Config>;
+  clock?: Clock;
+  workers?: boolean;
+}
+
+/** Builds and starts an app over `db` on 127.0.0.1 with response validation on. */
+export async function startTestApp(db: Db, options: TestAppOptions = {}): Promise<TestApp> {
+  const config: Config = {
+    ...loadConfig({}),
+    port: 0,
+    logLevel: 'silent',
+    apiKeyCacheTtlMs: 0,
+    simulatorStepMs: 5,
+    validateResponses: true,
+    shutdownTimeoutMs: 2_000,
+    ...options.config,
+  };
+  const deps: AppDeps = {
+    db,
+    config,
+    clock: options.clock ?? { now: () => new Date() },
+    logger: createLogger(config.logLevel),
+  };
+  const app = await createApp(deps);
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const workers: BackgroundWorker[] = options.workers === false ? [] : await startWorkers(deps);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const apiUrl = `${baseUrl}/api/v1`;
+  return {
+    baseUrl,
+    apiUrl,
+    deps,
+    client: (key) =>
+      createClient<paths>({ baseUrl: apiUrl, headers: key ? { Authorization: `Bearer ${key}` } : {} }),
+    close: async () => {
+      await Promise.all(workers.map((worker) => worker.stop(2_000)));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface TestOrg {
+  orgId: string;
+  agentId: string;
+  key: string;
+}
+
+/** Creates an org (starter plan, 100000 paise by default) with one agent and one API key. */
+export async function createTestOrg(
+  db: Db,
+  options: { credits?: number; planId?: string | null; agent?: Parameters<typeof createAgent>[1] extends infer A ? Partial<A> : never } = {},
+): Promise<TestOrg> {
+  const org = await createOrg(db, {
+    name: `Test org ${Math.random().toString(36).slice(2, 8)}`,
+    creditsPaise: options.credits ?? 100_000,
+    planId: options.planId === undefined ? 'starter' : options.planId,
+  });
+  const agent = await createAgent(db, { name: 'Test agent', ...options.agent, orgId: org.id });
+  const { key } = await issueApiKey(db, org.id);
+  return { orgId: org.id, agentId: agent.id, key };
+}
+
+/** A raw fetch against the app, for requests a generated client cannot make (bad JSON, odd headers). */
+export async function rawRequest(
+  app: TestApp,
+  method: string,
+  path: string,
+  init: { headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const response = await fetch(`${app.apiUrl}${path}`, { method, headers: init.headers, body: init.body });
+  const text = await response.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  return { status: response.status, headers: response.headers, body };
+}

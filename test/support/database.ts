@@ -1,0 +1,46 @@
+// A fresh, migrated database per test file, cloned from the run's template and dropped afterwards.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { connectDatabase, type Db } from '../../src/database/connect.js';
+
+export interface TestDatabase {
+  url: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Creates a database from the template; retries while another clone holds the template. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `voice_test_${randomBytes(5).toString('hex')}`;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
+      break;
+    } catch (error) {
+      if (attempt >= 20 || !String(error).includes('being accessed by other users')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
+    }
+  }
+  const url = new URL(inject('adminDatabaseUrl'));
+  url.pathname = `/${name}`;
+  const { db } = connectDatabase(url.toString(), { poolSize: 10 });
+  return {
+    url: url.toString(),
+    db,
+    drop: async () => {
+      await db.destroy();
+      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
