@@ -1,5 +1,6 @@
 // The Kysely view of the database: one interface per table, composed into Database.
 import type { ColumnType, Generated } from 'kysely';
+import type { components } from '../generated/openapi.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -118,6 +119,61 @@ export interface ContactsTable {
   updated_at: UpdatedAt;
 }
 
+type CallSchemas = components['schemas'];
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface CallsTable {
+  id: string;
+  org_id: string;
+  agent_id: string;
+  status: CallSchemas['CallStatus'];
+  from_e164: string;
+  to_e164: string;
+  language: string;
+  max_duration_sec: number;
+  rate_paise_per_minute: number;
+  hold_paise: number;
+  metadata: Json<CallSchemas['Metadata']>;
+  provider: string;
+  provider_call_id: string;
+  progress_cursor: Generated<number>;
+  next_step_at: Timestamp | null;
+  duration_sec: number | null;
+  credits_debited_paise: Generated<number>;
+  recording_url: string | null;
+  llm_extracted_intent: string | null;
+  llm_sentiment: string | null;
+  llm_outcome: string | null;
+  reason: string | null;
+  transcript: Json<CallSchemas['TranscriptTurn'][]> | null;
+  started_at: Timestamp | null;
+  ended_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface CallTimelineTable {
+  id: Generated<number>;
+  call_id: string;
+  at: Timestamp;
+  kind: CallSchemas['TimelineEntry']['kind'];
+  detail: Json<CallSchemas['TimelineEntry']['detail']>;
+}
+
+export interface CallStatusCountsTable {
+  org_id: string;
+  status: CallSchemas['CallStatus'];
+  count: number;
+}
+
+export interface CallIdempotencyKeysTable {
+  org_id: string;
+  key: string;
+  request_hash: string;
+  call_id: string | null;
+  response: Json<CallSchemas['CallCreated']> | null;
+  created_at: Timestamp;
+}
+
 /** Every table the service uses. Resource issues add their tables here. */
 export interface Database {
   plans: PlansTable;
@@ -131,4 +187,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   contacts: ContactsTable;
+  calls: CallsTable;
+  call_timeline: CallTimelineTable;
+  call_status_counts: CallStatusCountsTable;
+  call_idempotency_keys: CallIdempotencyKeysTable;
 }

@@ -33,40 +33,40 @@ export function newEventId(): string {
 }
 
 /**
- * Records an event for an org and queues a delivery to each active endpoint subscribed to its kind.
- * Must run inside the transaction of the state change it reports. Returns the event id.
+ * Records events of one kind for an org and queues a delivery of each to every active endpoint
+ * subscribed to that kind. Must run inside the transaction of the state change the events report.
+ * Returns the new event ids in the order of `payloads`.
  */
+export async function emitEvents<K extends EventKind>(
+  trx: Db,
+  orgId: string,
+  kind: K,
+  payloads: Array<EventDataByKind[K]>,
+): Promise<string[]> {
+  if (payloads.length === 0) return [];
+  const ids = payloads.map(() => newEventId());
+  await trx
+    .insertInto('events')
+    .values(payloads.map((data, i) => ({ id: ids[i]!, org_id: orgId, kind, data: JSON.stringify(data) })))
+    .execute();
+  const queued = await sql`
+    INSERT INTO webhook_deliveries (webhook_id, org_id, event_id, status, next_attempt_at)
+    SELECT w.id, w.org_id, e.id, 'pending', now()
+    FROM webhooks w CROSS JOIN unnest(${ids}::text[]) AS e(id)
+    WHERE w.org_id = ${orgId}::uuid AND w.active AND ${kind} = ANY(w.events)`.execute(trx);
+  if (Number(queued.numAffectedRows ?? 0) > 0) {
+    await sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${ids[0]!})`.execute(trx);
+  }
+  return ids;
+}
+
+/** Records one event and queues its deliveries (see emitEvents); returns the event id. */
 export async function emitEvent<K extends EventKind>(
   trx: Db,
   orgId: string,
   kind: K,
   data: EventDataByKind[K],
 ): Promise<string> {
-  const id = newEventId();
-  await trx
-    .insertInto('events')
-    .values({ id, org_id: orgId, kind, data: JSON.stringify(data) })
-    .execute();
-  const queued = await trx
-    .insertInto('webhook_deliveries')
-    .columns(['webhook_id', 'org_id', 'event_id', 'status', 'next_attempt_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('webhooks')
-        .select([
-          'webhooks.id',
-          'webhooks.org_id',
-          sql<string>`${id}::text`.as('event_id'),
-          sql.lit('pending').as('status'),
-          sql<Date>`now()`.as('next_attempt_at'),
-        ])
-        .where('webhooks.org_id', '=', orgId)
-        .where('webhooks.active', '=', true)
-        .where(sql<boolean>`${kind} = ANY(webhooks.events)`),
-    )
-    .executeTakeFirst();
-  if (Number(queued.numInsertedOrUpdatedRows ?? 0) > 0) {
-    await sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${id})`.execute(trx);
-  }
-  return id;
+  const [id] = await emitEvents(trx, orgId, kind, [data]);
+  return id!;
 }

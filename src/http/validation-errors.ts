@@ -24,9 +24,9 @@ function fieldPath(error: ErrorObject, headerNames: Map<string, string>): string
   if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
     rest.push(params.additionalProperty);
   }
-  if (error.keyword === 'propertyNames' && typeof params.propertyName === 'string') {
-    rest.push(params.propertyName);
-  }
+  // Errors about an object's key (propertyNames) carry the key on the error or in its params.
+  const propertyName = error.propertyName ?? params.propertyName;
+  if (typeof propertyName === 'string') rest.push(propertyName);
   if (location === 'header' && rest.length > 0) rest[0] = headerNames.get(rest[0]!) ?? rest[0]!;
   if (rest.length === 0) return location === 'requestBody' || location === undefined ? 'body' : location;
   return rest.join('.');

@@ -1,0 +1,128 @@
+// SQL for contacts: the atomic upsert, batch import statements and the newest-first list.
+import { sql } from 'kysely';
+import type { Db } from '../database/connect.js';
+import type { ContactsTable } from '../../db/schema.js';
+
+export type ConsentCapture = ContactsTable['consent_capture'];
+type ContactMetadata = Record<string, string | number | boolean>;
+
+/** The fields of an upsert; `undefined` means "keep what is stored", `null` clears. */
+export interface ContactFields {
+  name?: string | null;
+  email?: string | null;
+  language_pref?: string | null;
+  metadata?: ContactMetadata;
+  consent_capture?: ConsentCapture;
+}
+
+const UPDATABLE = ['name', 'email', 'language_pref', 'metadata', 'consent_capture'] as const;
+
+function columnValues(fields: ContactFields) {
+  const values: Record<string, unknown> = {};
+  for (const column of UPDATABLE) {
+    const value = fields[column];
+    if (value === undefined) continue;
+    values[column] = column === 'metadata' ? JSON.stringify(value) : value;
+  }
+  return values;
+}
+
+const RETURNED = ['id', 'phone_e164', 'name', 'consent_capture', 'updated_at'] as const;
+
+/**
+ * Creates the contact or updates the provided fields of the existing one, in one statement.
+ * `consent_capture` must be given (a new row needs it). Returns the row and whether it was inserted.
+ */
+export async function upsertContactRow(db: Db, orgId: string, phone: string, fields: ContactFields) {
+  const values = columnValues(fields);
+  return db
+    .insertInto('contacts')
+    .values({ org_id: orgId, phone_e164: phone, ...values } as never)
+    .onConflict((conflict) =>
+      conflict.columns(['org_id', 'phone_e164']).doUpdateSet((eb) => {
+        const set: Record<string, unknown> = { updated_at: sql`clock_timestamp()` };
+        for (const column of Object.keys(values)) set[column] = eb.ref(`excluded.${column}` as never);
+        return set as never;
+      }),
+    )
+    .returning([...RETURNED, sql<boolean>`(xmax = 0)`.as('inserted')])
+    .executeTakeFirstOrThrow();
+}
+
+/** Updates the provided fields of an existing contact; undefined when the org has no such number. */
+export async function updateContactRow(db: Db, orgId: string, phone: string, fields: ContactFields) {
+  return db
+    .updateTable('contacts')
+    .set({ ...columnValues(fields), updated_at: sql`clock_timestamp()` } as never)
+    .where('org_id', '=', orgId)
+    .where('phone_e164', '=', phone)
+    .returning([...RETURNED])
+    .executeTakeFirst();
+}
+
+/** One validated CSV row; empty cells are null and keep the stored value on update. */
+export interface ImportRow {
+  phone_e164: string;
+  name: string | null;
+  email: string | null;
+  language_pref: string | null;
+  metadata: ContactMetadata | null;
+  consent_capture: ConsentCapture | null;
+}
+
+/** Inserts the batch's new numbers (consent defaulting to `imported`); returns the inserted rows. */
+export async function insertNewContacts(db: Db, orgId: string, rows: ImportRow[]) {
+  if (rows.length === 0) return [];
+  const { rows: inserted } = await sql<{ id: string; phone_e164: string; name: string | null; consent_capture: ConsentCapture }>`
+    INSERT INTO contacts (org_id, phone_e164, name, email, language_pref, metadata, consent_capture)
+    SELECT ${orgId}::uuid, r.phone, r.name, r.email, r.lang, coalesce(r.meta, '{}'::jsonb), coalesce(r.consent, 'imported')
+    FROM unnest(${rows.map((r) => r.phone_e164)}::text[], ${rows.map((r) => r.name)}::text[],
+                ${rows.map((r) => r.email)}::text[], ${rows.map((r) => r.language_pref)}::text[],
+                ${rows.map((r) => (r.metadata ? JSON.stringify(r.metadata) : null))}::jsonb[],
+                ${rows.map((r) => r.consent_capture)}::text[])
+      AS r(phone, name, email, lang, meta, consent)
+    ON CONFLICT (org_id, phone_e164) DO NOTHING
+    RETURNING id, phone_e164, name, consent_capture`.execute(db);
+  return inserted;
+}
+
+/** Applies the non-empty cells of the batch's rows to existing contacts; returns how many changed. */
+export async function updateExistingContacts(db: Db, orgId: string, rows: ImportRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const result = await sql`
+    UPDATE contacts c SET
+      name = coalesce(r.name, c.name),
+      email = coalesce(r.email, c.email),
+      language_pref = coalesce(r.lang, c.language_pref),
+      metadata = coalesce(r.meta, c.metadata),
+      consent_capture = coalesce(r.consent, c.consent_capture),
+      updated_at = clock_timestamp()
+    FROM unnest(${rows.map((r) => r.phone_e164)}::text[], ${rows.map((r) => r.name)}::text[],
+                ${rows.map((r) => r.email)}::text[], ${rows.map((r) => r.language_pref)}::text[],
+                ${rows.map((r) => (r.metadata ? JSON.stringify(r.metadata) : null))}::jsonb[],
+                ${rows.map((r) => r.consent_capture)}::text[])
+      AS r(phone, name, email, lang, meta, consent)
+    WHERE c.org_id = ${orgId}::uuid AND c.phone_e164 = r.phone`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** One page of an org's contacts, newest first, with the total matching count. */
+export async function listContactRows(
+  db: Db,
+  orgId: string,
+  page: { limit: number; offset: number; consent?: ConsentCapture },
+) {
+  let base = db.selectFrom('contacts').where('org_id', '=', orgId);
+  if (page.consent) base = base.where('consent_capture', '=', page.consent);
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
