@@ -1,0 +1,184 @@
+// The operator CLI as a separate process: orgs, agents, keys, credits, plans, and CSV contact import.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { rawRequest, startTestApp, type TestApp } from './support/app.js';
+import { runAdmin } from './support/cli.js';
+import { balanceAndLedgerSum } from '../src/repositories/orgs.js';
+
+let database: TestDatabase;
+let app: TestApp;
+let dir: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  app = await startTestApp(database.db, { workers: false });
+  dir = await mkdtemp(path.join(tmpdir(), 'voice-cli-'));
+});
+
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+});
+
+const admin = (...args: string[]) => runAdmin(database.url, args);
+
+async function newOrg(...extra: string[]): Promise<string> {
+  const result = await admin('org', 'create', '--name', 'CLI org', '--json', ...extra);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout).id;
+}
+
+describe('operator CLI', () => {
+  it('creates an org, an agent and a key that works against the API, then revokes it', async () => {
+    const created = await admin('org', 'create', '--name', 'Acme', '--credits', '5000', '--plan', 'scale', '--from', '+918045678901', '--json');
+    expect(created.code, created.stderr).toBe(0);
+    const org = JSON.parse(created.stdout);
+    expect(org).toMatchObject({ name: 'Acme', plan: 'scale', credits_paise: 5000, from_e164: '+918045678901' });
+    expect(await balanceAndLedgerSum(database.db, org.id)).toEqual({ balance: 5000, ledgerSum: 5000 });
+
+    const agent = await admin('agent', 'create', '--org', org.id, '--name', 'Priya', '--language', 'hi-IN', '--max-duration', '300', '--json');
+    expect(agent.code, agent.stderr).toBe(0);
+    expect(JSON.parse(agent.stdout)).toMatchObject({ org_id: org.id, name: 'Priya', language: 'hi-IN', max_duration_sec: 300 });
+
+    const key = await admin('key', 'create', '--org', org.id, '--json');
+    expect(key.code, key.stderr).toBe(0);
+    const { key: apiKey, prefix } = JSON.parse(key.stdout);
+    expect(apiKey).toMatch(/^svc_live_[a-z0-9]{8}_[A-Za-z0-9]{32}$/);
+    const stored = await database.db.selectFrom('api_keys').select('secret_hash').where('prefix', '=', prefix).executeTakeFirstOrThrow();
+    expect(stored.secret_hash).not.toContain(apiKey.slice(-32));
+
+    const listed = await admin('key', 'list', '--org', org.id);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`svc_live_${prefix}_${'*'.repeat(32)}`);
+    expect(listed.stdout).not.toContain(apiKey);
+
+    const auth = { headers: { Authorization: `Bearer ${apiKey}` } };
+    expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(200);
+    const revoked = await admin('key', 'revoke', prefix);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(401);
+    expect((await admin('key', 'revoke', prefix)).code).toBe(1);
+  });
+
+  it('adds credits and sets or removes the plan', async () => {
+    const orgId = await newOrg('--no-plan');
+    const added = await admin('credits', 'add', '--org', orgId, '--paise', '2500', '--json');
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({ balance_paise: 2500 });
+    expect(await balanceAndLedgerSum(database.db, orgId)).toEqual({ balance: 2500, ledgerSum: 2500 });
+
+    expect((await admin('plan', 'set', '--org', orgId, '--plan', 'starter')).code).toBe(0);
+    let org = await database.db.selectFrom('orgs').select('plan_id').where('id', '=', orgId).executeTakeFirstOrThrow();
+    expect(org.plan_id).toBe('starter');
+    expect((await admin('plan', 'set', '--org', orgId, '--plan', 'none')).code).toBe(0);
+    org = await database.db.selectFrom('orgs').select('plan_id').where('id', '=', orgId).executeTakeFirstOrThrow();
+    expect(org.plan_id).toBeNull();
+  });
+
+  it('rejects bad arguments with a message and a non-zero status', async () => {
+    const cases: Array<[string[], number, string]> = [
+      [['org', 'create'], 2, '--name is required'],
+      [['org', 'create', '--name', 'X', '--credits', 'lots'], 2, '--credits must be a whole number'],
+      [['org', 'create', '--name', 'X', '--plan', 'gold'], 1, 'unknown plan "gold"'],
+      [['org', 'create', '--name', 'X', '--plan', 'scale', '--no-plan'], 2, 'either --plan or --no-plan'],
+      [['agent', 'create', '--org', 'not-a-uuid', '--name', 'A'], 2, '--org must be an org id'],
+      [['agent', 'create', '--org', '00000000-0000-4000-8000-000000000000', '--name', 'A'], 1, 'no org with id'],
+      [['credits', 'add', '--org', '00000000-0000-4000-8000-000000000000', '--paise', '0'], 1, 'positive whole number'],
+      [['frobnicate'], 2, 'Unknown command'],
+      [['org', 'create', '--name', 'X', '--colour', 'red'], 2, "Unknown option '--colour'"],
+    ];
+    for (const [args, code, message] of cases) {
+      const result = await admin(...args);
+      expect(result.code, args.join(' ')).toBe(code);
+      expect(result.stderr, args.join(' ')).toContain(message);
+    }
+  });
+});
+
+describe('contacts import', () => {
+  async function events(orgId: string) {
+    return database.db.selectFrom('events').select(['id', 'data']).where('org_id', '=', orgId).where('kind', '=', 'contact.created').execute();
+  }
+
+  it('imports valid rows, reports rejected ones with row numbers, emits one event per new contact, and is idempotent', async () => {
+    const orgId = await newOrg();
+    const file = path.join(dir, 'contacts.csv');
+    await writeFile(
+      file,
+      [
+        'phone_e164,name,email,language_pref,consent_capture,metadata',
+        '+919811000001,Asha,asha@example.com,hi-IN,website_form,"{""tier"":""gold""}"',
+        '+919811000002,Ravi,,,,',
+        'not-a-number,Bad,,,manual,',
+        '+919811000003,Meera,meera@,,manual,',
+        '+919811000001,Asha Verma,,,,',
+      ].join('\n') + '\n',
+    );
+    const first = await admin('contacts', 'import', '--org', orgId, file, '--json');
+    expect(first.code, first.stderr).toBe(0);
+    const summary = JSON.parse(first.stdout);
+    expect(summary).toMatchObject({ rows: 5, created: 2, updated: 0, rejected: 2 });
+    expect(summary.rejections.map((rejection: { row: number }) => rejection.row)).toEqual([4, 5]);
+    expect(summary.rejections[0].reasons[0]).toContain('phone_e164');
+    expect(summary.rejections[1].reasons[0]).toContain('email');
+
+    const stored = await database.db.selectFrom('contacts').selectAll().where('org_id', '=', orgId).orderBy('phone_e164').execute();
+    expect(stored.map((row) => [row.phone_e164, row.name, row.consent_capture])).toEqual([
+      ['+919811000001', 'Asha Verma', 'website_form'],
+      ['+919811000002', 'Ravi', 'imported'],
+    ]);
+    expect(stored[0]!.metadata).toEqual({ tier: 'gold' });
+    expect(stored[0]!.email).toBe('asha@example.com');
+    expect((await events(orgId)).length).toBe(2);
+
+    const again = await admin('contacts', 'import', '--org', orgId, file, '--json');
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, updated: 2, rejected: 2 });
+    expect((await events(orgId)).length).toBe(2);
+  });
+
+  it('refuses a file with a bad header, bad encoding or broken CSV before writing anything', async () => {
+    const orgId = await newOrg();
+    const badHeader = path.join(dir, 'bad-header.csv');
+    await writeFile(badHeader, 'phone,full_name\n+919811000009,X\n');
+    const latin1 = path.join(dir, 'latin1.csv');
+    await writeFile(latin1, Buffer.concat([Buffer.from('phone_e164,name,consent_capture\n+919811000010,Jos'), Buffer.from([0xe9]), Buffer.from(',manual\n')]));
+    const broken = path.join(dir, 'broken.csv');
+    const lines = ['phone_e164,name,consent_capture'];
+    for (let i = 0; i < 3000; i += 1) lines.push(`+9198120${String(i).padStart(5, '0')},Name ${i},manual`);
+    lines.push('+919812099999,"unterminated,manual');
+    await writeFile(broken, lines.join('\n') + '\n');
+
+    for (const [file, message] of [
+      [badHeader, 'unknown column(s) phone, full_name'],
+      [latin1, 'not valid UTF-8'],
+      [broken, 'malformed CSV'],
+      [path.join(dir, 'missing.csv'), 'file not found'],
+    ] as const) {
+      const result = await admin('contacts', 'import', '--org', orgId, file);
+      expect(result.code, file).toBe(1);
+      expect(result.stderr, file).toContain(message);
+    }
+    const count = await database.db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(0);
+    expect(await events(orgId)).toHaveLength(0);
+  });
+
+  it('imports 100,000 rows in batches with progress on stderr', async () => {
+    const orgId = await newOrg();
+    const file = path.join(dir, 'large.csv');
+    const out = createWriteStream(file);
+    out.write('phone_e164,name,consent_capture\n');
+    for (let i = 0; i < 100_000; i += 1) out.write(`+9197${String(i).padStart(8, '0')},Contact ${i},imported\n`);
+    await new Promise<void>((resolve) => out.end(resolve));
+    const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ rows: 100_000, created: 100_000, updated: 0, rejected: 0 });
+    expect(result.stderr).toContain('100000 rows read');
+    expect(await events(orgId)).toHaveLength(100_000);
+  }, 180_000);
+});

@@ -1,0 +1,27 @@
+// Runs the operator CLI as a separate process against a test database, as an operator would.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+
+const ADMIN = path.resolve('src/cli/admin.ts');
+const TSX = path.resolve('node_modules/.bin/tsx');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `npm run admin -- ...args` (directly through tsx) with DATABASE_URL set to `databaseUrl`. */
+export function runAdmin(databaseUrl: string, args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      TSX,
+      [ADMIN, ...args],
+      { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
