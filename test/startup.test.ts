@@ -64,7 +64,7 @@ describe('start without DATABASE_URL', () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'voice-start-'));
     const pgPort = await freePort();
     const httpPort = await freePort();
-    const env = { ...process.env, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort), PORT: String(httpPort), LOG_LEVEL: 'info' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort), PORT: String(httpPort), LOG_LEVEL: 'info' };
     delete env.DATABASE_URL;
     delete env.TEST_DATABASE_URL;
 

@@ -1,0 +1,77 @@
+// The published contract (JSON and YAML) and the Redoc reference page, outside the API contract and without authentication.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type Router from '@koa/router';
+
+const SPEC_JSON_PATH = new URL('../../generated/openapi.json', import.meta.url);
+const SPEC_YAML_PATH = new URL('../../spec/openapi.yaml', import.meta.url);
+const REDOC_BUNDLE_PATH = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+
+// Everything the page needs comes from this server; the policy also stops Redoc's footer logo from
+// reaching its CDN. Redoc needs inline styles (styled-components), eval (Ajv) and a blob: worker (search).
+const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-eval'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+// Local font stacks only, so the page never asks for a web font.
+const REDOC_THEME = JSON.stringify({
+  typography: {
+    fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
+    headings: { fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif' },
+    code: { fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace' },
+  },
+});
+
+const DOCS_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>API reference</title>
+<link rel="icon" href="data:,">
+<style>body { margin: 0; padding: 0; }</style>
+</head>
+<body>
+<redoc spec-url="/api/v1/openapi.json" theme='${REDOC_THEME}'></redoc>
+<script src="/docs/redoc.standalone.js"></script>
+</body>
+</html>
+`;
+
+/** Registers GET /api/v1/openapi.json (generated/openapi.json) and GET /api/v1/openapi.yaml (spec/openapi.yaml), both read once here. */
+export function specRoutes(router: Router): void {
+  const json = readFileSync(SPEC_JSON_PATH);
+  const yaml = readFileSync(SPEC_YAML_PATH);
+  router.get('/api/v1/openapi.json', (ctx) => {
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = json;
+  });
+  router.get('/api/v1/openapi.yaml', (ctx) => {
+    ctx.type = 'application/yaml; charset=utf-8';
+    ctx.body = yaml;
+  });
+}
+
+/** Registers GET /docs (the Redoc reference page) and GET /docs/redoc.standalone.js (Redoc's bundle from node_modules, read once here). */
+export function docsRoutes(router: Router): void {
+  const bundle = readFileSync(REDOC_BUNDLE_PATH);
+  router.get('/docs', (ctx) => {
+    ctx.set('Content-Security-Policy', DOCS_CSP);
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = DOCS_HTML;
+  });
+  router.get('/docs/redoc.standalone.js', (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.type = 'application/javascript; charset=utf-8';
+    ctx.body = bundle;
+  });
+}

@@ -1,0 +1,173 @@
+// The published spec routes and the Redoc page, rendered in headless Chromium with no internet access.
+import { existsSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { parse } from 'yaml';
+import { chromium, type Page } from 'playwright-core';
+import { docsRoutes, specRoutes } from '../src/http/docs.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+// Redoc's sidebar footer always tries to load its logo from Redocly's CDN; the page's CSP blocks it.
+const EXPECTED_CSP_BLOCK = /cdn\.redoc\.ly\/redoc\/logo-mini\.svg/;
+
+type Operation = { operationId?: string; summary?: string; callbacks?: Record<string, Record<string, PathItem>> };
+type PathItem = Partial<Record<(typeof HTTP_METHODS)[number], Operation>>;
+interface Expected {
+  /** Where it is documented: `operation/<operationId>` (a callback is shown inside its parent operation). */
+  section: string;
+  /** How the test names it in failure messages. */
+  label: string;
+  summary: string | undefined;
+  callback: boolean;
+}
+
+/** Every operation in the spec (paths, webhooks and callbacks) with the summary the page must show. */
+function expectedOperations(): Expected[] {
+  const spec = parse(readFileSync(new URL('../spec/openapi.yaml', import.meta.url), 'utf8')) as {
+    paths?: Record<string, PathItem>;
+    webhooks?: Record<string, PathItem>;
+  };
+  const found: Expected[] = [];
+  const visit = (items: Record<string, PathItem> | undefined, where: string) => {
+    for (const [key, item] of Object.entries(items ?? {})) {
+      for (const method of HTTP_METHODS) {
+        const operation = item[method];
+        if (!operation) continue;
+        const label = `${where} ${method.toUpperCase()} ${key}`;
+        found.push({ section: `operation/${operation.operationId}`, label, summary: operation.summary, callback: false });
+        for (const [name, callback] of Object.entries(operation.callbacks ?? {})) {
+          for (const [expression, callbackItem] of Object.entries(callback)) {
+            for (const callbackMethod of HTTP_METHODS) {
+              const callbackOperation = callbackItem[callbackMethod];
+              if (!callbackOperation) continue;
+              found.push({
+                section: `operation/${operation.operationId}`,
+                label: `${label} callback ${name} ${callbackMethod.toUpperCase()} ${expression}`,
+                summary: callbackOperation.summary,
+                callback: true,
+              });
+            }
+          }
+        }
+      }
+    }
+  };
+  visit(spec.paths, 'path');
+  visit(spec.webhooks, 'webhook');
+  return found;
+}
+
+describe('API reference page', () => {
+  let server: Server;
+  let origin: string;
+
+  beforeAll(async () => {
+    const app = new Koa();
+    const router = new Router();
+    specRoutes(router);
+    docsRoutes(router);
+    app.use(router.routes()).use(router.allowedMethods());
+    server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  });
+
+  it('serves generated/openapi.json and spec/openapi.yaml without authentication', async () => {
+    const json = await fetch(`${origin}/api/v1/openapi.json`);
+    expect(json.status).toBe(200);
+    expect(json.headers.get('content-type')).toMatch(/^application\/json\b/);
+    expect(await json.text()).toBe(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'));
+
+    const yaml = await fetch(`${origin}/api/v1/openapi.yaml`);
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get('content-type')).toMatch(/^application\/yaml\b/);
+    expect(await yaml.text()).toBe(readFileSync(new URL('../spec/openapi.yaml', import.meta.url), 'utf8'));
+  });
+
+  it('serves the Redoc bundle from the installed package', async () => {
+    const response = await fetch(`${origin}/docs/redoc.standalone.js`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/javascript\b/);
+    expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  });
+
+  it('renders every operation summary from spec/openapi.yaml, loading nothing from off this server', async () => {
+    const expected = expectedOperations();
+    expect(expected.filter((operation) => !operation.callback).length).toBeGreaterThan(0);
+    for (const operation of expected) expect(operation.summary, `${operation.label} has no summary`).toBeTruthy();
+
+    // A missing browser fails this test; it is never skipped.
+    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`).toBe(true);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    try {
+      await checkPage(await browser.newPage(), expected);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
+  async function checkPage(page: Page, expected: Expected[]): Promise<void> {
+    const pageErrors: string[] = [];
+    const consoleErrors: string[] = [];
+    const offOrigin: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('response', (response) => {
+      const url = response.url();
+      if (!url.startsWith(`${origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:')) offOrigin.push(url);
+    });
+
+    const response = await page.goto(`${origin}/docs`);
+    expect(response?.status()).toBe(200);
+    // Redoc replaces its loading indicator with the operation sections once the spec is parsed.
+    await page.locator('[data-section-id^="operation/"]').first().waitFor({ timeout: 30_000 });
+
+    const sections = await page.$$eval('[data-section-id^="operation/"]', (elements) =>
+      elements.map((element) => ({
+        id: element.getAttribute('data-section-id') ?? '',
+        // The heading's own text, without badges such as Redoc's "Webhook" label.
+        heading: Array.from(element.querySelector('h2')?.childNodes ?? [])
+          .filter((node) => node.nodeType === Node.TEXT_NODE)
+          .map((node) => node.textContent)
+          .join('')
+          .trim(),
+        text: (element as HTMLElement).innerText,
+      })),
+    );
+    const byId = new Map(sections.map((section) => [section.id, section]));
+    for (const operation of expected) {
+      const section = byId.get(operation.section);
+      expect.soft(section, `${operation.label}: no rendered section ${operation.section}`).toBeDefined();
+      if (operation.callback) {
+        expect.soft(section?.text, `${operation.label}: summary not shown`).toContain(operation.summary);
+      } else {
+        expect.soft(section?.heading, `${operation.label}: heading`).toBe(operation.summary);
+      }
+    }
+
+    expect(pageErrors).toEqual([]);
+    expect(consoleErrors.filter((text) => !EXPECTED_CSP_BLOCK.test(text))).toEqual([]);
+    expect(offOrigin).toEqual([]);
+  }
+});
