@@ -1,13 +1,10 @@
 // The published spec routes and the Redoc page, rendered in headless Chromium with no internet access.
 import { existsSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import Koa from 'koa';
-import Router from '@koa/router';
 import { parse } from 'yaml';
 import { chromium, type Page } from 'playwright-core';
-import { docsRoutes, specRoutes } from '../src/http/docs.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { startTestApp, type TestApp } from './support/app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -72,23 +69,19 @@ function expectedOperations(): Expected[] {
 }
 
 describe('API reference page', () => {
-  let server: Server;
+  let database: TestDatabase;
+  let app: TestApp;
   let origin: string;
 
   beforeAll(async () => {
-    const app = new Koa();
-    const router = new Router();
-    specRoutes(router);
-    docsRoutes(router);
-    app.use(router.routes()).use(router.allowedMethods());
-    server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    database = await createTestDatabase();
+    app = await startTestApp(database.db, { workers: false });
+    origin = app.baseUrl;
   });
 
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await app?.close();
+    await database?.drop();
   });
 
   it('serves generated/openapi.json and spec/openapi.yaml without authentication', async () => {

