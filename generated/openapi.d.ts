@@ -157,9 +157,9 @@ export type paths = {
          *
          *     **Answering.** Any 2xx within 10 seconds means delivered. Anything else (another status, a
          *     redirect, a reset connection, no answer within 10 seconds) is a failure and the delivery is
-         *     retried 1 minute, 5 minutes, 15 minutes, 1 hour, 4 hours and 12 hours after the first
-         *     failure, then abandoned. A `Retry-After` on a 429 or 503 answer is honoured when it asks for
-         *     up to 12 hours. Deliveries are at least once: use `id` to drop duplicates. An endpoint whose
+         *     retried 1 minute, 5 minutes, 15 minutes, 1 hour, 4 hours and 12 hours after the previous
+         *     failed attempt (7 attempts in all), then abandoned. A `Retry-After` on a 429 or 503 answer
+         *     replaces the wait when it asks for up to 12 hours. Deliveries are at least once: use `id` to drop duplicates. An endpoint whose
          *     deliveries all fail for 5 days is switched to `active: false` and receives nothing until it
          *     is re-enabled with `PATCH /webhooks/{id}`.
          */
@@ -549,7 +549,7 @@ export type components = {
             language: components["schemas"]["LanguageTag"];
             provider: string;
             provider_call_id: string;
-            /** @description Connected seconds; `null` until the call has ended. */
+            /** @description Connected seconds; `null` while the call is in flight and for calls that never connected. */
             duration_sec: number | null;
             /** @description What the call cost; `0` until it ends and for calls that never connected. */
             credits_debited_paise: number;
