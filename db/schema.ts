@@ -92,6 +92,8 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: Date | null;
   lease_expires_at: Date | null;
   created_at: CreatedAt;
+  /** Insertion order (migration 003): orders an endpoint's deliveries newest first. */
+  seq: Generated<number>;
 }
 
 export interface WebhookAttemptsTable {
@@ -104,6 +106,8 @@ export interface WebhookAttemptsTable {
   response_excerpt: string | null;
   duration_ms: number;
   attempted_at: CreatedAt;
+  /** Insertion order (migration 003): decides which attempts are the last 100 kept. */
+  seq: Generated<number>;
 }
 
 export interface ContactsTable {

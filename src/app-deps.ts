@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './database/connect.js';
+import type { VoiceProvider } from './provider/types.js';
 
 /** The source of "now"; tests substitute a controllable one. */
 export interface Clock {
@@ -15,4 +16,5 @@ export interface AppDeps {
   config: Config;
   clock: Clock;
   logger: Logger;
+  provider: VoiceProvider;
 }

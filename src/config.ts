@@ -14,6 +14,11 @@ export interface Config {
   apiKeyCacheTtlMs: number;
   simulatorStepMs: number;
   webhookPrivateAllowlist: string[];
+  /**
+   * Extra PEM CA certificates webhook deliveries trust beside the system store. Empty by default
+   * (no env variable: production adds CAs with NODE_EXTRA_CA_CERTS); tests pass their throwaway CA.
+   */
+  webhookCaCerts: string[];
   /** Validate every response against the spec before sending it (on in tests). */
   validateResponses: boolean;
   shutdownTimeoutMs: number;
@@ -71,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 30_000),
     simulatorStepMs: integer(env, 'SIMULATOR_STEP_MS', 1000, 1, 600_000),
     webhookPrivateAllowlist: allowlist,
+    webhookCaCerts: [],
     validateResponses: boolean(env, 'VALIDATE_RESPONSES', false),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 120_000),
     publicBaseUrl: env.PUBLIC_BASE_URL || `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,

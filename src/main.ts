@@ -8,6 +8,7 @@ import { createApp } from './app.js';
 import { systemClock, type AppDeps } from './app-deps.js';
 import { startWorkers } from './workers.js';
 import { seedDemoData } from './services/demo.js';
+import { SimulatedProvider } from './provider/simulator.js';
 
 async function main(): Promise<void> {
   const startedAt = performance.now();
@@ -23,7 +24,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const database = await openDatabase(config);
-  const deps: AppDeps = { db: database.db, config, clock: systemClock, logger };
+  const provider = new SimulatedProvider(config.simulatorStepMs);
+  const deps: AppDeps = { db: database.db, config, clock: systemClock, logger, provider };
 
   const demo = database.embedded ? await seedDemoData(database.db) : null;
   const app = await createApp(deps);
@@ -37,7 +39,6 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = config.publicBaseUrl.replace(/:\d+$/, `:${port}`);
-  logger.info({ port, host: config.host, readyMs: Math.round(performance.now() - startedAt) }, 'listening');
 
   const lines = [
     '',
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
     lines.push(`  Demo org : ${demo.orgId}; new key: npm run admin -- key create --org ${demo.orgId}`);
   }
   process.stdout.write(lines.join('\n') + '\n\n');
+  logger.info({ port, host: config.host, readyMs: Math.round(performance.now() - startedAt) }, 'listening');
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -1,5 +1,7 @@
 // Background work that runs beside the HTTP server: call progress and webhook delivery.
 import type { AppDeps } from './app-deps.js';
+import { startCallProgressWorker } from './services/call-worker.js';
+import { startDeliveryWorker } from './events/worker.js';
 
 /** A running background loop that can be stopped, finishing in-flight work within the bound. */
 export interface BackgroundWorker {
@@ -7,6 +9,6 @@ export interface BackgroundWorker {
 }
 
 /** Starts every background worker; resource issues register theirs here. */
-export async function startWorkers(_deps: AppDeps): Promise<BackgroundWorker[]> {
-  return [];
+export async function startWorkers(deps: AppDeps): Promise<BackgroundWorker[]> {
+  return [startCallProgressWorker(deps), startDeliveryWorker(deps)];
 }

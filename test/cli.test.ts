@@ -99,6 +99,38 @@ describe('operator CLI', () => {
   });
 });
 
+describe('delivery log', () => {
+  it('prints an endpoint\'s attempts newest first', async () => {
+    const logged = await startTestApp(database.db, { workers: false, config: { webhookPrivateAllowlist: ['127.0.0.0/8'] } });
+    try {
+      const orgId = await newOrg('--plan', 'scale');
+      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const client = logged.client(key);
+      // Port 9 (discard) has no listener here, so each test delivery fails with a refused connection.
+      const created = await client.POST('/webhooks', { body: { url: 'https://127.0.0.1:9/hook', events: ['contact.created'] } });
+      expect(created.response.status).toBe(201);
+      const webhookId = created.data!.data.id;
+      for (let i = 0; i < 2; i += 1) {
+        const tested = await client.POST('/webhooks/{id}/test', { params: { path: { id: webhookId } } });
+        expect(tested.response.status).toBe(200);
+      }
+      const result = await admin('deliveries', '--webhook', webhookId, '--json');
+      expect(result.code, result.stderr).toBe(0);
+      const rows = JSON.parse(result.stdout);
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatchObject({ event: 'webhook.test', attempt: 1, status_code: null });
+      expect(rows[0].failure_kind).toBeTruthy();
+      expect(Date.parse(rows[0].attempted_at)).toBeGreaterThanOrEqual(Date.parse(rows[1].attempted_at));
+      const human = await admin('deliveries', '--webhook', webhookId);
+      expect(human.stdout).toContain('webhook.test');
+      expect((await admin('deliveries', '--webhook', '00000000-0000-4000-8000-000000000000')).code).toBe(1);
+      expect((await admin('deliveries')).code).toBe(2);
+    } finally {
+      await logged.close();
+    }
+  });
+});
+
 describe('contacts import', () => {
   async function events(orgId: string) {
     return database.db.selectFrom('events').select(['id', 'data']).where('org_id', '=', orgId).where('kind', '=', 'contact.created').execute();

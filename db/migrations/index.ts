@@ -3,9 +3,13 @@ import type { Migration } from 'kysely';
 import * as foundation from './2026-11-21-001-foundation.js';
 import * as contacts from './2026-11-21-004-contacts.js';
 import * as calls from './2026-11-21-002-calls.js';
+import * as webhooks from './2026-11-21-003-webhooks.js';
+import * as rateLimitAsyncCommit from './2026-11-21-005-rate-limit-async-commit.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
   '2026-11-21-004-contacts': contacts,
   '2026-11-21-002-calls': calls,
+  '2026-11-21-003-webhooks': webhooks,
+  '2026-11-21-005-rate-limit-async-commit': rateLimitAsyncCommit,
 };

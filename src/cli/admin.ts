@@ -6,6 +6,7 @@ import { OperatorError, addCredits, createAgent, createOrg, setPlan } from '../s
 import { issueApiKey, maskKey } from '../services/api-keys.js';
 import { listKeys, revokeKey } from '../repositories/api-keys.js';
 import { ImportFileError, importContacts } from '../services/contact-import.js';
+import { listDeliveryLog } from '../repositories/webhook-attempts.js';
 import { parse, required, optionalInteger, UsageError } from './args.js';
 
 const USAGE = `Usage: npm run admin -- <command> [options] [--json]
@@ -18,6 +19,7 @@ const USAGE = `Usage: npm run admin -- <command> [options] [--json]
   credits add --org ORG_ID --paise N
   plan set --org ORG_ID --plan NAME|none
   contacts import --org ORG_ID FILE.csv
+  deliveries --webhook WEBHOOK_ID [--limit N]   the endpoint's delivery log, newest first (max 100)
 `;
 
 type Output = { human: string; json: unknown };
@@ -142,6 +144,38 @@ const commands: Record<string, Command> = {
     await setPlan(db, id, plan === 'none' ? null : plan);
     return { human: `Org ${id} plan set to ${plan}.`, json: { org_id: id, plan: plan === 'none' ? null : plan } };
   },
+  deliveries: async (argv, database) => {
+    const { values } = parse(argv, { webhook: { type: 'string' }, limit: { type: 'string' } });
+    const webhookId = required(values, 'webhook');
+    if (!UUID.test(webhookId)) throw new UsageError('--webhook must be a webhook id (a UUID)');
+    const limit = optionalInteger(values, 'limit') ?? 100;
+    if (limit < 1 || limit > 100) throw new UsageError('--limit must be from 1 to 100');
+    const { db } = await database();
+    if (!(await db.selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst())) {
+      throw new OperatorError(`no webhook with id ${webhookId}`);
+    }
+    const attempts = await listDeliveryLog(db, webhookId, { limit });
+    const rows = attempts.map((attempt) => ({
+      attempted_at: attempt.attempted_at.toISOString(),
+      event: attempt.event,
+      event_id: attempt.event_id,
+      delivery_id: attempt.delivery_id,
+      attempt: attempt.attempt,
+      status_code: attempt.status_code,
+      failure_kind: attempt.failure_kind,
+      duration_ms: attempt.duration_ms,
+      response_excerpt: attempt.response_excerpt,
+    }));
+    const human = rows.length
+      ? rows
+          .map(
+            (row) =>
+              `${row.attempted_at}  ${row.event.padEnd(15)} #${row.attempt}  ${String(row.status_code ?? row.failure_kind).padEnd(18)} ${String(row.duration_ms).padStart(5)} ms  ${(row.response_excerpt ?? '').replace(/\s+/g, ' ').slice(0, 60)}`,
+          )
+          .join('\n')
+      : 'No delivery attempts yet.';
+    return { human, json: rows };
+  },
   'contacts import': async (argv, database) => {
     const { values, positionals } = parse(argv, { org: { type: 'string' } });
     const id = orgId(values);
@@ -163,7 +197,7 @@ const commands: Record<string, Command> = {
 
 async function run(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
-  const name = argv.slice(0, 2).join(' ');
+  const name = commands[argv[0] ?? ''] ? argv[0]! : argv.slice(0, 2).join(' ');
   const command = commands[name];
   if (!command || argv.includes('--help') || argv.includes('-h')) {
     const known = Boolean(command) || argv.length === 0 || argv.includes('--help') || argv.includes('-h');
@@ -174,7 +208,7 @@ async function run(argv: string[]): Promise<number> {
   let opened: OpenDatabase | null = null;
   const database = async () => (opened ??= await openDatabase(loadConfig()));
   try {
-    const output = await command(argv.slice(2), database);
+    const output = await command(argv.slice(name.split(' ').length), database);
     process.stdout.write((json ? JSON.stringify(output.json, null, 2) : output.human) + '\n');
     return 0;
   } catch (error) {

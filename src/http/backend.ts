@@ -6,7 +6,8 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type Koa from 'koa';
 import type { AppDeps } from '../app-deps.js';
-import { ApiError } from './errors.js';
+import { ApiError, invalidField } from './errors.js';
+import { findNulCharacter } from './text-guard.js';
 import { validationError } from './validation-errors.js';
 import { takeRateLimitSlot } from './rate-limit.js';
 import type { ApiKeyAuthenticator, AuthContext } from './auth.js';
@@ -144,6 +145,9 @@ export async function createBackend(
           details: { body: ['this operation takes no request body'] },
         });
       }
+      // Valid by the schemas, but PostgreSQL text cannot hold U+0000 (the spec's conventions refuse it).
+      const nulAt = state.hasBody ? findNulCharacter(context.request.requestBody) : null;
+      if (nulAt !== null) throw invalidField(nulAt, 'must not contain the character U+0000');
     },
   });
 

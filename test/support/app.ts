@@ -11,6 +11,10 @@ import { startWorkers, type BackgroundWorker } from '../../src/workers.js';
 import type { Db } from '../../src/database/connect.js';
 import { createAgent, createOrg } from '../../src/services/orgs.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
+import { SimulatedProvider } from '../../src/provider/simulator.js';
+import { inject } from 'vitest';
+import { recordResponses } from './contract-recorder.js';
+import { prismFetch } from './prism-fetch.js';
 
 /** A clock tests can move by hand; starts at the real time. */
 export class ManualClock implements Clock {
@@ -33,6 +37,8 @@ export interface TestApp {
   baseUrl: string;
   apiUrl: string;
   deps: AppDeps;
+  /** fetch for API requests: through the Prism judge under `npm run test:prism`, else plain fetch. */
+  fetch: typeof fetch;
   /** An openapi-fetch client for the API authenticated with `key`. */
   client(key: string | null): Client<paths>;
   close(): Promise<void>;
@@ -61,20 +67,24 @@ export async function startTestApp(db: Db, options: TestAppOptions = {}): Promis
     config,
     clock: options.clock ?? { now: () => new Date() },
     logger: createLogger(config.logLevel),
+    provider: new SimulatedProvider(config.simulatorStepMs),
   };
   const app = await createApp(deps);
-  const server = http.createServer(app.callback());
+  const server = http.createServer(recordResponses(app.callback()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const workers: BackgroundWorker[] = options.workers === false ? [] : await startWorkers(deps);
   const baseUrl = `http://127.0.0.1:${port}`;
   const apiUrl = `${baseUrl}/api/v1`;
+  const prismUrl = inject('prismUrl');
+  const apiFetch = prismUrl ? prismFetch(apiUrl, prismUrl) : fetch;
   return {
     baseUrl,
     apiUrl,
     deps,
+    fetch: apiFetch,
     client: (key) =>
-      createClient<paths>({ baseUrl: apiUrl, headers: key ? { Authorization: `Bearer ${key}` } : {} }),
+      createClient<paths>({ baseUrl: apiUrl, fetch: apiFetch, headers: key ? { Authorization: `Bearer ${key}` } : {} }),
     close: async () => {
       await Promise.all(workers.map((worker) => worker.stop(2_000)));
       server.closeAllConnections();
@@ -111,7 +121,7 @@ export async function rawRequest(
   path: string,
   init: { headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; headers: Headers; body: any }> {
-  const response = await fetch(`${app.apiUrl}${path}`, { method, headers: init.headers, body: init.body });
+  const response = await app.fetch(`${app.apiUrl}${path}`, { method, headers: init.headers, body: init.body });
   const text = await response.text();
   let body: unknown = null;
   try {

@@ -1,17 +1,24 @@
 // Once per test run: find or start a PostgreSQL server and build a migrated template database
 // that every test file clones, so files are isolated and can run in parallel.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { connectDatabase } from '../../src/database/connect.js';
 import { migrateToLatest } from '../../src/database/migrate.js';
 import { startEmbeddedPostgres } from '../../src/database/embedded.js';
+import { startPrism } from './prism-process.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
     templateDatabase: string;
+    /** Each test process appends the answers its apps send here (test/support/contract-recorder.ts). */
+    contractRecordDir: string;
+    /** The Prism proxy every API request goes through, or '' (set PRISM_JUDGE=1: `npm run test:prism`). */
+    prismUrl: string;
   }
 }
 
@@ -34,8 +41,22 @@ export default async function setup(project: TestProject) {
   await db.destroy();
   project.provide('adminDatabaseUrl', adminUrl);
   project.provide('templateDatabase', template);
+  const recordDir = mkdtempSync(path.join(tmpdir(), 'contract-records-'));
+  project.provide('contractRecordDir', recordDir);
+  const prism = process.env.PRISM_JUDGE === '1' ? await startPrism() : null;
+  project.provide('prismUrl', prism?.url ?? '');
 
   return async () => {
+    await prism?.stop();
+    // With CONTRACT_RECORDS=<file>, the run's (operationId, status, code) records go there for
+    // `npm run contract:coverage -- <file>`; unset, they are dropped (so concurrent runs never clash).
+    const target = process.env.CONTRACT_RECORDS;
+    if (target) {
+      const records = readdirSync(recordDir).map((name) => readFileSync(path.join(recordDir, name), 'utf8'));
+      mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
+      writeFileSync(target, records.join(''));
+    }
+    rmSync(recordDir, { recursive: true, force: true });
     await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
     await admin.end();
     if (stopEmbedded) await stopEmbedded();

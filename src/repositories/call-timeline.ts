@@ -1,0 +1,27 @@
+// SQL for the timeline entries of calls.
+import type { Insertable, Selectable } from 'kysely';
+import type { Db } from '../database/connect.js';
+import type { CallTimelineTable } from '../../db/schema.js';
+
+export type TimelineInsert = Omit<Insertable<CallTimelineTable>, 'detail'> & {
+  detail: Selectable<CallTimelineTable>['detail'];
+};
+
+/** Appends one entry to a call's timeline. */
+export async function insertTimelineEntry(db: Db, entry: TimelineInsert): Promise<void> {
+  await db
+    .insertInto('call_timeline')
+    .values({ ...entry, detail: JSON.stringify(entry.detail) })
+    .execute();
+}
+
+/** A call's timeline, oldest first. */
+export async function listTimeline(db: Db, callId: string) {
+  return db
+    .selectFrom('call_timeline')
+    .select(['at', 'kind', 'detail'])
+    .where('call_id', '=', callId)
+    .orderBy('at')
+    .orderBy('id')
+    .execute();
+}

@@ -1,0 +1,109 @@
+// SQL for call rows: insert, org-scoped reads and pages, row locks, guarded status updates, due-call claims.
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db } from '../database/connect.js';
+import type { CallsTable } from '../../db/schema.js';
+
+/** A call as stored. */
+export type CallRow = Selectable<CallsTable>;
+/** A call row without its transcript, as lists return it. */
+export type CallListRow = Omit<CallRow, 'transcript'>;
+type CallStatus = CallsTable['status'];
+
+/** A new call; JSON columns are given as values. */
+export type NewCall = Omit<Insertable<CallsTable>, 'metadata' | 'transcript'> & { metadata: CallRow['metadata'] };
+/** Changes to a call; JSON columns are given as values. */
+export type CallChanges = Omit<Updateable<CallsTable>, 'metadata' | 'transcript'> & { transcript?: CallRow['transcript'] };
+
+const LIST_COLUMNS = [
+  'id',
+  'org_id',
+  'agent_id',
+  'status',
+  'from_e164',
+  'to_e164',
+  'language',
+  'max_duration_sec',
+  'rate_paise_per_minute',
+  'hold_paise',
+  'metadata',
+  'provider',
+  'provider_call_id',
+  'progress_cursor',
+  'next_step_at',
+  'duration_sec',
+  'credits_debited_paise',
+  'recording_url',
+  'llm_extracted_intent',
+  'llm_sentiment',
+  'llm_outcome',
+  'reason',
+  'started_at',
+  'ended_at',
+  'created_at',
+] as const satisfies readonly (keyof CallListRow)[];
+
+/** Inserts a call and returns its row. Throws on a duplicate id or provider call id. */
+export async function insertCall(db: Db, call: NewCall): Promise<CallRow> {
+  return db
+    .insertInto('calls')
+    .values({ ...call, metadata: JSON.stringify(call.metadata) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The org's call with this id, or undefined (also for another org's call). */
+export async function findCall(db: Db, orgId: string, id: string): Promise<CallRow | undefined> {
+  return db.selectFrom('calls').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+}
+
+/** Like findCall, and locks the row until the transaction ends. */
+export async function lockCall(db: Db, orgId: string, id: string): Promise<CallRow | undefined> {
+  return db
+    .selectFrom('calls')
+    .selectAll()
+    .where('id', '=', id)
+    .where('org_id', '=', orgId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Locks and returns the call most overdue for a progress step by `now`, skipping rows others hold. */
+export async function claimDueCall(db: Db, now: Date): Promise<CallRow | undefined> {
+  return db
+    .selectFrom('calls')
+    .selectAll()
+    .where('next_step_at', 'is not', null)
+    .where('next_step_at', '<=', now)
+    .orderBy('next_step_at')
+    .limit(1)
+    .forUpdate()
+    .skipLocked()
+    .executeTakeFirst();
+}
+
+/** Applies `changes` only while the call is still in status `expected`; undefined when it is not. */
+export async function updateCallInStatus(
+  db: Db,
+  id: string,
+  expected: CallStatus,
+  changes: CallChanges,
+): Promise<CallRow | undefined> {
+  const { transcript, ...rest } = changes;
+  return db
+    .updateTable('calls')
+    .set(transcript === undefined ? rest : { ...rest, transcript: transcript === null ? null : JSON.stringify(transcript) })
+    .where('id', '=', id)
+    .where('status', '=', expected)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** One page of the org's calls, newest first (ties by id), optionally only those in `status`. */
+export async function listCallsPage(
+  db: Db,
+  page: { orgId: string; status: CallStatus | undefined; limit: number; offset: number },
+): Promise<CallListRow[]> {
+  let query = db.selectFrom('calls').select(LIST_COLUMNS).where('org_id', '=', page.orgId);
+  if (page.status !== undefined) query = query.where('status', '=', page.status);
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute();
+}

@@ -1,0 +1,19 @@
+// A delivery worker in its own process, for crash tests: started by a test, killed with SIGKILL.
+// Reads WORKER_DATABASE_URL and WORKER_CA_PEM; prints "ready" once it is sweeping.
+import { systemClock } from '../../src/app-deps.js';
+import { loadConfig } from '../../src/config.js';
+import { connectDatabase } from '../../src/database/connect.js';
+import { DeliveryWorker } from '../../src/events/worker.js';
+import { createLogger } from '../../src/logger.js';
+import { SimulatedProvider } from '../../src/provider/simulator.js';
+
+const url = process.env.WORKER_DATABASE_URL!;
+const config = {
+  ...loadConfig({ DATABASE_URL: url, WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8' }),
+  webhookCaCerts: [process.env.WORKER_CA_PEM!],
+};
+const { db } = connectDatabase(url, { poolSize: 4 });
+const deps = { db, config, clock: systemClock, logger: createLogger('silent'), provider: new SimulatedProvider(1_000) };
+const worker = new DeliveryWorker(deps, { listenUrl: url });
+worker.start();
+process.stdout.write('ready\n');

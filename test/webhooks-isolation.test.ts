@@ -1,0 +1,187 @@
+// Delivery under trouble: misbehaving receivers never delay a healthy one, DELETE is final even for
+// attempts in flight, and a worker killed mid-delivery loses nothing.
+import { spawn } from 'node:child_process';
+import type { ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { emitEvents } from '../src/events/emit.js';
+import { DeliveryWorker } from '../src/events/worker.js';
+import { listDeliveryLog } from '../src/repositories/webhook-attempts.js';
+import { ManualClock } from './support/app.js';
+import { answer, hang, hugeBody, reset, startReceiver, testTls, type Behaviour, type Receiver } from './support/webhook-receiver.js';
+import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
+
+const receivers: Receiver[] = [];
+const envs: WebhookEnv[] = [];
+
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+  await Promise.all(envs.splice(0).map((env) => env.close()));
+});
+
+async function receiver(behaviour: Behaviour): Promise<Receiver> {
+  const started = await startReceiver(behaviour);
+  receivers.push(started);
+  return started;
+}
+
+async function environment(...args: Parameters<typeof webhookEnv>): Promise<WebhookEnv> {
+  const env = await webhookEnv(...args);
+  envs.push(env);
+  return env;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A behaviour that holds every answer until release() is called. */
+function holding() {
+  const held: ServerResponse[] = [];
+  const behaviour: Behaviour = (_request, response) => void held.push(response);
+  return {
+    behaviour,
+    held,
+    release: (status: number) => {
+      for (const response of held.splice(0)) response.writeHead(status).end('released');
+    },
+  };
+}
+
+describe('isolation', () => {
+  it('a hanging, resetting, redirecting, failing or flooding endpoint never delays a healthy one', { timeout: 40_000 }, async () => {
+    const env = await environment();
+    env.worker({ start: true });
+    const hanging = await receiver(hang);
+    const bad = [await receiver(reset), await receiver(answer(302, '', { location: 'https://127.0.0.1:9/' })), await receiver(answer(404)), await receiver(answer(503)), await receiver(hugeBody(50))];
+    const healthy = await receiver(answer(200));
+    const { id: hangingId } = await register(env, hanging.url);
+    for (const target of bad) await register(env, target.url);
+    await register(env, healthy.url);
+
+    const emittedAt = Date.now();
+    await env.database.db.transaction().execute((trx) =>
+      emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`))),
+    );
+    // Well before the hanging endpoint's 10-second timeout (generous for a loaded machine).
+    await healthy.waitFor(6, 6_000);
+    expect(Math.max(...healthy.requests.map((request) => request.receivedAt)) - emittedAt).toBeLessThan(5_000);
+    for (const target of bad) await target.waitFor(4, 6_000);
+    // The hanging endpoint holds at most 4 attempts at a time (the per-endpoint cap).
+    await sleep(500);
+    expect(hanging.requests).toHaveLength(4);
+
+    // The 10-second timeout ends its attempts; they are logged as timeouts and the rest are sent.
+    await expect
+      .poll(async () => (await listDeliveryLog(env.database.db, hangingId, { limit: 10 })).map((entry) => entry.failure_kind), {
+        timeout: 15_000,
+        interval: 250,
+      })
+      .toEqual(['timeout', 'timeout', 'timeout', 'timeout']);
+    const [entry] = await listDeliveryLog(env.database.db, hangingId, { limit: 1 });
+    expect(entry!.duration_ms).toBeGreaterThanOrEqual(9_900);
+    expect(entry!.duration_ms).toBeLessThan(11_000);
+    await hanging.waitFor(6, 3_000);
+  });
+});
+
+describe('DELETE /webhooks/{id}', () => {
+  it('waits for attempts in flight, and after the 204 not one more request is sent', { timeout: 30_000 }, async () => {
+    const env = await environment();
+    env.worker({ start: true });
+    const hold = holding();
+    const target = await receiver(hold.behaviour);
+    const { id } = await register(env, target.url);
+    await env.database.db.transaction().execute((trx) =>
+      emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`))),
+    );
+    await target.waitFor(4);
+
+    let answeredAt = 0;
+    const deleting = env.app
+      .client(env.org.key)
+      .DELETE('/webhooks/{id}', { params: { path: { id } } })
+      .then((result) => {
+        answeredAt = Date.now();
+        return result;
+      });
+    await sleep(700);
+    expect(answeredAt).toBe(0);
+    const releasedAt = Date.now();
+    hold.release(500);
+    const { response } = await deleting;
+    expect(response.status).toBe(204);
+    expect(answeredAt).toBeGreaterThanOrEqual(releasedAt);
+    const sent = target.requests.length;
+    expect(sent).toBe(4);
+
+    // Nothing more: not the queued deliveries, not retries, not new events.
+    await emit(env, 'contact.created', contactCreated());
+    await sleep(2_500);
+    expect(target.requests).toHaveLength(sent);
+    const left = await env.database.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', id).execute();
+    expect(left).toEqual([]);
+  });
+
+  it('drops scheduled retries at once', async () => {
+    const clock = new ManualClock(Date.now() + 10 * 60_000);
+    const env = await environment({ clock });
+    const worker = env.worker();
+    const target = await receiver(answer(500));
+    const { id } = await register(env, target.url);
+    await emit(env, 'contact.created', contactCreated());
+    await worker.runOnce();
+    expect(target.requests).toHaveLength(1);
+    const { response } = await env.app.client(env.org.key).DELETE('/webhooks/{id}', { params: { path: { id } } });
+    expect(response.status).toBe(204);
+    clock.advance(24 * 3_600_000);
+    expect(await worker.runOnce()).toBe(0);
+    expect(target.requests).toHaveLength(1);
+  });
+});
+
+describe('a worker killed mid-delivery', () => {
+  it('leaves the delivery claimed; after the lease expires another worker sends it again', { timeout: 60_000 }, async () => {
+    const env = await environment();
+    const hold = holding();
+    const target = await receiver(hold.behaviour);
+    const { id } = await register(env, target.url);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/delivery-worker-process.ts'], {
+      env: { ...process.env, WORKER_DATABASE_URL: env.database.url, WORKER_CA_PEM: (await testTls()).caCert },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+        child.once('exit', () => reject(new Error('worker process exited early')));
+      });
+      const eventId = await emit(env, 'contact.created', contactCreated());
+      const [first] = await target.waitFor(1, 10_000);
+      child.kill('SIGKILL');
+      await exited;
+
+      const [claimed] = await env.database.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).execute();
+      expect(claimed).toMatchObject({ status: 'pending', attempt_count: 0 });
+      expect(claimed!.lease_expires_at).not.toBeNull();
+
+      // Before the lease expires nobody else takes it.
+      expect(await env.worker({ listenUrl: null }).runOnce()).toBe(0);
+
+      // After it expires (60 s), a restarted worker sends the event again.
+      target.behaviour = answer(200);
+      const afterRestart = new DeliveryWorker({ ...env.app.deps, clock: new ManualClock(Date.now() + 61_000) }, { listenUrl: null });
+      try {
+        expect(await afterRestart.runOnce()).toBe(1);
+      } finally {
+        await afterRestart.stop(0);
+      }
+      expect(target.requests).toHaveLength(2);
+      const second = target.requests[1]!;
+      expect(second.rawBody).toBe(first!.rawBody);
+      expect(JSON.parse(second.rawBody).id).toBe(eventId);
+      expect(second.headers['x-svc-delivery']).not.toBe(first!.headers['x-svc-delivery']);
+      const [done] = await env.database.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).execute();
+      expect(done).toMatchObject({ status: 'succeeded', attempt_count: 1, lease_expires_at: null });
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
