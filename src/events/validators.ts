@@ -1,4 +1,4 @@
-// ESM access to the generated Ajv standalone validators (CommonJS) and the envelope check per event kind.
+// ESM access to the generated Ajv standalone validators (CommonJS): event envelopes and request bodies.
 import { createRequire } from 'node:module';
 import type * as Generated from '../../generated/validators.js';
 import type { EventKind } from './emit.js';

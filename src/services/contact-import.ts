@@ -5,7 +5,7 @@ import { parse } from 'csv-parse';
 import type { Db } from '../database/connect.js';
 import { emitEvents } from '../events/emit.js';
 import * as contacts from '../repositories/contacts.js';
-import { schemaValidators, describeErrors } from '../schema-validators.js';
+import { validators } from '../events/validators.js';
 
 /** A file that cannot be imported at all (bad encoding, header, or CSV structure); nothing was written. */
 export class ImportFileError extends Error {}
@@ -20,6 +20,14 @@ export interface ImportSummary {
   updated: number;
   rejected: number;
   rejections: Array<{ row: number; reasons: string[] }>;
+}
+
+/** Formats validator errors as `field: message` (field paths with dots). */
+function describeErrors(errors: typeof validators.ContactUpsert.errors): string[] {
+  return (errors ?? []).map((error) => {
+    const field = error.instancePath.split('/').filter(Boolean).join('.');
+    return `${field || 'row'}: ${error.message ?? 'is invalid'}`;
+  });
 }
 
 type CsvRecords = AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>;
@@ -85,7 +93,7 @@ function toRow(record: Record<string, string>): { row: contacts.ImportRow } | { 
       candidate[column] = value;
     }
   }
-  if (!schemaValidators.ContactUpsert(candidate)) return { reasons: describeErrors(schemaValidators.ContactUpsert.errors) };
+  if (!validators.ContactUpsert(candidate)) return { reasons: describeErrors(validators.ContactUpsert.errors) };
   return {
     row: {
       phone_e164: candidate.phone_e164,
