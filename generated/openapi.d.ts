@@ -283,7 +283,7 @@ export type paths = {
          * Send one event to the endpoint again
          * @description Queues a new delivery of the same event (same `id`, same payload, signed anew) to this
          *     endpoint and returns it. Use it after fixing a receiver that missed events. The endpoint must
-         *     be active. The request has no body.
+         *     be active: an inactive one is refused with `409 invalid_state`. The request has no body.
          */
         post: operations["redeliverWebhookDelivery"];
         delete?: never;

@@ -53,7 +53,10 @@ export async function emitEvents<K extends EventKind>(
     INSERT INTO webhook_deliveries (webhook_id, org_id, event_id, status, next_attempt_at)
     SELECT w.id, w.org_id, e.id, 'pending', now()
     FROM webhooks w CROSS JOIN unnest(${ids}::text[]) AS e(id)
-    WHERE w.org_id = ${orgId}::uuid AND w.active AND ${kind} = ANY(w.events)`.execute(trx);
+    WHERE w.org_id = ${orgId}::uuid AND w.active AND ${kind} = ANY(w.events)
+    -- Locks the endpoints it queues for: a concurrent DELETE then waits for this transaction,
+    -- and an endpoint deleted meanwhile is skipped instead of failing the foreign key.
+    FOR KEY SHARE OF w`.execute(trx);
   if (Number(queued.numAffectedRows ?? 0) > 0) {
     await sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${ids[0]!})`.execute(trx);
   }

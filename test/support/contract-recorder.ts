@@ -5,7 +5,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { listOperations, matchOperation, type SpecDocument } from '../../scripts/conformance/spec.js';
-import type { ContractRecord } from '../../scripts/coverage/contract.js';
+import type { ContractRecord } from '../../scripts/contract-coverage/contract.js';
 
 const API_ROOT = '/api/v1';
 const operations = listOperations(JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as SpecDocument);

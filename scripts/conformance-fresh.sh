@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Starts a fresh server (`npm start` on its own embedded PostgreSQL in a temporary DATA_DIR), creates a
+# scale-plan org with an agent and a key through the operator CLI, runs `npm run conformance` against
+# it, and stops it. Extra arguments go to the conformance check (e.g. --seed 7 --cases 50).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
+
+data_dir=$(mktemp -d)
+port=$(free_port)
+unset DATABASE_URL
+export DATA_DIR="$data_dir" EMBEDDED_PG_PORT="$(free_port)" LOG_LEVEL=warn
+# Webhook test deliveries go to a closed loopback port, so nothing leaves the machine.
+PORT="$port" VALIDATE_RESPONSES=true WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 node --import tsx src/main.ts >"$data_dir/server.log" 2>&1 &
+server=$!
+cleanup() {
+  kill -TERM "$server" 2>/dev/null && wait "$server" 2>/dev/null || true
+  rm -rf "$data_dir"
+}
+trap cleanup EXIT
+
+for _ in $(seq 1 120); do
+  curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+  kill -0 "$server" 2>/dev/null || { cat "$data_dir/server.log"; exit 1; }
+  sleep 0.5
+done
+
+org=$(npm run -s admin -- org create --name Conformance --credits 1000000000 --plan scale --json | field id)
+agent=$(npm run -s admin -- agent create --org "$org" --name Conformance --json | field id)
+key=$(npm run -s admin -- key create --org "$org" --json | field key)
+
+status=0
+npm run -s conformance -- --base-url "http://127.0.0.1:$port/api/v1" --api-key "$key" --agent-id "$agent" \
+  --webhook-url https://127.0.0.1:5/conformance-hook "$@" || status=$?
+if grep -q '"level":50' "$data_dir/server.log"; then
+  echo "server logged errors during the run:"; grep '"level":50' "$data_dir/server.log" | head -20
+  status=1
+fi
+exit "$status"

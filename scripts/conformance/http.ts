@@ -1,0 +1,65 @@
+// Sending one request (waiting out rate limits) and writing it down as a curl line anyone can re-run.
+
+/** A request exactly as sent: the URL already carries the query string. */
+export interface HttpRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** A request and the answer it got. */
+export interface Exchange {
+  request: HttpRequest;
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed body, or undefined when it is empty or not JSON. */
+  json: unknown;
+}
+
+/** How long a 429 may make the check wait in all before it gives up (the window is 60 s). */
+const MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
+
+/**
+ * Sends the request. A 429 is the deployment protecting itself, not an answer to judge: the request
+ * is repeated after Retry-After seconds (and never counted as a violation).
+ */
+export async function send(fetchFn: typeof fetch, request: HttpRequest): Promise<Exchange> {
+  let waited = 0;
+  for (;;) {
+    const response = await fetchFn(request.url, {
+      method: request.method,
+      headers: request.headers,
+      ...(request.body !== undefined ? { body: request.body } : {}),
+      redirect: 'manual',
+    });
+    const text = await response.text();
+    const retryAfter = Number(response.headers.get('retry-after') ?? '1');
+    if (response.status === 429 && waited < MAX_RATE_LIMIT_WAIT_MS) {
+      const delay = Math.min(Math.max(retryAfter, 1), 61) * 1000;
+      waited += delay;
+      await new Promise((done) => setTimeout(done, delay));
+      continue;
+    }
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { request, status: response.status, headers: response.headers, text, json };
+  }
+}
+
+const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+
+/** A shell command that repeats the request; the API key is shown as $API_KEY. */
+export function curlLine(request: HttpRequest, apiKey: string): string {
+  const parts = ['curl', '-i', '-X', request.method, quote(request.url)];
+  for (const [name, value] of Object.entries(request.headers)) {
+    parts.push('-H', quote(`${name}: ${value}`).replace(apiKey, "'\"$API_KEY\"'"));
+  }
+  if (request.body !== undefined) parts.push('--data-raw', quote(request.body));
+  return parts.join(' ');
+}

@@ -1,0 +1,110 @@
+// A whole conformance run: fetch the published spec, run every operation's cases and the scenarios, clean up.
+import { randomUUID } from 'node:crypto';
+import { invalidCases, validInputs } from './cases.js';
+import { Fixtures, type FixtureOptions } from './fixtures.js';
+import { pinValid } from './hints.js';
+import { SchemaJudge } from './judge.js';
+import type { RequestInput } from './request.js';
+import { runScenarios } from './scenarios.js';
+import { Session, type OperationTally, type Violation } from './session.js';
+import { listOperations, type Operation, type SpecDocument } from './spec.js';
+
+/** How to run: where, as whom, how many cases, and what the deployment needs beyond the spec. */
+export interface ConformanceOptions extends FixtureOptions {
+  /** The API root, e.g. http://127.0.0.1:3000/api/v1 (the service root works too). */
+  baseUrl: string;
+  apiKey: string;
+  seed: number;
+  /** Generated valid requests per operation. */
+  cases: number;
+  fetch?: typeof fetch;
+}
+
+/** What a run found. */
+export interface ConformanceReport {
+  apiRoot: string;
+  seed: number;
+  cases: number;
+  tallies: OperationTally[];
+  violations: Violation[];
+}
+
+/** Finds the published spec at `<root>/openapi.json` (outside the contract, so plain fetch), trying the service root's /api/v1 too. */
+async function fetchSpec(baseUrl: string): Promise<{ apiRoot: string; document: SpecDocument }> {
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  for (const apiRoot of [trimmed, `${trimmed}/api/v1`]) {
+    const response = await fetch(`${apiRoot}/openapi.json`).catch(() => undefined);
+    if (response?.ok) return { apiRoot, document: (await response.json()) as SpecDocument };
+  }
+  throw new Error(`no spec found at ${trimmed}/openapi.json or ${trimmed}/api/v1/openapi.json`);
+}
+
+/** Path values for an operation from fixtures, by the collection each `{param}` follows; undefined when one is unavailable. */
+async function pathValues(operation: Operation, fixtures: Fixtures, fresh: boolean): Promise<Record<string, string> | undefined> {
+  const values: Record<string, string> = {};
+  const segments = operation.path.split('/');
+  for (const parameter of operation.parameters.filter((candidate) => candidate.in === 'path')) {
+    const collection = segments[segments.indexOf(`{${parameter.name}}`) - 1];
+    const value =
+      collection === 'calls' ? await fixtures.call(fresh)
+      : collection === 'webhooks' ? await fixtures.webhook(fresh)
+      : collection === 'deliveries' ? await fixtures.delivery(values.id)
+      : undefined;
+    if (!value) return undefined;
+    values[parameter.name] = value;
+  }
+  return values;
+}
+
+async function runOperation(session: Session, fixtures: Fixtures, document: SpecDocument, judge: SchemaJudge, operation: Operation, seed: number, cases: number) {
+  // Deleting, and actions that a resource's state can refuse, get a resource of their own per case.
+  const consumes = operation.method === 'DELETE' || ('409' in operation.responses && operation.path.includes('{'));
+  const inputs = validInputs(document, operation, judge, seed, cases);
+  // What a generated request creates is deleted at once where the spec has a DELETE for it (an org may hold only 20 webhooks).
+  const removal = session.operations.find((candidate) => candidate.method === 'DELETE' && candidate.path === `${operation.path}/{id}`);
+  for (const input of inputs) {
+    const path = await pathValues(operation, fixtures, consumes);
+    if (!path) {
+      session.note(operation.id, 'success path not reachable: no resource to address (see --agent-id)');
+      break;
+    }
+    const pinned = await pinValid({ ...input, path }, fixtures);
+    if (pinned.expectation.kind === 'error') session.note(operation.id, `success path not reachable without --agent-id (expects ${pinned.expectation.code})`);
+    const exchange = await session.call(operation, pinned.input, pinned.expectation, 'valid', 'generated valid request');
+    if (consumes) await fixtures.releaseFresh();
+    const created = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+    if (exchange.status === 201 && typeof created === 'string' && removal) {
+      await session.call(removal, { path: { id: created }, query: {}, headers: {} }, { kind: 'success' }, 'scenario', `cleanup: ${removal.id}`);
+    }
+  }
+  const shared = (await pathValues(operation, fixtures, false)) ??
+    Object.fromEntries(operation.parameters.filter((p) => p.in === 'path').map((p) => [p.name, randomUUID()]));
+  const bases: RequestInput[] = [];
+  for (const input of inputs) bases.push((await pinValid({ ...input, path: shared }, fixtures)).input);
+  for (const testCase of invalidCases(document, operation, judge, bases)) {
+    await session.call(operation, testCase.input, testCase.expectation, 'invalid', testCase.label);
+  }
+}
+
+/** Runs the whole check and returns its report; throws only when the spec cannot be fetched. */
+export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
+  const fetchFn = options.fetch ?? fetch;
+  const { apiRoot, document } = await fetchSpec(options.baseUrl);
+  const operations = listOperations(document);
+  const judge = new SchemaJudge(document);
+  const session = new Session(apiRoot, options.apiKey, operations, judge, fetchFn);
+  const fixtures = new Fixtures(session, options);
+  try {
+    for (const [index, operation] of operations.entries()) {
+      try {
+        await runOperation(session, fixtures, document, judge, operation, options.seed + index, options.cases);
+      } catch (error) {
+        session.note(operation.id, `aborted: ${(error as Error).message}`);
+      }
+    }
+    await runScenarios(session, fixtures, document);
+  } finally {
+    await fixtures.cleanup();
+  }
+  return { apiRoot, seed: options.seed, cases: options.cases, tallies: [...session.tallies.values()], violations: session.violations };
+}

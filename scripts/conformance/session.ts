@@ -1,0 +1,101 @@
+// One conformance run's connection to the deployment: sends requests, judges every answer, keeps the tallies.
+import { buildRequest, type RequestInput } from './request.js';
+import { curlLine, send, type Exchange } from './http.js';
+import type { Expectation, SchemaJudge } from './judge.js';
+import type { Operation } from './spec.js';
+
+/** Why a request was sent: a generated valid request, one broken constraint, or a documented scenario. */
+export type CaseKind = 'valid' | 'invalid' | 'scenario';
+
+/** One answer that broke the contract, with what it takes to reproduce it. */
+export interface Violation {
+  operationId: string;
+  kind: CaseKind;
+  label: string;
+  problems: string[];
+  status: number;
+  body: string;
+  curl: string;
+}
+
+/** Counts for one operation. */
+export interface OperationTally {
+  operation: Operation;
+  cases: Record<CaseKind, number>;
+  statuses: Set<number>;
+  violations: number;
+  notes: string[];
+}
+
+/** Sends requests for cases and judges each answer against the spec. */
+export class Session {
+  readonly tallies = new Map<string, OperationTally>();
+  readonly violations: Violation[] = [];
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly apiKey: string,
+    readonly operations: readonly Operation[],
+    private readonly judge: SchemaJudge,
+    private readonly fetchFn: typeof fetch,
+  ) {
+    for (const operation of operations) {
+      this.tallies.set(operation.id, { operation, cases: { valid: 0, invalid: 0, scenario: 0 }, statuses: new Set(), violations: 0, notes: [] });
+    }
+  }
+
+  /** The operation with this id, if the spec has it. */
+  operation(id: string): Operation | undefined {
+    return this.operations.find((operation) => operation.id === id);
+  }
+
+  /** Adds a note (e.g. an unreachable success path) to an operation's summary, once. */
+  note(operationId: string, note: string): void {
+    const notes = this.tallies.get(operationId)?.notes;
+    if (notes && !notes.includes(note)) notes.push(note);
+  }
+
+  /**
+   * Sends one case, judges the answer (plus any `extra` checks a scenario makes), records any
+   * violation, and returns the exchange.
+   */
+  async call(
+    operation: Operation,
+    input: RequestInput,
+    expectation: Expectation,
+    kind: CaseKind,
+    label: string,
+    extra: (exchange: Exchange) => string[] = () => [],
+  ): Promise<Exchange> {
+    const request = buildRequest(this.baseUrl, operation, input, this.apiKey);
+    if (!this.tallies.has(operation.id)) {
+      this.tallies.set(operation.id, { operation, cases: { valid: 0, invalid: 0, scenario: 0 }, statuses: new Set(), violations: 0, notes: [] });
+    }
+    const tally = this.tallies.get(operation.id)!;
+    tally.cases[kind] += 1;
+    let exchange: Exchange;
+    try {
+      exchange = await send(this.fetchFn, request);
+    } catch (error) {
+      const problems = [`request failed: ${(error as Error).message}`];
+      this.violations.push({ operationId: operation.id, kind, label, problems, status: 0, body: '', curl: curlLine(request, this.apiKey) });
+      tally.violations += 1;
+      throw error;
+    }
+    tally.statuses.add(exchange.status);
+    const problems = [...this.judge.judge(operation, exchange, expectation), ...extra(exchange)];
+    if (problems.length > 0) {
+      tally.violations += 1;
+      this.violations.push({
+        operationId: operation.id,
+        kind,
+        label,
+        problems,
+        status: exchange.status,
+        body: exchange.text.slice(0, 400),
+        curl: curlLine(request, this.apiKey),
+      });
+    }
+    return exchange;
+  }
+}
