@@ -186,9 +186,11 @@ export type paths = {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Removes the endpoint at once and for good. After the `204` no further request is sent to it,
-         *     including retries already scheduled and attempts a worker has already picked up but not yet
-         *     sent.
+         * @description Removes the endpoint at once and for good. After the `204` no further request to it is
+         *     started, including retries already scheduled and attempts a worker has already picked up but
+         *     not yet sent. Attempts in flight are aborted rather than waited for: a request whose bytes
+         *     were already sent may still reach the receiver (whole or cut short), but it began before the
+         *     `204`.
          */
         delete: operations["deleteWebhook"];
         options?: never;

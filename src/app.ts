@@ -9,6 +9,7 @@ import { backendMiddleware, createBackend } from './http/backend.js';
 import { accessLog, bodyGuard, errorBoundary, requestId } from './http/request-context.js';
 import { healthRoutes } from './http/health.js';
 import { docsRoutes, specRoutes } from './http/docs.js';
+import { securityHeaders } from './http/security-headers.js';
 
 /** Builds the HTTP application; throws when the spec cannot be loaded. */
 export async function createApp(deps: AppDeps): Promise<Koa> {
@@ -23,13 +24,9 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   const app = new Koa();
   app.proxy = false;
   app.use(requestId());
-  app.use(errorBoundary(deps.logger, deps.config.validateResponses));
   app.use(accessLog(deps.logger));
-  app.use(async (ctx, next) => {
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', 'no-store');
-    await next();
-  });
+  app.use(errorBoundary(deps.logger, deps.config.validateResponses));
+  app.use(securityHeaders());
   app.use(bodyGuard());
   app.use(
     bodyParser({

@@ -5,6 +5,7 @@ import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { openDatabase } from './database/open.js';
 import { createApp } from './app.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { systemClock, type AppDeps } from './app-deps.js';
 import { startWorkers } from './workers.js';
 import { seedDemoData } from './services/demo.js';
@@ -25,11 +26,13 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const database = await openDatabase(config);
   const provider = new SimulatedProvider(config.simulatorStepMs);
-  const deps: AppDeps = { db: database.db, config, clock: systemClock, logger, provider };
+  // The app works on the database actually opened (embedded when DATABASE_URL is unset).
+  const deps: AppDeps = { db: database.db, config: { ...config, databaseUrl: database.url }, clock: systemClock, logger, provider };
 
   const demo = database.embedded ? await seedDemoData(database.db) : null;
   const app = await createApp(deps);
   const server = http.createServer(app.callback());
+  answerClientErrors(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -52,15 +52,29 @@ function describe(error: ErrorObject): string {
 
 /** Builds the invalid_request error for a failed validation; `param` is the first failing field. */
 export function validationError(errors: ErrorObject[], headerNames: Map<string, string>): ApiError {
-  const details: Record<string, string[]> = {};
+  // A Map, not an object: field names such as `constructor` or `__proto__` are the client's text.
+  const details = new Map<string, string[]>();
   // anyOf/oneOf add a summary error after their branches' errors; the branch errors say more.
   const useful = errors.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf');
   for (const error of useful.length > 0 ? useful : errors) {
     const path = fieldPath(error, headerNames);
     const message = describe(error);
-    const list = (details[path] ??= []);
+    const list = details.get(path) ?? details.set(path, []).get(path)!;
     if (!list.includes(message)) list.push(message);
   }
-  const [param, messages] = Object.entries(details)[0] ?? ['body', ['is invalid']];
-  return new ApiError('invalid_request', `${param}: ${messages![0]}`, { param, details });
+  const [param, messages] = [...details][0] ?? ['body', ['is invalid']];
+  return new ApiError('invalid_request', `${param}: ${messages[0]}`, { param, details: Object.fromEntries(details) });
+}
+
+/**
+ * The first query parameter name in `querystring` (brackets stripped) that `declared` does not hold.
+ * The query parser silently drops names such as `constructor` or `__proto__`, so schema validation
+ * never sees them.
+ */
+export function undeclaredQueryParameter(querystring: string, declared: ReadonlySet<string>): string | null {
+  for (const name of new URLSearchParams(querystring).keys()) {
+    const base = name.replace(/\[.*$/s, '');
+    if (!declared.has(base)) return base;
+  }
+  return null;
 }

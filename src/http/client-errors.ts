@@ -1,0 +1,35 @@
+// Requests Node's HTTP parser refuses (bytes not allowed in a header, request smuggling attempts,
+// oversized headers, a malformed request line) never reach the Koa chain; this answers them in the
+// error envelope too, instead of Node's bare status line.
+import { randomBytes } from 'node:crypto';
+import type http from 'node:http';
+import type { Socket } from 'node:net';
+import { ApiError } from './errors.js';
+
+function describe(code: string | undefined): string {
+  if (code === 'HPE_HEADER_OVERFLOW') return 'The request headers are larger than the server accepts (16 KiB).';
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'The request did not arrive in time.';
+  return 'The request is not valid HTTP/1.1.';
+}
+
+/** Makes `server` answer requests it cannot parse with 400 invalid_request in the envelope, then close the connection. */
+export function answerClientErrors(server: http.Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    // Like Node's own handler: answer only on a connection that has not sent anything yet.
+    if (error.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify(new ApiError('invalid_request', describe(error.code)).toBody());
+    const head = [
+      'HTTP/1.1 400 Bad Request',
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `Request-Id: req_${randomBytes(8).toString('hex')}`,
+      'X-Content-Type-Options: nosniff',
+      'Cache-Control: no-store',
+      'Connection: close',
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  });
+}

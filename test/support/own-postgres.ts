@@ -1,0 +1,58 @@
+// A PostgreSQL cluster of the test's own (embedded, in a temporary directory, on a free loopback port)
+// that the test may stop and start again for outage tests. The machine's shared server is never touched.
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { connectDatabase } from '../../src/database/connect.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/database/embedded.js';
+import { migrateToLatest } from '../../src/database/migrate.js';
+
+/** A migrated cluster that can be stopped and started again on the same data and port. */
+export interface OwnPostgres {
+  url: string;
+  /** Stops the server (fast shutdown: sessions are cut). */
+  stop(): Promise<void>;
+  /** Starts it again on the same data directory and port. */
+  start(): Promise<void>;
+  /** Stops it and deletes its data. */
+  destroy(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Initialises, starts and migrates a cluster in a new temporary directory. */
+export async function startOwnPostgres(): Promise<OwnPostgres> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'own-postgres-'));
+  const port = await freePort();
+  let server: EmbeddedDatabase | null = await startEmbeddedPostgres(dataDir, port);
+  const { db } = connectDatabase(server.url, { poolSize: 1 });
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+  const stop = async () => {
+    await server?.stop();
+    server = null;
+  };
+  return {
+    url: server.url,
+    stop,
+    start: async () => {
+      server ??= await startEmbeddedPostgres(dataDir, port);
+    },
+    destroy: async () => {
+      await stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

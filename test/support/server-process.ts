@@ -1,0 +1,107 @@
+// The service as a real process (`node --import tsx src/main.ts`, as `npm start` runs it), for fault,
+// secrets and soak tests: its own environment, its output captured, killed with any signal, its
+// memory read on demand (test/support/heap-probe.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { testTls } from './webhook-receiver.js';
+
+/** A running server process. */
+export interface ServerProcess {
+  pid: number;
+  baseUrl: string;
+  apiUrl: string;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** Whether it is still running. */
+  running(): boolean;
+  /** Sends `signal` and waits until the process has exited. */
+  stop(signal: NodeJS.Signals): Promise<void>;
+  /** The V8 heap in use after a full garbage collection, and the resident set size, in bytes. */
+  memory(): Promise<{ heapUsed: number; rss: number }>;
+}
+
+const running = new Set<ChildProcess>();
+const caFile = path.join(tmpdir(), `webhook-test-ca-${process.pid}.pem`);
+
+/** SIGKILLs every server process still running and removes the CA file (for afterAll). */
+export function killServerProcesses(): void {
+  for (const child of running) child.kill('SIGKILL');
+  rmSync(caFile, { force: true });
+}
+
+/**
+ * The environment for a server on `databaseUrl` that delivers webhooks to loopback receivers using the
+ * test CA: the allowlist and NODE_EXTRA_CA_CERTS a private installation would set.
+ */
+export async function serverEnvironment(databaseUrl: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  await writeFile(caFile, (await testTls()).caCert);
+  return {
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8',
+    NODE_EXTRA_CA_CERTS: caFile,
+    SHUTDOWN_TIMEOUT_MS: '2000',
+    ...extra,
+  };
+}
+
+/** Starts `src/main.ts` with `env` (on top of this process's, minus any DATABASE_URL) and resolves once it listens. */
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const inherited = { ...process.env };
+  delete inherited.DATABASE_URL;
+  delete inherited.TEST_DATABASE_URL;
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts'], {
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => running.delete(child));
+  let output = '';
+  let scanned = 0;
+  const probes: Array<(line: string) => void> = [];
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    const end = output.lastIndexOf('\n') + 1;
+    for (const line of output.slice(scanned, end).split('\n')) if (line.startsWith('heap-probe ')) probes.shift()?.(line);
+    scanned = Math.max(scanned, end);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const check = () => {
+      // The start-up banner, printed once the server listens, whatever LOG_LEVEL says.
+      const match = /Base URL : http:\/\/[^\s]+:(\d+)\/api\/v1/.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve(Number(match[1]));
+    };
+    child.stdout!.on('data', check);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited with ${child.exitCode ?? child.signalCode} before listening:\n${output}`));
+    });
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    pid: child.pid!,
+    baseUrl,
+    apiUrl: `${baseUrl}/api/v1`,
+    output: () => output,
+    running: () => child.exitCode === null && child.signalCode === null,
+    stop: async (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+    memory: () =>
+      new Promise((resolve) => {
+        probes.push((line) => resolve(JSON.parse(line.slice('heap-probe '.length)) as { heapUsed: number; rss: number }));
+        child.kill('SIGUSR2');
+      }),
+  };
+}

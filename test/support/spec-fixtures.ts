@@ -1,0 +1,111 @@
+// Fixtures for tests derived from the spec: an org owning one resource of each kind (made through the
+// API from the spec's own request examples), what each path parameter and body id refers to, and a
+// sender that fills in an operation's path, body and headers.
+import { expect } from 'vitest';
+import type { Db } from '../../src/database/connect.js';
+import { createTestOrg, rawRequest, type TestApp, type TestOrg } from './app.js';
+import { fillPath, pathParameterNames, pathPrefix, specOperations, type SpecOperation } from './spec-operations.js';
+
+/** An org with one resource of each kind. */
+export interface OwnedOrg extends TestOrg {
+  callId: string;
+  webhookId: string;
+  deliveryId: string;
+  /** Where its webhook endpoint delivers. */
+  receiverUrl: string;
+  /** The Idempotency-Key its call was placed with. */
+  idempotencyKey: string;
+}
+
+/** What each path parameter refers to, keyed `name@path prefix`. A new kind of path id needs a line here. */
+const PATH_FIXTURES: Record<string, (org: OwnedOrg) => string> = {
+  'id@/calls/{id}': (org) => org.callId,
+  'id@/webhooks/{id}': (org) => org.webhookId,
+  'delivery_id@/webhooks/{id}/deliveries/{delivery_id}': (org) => org.deliveryId,
+};
+
+/** Request-body fields that hold a resource's id (format uuid) or a value tied to the org. A new one needs a line here. */
+export const BODY_FIXTURES: Record<string, (org: OwnedOrg) => string> = {
+  agent_id: (org) => org.agentId,
+  url: (org) => org.receiverUrl,
+};
+
+/** The spec's operations, read once. */
+export const operations = specOperations();
+
+/** The operation with this id; throws when the spec has none. */
+export function operationById(id: string): SpecOperation {
+  const found = operations.find((candidate) => candidate.id === id);
+  if (!found) throw new Error(`the spec has no operation ${id}`);
+  return found;
+}
+
+/** The values of an operation's path parameters, each taken from the org `owners[name]`; throws when one has no fixture. */
+export function pathIds(operation: SpecOperation, owners: Record<string, OwnedOrg>): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of pathParameterNames(operation.path)) {
+    const key = `${name}@${pathPrefix(operation.path, name)}`;
+    const fixture = PATH_FIXTURES[key];
+    if (!fixture) throw new Error(`${operation.id}: no fixture for path parameter "${key}"; add one to PATH_FIXTURES`);
+    values[name] = fixture(owners[name]!);
+  }
+  return values;
+}
+
+/** The operation's path with every id taken from `org`. */
+export function ownPath(operation: SpecOperation, org: OwnedOrg): string {
+  return fillPath(operation.path, pathIds(operation, Object.fromEntries(pathParameterNames(operation.path).map((name) => [name, org]))));
+}
+
+/** The spec's example body with the org-bound fields set for `org`; throws when the spec gives no example or a body id has no fixture. */
+export function exampleBody(operation: SpecOperation, org: OwnedOrg): Record<string, unknown> | undefined {
+  if (!operation.bodySchema) return undefined;
+  if (operation.bodyExample === undefined) throw new Error(`${operation.id}: the spec gives no request body example`);
+  const body = { ...(operation.bodyExample as Record<string, unknown>) };
+  for (const field of Object.keys(body)) {
+    if (field in BODY_FIXTURES) body[field] = BODY_FIXTURES[field]!(org);
+    else if (operation.bodySchema.properties?.[field]?.format === 'uuid') {
+      throw new Error(`${operation.id}: no fixture for body field "${field}"; add one to BODY_FIXTURES`);
+    }
+  }
+  return body;
+}
+
+/** Sends an operation as `caller` (with an Idempotency-Key when given and the operation takes one). */
+export function sendOperation(
+  app: TestApp,
+  operation: SpecOperation,
+  caller: TestOrg,
+  path: string,
+  body?: unknown,
+  idempotencyKey?: string,
+) {
+  const headers: Record<string, string> = { Authorization: `Bearer ${caller.key}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (idempotencyKey && operation.parameters.some((parameter) => parameter.name === 'Idempotency-Key')) {
+    headers['Idempotency-Key'] = idempotencyKey;
+  }
+  return rawRequest(app, operation.method, path, { headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+}
+
+/**
+ * Creates an org (on `planId`) and, through the API from the spec's examples, a webhook to
+ * `receiverUrl`, a contact (which queues a delivery to it) and a call. Run the app without workers
+ * and with a slow simulator to keep them as they are.
+ */
+export async function createOwnedOrg(app: TestApp, db: Db, receiverUrl: string, name: string, planId = 'scale'): Promise<OwnedOrg> {
+  const org = await createTestOrg(db, { planId });
+  const owned: OwnedOrg = { ...org, callId: '', webhookId: '', deliveryId: '', receiverUrl, idempotencyKey: `fixture-${name}` };
+  const create = async (id: string, status: number, key?: string) => {
+    const operation = operationById(id);
+    const response = await sendOperation(app, operation, owned, operation.path, exampleBody(operation, owned), key);
+    expect(response.status, `${id}: ${JSON.stringify(response.body)}`).toBe(status);
+    return response.body;
+  };
+  owned.webhookId = (await create('createWebhook', 201)).data.id;
+  await create('upsertContact', 200);
+  owned.callId = (await create('createCall', 201, owned.idempotencyKey)).data.id;
+  const delivery = await db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', owned.webhookId).executeTakeFirstOrThrow();
+  owned.deliveryId = delivery.id;
+  return owned;
+}
