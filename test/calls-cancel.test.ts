@@ -18,7 +18,7 @@ let clock: ManualClock;
 beforeAll(async () => {
   database = await createTestDatabase();
   clock = new ManualClock();
-  app = await startTestApp(database.db, { clock, config: { simulatorStepMs: SECOND } });
+  app = await startTestApp(database, { clock, config: { simulatorStepMs: SECOND } });
 });
 
 afterAll(async () => {
@@ -190,15 +190,20 @@ describe('max_duration_sec', () => {
   });
 
   it('is enforced in real time too', async () => {
-    const fast = await startTestApp(database.db, { config: { simulatorStepMs: 5 } });
+    // A database of its own: every process sharing a database must run the same simulator timing, and
+    // this file's app (1-second steps on a hand-moved clock) would otherwise claim the call as well and
+    // hang it up by its own clock and step.
+    const own = await createTestDatabase();
+    const fast = await startTestApp(own, { config: { simulatorStepMs: 5 } });
     try {
-      const org = await createTestOrg(database.db, { credits: 10_000 });
+      const org = await createTestOrg(own.db, { credits: 10_000 });
       const client = fast.client(org.key);
       const { data } = await client.POST('/calls', { body: { agent_id: org.agentId, to_e164: LONG_TALK, max_duration_sec: 15 } });
-      const call = await waitForCall(database.db, client, data!.data.id);
+      const call = await waitForCall(own.db, client, data!.data.id);
       expect(call).toMatchObject({ status: 'completed', duration_sec: 15 });
     } finally {
       await fast.close();
+      await own.drop();
     }
   });
 });

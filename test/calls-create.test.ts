@@ -14,7 +14,7 @@ let app: TestApp;
 beforeAll(async () => {
   database = await createTestDatabase();
   // No workers: placed calls stay queued and keep their holds, so the arithmetic below is exact.
-  app = await startTestApp(database.db, { workers: false });
+  app = await startTestApp(database, { workers: false });
 });
 
 afterAll(async () => {

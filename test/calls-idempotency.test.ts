@@ -13,7 +13,7 @@ let app: TestApp;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await startTestApp(database.db);
+  app = await startTestApp(database);
 });
 
 afterAll(async () => {
@@ -116,7 +116,7 @@ describe('Idempotency-Key', () => {
 describe('Idempotency-Key expiry', () => {
   it('forgets a key after 24 hours', async () => {
     const clock = new ManualClock();
-    const timed = await startTestApp(database.db, { clock, workers: false });
+    const timed = await startTestApp(database, { clock, workers: false });
     try {
       const org = await createTestOrg(database.db);
       const client = timed.client(org.key);

@@ -14,7 +14,7 @@ let app: TestApp;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await startTestApp(database.db);
+  app = await startTestApp(database);
 });
 
 afterAll(async () => {
@@ -217,19 +217,28 @@ describe('simulated call lifecycles', () => {
     const { data } = await client.POST('/calls', {
       body: { agent_id: org.agentId, to_e164: testNumber('0001'), metadata: { crm_lead_id: 'LEAD-1', priority: 2, vip: true } },
     });
-    const call = await fetchCall(client, data!.data.id);
+    // 0001 ends busy within a few simulated seconds; waiting for that makes the ledger exact whatever
+    // the machine's speed: the hold (2 minutes at 300 paise, from the agent's defaults), then its release.
+    const call = await waitForCall(database.db, client, data!.data.id, 'busy');
     expect(call).toMatchObject({
       from_e164: '+918045678901',
       language: 'hi-IN',
       direction: 'outbound',
       metadata: { crm_lead_id: 'LEAD-1', priority: 2, vip: true },
     });
-    expect(await ledgerOfCall(database.db, call.id)).toEqual([{ kind: 'hold', amount_paise: -600 }]);
+    expect(await ledgerOfCall(database.db, call.id)).toEqual([
+      { kind: 'hold', amount_paise: -600 },
+      { kind: 'release', amount_paise: 600 },
+    ]);
     const explicit = await client.POST('/calls', {
       body: { agent_id: org.agentId, to_e164: testNumber('0001'), from_e164: '+14155550100', language: 'en-US', max_duration_sec: 61 },
     });
-    expect(await fetchCall(client, explicit.data!.data.id)).toMatchObject({ from_e164: '+14155550100', language: 'en-US' });
-    expect(await ledgerOfCall(database.db, explicit.data!.data.id)).toEqual([{ kind: 'hold', amount_paise: -600 }]);
+    expect(await waitForCall(database.db, client, explicit.data!.data.id, 'busy')).toMatchObject({ from_e164: '+14155550100', language: 'en-US' });
+    // 61 seconds round up to 2 minutes.
+    expect(await ledgerOfCall(database.db, explicit.data!.data.id)).toEqual([
+      { kind: 'hold', amount_paise: -600 },
+      { kind: 'release', amount_paise: 600 },
+    ]);
   });
 
   it('falls back to the provider default caller id when neither agent nor org has one', async () => {

@@ -23,7 +23,7 @@ async function place(to: string): Promise<string> {
 beforeAll(async () => {
   database = await createTestDatabase();
   clock = new ManualClock();
-  app = await startTestApp(database.db, { clock, config: { simulatorStepMs: SECOND } });
+  app = await startTestApp(database, { clock, config: { simulatorStepMs: SECOND } });
   org = await createTestOrg(database.db);
   const client = app.client(org.key);
 

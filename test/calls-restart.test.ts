@@ -29,7 +29,7 @@ const TERMINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled'
 
 describe('restart in the middle of calls', () => {
   it('every call in flight reaches a terminal status after a restart, with one event and a settled ledger each', async () => {
-    const first = await startTestApp(database.db, { config: { simulatorStepMs: STEP_MS } });
+    const first = await startTestApp(database, { config: { simulatorStepMs: STEP_MS } });
     const org = await createTestOrg(database.db, { credits: 100_000, planId: 'scale' });
     const client = first.client(org.key);
     for (const ending of ENDINGS) {
@@ -44,8 +44,8 @@ describe('restart in the middle of calls', () => {
     expect(inFlight.length).toBeGreaterThan(0);
 
     // Two apps on the same database, as two processes would be.
-    const second = await startTestApp(database.db, { config: { simulatorStepMs: STEP_MS } });
-    const third = await startTestApp(database.db, { config: { simulatorStepMs: STEP_MS } });
+    const second = await startTestApp(database, { config: { simulatorStepMs: STEP_MS } });
+    const third = await startTestApp(database, { config: { simulatorStepMs: STEP_MS } });
     try {
       const final = await waitFor('every call to end', async () => {
         const statuses = await statusesOf(org.orgId);

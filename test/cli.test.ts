@@ -15,7 +15,7 @@ let dir: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await startTestApp(database.db, { workers: false });
+  app = await startTestApp(database, { workers: false });
   dir = await mkdtemp(path.join(tmpdir(), 'voice-cli-'));
 });
 
@@ -26,13 +26,17 @@ afterAll(async () => {
 
 const admin = (...args: string[]) => runAdmin(database.url, args);
 
+// Every test here starts the CLI as separate Node processes (through tsx), up to nine in a row; on a
+// loaded machine one start takes seconds, so the bound is sized to that rather than the default 30 s.
+const CLI_TESTS = { timeout: 120_000 };
+
 async function newOrg(...extra: string[]): Promise<string> {
   const result = await admin('org', 'create', '--name', 'CLI org', '--json', ...extra);
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout).id;
 }
 
-describe('operator CLI', () => {
+describe('operator CLI', CLI_TESTS, () => {
   it('creates an org, an agent and a key that works against the API, then revokes it', async () => {
     const created = await admin('org', 'create', '--name', 'Acme', '--credits', '5000', '--plan', 'scale', '--from', '+918045678901', '--json');
     expect(created.code, created.stderr).toBe(0);
@@ -99,9 +103,9 @@ describe('operator CLI', () => {
   });
 });
 
-describe('delivery log', () => {
+describe('delivery log', CLI_TESTS, () => {
   it('prints an endpoint\'s attempts newest first', async () => {
-    const logged = await startTestApp(database.db, { workers: false, config: { webhookPrivateAllowlist: ['127.0.0.0/8'] } });
+    const logged = await startTestApp(database, { workers: false, config: { webhookPrivateAllowlist: ['127.0.0.0/8'] } });
     try {
       const orgId = await newOrg('--plan', 'scale');
       const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
@@ -131,7 +135,7 @@ describe('delivery log', () => {
   });
 });
 
-describe('contacts import', () => {
+describe('contacts import', CLI_TESTS, () => {
   async function events(orgId: string) {
     return database.db.selectFrom('events').select(['id', 'data']).where('org_id', '=', orgId).where('kind', '=', 'contact.created').execute();
   }

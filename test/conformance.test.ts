@@ -17,7 +17,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   // Calls step once a second, as in production, so a freshly placed call can still be canceled.
   // Webhook URLs point at a closed loopback port: deliveries fail at once and never leave the machine.
-  app = await startTestApp(database.db, { config: { simulatorStepMs: 1_000, webhookPrivateAllowlist: ['127.0.0.0/8'] } });
+  app = await startTestApp(database, { config: { simulatorStepMs: 1_000, webhookPrivateAllowlist: ['127.0.0.0/8'] } });
   org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
 });
 

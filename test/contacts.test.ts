@@ -9,7 +9,7 @@ let org: TestOrg;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await startTestApp(database.db, { workers: false });
+  app = await startTestApp(database, { workers: false });
   org = await createTestOrg(database.db, { planId: 'scale' });
 });
 

@@ -39,7 +39,7 @@ afterAll(async () => {
 describe('every operation', () => {
   it('answers 429 too_many_requests with Retry-After once the org is over its limit', async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 21, 12, 0, 0));
-    const app = await startTestApp(database.db, { workers: false, clock });
+    const app = await startTestApp(database, { workers: false, clock });
     try {
       const org = await createTestOrg(database.db);
       for (let i = 0; i < 120; i += 1) {
@@ -61,7 +61,7 @@ describe('every operation', () => {
     const org = await createTestOrg(database.db);
     const { db } = connectDatabase(database.url, { poolSize: 2 });
     // The key lookup is cached, so requests get past authentication before they need the database.
-    const app: TestApp = await startTestApp(db, { workers: false, config: { apiKeyCacheTtlMs: 30_000, logLevel: 'silent' } });
+    const app: TestApp = await startTestApp({ db, url: database.url }, { workers: false, config: { apiKeyCacheTtlMs: 30_000, logLevel: 'silent' } });
     try {
       expect((await rawRequest(app, 'GET', '/contacts', { headers: { Authorization: `Bearer ${org.key}` } })).status).toBe(200);
       await db.destroy();

@@ -75,7 +75,7 @@ describe('API reference page', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    app = await startTestApp(database.db, { workers: false });
+    app = await startTestApp(database, { workers: false });
     origin = app.baseUrl;
   });
 

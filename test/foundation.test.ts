@@ -11,7 +11,7 @@ let org: TestOrg;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await startTestApp(database.db, { workers: false });
+  app = await startTestApp(database, { workers: false });
   org = await createTestOrg(database.db);
 });
 
@@ -58,7 +58,7 @@ describe('authentication', () => {
 
   it('stops accepting a revoked key once the cache bound has passed', async () => {
     const clock = new ManualClock();
-    const cached = await startTestApp(database.db, { workers: false, clock, config: { apiKeyCacheTtlMs: 5_000 } });
+    const cached = await startTestApp(database, { workers: false, clock, config: { apiKeyCacheTtlMs: 5_000 } });
     try {
       const { key, prefix } = await issueApiKey(database.db, org.orgId);
       expect((await rawRequest(cached, 'GET', '/contacts', { headers: bearer(key) })).status).toBe(200);
@@ -76,8 +76,8 @@ describe('authentication', () => {
 describe('rate limit', () => {
   it('refuses the 121st request in a 60-second window, shares the window across instances, and slides', async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 21, 10, 0, 0, 0));
-    const first = await startTestApp(database.db, { workers: false, clock });
-    const second = await startTestApp(database.db, { workers: false, clock });
+    const first = await startTestApp(database, { workers: false, clock });
+    const second = await startTestApp(database, { workers: false, clock });
     const limited = await createTestOrg(database.db);
     try {
       for (let i = 0; i < 60; i += 1) {

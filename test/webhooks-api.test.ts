@@ -120,7 +120,7 @@ describe('a name that resolves to loopback (no allowlist)', () => {
     .find((name) => name !== 'localhost' && !name.endsWith('.localhost'));
 
   beforeAll(async () => {
-    strict = await startTestApp(env.database.db, { workers: false, config: { webhookPrivateAllowlist: [] } });
+    strict = await startTestApp(env.database, { workers: false, config: { webhookPrivateAllowlist: [] } });
   });
   afterAll(async () => {
     await strict?.close();

@@ -165,6 +165,19 @@ describe('POST /webhooks/{id}/test', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     expect(target.requests).toHaveLength(1);
   });
+
+  it('logs a port fetch never contacts (9, on its blocked-port list) as a guard refusal that took no time', async () => {
+    const { id } = await register(env, 'https://127.0.0.1:9/blocked');
+    const started = Date.now();
+    const { data } = await env.app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(data?.data).toMatchObject({
+      status: 'failed',
+      attempts: [{ status_code: null, failure_kind: 'guard', response_excerpt: "port 9 is on fetch's list of blocked ports; the request was not sent" }],
+    });
+    // The real duration, not the 10-second send timeout.
+    expect(data!.data.attempts[0]!.duration_ms).toBeLessThan(1_000);
+  });
 });
 
 describe('POST /webhooks/{id}/deliveries/{delivery_id}/redeliver', () => {

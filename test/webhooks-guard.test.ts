@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { addressRefusal, parseAllowlist } from '../src/events/address-policy.js';
-import { classifyError } from '../src/events/failure.js';
+import { classifyError, describeError } from '../src/events/failure.js';
 import { createGuardedAgent } from '../src/events/guarded-agent.js';
 import { postDelivery } from '../src/events/send.js';
 import { signatureHeader } from '../src/events/signature.js';
@@ -104,7 +104,7 @@ describe('the connect-time guard', () => {
 });
 
 describe('postDelivery', () => {
-  it('fails at once (not after the timeout) when fetch refuses the request before sending it', async () => {
+  it('fails at once (not after the timeout), as a guard refusal, when fetch refuses the request before sending it', async () => {
     const agent = createGuardedAgent({ allowlist: parseAllowlist(['127.0.0.0/8']), caCerts: [] });
     try {
       const started = Date.now();
@@ -114,7 +114,8 @@ describe('postDelivery', () => {
         (caught: unknown) => caught,
       );
       expect(Date.now() - started).toBeLessThan(2_000);
-      expect(classifyError(error)).toBe('other');
+      expect(classifyError(error)).toBe('guard');
+      expect(describeError(error)).toBe("port 9 is on fetch's list of blocked ports; the request was not sent");
     } finally {
       await agent.destroy();
     }

@@ -45,6 +45,58 @@ function holding() {
   };
 }
 
+/**
+ * With 6 events queued for an endpoint that never answers, waits until 4 attempts hang on it (the
+ * per-endpoint cap), then deletes it: the 204 comes well before the 10-second send timeout would end
+ * those attempts, no request to the endpoint starts afterwards (not the 2 queued deliveries, not a new
+ * event's), the hanging attempts' connections are closed, and the endpoint's rows are gone.
+ */
+async function deleteWhileHanging(env: WebhookEnv, target: Receiver, id: string): Promise<void> {
+  await env.database.db.transaction().execute((trx) =>
+    emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`))),
+  );
+  await target.waitFor(4, 9_000);
+  await sleep(300);
+  expect(target.started).toHaveLength(4);
+
+  const sentAt = Date.now();
+  const { response } = await env.app.client(env.org.key).DELETE('/webhooks/{id}', { params: { path: { id } } });
+  const answeredAt = Date.now();
+  expect(response.status).toBe(204);
+  // Aborted, not waited for: far from the 10 s the hanging attempts would otherwise last.
+  expect(answeredAt - sentAt).toBeLessThan(5_000);
+  // Every request that ever reached the receiver had started before the DELETE was even sent...
+  expect(Math.max(...target.started)).toBeLessThan(sentAt);
+  // ...and the aborted attempts closed their connections.
+  await expect.poll(() => target.pending, { timeout: 3_000, interval: 50 }).toBe(0);
+
+  // Nothing more: not the queued deliveries, not retries, not new events.
+  await emit(env, 'contact.created', contactCreated());
+  await sleep(2_500);
+  expect(target.started).toHaveLength(4);
+  expect(await env.database.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', id).execute()).toEqual([]);
+  expect(await env.database.db.selectFrom('webhooks').select('id').where('id', '=', id).execute()).toEqual([]);
+}
+
+/** Runs `work` while a delivery worker runs in another process (test/support/delivery-worker-process.ts). */
+async function withWorkerProcess(env: WebhookEnv, extraEnv: Record<string, string>, work: () => Promise<void>): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/delivery-worker-process.ts'], {
+    env: { ...process.env, WORKER_DATABASE_URL: env.database.url, WORKER_CA_PEM: (await testTls()).caCert, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+      child.once('exit', () => reject(new Error('worker process exited early')));
+    });
+    await work();
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await exited;
+  }
+}
+
 describe('isolation', () => {
   it('a hanging, resetting, redirecting, failing or flooding endpoint never delays a healthy one', { timeout: 40_000 }, async () => {
     const env = await environment();
@@ -56,17 +108,22 @@ describe('isolation', () => {
     for (const target of bad) await register(env, target.url);
     await register(env, healthy.url);
 
-    const emittedAt = Date.now();
     await env.database.db.transaction().execute((trx) =>
       emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`))),
     );
-    // Well before the hanging endpoint's 10-second timeout (generous for a loaded machine).
-    await healthy.waitFor(6, 6_000);
-    expect(Math.max(...healthy.requests.map((request) => request.receivedAt)) - emittedAt).toBeLessThan(5_000);
-    for (const target of bad) await target.waitFor(4, 6_000);
+    // The hanging endpoint's first 4 attempts are open: they end only at their 10-second timeout.
+    await hanging.waitFor(4, 9_000);
+    await healthy.waitFor(6, 9_000);
+    for (const target of bad) await target.waitFor(4, 9_000);
+    // All 4 hanging requests are still open (unanswered, connections up) and none is logged: every
+    // delivery above arrived while they were open, so nothing waited for the hanging endpoint's
+    // 10-second timeout (this needs no wall-clock bound, however slow the machine).
+    expect(hanging.pending).toBe(4);
+    expect(await listDeliveryLog(env.database.db, hangingId, { limit: 10 })).toEqual([]);
     // The hanging endpoint holds at most 4 attempts at a time (the per-endpoint cap).
     await sleep(500);
-    expect(hanging.requests).toHaveLength(4);
+    expect(hanging.started).toHaveLength(4);
+    expect(hanging.pending).toBe(4);
 
     // The 10-second timeout ends its attempts; they are logged as timeouts and the rest are sent.
     await expect
@@ -83,41 +140,51 @@ describe('isolation', () => {
 });
 
 describe('DELETE /webhooks/{id}', () => {
-  it('waits for attempts in flight, and after the 204 not one more request is sent', { timeout: 30_000 }, async () => {
+  // "Not one more request" means: no request to the endpoint *starts* after the 204. A request starts
+  // when the sender writes its first byte; every attempt holds the endpoint's send lock from its last
+  // check of the endpoint until it has ended, and DELETE aborts the attempts in flight and answers only
+  // once it holds that lock. So at the 204 every earlier attempt has ended (its connection closed) and
+  // none can begin. A request whose bytes were already written can still be read by the receiver after
+  // the 204 (they were on the wire), but it began before the DELETE was answered.
+  it('aborts attempts in flight instead of waiting for them: 204 at once, and no request starts after it', { timeout: 30_000 }, async () => {
     const env = await environment();
     env.worker({ start: true });
-    const hold = holding();
-    const target = await receiver(hold.behaviour);
+    const target = await receiver(hang);
     const { id } = await register(env, target.url);
-    await env.database.db.transaction().execute((trx) =>
-      emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`))),
-    );
-    await target.waitFor(4);
+    await deleteWhileHanging(env, target, id);
+  });
 
-    let answeredAt = 0;
-    const deleting = env.app
-      .client(env.org.key)
-      .DELETE('/webhooks/{id}', { params: { path: { id } } })
-      .then((result) => {
-        answeredAt = Date.now();
-        return result;
-      });
-    await sleep(700);
-    expect(answeredAt).toBe(0);
-    const releasedAt = Date.now();
-    hold.release(500);
-    const { response } = await deleting;
+  it('does the same when the attempts are another process\'s (told by notification)', { timeout: 40_000 }, async () => {
+    const env = await environment();
+    const target = await receiver(hang);
+    const { id } = await register(env, target.url);
+    await withWorkerProcess(env, {}, () => deleteWhileHanging(env, target, id));
+  });
+
+  it('does the same when that process does not listen (its lock session notices within a second)', { timeout: 40_000 }, async () => {
+    const env = await environment();
+    const target = await receiver(hang);
+    const { id } = await register(env, target.url);
+    await withWorkerProcess(env, { WORKER_LISTEN: 'off' }, () => deleteWhileHanging(env, target, id));
+  });
+
+  it('ends a test delivery in flight with not_found, and nothing is sent after the 204', { timeout: 30_000 }, async () => {
+    const env = await environment();
+    const target = await receiver(hang);
+    const { id } = await register(env, target.url);
+    const client = env.app.client(env.org.key);
+    const testing = client.POST('/webhooks/{id}/test', { params: { path: { id } } });
+    await target.waitFor(1, 9_000);
+    const sentAt = Date.now();
+    const { response } = await client.DELETE('/webhooks/{id}', { params: { path: { id } } });
     expect(response.status).toBe(204);
-    expect(answeredAt).toBeGreaterThanOrEqual(releasedAt);
-    const sent = target.requests.length;
-    expect(sent).toBe(4);
-
-    // Nothing more: not the queued deliveries, not retries, not new events.
-    await emit(env, 'contact.created', contactCreated());
-    await sleep(2_500);
-    expect(target.requests).toHaveLength(sent);
-    const left = await env.database.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', id).execute();
-    expect(left).toEqual([]);
+    expect(Date.now() - sentAt).toBeLessThan(5_000);
+    const tested = await testing;
+    expect(tested.response.status).toBe(404);
+    expect(tested.error).toMatchObject({ error: { code: 'not_found' } });
+    await sleep(1_000);
+    expect(target.started).toHaveLength(1);
+    expect(target.pending).toBe(0);
   });
 
   it('drops scheduled retries at once', async () => {

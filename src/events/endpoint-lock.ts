@@ -1,31 +1,59 @@
 // A pinned database session that holds the send locks of the attempts in flight (see
-// repositories/webhook-locks.ts), so DELETE waits for them and nothing is sent after it returns.
+// repositories/webhook-locks.ts), so a DELETE can tell when none is running and none can start. Each
+// entered endpoint comes with an AbortSignal: a deletion of the endpoint aborts it (directly in this
+// process, by notification from others, and in any case within WATCH_INTERVAL_MS, when the session
+// looks for deletions of the endpoints it is sending to), and so does the loss of the session.
 import type { Db } from '../database/connect.js';
 import * as locks from '../repositories/webhook-locks.js';
 import type { AttemptTarget } from './attempt.js';
+import { EndpointDeletedError, sendsInFlight, type InFlightSend } from './sends-in-flight.js';
+
+/** How often a session looks for deletions of the endpoints it is sending to (and checks it is alive). */
+const WATCH_INTERVAL_MS = 1_000;
 
 /** An endpoint entered for sending: where to send, with which secrets, and whether it is active. */
 export interface SendTarget extends AttemptTarget {
   active: boolean;
 }
 
+/** An endpoint entered for one attempt, holding its send lock until leave(). */
+export interface EnteredEndpoint {
+  target: SendTarget;
+  /** Aborted when the endpoint is being deleted, or the session is closed or lost: stop sending. */
+  signal: AbortSignal;
+  /** Whether the attempt was aborted because the endpoint is being deleted. */
+  readonly deleted: boolean;
+  /** Releases the send lock; call once the attempt has ended (or was aborted). Idempotent. */
+  leave(): Promise<void>;
+}
+
 /** Holds send locks on one pinned connection; if the session is lost, `signal` aborts its sends. */
 export class EndpointLockSession {
   private readonly controller = new AbortController();
+  private readonly entered = new Map<InFlightSend, string>();
+  private readonly watchTimer: NodeJS.Timeout;
+  private watching = false;
   private closed = false;
 
   private constructor(
     private readonly conn: Db,
     private readonly release: () => void,
     private readonly pinned: Promise<void>,
-  ) {}
+    private readonly onLost: (error: unknown) => void,
+  ) {
+    this.watchTimer = setInterval(() => void this.watch(), WATCH_INTERVAL_MS);
+    this.watchTimer.unref();
+  }
 
-  /** Pins a pool connection for the session; throws when none can be had. */
-  static async open(db: Db): Promise<EndpointLockSession> {
+  /**
+   * Pins a pool connection for the session; throws when none can be had. `onLost` hears about the
+   * error that lost the session while it watched (the attempts relying on it are aborted).
+   */
+  static async open(db: Db, onLost: (error: unknown) => void = () => undefined): Promise<EndpointLockSession> {
     return new Promise((resolve, reject) => {
       const pinned: Promise<void> = db
         .connection()
-        .execute((conn) => new Promise<void>((release) => resolve(new EndpointLockSession(conn, release, pinned))));
+        .execute((conn) => new Promise<void>((release) => resolve(new EndpointLockSession(conn, release, pinned, onLost))));
       pinned.catch(reject);
     });
   }
@@ -41,36 +69,49 @@ export class EndpointLockSession {
   }
 
   /**
-   * Enters an endpoint for one send, holding its send lock until leave(). Null (nothing held) when the
-   * endpoint is gone or being deleted. Database errors mark the session lost and propagate.
+   * Enters an endpoint for one attempt, holding its send lock until leave(). Null (nothing held) when
+   * the endpoint is gone or being deleted. Database errors mark the session lost and propagate.
    */
-  async enter(webhookId: string, now: Date): Promise<SendTarget | null> {
-    const row = await this.guard(async () => {
-      if (!(await locks.tryLockForSending(this.conn, webhookId))) return undefined;
-      const found = await locks.readSendTarget(this.conn, webhookId);
-      if (!found) await locks.unlockForSending(this.conn, webhookId);
-      return found;
-    });
+  async enter(webhookId: string, now: Date): Promise<EnteredEndpoint | null> {
+    // Registered before the check: a deletion that begins after it finds this attempt and aborts it.
+    const send = sendsInFlight.begin(webhookId);
+    let row: locks.SendTargetRow | undefined;
+    try {
+      row = await this.guard(async () => {
+        if (!(await locks.tryLockForSending(this.conn, webhookId))) return undefined;
+        const found = await locks.readSendTarget(this.conn, webhookId);
+        if (!found) await locks.unlockForSending(this.conn, webhookId);
+        return found;
+      });
+    } finally {
+      if (!row) send.end();
+    }
     if (!row) return null;
+    this.entered.set(send, webhookId);
     const graceOpen = row.previous_secret !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
-    return { url: row.url, secrets: graceOpen ? [row.secret, row.previous_secret!] : [row.secret], active: row.active };
-  }
-
-  /** Leaves an endpoint entered with enter(). A no-op once the session is closed or lost. */
-  async leave(webhookId: string): Promise<void> {
-    if (!this.usable) return;
-    await this.guard(() => locks.unlockForSending(this.conn, webhookId));
-  }
-
-  /** Checks the session is alive; marks it lost (aborting its sends) and throws when it is not. */
-  async ping(): Promise<void> {
-    await this.guard(() => locks.pingSession(this.conn));
+    let left = false;
+    return {
+      target: { url: row.url, secrets: graceOpen ? [row.secret, row.previous_secret!] : [row.secret], active: row.active },
+      signal: AbortSignal.any([this.controller.signal, send.signal]),
+      get deleted() {
+        return send.signal.reason instanceof EndpointDeletedError;
+      },
+      leave: async () => {
+        if (left) return;
+        left = true;
+        this.entered.delete(send);
+        send.end();
+        // A closed or lost session holds no locks any more.
+        if (this.usable) await this.guard(() => locks.unlockForSending(this.conn, webhookId));
+      },
+    };
   }
 
   /** Aborts what still relies on the session, releases every lock and unpins the connection. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.watchTimer);
     this.controller.abort();
     try {
       // Even after an error: the connection goes back to the pool and must not keep any lock.
@@ -83,12 +124,28 @@ export class EndpointLockSession {
     }
   }
 
+  /** Aborts the attempts to endpoints being deleted; proves the session alive (marks it lost otherwise). */
+  private async watch(): Promise<void> {
+    if (this.watching || !this.usable) return;
+    this.watching = true;
+    try {
+      const deleting = new Set(await this.guard(() => locks.deletionsPending(this.conn, [...new Set(this.entered.values())])));
+      for (const [send, webhookId] of this.entered) {
+        if (deleting.has(webhookId)) send.abort(new EndpointDeletedError(webhookId));
+      }
+    } catch (error) {
+      if (!this.closed) this.onLost(error);
+    } finally {
+      this.watching = false;
+    }
+  }
+
   private async guard<T>(work: () => Promise<T>): Promise<T> {
     if (!this.usable) throw new Error('the endpoint lock session is closed');
     try {
       return await work();
     } catch (error) {
-      this.controller.abort();
+      this.controller.abort(error);
       throw error;
     }
   }

@@ -2,12 +2,12 @@
 // a host name resolves to and to IP literals, so DNS rebinding cannot reach an internal address.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, buildConnector } from 'undici';
 import { addressRefusal, type Allowlist } from './address-policy.js';
 
-/** A connection the address policy refused; classified as failure kind `guard`. */
-class GuardError extends Error {
+/** A connection the sending policy refused; classified as failure kind `guard`. */
+export class GuardError extends Error {
   readonly code = 'ERR_WEBHOOK_GUARD';
 }
 
@@ -38,10 +38,13 @@ export interface GuardedAgentOptions {
 
 /** Builds an undici Agent whose every connection passes the address policy; TLS is verified. */
 export function createGuardedAgent({ allowlist, caCerts }: GuardedAgentOptions): Agent {
+  // Extra CAs go into one secure context for the agent's life: passed as `ca`, they would be parsed
+  // again, with the whole system store, on every connection (tens of milliseconds of blocked event loop each).
+  const secureContext = caCerts.length > 0 ? createSecureContext({ ca: [...rootCertificates, ...caCerts] }) : undefined;
   const connector = buildConnector({
     timeout: 10_000,
     lookup: guardedLookup(allowlist),
-    ...(caCerts.length > 0 ? { ca: [...rootCertificates, ...caCerts] } : {}),
+    ...(secureContext ? { secureContext } : {}),
   });
   const connect: buildConnector.connector = (options, callback) => {
     const host = options.hostname.replace(/^\[(.*)\]$/, '$1');

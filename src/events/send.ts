@@ -2,9 +2,10 @@
 // most the first 500 characters of the answer read (the rest of the stream is cancelled, not buffered).
 import ky, { type Options } from 'ky';
 import type { Dispatcher } from 'undici';
+import { GuardError } from './guarded-agent.js';
 
 /** How long a receiver has to answer. */
-const DELIVERY_TIMEOUT_MS = 10_000;
+export const DELIVERY_TIMEOUT_MS = 10_000;
 
 /** How much of a response body the delivery log keeps. */
 const EXCERPT_CHARS = 500;
@@ -41,16 +42,14 @@ async function readExcerpt(body: ReadableStream<Uint8Array> | null): Promise<str
 }
 
 /**
- * The fetch ky calls: it sends `body` itself and cancels ky's copy of it at once. ky cancels its clone
- * of the request body when it is done, and a tee'd stream's cancel only settles once the other branch
- * is read or cancelled too, so a request refused before its body was read (fetch's "bad port" list,
- * for one) would otherwise leave ky pending for ever.
+ * The fetch ky calls: it adds the body itself. ky is given no body on purpose: it would wrap it in a
+ * stream, tee that stream to keep a copy for retries, and, when fetch refuses the request before
+ * reading the body (fetch's blocked "bad port" list, for one), wait for ever on cancelling the copy,
+ * so the attempt would only end at the 10-second deadline and be logged as taking that long.
  */
-function fetchSending(body: string, dispatcher: Dispatcher): typeof fetch {
+function fetchWithBody(body: string, dispatcher: Dispatcher): typeof fetch {
   return async (input) => {
     const request = input as Request;
-    // Not awaited: it settles once ky cancels the other branch too.
-    void request.body?.cancel().catch(() => undefined);
     const init: RequestInit & { dispatcher: Dispatcher } = {
       method: request.method,
       headers: request.headers,
@@ -59,8 +58,24 @@ function fetchSending(body: string, dispatcher: Dispatcher): typeof fetch {
       signal: request.signal,
       dispatcher,
     };
-    return fetch(request.url, init);
+    try {
+      return await fetch(request.url, init);
+    } catch (error) {
+      throw refusalByFetch(error, request.url) ?? error;
+    }
   };
+}
+
+/**
+ * fetch refuses some ports outright (the Fetch standard's port blocking: 9, 25, 6000...) without
+ * contacting the host. That is a sending policy, like the address guard, so it is reported as one
+ * (failure kind `guard`) with a message that says what happened.
+ */
+function refusalByFetch(error: unknown, url: string): GuardError | null {
+  const cause = error instanceof TypeError ? (error.cause as { message?: unknown } | undefined) : undefined;
+  if (cause?.message !== 'bad port') return null;
+  const { port } = new URL(url);
+  return new GuardError(`port ${port} is on fetch's list of blocked ports; the request was not sent`);
 }
 
 /**
@@ -77,13 +92,12 @@ export async function postDelivery(
 ): Promise<HttpAnswer> {
   const deadline = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
   const options: Options = {
-    body,
     headers,
     timeout: DELIVERY_TIMEOUT_MS,
     retry: 0,
     redirect: 'manual',
     throwHttpErrors: false,
-    fetch: fetchSending(body, dispatcher),
+    fetch: fetchWithBody(body, dispatcher),
     signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
   };
   const response = await ky.post(url, options);

@@ -3,15 +3,15 @@
 // LISTEN/NOTIFY, and by a periodic sweep for retries that fall due and leases that expired.
 import type { Agent } from 'undici';
 import type { AppDeps } from '../app-deps.js';
-import { embeddedUrl } from '../database/embedded.js';
 import type { BackgroundWorker } from '../workers.js';
 import { findDueDeliveries, leaseDeliveries, type LeasedDelivery } from '../repositories/webhook-deliveries.js';
 import { parseAllowlist } from './address-policy.js';
-import { performAttempt } from './attempt.js';
+import { performAttempt, type AttemptResult } from './attempt.js';
 import { EndpointLockSession } from './endpoint-lock.js';
 import { createGuardedAgent } from './guarded-agent.js';
 import { listenForDeliveries, type DeliveryListener } from './notifications.js';
 import { abandonLeasedDelivery, LeaseLostError, recordLeasedAttempt } from './outcome.js';
+import { sendsInFlight } from './sends-in-flight.js';
 
 /** Tuning of a delivery worker; every field but listenUrl has a default. */
 export interface DeliveryWorkerOptions {
@@ -29,7 +29,9 @@ export interface DeliveryWorkerOptions {
 
 const DEFAULTS: Omit<DeliveryWorkerOptions, 'listenUrl'> = {
   perEndpointConcurrency: 4,
-  globalConcurrency: 32,
+  // Attempts are network waits, cheap to hold; the cap must stay far above what hanging endpoints can
+  // take (4 each, up to 10 s): with 32, eight of them starved every other endpoint.
+  globalConcurrency: 256,
   sweepIntervalMs: 1_000,
   leaseMs: 60_000,
 };
@@ -61,9 +63,17 @@ export class DeliveryWorker implements BackgroundWorker {
   /** Starts listening for new deliveries and sweeping for due ones. */
   start(): void {
     if (this.options.listenUrl) {
-      this.listener = listenForDeliveries(this.options.listenUrl, () => this.wake(), this.deps.logger);
+      this.listener = listenForDeliveries(
+        this.options.listenUrl,
+        {
+          onDelivery: () => this.wake(),
+          // Another process is deleting the endpoint: stop sending to it now (see sends-in-flight.ts).
+          onDeletion: (webhookId) => sendsInFlight.abortEndpoint(webhookId),
+        },
+        this.deps.logger,
+      );
     }
-    this.timer = setInterval(() => this.tick(), this.options.sweepIntervalMs);
+    this.timer = setInterval(() => this.wake(), this.options.sweepIntervalMs);
     this.timer.unref();
     this.wake();
   }
@@ -97,16 +107,6 @@ export class DeliveryWorker implements BackgroundWorker {
     await this.session?.close().catch(() => undefined);
     await Promise.allSettled([...this.running]);
     await this.agent.destroy();
-  }
-
-  private tick(): void {
-    const session = this.session;
-    if (session?.usable) {
-      session.ping().catch((error: unknown) => {
-        this.deps.logger.error({ err: error }, 'webhook lock session lost; aborting attempts in flight');
-      });
-    }
-    this.wake();
   }
 
   private wake(): void {
@@ -151,7 +151,9 @@ export class DeliveryWorker implements BackgroundWorker {
   private async lockSession(): Promise<EndpointLockSession> {
     if (this.session?.usable) return this.session;
     await this.session?.close().catch(() => undefined);
-    this.session = await EndpointLockSession.open(this.deps.db);
+    this.session = await EndpointLockSession.open(this.deps.db, (error) => {
+      this.deps.logger.error({ err: error }, 'webhook lock session lost; aborting attempts in flight');
+    });
     return this.session;
   }
 
@@ -174,28 +176,37 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   private async deliver(session: EndpointLockSession, delivery: LeasedDelivery): Promise<void> {
-    const target = await session.enter(delivery.webhookId, this.deps.clock.now());
+    const entered = await session.enter(delivery.webhookId, this.deps.clock.now());
     // Gone or being deleted: its deliveries go with it (or the lease expires if the deletion fails).
-    if (!target) return;
+    if (!entered) return;
+    let result: AttemptResult;
     try {
-      if (!target.active) {
+      if (!entered.target.active) {
         await abandonLeasedDelivery(this.deps.db, delivery);
         return;
       }
       const context = { dispatcher: this.agent, clock: this.deps.clock, logger: this.deps.logger };
-      const result = await performAttempt(context, target, delivery.event, session.signal);
-      // Stopped or lost the lock mid-send: record nothing; the lease expires and the delivery is retried.
-      if (session.signal.aborted) return;
-      await recordLeasedAttempt(this.deps.db, delivery, result, this.deps.logger);
+      result = await performAttempt(context, entered.target, delivery.event, entered.signal);
     } finally {
-      await session.leave(delivery.webhookId);
+      // The attempt is over: a deletion waiting for it may go ahead (recording needs no lock).
+      await entered.leave();
     }
+    // Aborted mid-send (the endpoint is being deleted, or this worker stopped or lost its lock
+    // session): record nothing; the lease expires and the delivery is retried if it still exists.
+    if (entered.signal.aborted) return;
+    await recordLeasedAttempt(this.deps.db, delivery, result, this.deps.logger);
   }
 }
 
-/** Creates and starts the delivery worker for the app; LISTENs on the service database. */
+/**
+ * Creates and starts the delivery worker for the app; LISTENs on the app's database
+ * (`config.databaseUrl`, which main.ts sets to the database it opened).
+ */
 export function startDeliveryWorker(deps: AppDeps, options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
-  const listenUrl = deps.config.databaseUrl ?? embeddedUrl(deps.config.embeddedPostgresPort);
+  const listenUrl = deps.config.databaseUrl;
+  if (!listenUrl) {
+    throw new Error('startDeliveryWorker needs config.databaseUrl, the URL of the database the app uses (its LISTEN connection goes there)');
+  }
   const worker = new DeliveryWorker(deps, { listenUrl, ...options });
   worker.start();
   return worker;

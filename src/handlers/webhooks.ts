@@ -27,9 +27,9 @@ export const updateWebhook: OperationHandler<'updateWebhook'> = async ({ auth, p
   return { status: 200, body: { data: await webhooks.updateWebhook(deps, auth.orgId, params.id, body) } };
 };
 
-/** deleteWebhook: 204 once nothing more can be sent to the endpoint; 404 when not in the org. */
+/** deleteWebhook: 204 once attempts in flight are aborted and nothing more can be sent; 404 when not in the org. */
 export const deleteWebhook: OperationHandler<'deleteWebhook'> = async ({ auth, params }, deps) => {
-  await webhooks.deleteWebhook(deps.db, auth.orgId, params.id);
+  await webhooks.deleteWebhook(deps, auth.orgId, params.id);
   return { status: 204, body: undefined };
 };
 

@@ -1,9 +1,12 @@
 // Advisory locks that make DELETE /webhooks/{id} final. A sender holds the endpoint's "send" lock
-// (shared, session level) from just before its last check of the endpoint until its attempt is
-// recorded; DELETE first takes the endpoint's "delete" lock (an intent that new senders see and back
-// off from), then the "send" lock exclusively, which waits for every sender in flight, then deletes.
+// (shared, session level) from just before its last check of the endpoint until its attempt has
+// ended (answered, failed or aborted). DELETE first takes the endpoint's "delete" lock (an intent
+// that new senders see and back off from, and that senders in flight look for), then asks senders in
+// flight to abort, then takes the "send" lock exclusively, which waits until every one has stopped,
+// then deletes. So when DELETE commits, no attempt to the endpoint is running and none can start.
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
+import { DELETION_CHANNEL } from '../events/sends-in-flight.js';
 
 const sendKey = (id: string) => sql`hashtextextended(${`webhook-send:${id}`}, 0)`;
 const deleteKey = (id: string) => sql`hashtextextended(${`webhook-delete:${id}`}, 0)`;
@@ -47,17 +50,41 @@ export async function unlockAll(conn: Db): Promise<void> {
   await sql`SELECT pg_advisory_unlock_all()`.execute(conn);
 }
 
-/** A cheap round trip proving the session (and so its locks) is alive; throws otherwise. */
-export async function pingSession(conn: Db): Promise<void> {
-  await sql`SELECT 1`.execute(conn);
+/**
+ * Of the endpoints `ids`, those a deletion has begun for (it holds their delete lock). One round trip
+ * on `conn`'s session that also proves the session alive; throws when it is not.
+ */
+export async function deletionsPending(conn: Db, ids: string[]): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    SELECT id FROM unnest(${ids}::text[]) AS id
+    WHERE NOT pg_try_advisory_xact_lock_shared(hashtextextended('webhook-delete:' || id, 0))`.execute(conn);
+  return rows.map((row) => row.id);
 }
 
 /**
- * Inside a deleting transaction: announces the deletion, then waits until no sender is in flight for
- * the endpoint (bounded by `timeoutMs`, after which it throws). Both locks last until the transaction ends.
+ * Inside a deleting transaction: announces the deletion (senders that have not checked the endpoint
+ * yet back off; senders in flight find it within a second) and bounds this transaction's lock waits
+ * by `lockTimeoutMs` and its statements by `statementTimeoutMs`. Waits while another deletion of the
+ * same endpoint runs. The lock lasts until the transaction ends.
  */
-export async function lockForDeletion(trx: Db, id: string, timeoutMs: number): Promise<void> {
-  await sql`SELECT set_config('lock_timeout', ${`${timeoutMs}ms`}, true)`.execute(trx);
+export async function beginDeletion(trx: Db, id: string, limits: { lockTimeoutMs: number; statementTimeoutMs: number }): Promise<void> {
+  await sql`SELECT set_config('lock_timeout', ${`${limits.lockTimeoutMs}ms`}, true),
+                   set_config('statement_timeout', ${`${limits.statementTimeoutMs}ms`}, true)`.execute(trx);
   await sql`SELECT pg_advisory_xact_lock(${deleteKey(id)})`.execute(trx);
+}
+
+/**
+ * Asks every process to abort its attempts to the endpoint now. Sent outside the deleting transaction
+ * (a notification made inside it would only be delivered at its commit, after the wait it is meant to end).
+ */
+export async function notifyDeletion(db: Db, id: string): Promise<void> {
+  await sql`SELECT pg_notify(${DELETION_CHANNEL}, ${id})`.execute(db);
+}
+
+/**
+ * Inside a deleting transaction, after beginDeletion: waits until no sender is in flight for the
+ * endpoint (bounded by the lock timeout, after which it throws). The lock lasts until the transaction ends.
+ */
+export async function waitForSenders(trx: Db, id: string): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(${sendKey(id)})`.execute(trx);
 }

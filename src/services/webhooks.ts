@@ -6,16 +6,18 @@ import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
 import { newEventId, type EventKind } from '../events/emit.js';
 import { parseAllowlist } from '../events/address-policy.js';
-import { performAttempt } from '../events/attempt.js';
+import { performAttempt, type AttemptResult } from '../events/attempt.js';
 import { EndpointLockSession } from '../events/endpoint-lock.js';
 import type { FailureKind } from '../events/failure.js';
 import { createGuardedAgent } from '../events/guarded-agent.js';
 import { recordTestDelivery } from '../events/outcome.js';
+import { DELIVERY_TIMEOUT_MS } from '../events/send.js';
+import { sendsInFlight } from '../events/sends-in-flight.js';
 import { assertDeliverableUrl, UrlRefusedError } from '../events/url-guard.js';
 import { ApiError, invalidField, notFound } from '../http/errors.js';
 import * as attempts from '../repositories/webhook-attempts.js';
 import * as deliveries from '../repositories/webhook-deliveries.js';
-import { lockForDeletion } from '../repositories/webhook-locks.js';
+import * as locks from '../repositories/webhook-locks.js';
 import * as webhooks from '../repositories/webhooks.js';
 
 type Schemas = components['schemas'];
@@ -30,8 +32,15 @@ const MAX_WEBHOOKS_PER_ORG = 20;
 /** How long the previous secret keeps signing after a rotation. */
 const SECRET_GRACE_MS = 24 * 3_600_000;
 
-/** The longest a deletion waits for attempts in flight (each ends within its 10 s timeout). */
-const DELETE_WAIT_MS = 30_000;
+/**
+ * The longest a deletion waits for attempts in flight to stop. They are aborted at once (in other
+ * processes within about a second); this bound only matters when a sender cannot be told, and it is
+ * longer than the 10-second send timeout after which every attempt ends anyway.
+ */
+const DELETE_LOCK_WAIT_MS = DELIVERY_TIMEOUT_MS + 5_000;
+
+/** A deleting transaction's statement timeout: room for the lock wait above, whatever the pool's default. */
+const DELETE_STATEMENT_TIMEOUT_MS = DELETE_LOCK_WAIT_MS + 5_000;
 
 const ENDPOINT = 'webhook endpoint';
 
@@ -157,14 +166,23 @@ export async function updateWebhook(
 }
 
 /**
- * Deletes the endpoint for good. Returns only once no attempt to it is in flight, and none can start
- * afterwards (see repositories/webhook-locks.ts). Throws not_found.
+ * Deletes the endpoint for good. Attempts to it in flight are aborted, not waited for; returns once
+ * every one has stopped and none can start any more (see repositories/webhook-locks.ts), so after
+ * this no request to the endpoint begins. Throws not_found.
  */
-export async function deleteWebhook(db: Db, orgId: string, id: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
     await requireWebhook(trx, orgId, id);
-    await lockForDeletion(trx, id, DELETE_WAIT_MS);
-    await webhooks.deleteWebhookRow(trx, orgId, id);
+    await locks.beginDeletion(trx, id, { lockTimeoutMs: DELETE_LOCK_WAIT_MS, statementTimeoutMs: DELETE_STATEMENT_TIMEOUT_MS });
+    // Stop the attempts in flight: this process's at once, other processes' through the notification
+    // (or, should it be missed, their lock session's watch within a second).
+    sendsInFlight.abortEndpoint(id);
+    locks.notifyDeletion(deps.db, id).catch((error: unknown) => {
+      deps.logger.warn({ err: error, webhookId: id }, 'could not notify workers of a webhook deletion; they notice it within a second');
+    });
+    await locks.waitForSenders(trx, id);
+    // Another deletion of it may have finished while this one waited for its turn.
+    if (!(await webhooks.deleteWebhookRow(trx, orgId, id))) throw notFound(ENDPOINT);
   });
 }
 
@@ -201,24 +219,30 @@ export async function sendTestEvent(deps: AppDeps, orgId: string, id: string): P
     allowlist: parseAllowlist(deps.config.webhookPrivateAllowlist),
     caCerts: deps.config.webhookCaCerts,
   });
-  const session = await EndpointLockSession.open(deps.db);
+  let result: AttemptResult;
   try {
-    const target = await session.enter(id, deps.clock.now());
-    if (!target) throw notFound(ENDPOINT);
-    let deliveryId: string | undefined;
+    const session = await EndpointLockSession.open(deps.db);
     try {
-      const context = { dispatcher: agent, clock: deps.clock, logger: deps.logger };
-      const result = await performAttempt(context, target, event, session.signal);
-      deliveryId = await recordTestDelivery(deps.db, { orgId, webhookId: id }, event, result, deps.logger);
+      const entered = await session.enter(id, deps.clock.now());
+      if (!entered) throw notFound(ENDPOINT);
+      try {
+        const context = { dispatcher: agent, clock: deps.clock, logger: deps.logger };
+        result = await performAttempt(context, entered.target, event, entered.signal);
+      } finally {
+        await entered.leave();
+      }
+      // Aborted because the endpoint is being deleted: it is gone.
+      if (entered.deleted) throw notFound(ENDPOINT);
+      if (entered.signal.aborted) throw new Error('the webhook lock session was lost during a test delivery');
     } finally {
-      await session.leave(id);
+      await session.close();
     }
-    if (!deliveryId) throw notFound(ENDPOINT);
-    return await deliveryView(deps.db, id, deliveryId);
   } finally {
-    await session.close();
     await agent.destroy();
   }
+  const deliveryId = await recordTestDelivery(deps.db, { orgId, webhookId: id }, event, result, deps.logger);
+  if (!deliveryId) throw notFound(ENDPOINT);
+  return deliveryView(deps.db, id, deliveryId);
 }
 
 /**

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logger.js';
 import type { AppDeps, Clock } from '../../src/app-deps.js';
 import { startWorkers, type BackgroundWorker } from '../../src/workers.js';
 import type { Db } from '../../src/database/connect.js';
+import type { TestDatabase } from './database.js';
 import { createAgent, createOrg } from '../../src/services/orgs.js';
 import { issueApiKey } from '../../src/services/api-keys.js';
 import { SimulatedProvider } from '../../src/provider/simulator.js';
@@ -50,10 +51,17 @@ export interface TestAppOptions {
   workers?: boolean;
 }
 
-/** Builds and starts an app over `db` on 127.0.0.1 with response validation on. */
-export async function startTestApp(db: Db, options: TestAppOptions = {}): Promise<TestApp> {
+/** The database a test app runs on: its Kysely instance and the URL it connects to (for LISTEN). */
+export type TestAppDatabase = Pick<TestDatabase, 'db' | 'url'>;
+
+/**
+ * Builds and starts an app over `database` on 127.0.0.1 with response validation on. Its config's
+ * databaseUrl is the database's URL, as src/main.ts sets it, so the delivery worker can LISTEN.
+ */
+export async function startTestApp({ db, url }: TestAppDatabase, options: TestAppOptions = {}): Promise<TestApp> {
   const config: Config = {
     ...loadConfig({}),
+    databaseUrl: url,
     port: 0,
     logLevel: 'silent',
     apiKeyCacheTtlMs: 0,

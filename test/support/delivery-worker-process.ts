@@ -1,5 +1,6 @@
-// A delivery worker in its own process, for crash tests: started by a test, killed with SIGKILL.
-// Reads WORKER_DATABASE_URL and WORKER_CA_PEM; prints "ready" once it is sweeping.
+// A delivery worker in its own process, for crash and deletion tests: started by a test, killed with
+// SIGKILL. Reads WORKER_DATABASE_URL and WORKER_CA_PEM, and WORKER_LISTEN=off to run without a LISTEN
+// connection (sweeping only, and never hearing deletion notifications); prints "ready" once it is sweeping.
 import { systemClock } from '../../src/app-deps.js';
 import { loadConfig } from '../../src/config.js';
 import { connectDatabase } from '../../src/database/connect.js';
@@ -14,6 +15,6 @@ const config = {
 };
 const { db } = connectDatabase(url, { poolSize: 4 });
 const deps = { db, config, clock: systemClock, logger: createLogger('silent'), provider: new SimulatedProvider(1_000) };
-const worker = new DeliveryWorker(deps, { listenUrl: url });
+const worker = new DeliveryWorker(deps, { listenUrl: process.env.WORKER_LISTEN === 'off' ? null : url });
 worker.start();
 process.stdout.write('ready\n');

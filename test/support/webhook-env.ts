@@ -22,11 +22,10 @@ export interface WebhookEnv {
 export async function webhookEnv(options: { clock?: Clock; config?: Partial<Config> } = {}): Promise<WebhookEnv> {
   const database = await createTestDatabase();
   const tls = await testTls();
-  const app = await startTestApp(database.db, {
+  const app = await startTestApp(database, {
     workers: false,
     ...(options.clock ? { clock: options.clock } : {}),
     config: {
-      databaseUrl: database.url,
       webhookPrivateAllowlist: ['127.0.0.0/8'],
       webhookCaCerts: [tls.caCert],
       ...options.config,

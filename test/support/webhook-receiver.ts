@@ -92,7 +92,12 @@ export const hugeBody =
 export interface Receiver {
   url: string;
   port: number;
+  /** The requests whose body arrived in full, in order of arrival. */
   requests: ReceivedRequest[];
+  /** When each request began to arrive (its headers were read), whether or not its body ever completed. */
+  started: number[];
+  /** Requests that began to arrive and whose connection is still open with no answer sent. */
+  readonly pending: number;
   /** The current behaviour; replace it at any time. */
   behaviour: Behaviour;
   /** Resolves once at least `count` requests arrived; rejects after `timeoutMs`. */
@@ -108,10 +113,15 @@ export async function startReceiver(
   const { key, cert } = tls ?? (await testTls());
   const sockets = new Set<Socket>();
   const waiters: Array<() => void> = [];
+  let pending = 0;
   const receiver: Receiver = {
     url: '',
     port: 0,
     requests: [],
+    started: [],
+    get pending() {
+      return pending;
+    },
     behaviour,
     waitFor: (count, timeoutMs = 5_000) =>
       new Promise((resolve, reject) => {
@@ -133,6 +143,9 @@ export async function startReceiver(
     },
   };
   const server = https.createServer({ key, cert }, (request, response) => {
+    receiver.started.push(Date.now());
+    pending += 1;
+    response.once('close', () => (pending -= 1));
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {

@@ -1,0 +1,85 @@
+// The floor of the stack: a bare Koa app whose routes replay, through pg with the service's pool
+// settings, the SQL the service sends for each read scenario (captured from the real services). No
+// validation, authentication, rate limit, logging or mapping. Run as a child: `baseline-server.ts PLAN.json`.
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import Router from '@koa/router';
+import type pg from 'pg';
+import { connectDatabase } from '../../src/database/connect.js';
+import type { Statement, StatementPlan } from './capture.js';
+
+/** What the baseline serves: per scenario, the captured statements and the id parameter to replace. */
+export interface BaselinePlan {
+  databaseUrl: string;
+  poolSize: number;
+  routes: Record<string, { plan: StatementPlan; idParameter?: string }>;
+}
+
+const TRANSACTION_START = /^(begin|start transaction)\b/i;
+const TRANSACTION_END = /^(commit|rollback)\b/i;
+
+/** Runs a plan's steps in order (a transaction on one client, concurrent steps in parallel); returns each statement's rows. */
+async function replay(pool: pg.Pool, plan: StatementPlan, bind: (value: unknown) => unknown): Promise<unknown[][]> {
+  const results: unknown[][] = [];
+  const run = async (target: pg.Pool | pg.PoolClient, statement: Statement) => {
+    const result = await target.query(statement.sql, statement.parameters.map(bind));
+    return result.rows as unknown[];
+  };
+  let client: pg.PoolClient | null = null;
+  try {
+    for (const step of plan) {
+      const first = step[0]!;
+      if (!client && TRANSACTION_START.test(first.sql)) {
+        client = await pool.connect();
+        await run(client, first);
+      } else if (client) {
+        const rows = await run(client, first);
+        if (TRANSACTION_END.test(first.sql)) {
+          client.release();
+          client = null;
+        } else results.push(rows);
+      } else {
+        results.push(...(await Promise.all(step.map((statement) => run(pool, statement)))));
+      }
+    }
+  } catch (error) {
+    if (client) client.release(true);
+    throw error;
+  }
+  return results;
+}
+
+async function main(): Promise<void> {
+  const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as BaselinePlan;
+  const { pool } = connectDatabase(plan.databaseUrl, { poolSize: plan.poolSize });
+  const router = new Router();
+  const serve = (name: string, id: string | undefined) => {
+    const route = plan.routes[name];
+    if (!route) return undefined;
+    const bind = (value: unknown) => (id !== undefined && value === route.idParameter ? id : value);
+    return replay(pool, route.plan, bind);
+  };
+  router.get('/:scenario{/:id}', async (ctx) => {
+    const data = await serve(ctx.params.scenario!, ctx.params.id);
+    if (data === undefined) ctx.status = 404;
+    else ctx.body = { data };
+  });
+  const app = new Koa();
+  app.use(router.routes());
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.stdout.write(`baseline listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+  process.on('SIGTERM', () => {
+    server.close();
+    server.closeAllConnections();
+    void pool.end().finally(() => process.exit(0));
+  });
+}
+
+main().catch((error: unknown) => {
+  console.error('baseline failed to start:', error);
+  process.exit(1);
+});

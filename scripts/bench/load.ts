@@ -1,0 +1,84 @@
+// One closed-loop load run with autocannon: a warm-up that is thrown away, then the measured run.
+// Latencies are taken from autocannon's per-response times (sub-millisecond), not its 1 ms histogram.
+import autocannon from 'autocannon';
+
+/** One request to send; called for every request, so paths and bodies can vary. */
+export interface RequestSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** How to load a server: where, with what, how hard and for how long. */
+export interface LoadOptions {
+  /** The server's origin, e.g. http://127.0.0.1:3000. */
+  origin: string;
+  next: () => RequestSpec;
+  connections: number;
+  durationSec: number;
+  warmupSec: number;
+  /** The server process's CPU time so far in ms, read around the measured run. */
+  serverCpuMs: () => number;
+}
+
+/** What a run measured: throughput, latency percentiles of 2xx answers (ms) and failures. */
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Connection errors (timeouts included) and non-2xx answers. */
+  errors: number;
+  statusCodes: Record<string, number>;
+  /** CPU time the server process spent per request (ms), from its user + system time. */
+  serverCpuMsPerRequest: number;
+}
+
+/** The p-th percentile (0..100) of ascending values, nearest rank. */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+function fire(options: LoadOptions, durationSec: number, latencies: number[] | null): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: options.origin,
+        connections: options.connections,
+        duration: durationSec,
+        timeout: 10,
+        requests: [{ setupRequest: (request) => ({ ...request, ...options.next() }) }],
+      },
+      (error: unknown, result) => (error ? reject(error) : resolve(result)),
+    );
+    if (latencies) {
+      instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+        if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+      });
+    }
+  });
+}
+
+/** Runs the warm-up and the measured run; resolves with the measured run's numbers. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  if (options.warmupSec > 0) await fire(options, options.warmupSec, null);
+  const latencies: number[] = [];
+  const cpuBefore = options.serverCpuMs();
+  const result = await fire(options, options.durationSec, latencies);
+  const cpu = options.serverCpuMs() - cpuBefore;
+  const sorted = Float64Array.from(latencies).sort();
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count ?? 0;
+  return {
+    requests: result.requests.total,
+    rps: result.requests.total / options.durationSec,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    errors: result.errors + result.non2xx,
+    statusCodes,
+    serverCpuMsPerRequest: cpu / Math.max(1, result.requests.total),
+  };
+}

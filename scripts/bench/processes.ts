@@ -1,0 +1,100 @@
+// Child processes under test: started with tsx's loader (so the pid is the server itself), watched
+// until they print their address, sampled for resident memory, and stopped by their own pid.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** A running child process started by the benchmark. */
+export interface Child {
+  pid: number;
+  /** The first capture group of the ready pattern (the base URL). */
+  address: string;
+  /** Milliseconds from spawn until the ready pattern was printed. */
+  startMs: number;
+  /** Everything the child wrote so far (for error reports). */
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/**
+ * Spawns `node --import tsx <script>` (plus `nodeArgs`) and resolves once its stdout matches `ready`.
+ * Rejects, killing the child, when it exits first or `timeoutMs` passes.
+ */
+export async function startChild(
+  script: string,
+  options: { args?: string[]; nodeArgs?: string[]; env: NodeJS.ProcessEnv; ready: RegExp; timeoutMs: number },
+): Promise<Child> {
+  const started = performance.now();
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
+    { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`${script} did not start within ${options.timeoutMs} ms`)), options.timeoutMs);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${error.message}\n${output}`));
+    };
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = options.ready.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1] ?? '');
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => fail(new Error(`${script} exited with ${code} before it was ready`)));
+  });
+  const startMs = performance.now() - started;
+  return {
+    pid: child.pid!,
+    address,
+    startMs,
+    output: () => output,
+    stop: async (graceMs = 15_000) => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** The resident set size of a process in MiB (Linux /proc); null when it cannot be read. */
+export function rssMiB(pid: number): number | null {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc, 100 ticks per second). */
+export function cpuMs(pid: number): number {
+  // Fields after the command name (which may contain spaces): state is field 3, utime 14, stime 15.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Samples a process's RSS every `intervalMs` until stopped; stop() returns the peak in MiB. */
+export function sampleRss(pid: number, intervalMs = 200): { stop(): number } {
+  let peak = rssMiB(pid) ?? 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssMiB(pid) ?? 0);
+  }, intervalMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, rssMiB(pid) ?? 0);
+    },
+  };
+}

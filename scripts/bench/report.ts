@@ -1,0 +1,158 @@
+// The benchmark report: the targets of the performance issue checked against the numbers, a text
+// table for stdout (and the README), and the JSON form.
+import type { LoadResult } from './load.js';
+import type { WebhookReport } from './webhooks.js';
+
+/** One HTTP scenario's numbers, with the baseline's for reads. */
+export interface ScenarioReport {
+  name: string;
+  title: string;
+  service: LoadResult;
+  baseline?: LoadResult;
+  /** The service's peak resident memory during this scenario, in MiB. */
+  serviceRssMiB: number;
+}
+
+/** Everything one run measured, as written to bench-report.json. */
+export interface BenchReport {
+  date: string;
+  machine: { cpu: string; cores: number; memoryGiB: number; os: string; node: string; postgres: string };
+  /** The 1-minute load average when the run started and ended (other processes share the cores). */
+  loadAverage: { start: number; end: number };
+  settings: Record<string, string | number>;
+  seed: { seeded: boolean; seconds: number };
+  scenarios: ScenarioReport[];
+  webhooks: (WebhookReport & { serviceRssMiB: number }) | null;
+  startup: { readyMs: number[]; medianMs: number };
+  memory: { idleRssMiB: number; peakRssMiB: number };
+  targets: Array<{ target: string; measured: string; met: boolean }>;
+  totalSeconds: number;
+}
+
+/** The median of a list of numbers (the middle one, or the upper middle one). */
+export function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+}
+
+const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
+const ratio = (value: number) => value.toFixed(2);
+const us = (valueMs: number) => (valueMs * 1000).toFixed(0);
+
+/** Checks every target of the issue that the report has numbers for. */
+export function evaluateTargets(report: Omit<BenchReport, 'targets'>): BenchReport['targets'] {
+  const targets: BenchReport['targets'] = [];
+  for (const { title, service, baseline } of report.scenarios) {
+    if (!baseline) continue;
+    const rps = service.rps / baseline.rps;
+    const p99 = service.p99 / baseline.p99;
+    targets.push({ target: `${title}: throughput >= 0.7 x baseline`, measured: `${ratio(rps)} x`, met: rps >= 0.7 });
+    targets.push({ target: `${title}: p99 <= 2 x baseline`, measured: `${ratio(p99)} x`, met: p99 <= 2 });
+  }
+  const big = report.scenarios.find((s) => s.name === 'calls-big')?.service;
+  const small = report.scenarios.find((s) => s.name === 'calls-small')?.service;
+  if (big && small) {
+    for (const key of ['p50', 'p99'] as const) {
+      const value = big[key] / small[key];
+      targets.push({
+        target: `GET /calls first page ${key}: 1,000,000-call org <= 1.5 x 1,000-call org`,
+        measured: `${ratio(value)} x (${ms(big[key])} vs ${ms(small[key])} ms)`,
+        met: value <= 1.5,
+      });
+    }
+  }
+  const hooks = report.webhooks;
+  if (hooks) {
+    targets.push({
+      target: 'webhook deliveries/s to healthy receivers >= 500',
+      measured: `${hooks.backlog.perSecond.toFixed(0)}/s`,
+      met: hooks.backlog.perSecond >= 500 && hooks.backlog.missing === 0,
+    });
+    targets.push({
+      target: `event-to-first-attempt p99 < 250 ms (${hooks.withHanging.offeredPerSecond}/s, hanging receiver active)`,
+      measured: `${ms(hooks.withHanging.p99)} ms`,
+      met: hooks.withHanging.p99 < 250 && hooks.withHanging.missing === 0,
+    });
+    const allowed = Math.max(hooks.withoutHanging.p99 * 1.2, hooks.withoutHanging.p99 + 10);
+    targets.push({
+      target: 'hanging receiver does not move the others\' p99 (<= max(1.2 x, +10 ms))',
+      measured: `${ms(hooks.withHanging.p99)} vs ${ms(hooks.withoutHanging.p99)} ms`,
+      met: hooks.withHanging.p99 <= allowed,
+    });
+  }
+  targets.push({
+    target: 'ready to serve <= 1.5 s after start (existing database)',
+    measured: `${report.startup.medianMs.toFixed(0)} ms`,
+    met: report.startup.medianMs <= 1500,
+  });
+  targets.push({
+    target: 'resident memory < 250 MB during load',
+    measured: `${report.memory.peakRssMiB.toFixed(0)} MiB`,
+    met: report.memory.peakRssMiB * 1.048576 < 250,
+  });
+  return targets;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  const rule = `|${widths.map((width, i) => (i === 0 ? ` ${'-'.repeat(width)} ` : ` ${'-'.repeat(width - 1)}: `)).join('|')}|`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+/** The report as Markdown tables (what stdout shows and the README keeps). */
+export function formatReport(report: BenchReport): string {
+  const { machine } = report;
+  const out: string[] = [
+    `Benchmark of ${report.date} on ${machine.cores} x ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}, PostgreSQL ${machine.postgres}.`,
+    `Load average ${report.loadAverage.start.toFixed(1)} at the start, ${report.loadAverage.end.toFixed(1)} at the end.`,
+    `Settings: ${Object.entries(report.settings).map(([key, value]) => `${key}=${value}`).join(', ')}.`,
+    '',
+  ];
+  const rows = report.scenarios.map(({ title, service, baseline }) => [
+    title,
+    service.rps.toFixed(0),
+    ms(service.p50),
+    ms(service.p99),
+    String(service.errors),
+    baseline ? baseline.rps.toFixed(0) : '-',
+    baseline ? ms(baseline.p50) : '-',
+    baseline ? ms(baseline.p99) : '-',
+    baseline ? String(baseline.errors) : '-',
+    baseline ? ratio(service.rps / baseline.rps) : '-',
+    baseline ? ratio(service.p99 / baseline.p99) : '-',
+    `${us(service.serverCpuMsPerRequest)}${baseline ? ` / ${us(baseline.serverCpuMsPerRequest)}` : ''}`,
+  ]);
+  out.push(
+    table(
+      ['Scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'floor req/s', 'floor p50', 'floor p99', 'floor errors', 'req/s ratio', 'p99 ratio', 'CPU us/req (floor)'],
+      rows,
+    ),
+  );
+  const hooks = report.webhooks;
+  if (hooks) {
+    out.push(
+      '',
+      table(
+        ['Webhook delivery (49 healthy receivers + 1 that never answers)', 'value'],
+        [
+          [`Backlog of ${hooks.backlog.events} events: deliveries/s to healthy receivers`, `${hooks.backlog.perSecond.toFixed(0)}/s (${hooks.backlog.deliveries} in ${hooks.backlog.seconds.toFixed(1)} s, ${hooks.backlog.missing} missing)`],
+          [`Steady ${hooks.withHanging.offeredPerSecond}/s, hanging receiver active: first attempt p50 / p99`, `${ms(hooks.withHanging.p50)} / ${ms(hooks.withHanging.p99)} ms (${hooks.withHanging.missing} missing)`],
+          [`Steady ${hooks.withoutHanging.offeredPerSecond}/s, hanging receiver switched off: p50 / p99`, `${ms(hooks.withoutHanging.p50)} / ${ms(hooks.withoutHanging.p99)} ms (${hooks.withoutHanging.missing} missing)`],
+        ],
+      ),
+    );
+  }
+  out.push(
+    '',
+    table(
+      ['Process', 'value'],
+      [
+        ['Ready to serve after start (median of 3; existing database)', `${report.startup.medianMs.toFixed(0)} ms (${report.startup.readyMs.map((v) => v.toFixed(0)).join(', ')})`],
+        ['Resident memory: idle after start / peak during load', `${report.memory.idleRssMiB.toFixed(0)} / ${report.memory.peakRssMiB.toFixed(0)} MiB`],
+      ],
+    ),
+    '',
+    table(['Target', 'measured', 'met'], report.targets.map((t) => [t.target, t.measured, t.met ? 'yes' : 'NO'])),
+  );
+  return out.join('\n');
+}
