@@ -14,6 +14,8 @@ export interface Child {
   output(): string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
   stop(graceMs?: number): Promise<number | null>;
+  /** SIGKILL at once, if still running. */
+  kill(): void;
 }
 
 /**
@@ -57,6 +59,9 @@ export async function startChild(
     address,
     startMs,
     output: () => output,
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
     stop: async (graceMs = 15_000) => {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill('SIGTERM');

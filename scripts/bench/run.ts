@@ -9,6 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../../src/database/connect.js';
+import type { OpenDatabase } from '../../src/database/open.js';
 import type { BaselinePlan } from './baseline-server.js';
 import { captureStatements } from './capture.js';
 import { openBenchDatabase } from './database.js';
@@ -80,22 +81,23 @@ async function main(): Promise<void> {
   const profile = option('profile') !== undefined;
   const wanted = (name: string) => !only || only.includes(name);
   const children: Child[] = [];
+  const temp = mkdtempSync(path.join(os.tmpdir(), 'voice-bench-'));
+  let database: OpenDatabase | null = null;
+  // On the watchdog or an interrupt: the servers and the embedded PostgreSQL go with the benchmark.
+  const abandon = (code: number) => {
+    for (const child of children) child.kill();
+    rmSync(temp, { recursive: true, force: true });
+    void Promise.resolve(database?.close()).finally(() => process.exit(code));
+  };
   const watchdog = setTimeout(() => {
-    log(`still running after ${WATCHDOG_MS / 60_000} minutes; killing the servers and giving up`);
-    for (const child of children) process.kill(child.pid, 'SIGKILL');
-    process.exit(1);
+    log(`still running after ${WATCHDOG_MS / 60_000} minutes; stopping the servers and giving up`);
+    abandon(1);
   }, WATCHDOG_MS);
   watchdog.unref();
-  // Interrupted: the servers go with the benchmark (the embedded PostgreSQL stops in `finally`-less exit too).
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      for (const child of children) process.kill(child.pid, 'SIGKILL');
-      void database.close().finally(() => process.exit(130));
-    });
-  }
+  process.once('SIGINT', () => abandon(130));
+  process.once('SIGTERM', () => abandon(143));
 
-  const database = await openBenchDatabase(4);
-  const temp = mkdtempSync(path.join(os.tmpdir(), 'voice-bench-'));
+  database = await openBenchDatabase(4);
   try {
     log(`database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL at ${database.url}`}`);
     const fixture = await seedBenchmark(database.db);

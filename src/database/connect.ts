@@ -34,6 +34,11 @@ export function connectDatabase(url: string, options: ConnectOptions): { db: Db;
   });
   // An idle client losing its server connection must not crash the process.
   pool.on('error', () => undefined);
+  // Nor a checked-out one between two queries (a transaction awaiting other work, the webhook lock
+  // session holding its locks): the pool removes its idle listener while a client is out, and an
+  // 'error' event with no listener kills the process. The client's next query fails instead, and the
+  // pool discards the client when it comes back.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
 }
