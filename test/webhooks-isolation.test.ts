@@ -2,6 +2,7 @@
 // attempts in flight, and a worker killed mid-delivery loses nothing.
 import { spawn } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { emitEvents } from '../src/events/emit.js';
 import { DeliveryWorker } from '../src/events/worker.js';
@@ -201,6 +202,38 @@ describe('DELETE /webhooks/{id}', () => {
     clock.advance(24 * 3_600_000);
     expect(await worker.runOnce()).toBe(0);
     expect(target.requests).toHaveLength(1);
+  });
+});
+
+describe('a lost lock session', () => {
+  it('aborts its attempts and records nothing; the worker carries on with a new session', { timeout: 30_000 }, async () => {
+    const env = await environment();
+    env.worker({ start: true });
+    const hanging = await receiver(hang);
+    const { id } = await register(env, hanging.url);
+    await emit(env, 'contact.created', contactCreated());
+    await hanging.waitFor(1, 9_000);
+
+    // Cut the session's connection, as a database restart or a network failure would. Its client is
+    // checked out of the pool, idle between queries: the process must not die of the error.
+    const { rows } = await sql<{ pid: number }>`
+      SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%pg_try_advisory%'`.execute(env.database.db);
+    expect(rows).toHaveLength(1);
+
+    // The session's watch notices within a second: the attempt is aborted and nothing is logged; the
+    // delivery stays claimed (its lease expires and it is sent again, as after a crash).
+    await expect.poll(() => hanging.pending, { timeout: 5_000, interval: 50 }).toBe(0);
+    expect(await listDeliveryLog(env.database.db, id, { limit: 10 })).toEqual([]);
+    const [delivery] = await env.database.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).execute();
+    expect(delivery).toMatchObject({ status: 'pending', attempt_count: 0 });
+    expect(delivery!.lease_expires_at).not.toBeNull();
+
+    // The worker goes on with a new session.
+    const healthy = await receiver(answer(200));
+    await register(env, healthy.url);
+    await emit(env, 'contact.created', contactCreated());
+    await healthy.waitFor(1, 9_000);
   });
 });
 

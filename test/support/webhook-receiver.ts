@@ -160,7 +160,10 @@ export async function startReceiver(
       receiver.behaviour(request, response);
     });
   });
-  server.on('secureConnection', (socket: Socket) => {
+  // Every TCP connection, from accept on: one still in its TLS handshake when close() is called would
+  // otherwise keep server.close() waiting until the client gives up (undici, for one, dials again when
+  // a request in flight is aborted).
+  server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
