@@ -6,6 +6,7 @@ import * as calls from './2026-11-21-002-calls.js';
 import * as webhooks from './2026-11-21-003-webhooks.js';
 import * as rateLimitAsyncCommit from './2026-11-21-005-rate-limit-async-commit.js';
 import * as rateLimitBatches from './2026-11-21-006-rate-limit-batches.js';
+import * as recordAttemptFunction from './2026-11-21-007-record-attempt-function.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21-003-webhooks': webhooks,
   '2026-11-21-005-rate-limit-async-commit': rateLimitAsyncCommit,
   '2026-11-21-006-rate-limit-batches': rateLimitBatches,
+  '2026-11-21-007-record-attempt-function': recordAttemptFunction,
 };

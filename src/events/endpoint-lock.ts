@@ -31,13 +31,16 @@ export interface EnteredEndpoint {
 export class EndpointLockSession {
   private readonly controller = new AbortController();
   private readonly entered = new Map<InFlightSend, string>();
+  /** Send locks this session holds, by endpoint: how many attempts share each, and whether it was had. */
+  private readonly holds = new Map<string, { users: number; locked: Promise<boolean> }>();
   private readonly watchTimer: NodeJS.Timeout;
   private watching = false;
   private closed = false;
 
   private constructor(
+    private readonly db: Db,
     private readonly conn: Db,
-    private readonly release: () => void,
+    private readonly unpin: () => void,
     private readonly pinned: Promise<void>,
     private readonly onLost: (error: unknown) => void,
   ) {
@@ -53,7 +56,7 @@ export class EndpointLockSession {
     return new Promise((resolve, reject) => {
       const pinned: Promise<void> = db
         .connection()
-        .execute((conn) => new Promise<void>((release) => resolve(new EndpointLockSession(conn, release, pinned, onLost))));
+        .execute((conn) => new Promise<void>((release) => resolve(new EndpointLockSession(db, conn, release, pinned, onLost))));
       pinned.catch(reject);
     });
   }
@@ -70,21 +73,22 @@ export class EndpointLockSession {
 
   /**
    * Enters an endpoint for one attempt, holding its send lock until leave(). Null (nothing held) when
-   * the endpoint is gone or being deleted. Database errors mark the session lost and propagate.
+   * the endpoint is gone or being deleted. Database errors on the session mark it lost and propagate.
    */
   async enter(webhookId: string, now: Date): Promise<EnteredEndpoint | null> {
     // Registered before the check: a deletion that begins after it finds this attempt and aborts it.
     const send = sendsInFlight.begin(webhookId);
     let row: locks.SendTargetRow | undefined;
+    let holding = false;
     try {
-      row = await this.guard(async () => {
-        if (!(await locks.tryLockForSending(this.conn, webhookId))) return undefined;
-        const found = await locks.readSendTarget(this.conn, webhookId);
-        if (!found) await locks.unlockForSending(this.conn, webhookId);
-        return found;
-      });
+      holding = await this.acquire(webhookId);
+      // Read through the pool: the send lock is held, so a deletion that has not begun waits for us.
+      if (holding) row = await locks.readSendTarget(this.db, webhookId);
     } finally {
-      if (!row) send.end();
+      if (!row) {
+        send.end();
+        if (holding) await this.releaseQuietly(webhookId);
+      }
     }
     if (!row) return null;
     this.entered.set(send, webhookId);
@@ -101,10 +105,47 @@ export class EndpointLockSession {
         left = true;
         this.entered.delete(send);
         send.end();
-        // A closed or lost session holds no locks any more.
-        if (this.usable) await this.guard(() => locks.unlockForSending(this.conn, webhookId));
+        await this.release(webhookId);
       },
     };
+  }
+
+  /**
+   * Takes the endpoint's send lock for one more attempt. The session takes it from PostgreSQL only for
+   * the first attempt in flight to the endpoint; later ones share it, so a busy endpoint costs no lock
+   * round trips. False when a deletion holds the lock.
+   */
+  private async acquire(webhookId: string): Promise<boolean> {
+    let hold = this.holds.get(webhookId);
+    if (!hold) {
+      hold = { users: 0, locked: this.guard(() => locks.tryLockForSending(this.conn, webhookId)) };
+      hold.locked.catch(() => undefined);
+      this.holds.set(webhookId, hold);
+    }
+    hold.users += 1;
+    let locked = false;
+    try {
+      locked = await hold.locked;
+    } finally {
+      if (!locked) await this.releaseQuietly(webhookId);
+    }
+    return locked;
+  }
+
+  /** Gives back one attempt's share of the send lock; the last one out unlocks it in PostgreSQL. */
+  private async release(webhookId: string): Promise<void> {
+    const hold = this.holds.get(webhookId);
+    if (!hold) return;
+    hold.users -= 1;
+    if (hold.users > 0) return;
+    this.holds.delete(webhookId);
+    const locked = await hold.locked.catch(() => false);
+    // A closed or lost session holds no locks any more.
+    if (locked && this.usable) await this.guard(() => locks.unlockForSending(this.conn, webhookId));
+  }
+
+  private async releaseQuietly(webhookId: string): Promise<void> {
+    await this.release(webhookId).catch(() => undefined);
   }
 
   /** Aborts what still relies on the session, releases every lock and unpins the connection. */
@@ -119,7 +160,7 @@ export class EndpointLockSession {
     } catch {
       // A dead connection holds no locks: the server released them with the session.
     } finally {
-      this.release();
+      this.unpin();
       await this.pinned.catch(() => undefined);
     }
   }

@@ -18,30 +18,9 @@ const AUTO_DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
 /** The lease was lost: another worker took the delivery over; nothing was recorded. */
 export class LeaseLostError extends Error {}
 
-async function logAttempt(
-  trx: Db,
-  webhookId: string,
-  deliveryId: string,
-  attempt: number,
-  result: AttemptResult,
-  logger: Logger,
-): Promise<void> {
-  // A payload we refused to send says nothing about the endpoint's health.
-  if (result.failureKind !== 'invalid_payload') {
-    const succeeded = result.failureKind === null;
-    const health = await webhooks.recordEndpointHealth(trx, webhookId, {
-      at: result.attemptedAt,
-      statusCode: result.statusCode,
-      succeeded,
-    });
-    const failingFor = health?.failingSince ? result.attemptedAt.getTime() - health.failingSince.getTime() : 0;
-    if (health?.active && failingFor >= AUTO_DISABLE_AFTER_MS) {
-      await webhooks.deactivateWebhook(trx, webhookId, result.attemptedAt);
-      const dropped = await deliveries.abandonPendingDeliveries(trx, webhookId);
-      logger.warn({ webhookId, failingSince: health.failingSince, dropped }, 'webhook endpoint switched off after 5 days of failures');
-    }
-  }
-  await attempts.insertAttempt(trx, {
+/** The delivery-log line for an attempt, with the log's rules. */
+function logLine(webhookId: string, deliveryId: string, attempt: number, result: AttemptResult): attempts.AttemptToLog {
+  return {
     id: result.id,
     deliveryId,
     webhookId,
@@ -51,8 +30,17 @@ async function logAttempt(
     excerpt: result.excerpt,
     durationMs: result.durationMs,
     attemptedAt: result.attemptedAt,
-  });
-  await attempts.pruneAttempts(trx, webhookId, ATTEMPT_LOG_SIZE);
+    // A payload we refused to send says nothing about the endpoint's health.
+    affectsHealth: result.failureKind !== 'invalid_payload',
+    logSize: ATTEMPT_LOG_SIZE,
+    disableAfterMs: AUTO_DISABLE_AFTER_MS,
+  };
+}
+
+function reportSwitchOff(logger: Logger, webhookId: string, effect: attempts.LogEffect): void {
+  if (effect.switchedOff) {
+    logger.warn({ webhookId, failingSince: effect.failingSince, dropped: effect.abandoned }, 'webhook endpoint switched off after 5 days of failures');
+  }
 }
 
 /** The delivery's state after an attempt: done, due again later, or abandoned. */
@@ -63,8 +51,8 @@ function stateAfter(attemptsMade: number, result: AttemptResult) {
 }
 
 /**
- * Records a worker's attempt on a leased delivery in one transaction. Throws LeaseLostError (nothing
- * recorded) when the lease is no longer held; database errors propagate.
+ * Records a worker's attempt on a leased delivery in one transaction (one round trip). Throws
+ * LeaseLostError (nothing recorded) when the lease is no longer held; database errors propagate.
  */
 export async function recordLeasedAttempt(
   db: Db,
@@ -73,14 +61,9 @@ export async function recordLeasedAttempt(
   logger: Logger,
 ): Promise<void> {
   const attempt = delivery.attemptCount + 1;
-  await db.transaction().execute(async (trx) => {
-    // The endpoint row first: one lock order everywhere (endpoint, then delivery) and one recorder at a time.
-    if (!(await webhooks.lockWebhookForRecording(trx, delivery.webhookId))) return;
-    if (!(await deliveries.settleDelivery(trx, delivery, stateAfter(attempt, result)))) {
-      throw new LeaseLostError(`delivery ${delivery.id} was taken over by another worker`);
-    }
-    await logAttempt(trx, delivery.webhookId, delivery.id, attempt, result, logger);
-  });
+  const recorded = await attempts.recordLeasedAttempt(db, delivery, stateAfter(attempt, result), logLine(delivery.webhookId, delivery.id, attempt, result));
+  if (recorded.outcome === 'lease_lost') throw new LeaseLostError(`delivery ${delivery.id} was taken over by another worker`);
+  if (recorded.outcome === 'recorded') reportSwitchOff(logger, delivery.webhookId, recorded);
   if (result.failureKind !== null && result.failureKind !== 'invalid_payload') {
     logger.info({ deliveryId: delivery.id, attempt, failureKind: result.failureKind, status: result.statusCode }, 'webhook attempt failed');
   }
@@ -114,7 +97,7 @@ export async function recordTestDelivery(
       nextAttemptAt: null,
       createdAt: result.attemptedAt,
     });
-    await logAttempt(trx, target.webhookId, deliveryId, 1, result, logger);
+    reportSwitchOff(logger, target.webhookId, await attempts.logAttempt(trx, logLine(target.webhookId, deliveryId, 1, result)));
     return deliveryId;
   });
 }

@@ -120,29 +120,3 @@ export async function lockWebhookForRecording(trx: Db, id: string): Promise<bool
   return row !== undefined;
 }
 
-/**
- * Stores the latest attempt's time and HTTP status and moves the failure streak: started by a failure
- * when none is running, ended by a success. Returns the streak start and whether the endpoint is active.
- */
-export async function recordEndpointHealth(
-  trx: Db,
-  id: string,
-  attempt: { at: Date; statusCode: number | null; succeeded: boolean },
-): Promise<{ failingSince: Date | null; active: boolean } | undefined> {
-  const row = await trx
-    .updateTable('webhooks')
-    .set({
-      last_delivery_at: attempt.at,
-      last_delivery_status: attempt.statusCode,
-      failing_since: attempt.succeeded ? null : sql<Date>`coalesce(failing_since, ${attempt.at}::timestamptz)`,
-    })
-    .where('id', '=', id)
-    .returning(['failing_since', 'active'])
-    .executeTakeFirst();
-  return row && { failingSince: row.failing_since, active: row.active };
-}
-
-/** Switches an endpoint off (automatic disable). */
-export async function deactivateWebhook(trx: Db, id: string, now: Date): Promise<void> {
-  await trx.updateTable('webhooks').set({ active: false, updated_at: now }).where('id', '=', id).execute();
-}
