@@ -1,5 +1,6 @@
-// Child processes under test: started with tsx's loader (so the pid is the server itself), watched
-// until they print their address, sampled for resident memory, and stopped by their own pid.
+// Child processes under test: started by node itself (TypeScript through tsx's loader), so the pid is
+// the server's; watched until they print their address, sampled for resident memory, and stopped by
+// their own pid.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
@@ -19,7 +20,7 @@ export interface Child {
 }
 
 /**
- * Spawns `node --import tsx <script>` (plus `nodeArgs`) and resolves once its stdout matches `ready`.
+ * Spawns `node <script>` (with `--import tsx` for a .ts script, plus `nodeArgs`) and resolves once its stdout matches `ready`.
  * Rejects, killing the child, when it exits first or `timeoutMs` passes.
  */
 export async function startChild(
@@ -29,7 +30,7 @@ export async function startChild(
   const started = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
+    [...(options.nodeArgs ?? []), ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...(options.args ?? [])],
     { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

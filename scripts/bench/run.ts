@@ -37,6 +37,8 @@ const SERVICE_SETTINGS = {
   SIMULATOR_STEP_MS: '600000',
   WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8',
 };
+// The service as `npm start` runs it: the build in dist/ (`npm run bench` builds it first).
+const SERVICE_SCRIPT = 'dist/src/main.js';
 const SERVICE_READY = /Base URL : (http:\/\/[^\s/]+)\/api\/v1/;
 const BASELINE_READY = /baseline listening on (http:\/\/\S+)/;
 
@@ -134,7 +136,7 @@ async function main(): Promise<void> {
     let service: Child | null = null;
     for (let boot = 1; boot <= BOOTS; boot += 1) {
       const t0 = performance.now();
-      const child = await startChild('src/main.ts', {
+      const child = await startChild(SERVICE_SCRIPT, {
         env: serviceEnv,
         ready: SERVICE_READY,
         timeoutMs: 60_000,

@@ -2,11 +2,12 @@
 import { createRequire } from 'node:module';
 import type * as Generated from '../../generated/validators.js';
 import type { EventKind } from './emit.js';
+import { projectFile } from '../project-files.js';
 
 const require = createRequire(import.meta.url);
 
 /** Every validator `npm run gen` compiled from the spec. */
-export const validators = require('../../generated/validators.cjs') as typeof Generated;
+export const validators = require(projectFile('generated/validators.cjs')) as typeof Generated;
 
 /** The spec's envelope schema for each event kind: what a delivery body must satisfy. */
 export const envelopeValidators: Record<EventKind, Generated.Validator<unknown>> = {

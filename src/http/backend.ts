@@ -6,15 +6,17 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type Koa from 'koa';
 import type { AppDeps } from '../app-deps.js';
+import { projectFile } from '../project-files.js';
 import { ApiError, invalidField } from './errors.js';
 import { findUnstorableValue } from './text-guard.js';
 import { undeclaredQueryParameter, validationError } from './validation-errors.js';
+import { installCompiledMatcher } from './operation-matcher.js';
 import { RateLimiter } from './rate-limit.js';
 import type { ApiKeyAuthenticator, AuthContext } from './auth.js';
 import type { HandlerMap, OperationId, OperationInput } from './types.js';
 
 export const API_ROOT = '/api/v1';
-const SPEC_PATH = new URL('../../generated/openapi.json', import.meta.url);
+const SPEC_PATH = projectFile('generated/openapi.json');
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 /** The bundled spec, loaded once. */
@@ -205,6 +207,7 @@ export async function createBackend(
   // about a tenth of the CPU of a cheap request; the document never changes after init.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
+  installCompiledMatcher(api.router);
   return api;
 }
 

@@ -2,9 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type Router from '@koa/router';
+import { projectFile } from '../project-files.js';
 
-const SPEC_JSON_PATH = new URL('../../generated/openapi.json', import.meta.url);
-const SPEC_YAML_PATH = new URL('../../spec/openapi.yaml', import.meta.url);
+const SPEC_JSON_PATH = projectFile('generated/openapi.json');
+const SPEC_YAML_PATH = projectFile('spec/openapi.yaml');
 const REDOC_BUNDLE_PATH = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
 // Everything the page needs comes from this server; the policy also stops Redoc's footer logo from

@@ -1,0 +1,52 @@
+// The compiled operation matcher gives exactly the answers of openapi-backend's own, for every path
+// template of the spec with every method, plus near misses (unknown paths, trailing slashes, other roots).
+import { OpenAPIRouter, type Document } from 'openapi-backend';
+import { describe, expect, it } from 'vitest';
+import { API_ROOT, apiDocument } from '../src/http/backend.js';
+import { installCompiledMatcher } from '../src/http/operation-matcher.js';
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
+
+function answer(router: OpenAPIRouter, method: string, path: string, strict: boolean): string {
+  try {
+    return router.matchOperation({ method, path, headers: {} }, strict)?.operationId ?? 'undefined';
+  } catch (error) {
+    return `throws ${(error as Error).message}`;
+  }
+}
+
+describe('compiled operation matcher', () => {
+  it('answers like openapi-backend for every template, method and near miss', () => {
+    const original = new OpenAPIRouter({ definition: apiDocument as Document, apiRoot: API_ROOT });
+    const compiled = new OpenAPIRouter({ definition: apiDocument as Document, apiRoot: API_ROOT });
+    installCompiledMatcher(compiled);
+    const templates = Object.keys(apiDocument.paths ?? {});
+    const concrete = templates.map((template) => template.replace(/\{[^}]+\}/g, '0b7c4a4e-1f0e-4a43-9d1c-2b1d0c6f7a10'));
+    const paths = [
+      ...concrete.map((path) => `${API_ROOT}${path}`),
+      ...concrete.map((path) => `${API_ROOT}${path}/`),
+      ...concrete.map((path) => `${API_ROOT}${path}/extra`),
+      ...templates.map((template) => `${API_ROOT}${template}`),
+      `${API_ROOT}`,
+      `${API_ROOT}/`,
+      `${API_ROOT}/nope`,
+      `${API_ROOT}x/calls`,
+      '/calls',
+      '/',
+    ];
+    let compared = 0;
+    for (const path of paths) {
+      for (const method of METHODS) {
+        for (const strict of [true, false]) {
+          expect(answer(compiled, method, path, strict), `${method} ${path} strict=${strict}`).toBe(answer(original, method, path, strict));
+          compared += 1;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(400);
+    // Sanity: the comparison covers real hits, 404s and 405s.
+    expect(answer(compiled, 'get', `${API_ROOT}/calls`, true)).toBe('listCalls');
+    expect(answer(compiled, 'put', `${API_ROOT}/calls`, true)).toMatch(/^throws 405/);
+    expect(answer(compiled, 'get', `${API_ROOT}/nope`, true)).toMatch(/^throws 404/);
+  });
+});
