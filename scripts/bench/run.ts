@@ -3,7 +3,7 @@
 // measurements, then prints the report and writes bench-report.json. Stops by itself (15-minute watchdog).
 // Options: --duration=SECONDS (per measured run, default 10), --only=NAME,... (scenario names or
 // `webhooks`), --profile (CPU profile of the measured server in .data/bench-profiles).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -37,10 +37,21 @@ const SERVICE_SETTINGS = {
   SIMULATOR_STEP_MS: '600000',
   WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8',
 };
-// The service as `npm start` runs it: the build in dist/ (`npm run bench` builds it first).
-const SERVICE_SCRIPT = 'dist/src/main.js';
+// The service exactly as `npm start` runs it (`node [flags] dist/src/main.js`, the build that
+// `npm run bench` makes first): its node flags and script are read from package.json.
+const START_WORDS = startCommand();
+const SERVICE_SCRIPT = START_WORDS[START_WORDS.length - 1]!;
+const SERVICE_NODE_ARGS = START_WORDS.slice(0, -1);
 const SERVICE_READY = /Base URL : (http:\/\/[^\s/]+)\/api\/v1/;
 const BASELINE_READY = /baseline listening on (http:\/\/\S+)/;
+
+/** The words of package.json's start script after `node`; throws when it is not a plain `node …` command. */
+function startCommand(): string[] {
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+  const [command, ...words] = manifest.scripts.start!.trim().split(/\s+/);
+  if (command !== 'node' || words.length === 0) throw new Error(`npm start is not a plain "node …" command: ${manifest.scripts.start}`);
+  return words;
+}
 
 function option(name: string): string | undefined {
   const prefix = `--${name}=`;
@@ -140,7 +151,7 @@ async function main(): Promise<void> {
         env: serviceEnv,
         ready: SERVICE_READY,
         timeoutMs: 60_000,
-        ...(profile && boot === BOOTS ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', path.resolve('.data/bench-profiles')] } : {}),
+        nodeArgs: [...SERVICE_NODE_ARGS, ...(profile && boot === BOOTS ? ['--cpu-prof', '--cpu-prof-dir', path.resolve('.data/bench-profiles')] : [])],
       });
       children.push(child);
       await waitReady(child.address, 10_000);

@@ -133,8 +133,8 @@ async function backlog(db: Db, farm: ReceiverFarm, orgs: HookOrg[], perOrg: numb
 }
 
 /**
- * Registers the endpoints (the seed removed those of earlier runs), then measures steady-load latency without
- * and with the hanging endpoint, then the drain rate of a backlog. Throws when the API refuses a call.
+ * Registers the endpoints (the seed removed those of earlier runs), warms up, then measures steady-load
+ * latency without and with the hanging endpoint, then the drain rate of a backlog. Throws when the API refuses a call.
  */
 export async function benchWebhooks(options: {
   db: Db;
@@ -159,6 +159,9 @@ export async function benchWebhooks(options: {
   }
   const hanging = hangingEndpoint!;
   await api(origin, hanging.key, 'PATCH', `/webhooks/${hanging.id}`, { active: false });
+  // Untimed: opens the keep-alive connections (TLS handshakes) and warms the worker, as the HTTP
+  // scenarios get a warm-up round.
+  await steadyLoad(db, farm, orgs, 2, false);
   const withoutHanging = await steadyLoad(db, farm, orgs, options.steadySeconds, false);
   await api(origin, hanging.key, 'PATCH', `/webhooks/${hanging.id}`, { active: true });
   const withHanging = await steadyLoad(db, farm, orgs, options.steadySeconds, true);
