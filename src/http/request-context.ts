@@ -106,21 +106,26 @@ export function accessLog(logger: Logger): Koa.Middleware {
     try {
       await next();
     } finally {
-      const state = ctx.state as RequestState;
-      logger.info(
-        {
-          requestId: state.requestId,
-          method: ctx.method,
-          path: loggablePath(ctx.path),
-          status: ctx.status,
-          durationMs: Math.round((performance.now() - started) * 10) / 10,
-          orgId: state.auth?.orgId,
-          operationId: state.operation?.operationId,
-        },
-        'request',
-      );
+      // The line is built only when it will be written (LOG_LEVEL may be above info).
+      if (logger.isLevelEnabled('info')) logLine(ctx, started);
     }
   };
+
+  function logLine(ctx: Koa.Context, started: number): void {
+    const state = ctx.state as RequestState;
+    logger.info(
+      {
+        requestId: state.requestId,
+        method: ctx.method,
+        path: loggablePath(ctx.path),
+        status: ctx.status,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        orgId: state.auth?.orgId,
+        operationId: state.operation?.operationId,
+      },
+      'request',
+    );
+  }
 }
 
 /**
