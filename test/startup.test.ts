@@ -32,9 +32,9 @@ function portAnswers(port: number): Promise<boolean> {
   });
 }
 
-/** Starts the service like `npm start` and resolves with its banner once it is listening. */
+/** Runs `npm start` (the build, then the service from dist/) and resolves with its banner once it is listening. */
 function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string }> {
-  const child = spawn(path.resolve('node_modules/.bin/tsx'), ['src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start', '--silent'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   return new Promise((resolve, reject) => {
     let output = '';
@@ -52,6 +52,7 @@ function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: s
   });
 }
 
+/** SIGTERM to `npm start`, which passes it to the service (the script execs node); resolves with npm's exit code. */
 function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
     child.once('exit', (code) => resolve(code));

@@ -37,7 +37,7 @@ const SERVICE_SETTINGS = {
   SIMULATOR_STEP_MS: '600000',
   WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8',
 };
-// The service exactly as `npm start` runs it (`node [flags] dist/src/main.js`, the build that
+// The service exactly as `npm start` runs it (`exec node [flags] dist/src/main.js`, the build that
 // `npm run bench` makes first): its node flags and script are read from package.json.
 const START_WORDS = startCommand();
 const SERVICE_SCRIPT = START_WORDS[START_WORDS.length - 1]!;
@@ -45,11 +45,12 @@ const SERVICE_NODE_ARGS = START_WORDS.slice(0, -1);
 const SERVICE_READY = /Base URL : (http:\/\/[^\s/]+)\/api\/v1/;
 const BASELINE_READY = /baseline listening on (http:\/\/\S+)/;
 
-/** The words of package.json's start script after `node`; throws when it is not a plain `node …` command. */
+/** The words of package.json's start script after `[exec] node`; throws when it is not such a command. */
 function startCommand(): string[] {
   const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
-  const [command, ...words] = manifest.scripts.start!.trim().split(/\s+/);
-  if (command !== 'node' || words.length === 0) throw new Error(`npm start is not a plain "node …" command: ${manifest.scripts.start}`);
+  const words = manifest.scripts.start!.trim().split(/\s+/);
+  if (words[0] === 'exec') words.shift();
+  if (words.shift() !== 'node' || words.length === 0) throw new Error(`npm start is not a plain "node …" command: ${manifest.scripts.start}`);
   return words;
 }
 
