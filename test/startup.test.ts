@@ -9,7 +9,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 const children: ChildProcess[] = [];
 
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  // Each `npm start` leads its own process group (detached), so the service and its embedded
+  // PostgreSQL go too, even when a failed test left them running.
+  for (const child of children) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // The group has already exited.
+    }
+  }
 });
 
 async function freePort(): Promise<number> {
@@ -34,7 +42,7 @@ function portAnswers(port: number): Promise<boolean> {
 
 /** Runs `npm start` (the build, then the service from dist/) and resolves with its banner once it is listening. */
 function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string }> {
-  const child = spawn('npm', ['start', '--silent'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start', '--silent'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.push(child);
   return new Promise((resolve, reject) => {
     let output = '';

@@ -4,7 +4,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { validators } from '../src/events/validators.js';
 import { verifySignature } from '../src/events/verify.js';
+import { connectDatabase } from '../src/database/connect.js';
 import { listDeliveryLog } from '../src/repositories/webhook-attempts.js';
+import { startTestApp } from './support/app.js';
 import { answer, startReceiver, type ReceivedRequest, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
@@ -150,6 +152,28 @@ describe('POST /webhooks/{id}/test', () => {
       next_attempt_at: null,
       attempts: [{ id: request.headers['x-svc-delivery'], attempt: 1, status_code: 200, failure_kind: null }],
     });
+  });
+
+  it('completes concurrent test sends on a 2-connection pool (a test send needs only its own connection)', async () => {
+    const small = connectDatabase(env.database.url, { poolSize: 2 });
+    const app = await startTestApp(
+      { db: small.db, url: env.database.url },
+      { workers: false, config: { webhookPrivateAllowlist: env.app.deps.config.webhookPrivateAllowlist, webhookCaCerts: env.app.deps.config.webhookCaCerts } },
+    );
+    try {
+      // Slow answers keep both lock sessions open while the other sends wait for a connection.
+      const target = await receiver((_request, response) => void setTimeout(() => response.writeHead(200).end('ok'), 200));
+      const { id } = await register(env, target.url);
+      const sends = await Promise.all(
+        Array.from({ length: 4 }, () => app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } })),
+      );
+      expect(sends.map((send) => send.response.status)).toEqual([200, 200, 200, 200]);
+      expect(sends.every((send) => send.data?.data.status === 'succeeded')).toBe(true);
+      expect(target.requests).toHaveLength(4);
+    } finally {
+      await app.close();
+      await small.db.destroy();
+    }
   });
 
   it('reports a failed test without retrying it, even for a switched-off endpoint', async () => {

@@ -81,9 +81,12 @@ export class EndpointLockSession {
     let row: locks.SendTargetRow | undefined;
     let holding = false;
     try {
-      holding = await this.acquire(webhookId);
-      // Read through the pool: the send lock is held, so a deletion that has not begun waits for us.
-      if (holding) row = await locks.readSendTarget(this.db, webhookId);
+      const hold = await this.acquire(webhookId);
+      holding = hold !== 'refused';
+      // The send lock is held, so a deletion that has not begun waits for us. The attempt that took the
+      // lock reads on the session's own connection (a session never needs a second one); attempts
+      // sharing a lock already held read through the pool, leaving the session free.
+      if (holding) row = await (hold === 'taken' ? this.guard(() => locks.readSendTarget(this.conn, webhookId)) : locks.readSendTarget(this.db, webhookId));
     } finally {
       if (!row) {
         send.end();
@@ -112,11 +115,14 @@ export class EndpointLockSession {
 
   /**
    * Takes the endpoint's send lock for one more attempt. The session takes it from PostgreSQL only for
-   * the first attempt in flight to the endpoint; later ones share it, so a busy endpoint costs no lock
-   * round trips. False when a deletion holds the lock.
+   * the first attempt in flight to the endpoint ('taken'); later ones share it ('shared'), so a busy
+   * endpoint costs no lock round trips. 'refused' (nothing held) when a deletion holds the lock.
+   * Throws when the session is closed or lost.
    */
-  private async acquire(webhookId: string): Promise<boolean> {
+  private async acquire(webhookId: string): Promise<'taken' | 'shared' | 'refused'> {
+    if (!this.usable) throw new Error('the endpoint lock session is closed');
     let hold = this.holds.get(webhookId);
+    const taking = !hold;
     if (!hold) {
       hold = { users: 0, locked: this.guard(() => locks.tryLockForSending(this.conn, webhookId)) };
       hold.locked.catch(() => undefined);
@@ -129,7 +135,7 @@ export class EndpointLockSession {
     } finally {
       if (!locked) await this.releaseQuietly(webhookId);
     }
-    return locked;
+    return !locked ? 'refused' : taking ? 'taken' : 'shared';
   }
 
   /** Gives back one attempt's share of the send lock; the last one out unlocks it in PostgreSQL. */
