@@ -8,7 +8,7 @@ import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { killServerProcesses, serverEnvironment, startServerProcess, type ServerProcess } from './support/server-process.js';
-import { startReceiver, type Behaviour, type Receiver } from './support/webhook-receiver.js';
+import { slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 const KILLS = 2;
 const CREDITS = 10_000_000;
@@ -20,16 +20,10 @@ let database: TestDatabase;
 let org: TestOrg;
 const receivers: Receiver[] = [];
 
-/** Answers 200 after `ms`, so deliveries are in flight when the server dies. */
-const slowly =
-  (ms: number): Behaviour =>
-  (_request, response) => {
-    setTimeout(() => response.writeHead(200).end('ok'), ms).unref();
-  };
-
 beforeAll(async () => {
   database = await createTestDatabase();
   org = await createTestOrg(database.db, { planId: 'scale', credits: CREDITS });
+  // Slow answers, so deliveries are in flight when the server dies.
   receivers.push(await startReceiver(slowly(20)), await startReceiver(slowly(400)));
 });
 

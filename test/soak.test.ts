@@ -8,7 +8,7 @@ import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { killServerProcesses, serverEnvironment, startServerProcess, type ServerProcess } from './support/server-process.js';
-import { answer, startReceiver, type Behaviour, type Receiver } from './support/webhook-receiver.js';
+import { answer, slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 const DURATION_MS = 60_000;
 const WARM_UP_MS = 10_000;
@@ -25,12 +25,6 @@ let database: TestDatabase;
 let org: TestOrg;
 let server: ServerProcess;
 const receivers: Receiver[] = [];
-
-const slowly =
-  (ms: number): Behaviour =>
-  (_request, response) => {
-    setTimeout(() => response.writeHead(200).end('ok'), ms).unref();
-  };
 
 beforeAll(async () => {
   database = await createTestDatabase();

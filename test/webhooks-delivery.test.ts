@@ -7,7 +7,7 @@ import { verifySignature } from '../src/events/verify.js';
 import { connectDatabase } from '../src/database/connect.js';
 import { listDeliveryLog } from '../src/repositories/webhook-attempts.js';
 import { startTestApp } from './support/app.js';
-import { answer, startReceiver, type ReceivedRequest, type Receiver } from './support/webhook-receiver.js';
+import { answer, slowly, startReceiver, type ReceivedRequest, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
 let env: WebhookEnv;
@@ -162,7 +162,7 @@ describe('POST /webhooks/{id}/test', () => {
     );
     try {
       // Slow answers keep both lock sessions open while the other sends wait for a connection.
-      const target = await receiver((_request, response) => void setTimeout(() => response.writeHead(200).end('ok'), 200));
+      const target = await receiver(slowly(200));
       const { id } = await register(env, target.url);
       const sends = await Promise.all(
         Array.from({ length: 4 }, () => app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } })),

@@ -65,6 +65,13 @@ export const answer =
     response.end(body);
   };
 
+/** Answers 200 `ok` after `ms` (the timer does not keep the process alive). */
+export const slowly =
+  (ms: number): Behaviour =>
+  (_request, response) => {
+    setTimeout(() => response.writeHead(200).end('ok'), ms).unref();
+  };
+
 /** Never answers (until the receiver closes). */
 export const hang: Behaviour = () => undefined;
 
