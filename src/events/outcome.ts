@@ -61,7 +61,7 @@ export async function recordLeasedAttempt(
   logger: Logger,
 ): Promise<void> {
   const attempt = delivery.attemptCount + 1;
-  const recorded = await attempts.recordLeasedAttempt(db, delivery, stateAfter(attempt, result), logLine(delivery.webhookId, delivery.id, attempt, result));
+  const recorded = await attempts.recordAttemptOnLease(db, delivery, stateAfter(attempt, result), logLine(delivery.webhookId, delivery.id, attempt, result));
   if (recorded.outcome === 'lease_lost') throw new LeaseLostError(`delivery ${delivery.id} was taken over by another worker`);
   if (recorded.outcome === 'recorded') reportSwitchOff(logger, delivery.webhookId, recorded);
   if (result.failureKind !== null && result.failureKind !== 'invalid_payload') {

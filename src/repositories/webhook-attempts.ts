@@ -88,7 +88,7 @@ export async function logAttempt(trx: Db, attempt: AttemptToLog): Promise<LogEff
  * record_webhook_attempt): locks the endpoint, ends the lease with `state`, logs the attempt. Nothing
  * is written when the endpoint is gone or the lease is no longer the caller's.
  */
-export async function recordLeasedAttempt(
+export async function recordAttemptOnLease(
   db: Db,
   lease: { leaseExpiresAt: Date },
   state: { status: string; attemptCount: number; nextAttemptAt: Date | null },
