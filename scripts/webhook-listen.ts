@@ -12,7 +12,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generate } from 'selfsigned';
-import { verifySignature } from '../src/events/verify.js';
+import { verifySignature } from '../src/webhooks/delivery/verify.js';
 
 const { values } = parseArgs({
   options: {

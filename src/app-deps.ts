@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './database/connect.js';
-import type { VoiceProvider } from './provider/types.js';
+import type { VoiceProvider } from './calls/provider/types.js';
 
 /** The source of "now"; tests substitute a controllable one. */
 export interface Clock {

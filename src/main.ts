@@ -8,8 +8,8 @@ import { createApp } from './app.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { systemClock, type AppDeps } from './app-deps.js';
 import { startWorkers } from './workers.js';
-import { seedDemoData } from './services/demo.js';
-import { SimulatedProvider } from './provider/simulator.js';
+import { seedDemoData } from './orgs/demo.js';
+import { SimulatedProvider } from './calls/provider/simulator.js';
 
 async function main(): Promise<void> {
   const startedAt = performance.now();

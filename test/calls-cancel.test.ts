@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { eventsOfCall, ledgerOfCall, testNumber, waitForCall } from './support/calls.js';
-import { balanceAndLedgerSum } from '../src/repositories/orgs.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 
 const SECOND = 1000;
 const HOLD = 2000;

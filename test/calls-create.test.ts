@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { countCallRows, ledgerOfCall, testNumber } from './support/calls.js';
-import { balanceAndLedgerSum } from '../src/repositories/orgs.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 
 const HOLD = 2000; // the test agent: 200 paise per minute, max_duration_sec 600
 

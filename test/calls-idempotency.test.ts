@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp } from './support/app.js';
 import { countCallRows, testNumber, waitForCall } from './support/calls.js';
-import { balanceAndLedgerSum } from '../src/repositories/orgs.js';
-import { addCredits } from '../src/services/orgs.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
+import { addCredits } from '../src/orgs/service.js';
 
 const HOLD = 2000;
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp } from './support/app.js';
 import { eventsOfCall, fetchCall, ledgerOfCall, testNumber, waitForCall } from './support/calls.js';
-import { balanceAndLedgerSum } from '../src/repositories/orgs.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 
 const RATE = 200; // paise per minute (the test agent's default)
 const HOLD = 10 * RATE; // max_duration_sec 600 by default: 10 minutes

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
-import { balanceAndLedgerSum } from '../src/repositories/orgs.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 
 const STEP_MS = 20;
 const ENDINGS = ['7777', '0001', '0002', '0003', '0004', '1234', '4321', '8888', '6006', '9999', '0010', '5555'];

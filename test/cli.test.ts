@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { runAdmin } from './support/cli.js';
-import { balanceAndLedgerSum } from '../src/repositories/orgs.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 
 let database: TestDatabase;
 let app: TestApp;

@@ -1,8 +1,8 @@
 // The handler map and the spec match one to one, and every error status the spec declares has a code.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { handlers } from '../src/handlers/index.js';
-import { STATUS_BY_CODE } from '../src/http/errors.js';
+import { handlers } from '../src/http/handler-map.js';
+import { STATUS_BY_CODE } from '../src/http/error-envelope.js';
 import { listOperations, resolve, type SpecDocument } from '../scripts/conformance/spec.js';
 import { declaredCodes, errorCodeTable } from '../scripts/contract-coverage/contract.js';
 

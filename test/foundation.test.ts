@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, ManualClock, type TestApp, type TestOrg } from './support/app.js';
-import { issueApiKey } from '../src/services/api-keys.js';
-import { revokeKey } from '../src/repositories/api-keys.js';
+import { issueApiKey } from '../src/orgs/api-keys.js';
+import { revokeKey } from '../src/orgs/api-key-queries.js';
 
 let database: TestDatabase;
 let app: TestApp;

@@ -8,7 +8,7 @@
 // different values, registrations racing the per-org maximum, and deletes racing changes.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { balanceAndLedgerSum } from '../src/repositories/orgs.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { createTestOrg, startTestApp, type TestApp } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';

@@ -4,8 +4,8 @@
 // hanging endpoints as an org may register, which together want more attempts than one process runs.
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { emitEvents } from '../src/events/emit.js';
-import { listDeliveryLog } from '../src/repositories/webhook-attempts.js';
+import { emitEvents } from '../src/webhooks/outbox.js';
+import { listDeliveryLog } from '../src/webhooks/attempt-queries.js';
 import { answer, hang, startReceiver, type Behaviour, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 

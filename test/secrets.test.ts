@@ -10,8 +10,8 @@ import { testNumber, waitFor } from './support/calls.js';
 import { rawExchange } from './support/raw-http.js';
 import { killServerProcesses, serverEnvironment, startServerProcess, type ServerProcess } from './support/server-process.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
-import { issueApiKey } from '../src/services/api-keys.js';
-import { revokeKey } from '../src/repositories/api-keys.js';
+import { issueApiKey } from '../src/orgs/api-keys.js';
+import { revokeKey } from '../src/orgs/api-key-queries.js';
 
 const FULL_KEY = /svc_live_[a-z0-9]{8}_[A-Za-z0-9]{32}/;
 const TERMINAL = ['completed', 'failed', 'no_answer', 'busy', 'canceled'];

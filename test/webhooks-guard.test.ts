@@ -2,14 +2,14 @@
 // policy, the URL check with an injected resolver, the connect-time guard, and verifySignature.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { addressRefusal, parseAllowlist } from '../src/events/address-policy.js';
-import { classifyError, describeError } from '../src/events/failure.js';
-import { createGuardedAgent } from '../src/events/guarded-agent.js';
-import { postDelivery } from '../src/events/send.js';
-import { signatureHeader } from '../src/events/signature.js';
-import { assertDeliverableUrl, type Resolver } from '../src/events/url-guard.js';
-import { verifySignature } from '../src/events/verify.js';
-import { nextAttemptAt, parseRetryAfter } from '../src/events/retry.js';
+import { addressRefusal, parseAllowlist } from '../src/webhooks/delivery/address-policy.js';
+import { classifyError, describeError } from '../src/webhooks/delivery/failure.js';
+import { createGuardedAgent } from '../src/webhooks/delivery/guarded-agent.js';
+import { postDelivery } from '../src/webhooks/delivery/send.js';
+import { signatureHeader } from '../src/webhooks/delivery/signature.js';
+import { assertDeliverableUrl, type Resolver } from '../src/webhooks/delivery/url-guard.js';
+import { verifySignature } from '../src/webhooks/delivery/verify.js';
+import { nextAttemptAt, parseRetryAfter } from '../src/webhooks/delivery/retry-policy.js';
 
 const none = parseAllowlist([]);
 

@@ -2,10 +2,10 @@
 // ManualClock and explicit worker sweeps (runOnce) against real HTTPS receivers.
 import { createHmac } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { emitEvents } from '../src/events/emit.js';
-import { DeliveryWorker } from '../src/events/worker.js';
-import { verifySignature } from '../src/events/verify.js';
-import { listDeliveryLog } from '../src/repositories/webhook-attempts.js';
+import { emitEvents } from '../src/webhooks/outbox.js';
+import { DeliveryWorker } from '../src/webhooks/delivery/worker.js';
+import { verifySignature } from '../src/webhooks/delivery/verify.js';
+import { listDeliveryLog } from '../src/webhooks/attempt-queries.js';
 import { ManualClock } from './support/app.js';
 import { answer, hugeBody, reset, startReceiver, untrustedTls, type Behaviour, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';

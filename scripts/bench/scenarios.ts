@@ -1,9 +1,9 @@
 // The HTTP scenarios: what each sends to the service, and for reads the service function whose SQL
 // the baseline replays (the one the operation's handler calls, with the same arguments).
 import type { Db } from '../../src/database/connect.js';
-import { DEFAULT_LIMIT } from '../../src/http/pagination.js';
-import * as calls from '../../src/services/calls.js';
-import * as webhooks from '../../src/services/webhooks.js';
+import { DEFAULT_LIMIT } from '../../src/contract/pagination.js';
+import * as calls from '../../src/calls/service.js';
+import * as webhooks from '../../src/webhooks/service.js';
 import type { RequestSpec } from './load.js';
 import type { BenchFixture, BenchOrg } from './seed.js';
 

@@ -2,7 +2,7 @@
 // values are derived from row numbers, so two seeds of an empty database hold the same data.
 import { sql } from 'kysely';
 import type { Db } from '../../src/database/connect.js';
-import { issueApiKey } from '../../src/services/api-keys.js';
+import { issueApiKey } from '../../src/orgs/api-keys.js';
 
 // The seeded sizes.
 const SEED = {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../src/database/connect.js';
-import { emitEvents } from '../../src/events/emit.js';
+import { emitEvents } from '../../src/webhooks/outbox.js';
 import { percentile } from './load.js';
 import type { ReceiverFarm } from './receivers.js';
 import type { BenchOrg } from './seed.js';

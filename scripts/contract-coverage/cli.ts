@@ -1,7 +1,7 @@
 // `npm run contract:coverage`: after `npm test`, checks that the suite produced every status and error
 // code the spec declares for every operation, and that handlers and operations match one to one.
 import { readFileSync } from 'node:fs';
-import { handlers } from '../../src/handlers/index.js';
+import { handlers } from '../../src/http/handler-map.js';
 import { listOperations, type SpecDocument } from '../conformance/spec.js';
 import { contractCoverage, errorCodeTable, type ContractRecord } from './contract.js';
 

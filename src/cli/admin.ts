@@ -2,11 +2,10 @@
 // default, JSON with --json; usage errors exit 2, failed operations exit 1.
 import { loadConfig } from '../config.js';
 import { openDatabase, type OpenDatabase } from '../database/open.js';
-import { OperatorError, addCredits, createAgent, createOrg, setPlan } from '../services/orgs.js';
-import { issueApiKey, maskKey } from '../services/api-keys.js';
-import { listKeys, revokeKey } from '../repositories/api-keys.js';
-import { ImportFileError, importContacts } from '../services/contact-import.js';
-import { listDeliveryLog } from '../repositories/webhook-attempts.js';
+import { OperatorError, addCredits, createAgent, createOrg, setPlan } from '../orgs/service.js';
+import { issueApiKey, listKeys, maskKey, revokeKey } from '../orgs/api-keys.js';
+import { ImportFileError, importContacts } from '../contacts/csv-import.js';
+import { listDeliveryLog } from '../webhooks/service.js';
 import { parse, required, optionalInteger, UsageError } from './args.js';
 
 const USAGE = `Usage: npm run admin -- <command> [options] [--json]

@@ -7,13 +7,13 @@ import addFormats from 'ajv-formats';
 import type Koa from 'koa';
 import type { AppDeps } from '../app-deps.js';
 import { projectFile } from '../project-files.js';
-import { ApiError, invalidField } from './errors.js';
+import { DomainError, invalidField } from '../errors.js';
 import { findUnstorableValue } from './text-guard.js';
 import { undeclaredQueryParameter, validationError } from './validation-errors.js';
 import { installCompiledMatcher } from './operation-matcher.js';
-import { RateLimiter } from './rate-limit.js';
-import type { ApiKeyAuthenticator, AuthContext } from './auth.js';
-import type { HandlerMap, OperationId, OperationInput } from './types.js';
+import { RateLimiter } from '../orgs/rate-limiter.js';
+import type { ApiKeyAuthenticator, AuthContext } from '../orgs/authenticator.js';
+import type { HandlerMap, OperationId, OperationInput } from '../contract/operations.js';
 
 export const API_ROOT = '/api/v1';
 const SPEC_PATH = projectFile('generated/openapi.json');
@@ -76,7 +76,7 @@ function pickHeaders(operation: Operation, headers: Record<string, string | stri
 
 /**
  * Builds and initialises the backend. Throws at start if the spec cannot be loaded. Request-time
- * failures are thrown as ApiError for the Koa error boundary to render.
+ * failures are thrown as DomainError for the Koa error boundary to render.
  */
 export async function createBackend(
   handlers: HandlerMap,
@@ -119,7 +119,7 @@ export async function createBackend(
       if (context.operation) (ctx.state as RequestState).operation = context.operation;
     },
     notFound: () => {
-      throw new ApiError('not_found', 'No such route. See /api/v1/openapi.json for the operations.');
+      throw new DomainError('not_found', 'No such route. See /api/v1/openapi.json for the operations.');
     },
     methodNotAllowed: (context: Context, ctx: Koa.Context) => {
       const allowed = METHODS.filter((method) => {
@@ -129,12 +129,12 @@ export async function createBackend(
           return false;
         }
       }).map((method) => method.toUpperCase());
-      throw new ApiError('method_not_allowed', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, {
+      throw new DomainError('method_not_allowed', `${ctx.method} is not allowed here; use ${allowed.join(', ')}.`, {
         headers: { Allow: allowed.join(', ') },
       });
     },
     unauthorizedHandler: () => {
-      throw new ApiError(
+      throw new DomainError(
         'unauthorized',
         'A valid API key is required in the Authorization header (Bearer svc_live_...).',
       );
@@ -152,7 +152,7 @@ export async function createBackend(
     preOperationHandler: (context: Context, ctx: Koa.Context) => {
       const state = ctx.state as RequestState;
       if (!context.operation.requestBody && state.hasBody) {
-        throw new ApiError('invalid_request', 'body: this operation takes no request body', {
+        throw new DomainError('invalid_request', 'body: this operation takes no request body', {
           param: 'body',
           details: { body: ['this operation takes no request body'] },
         });

@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
-import { ApiError } from './errors.js';
+import { DomainError } from '../errors.js';
+import { envelopeOf } from './error-envelope.js';
 
 function describe(code: string | undefined): string {
   if (code === 'HPE_HEADER_OVERFLOW') return 'The request headers are larger than the server accepts (16 KiB).';
@@ -20,7 +21,7 @@ export function answerClientErrors(server: http.Server): void {
       socket.destroy();
       return;
     }
-    const body = JSON.stringify(new ApiError('invalid_request', describe(error.code)).toBody());
+    const body = JSON.stringify(envelopeOf(new DomainError('invalid_request', describe(error.code))));
     const head = [
       'HTTP/1.1 400 Bad Request',
       'Content-Type: application/json; charset=utf-8',

@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, internalError } from './errors.js';
+import { DomainError, internalError } from '../errors.js';
+import { envelopeOf, statusOf } from './error-envelope.js';
 import type { RequestState } from './backend.js';
 
 /** Gives every request an id, echoed in the Request-Id response header. */
@@ -32,21 +33,21 @@ interface HttpError extends Error {
 }
 
 /** Maps errors thrown by the body parser to invalid_request; null for anything else. */
-function bodyParserError(error: HttpError): ApiError | null {
+function bodyParserError(error: HttpError): DomainError | null {
   if (error.type === 'entity.too.large' || error.status === 413) {
-    return new ApiError('invalid_request', 'body: the request body exceeds the 64 KiB limit', {
+    return new DomainError('invalid_request', 'body: the request body exceeds the 64 KiB limit', {
       param: 'body',
       details: { body: ['exceeds the 64 KiB limit'] },
     });
   }
   if (error.status === 400 || error.status === 415 || error.type === 'entity.parse.failed') {
-    return new ApiError('invalid_request', 'body: the request body is not valid JSON', {
+    return new DomainError('invalid_request', 'body: the request body is not valid JSON', {
       param: 'body',
       details: { body: ['is not valid JSON'] },
     });
   }
   if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') {
-    return new ApiError('invalid_request', 'body: unsupported content encoding or charset', {
+    return new DomainError('invalid_request', 'body: unsupported content encoding or charset', {
       param: 'body',
       details: { body: ['unsupported content encoding or charset'] },
     });
@@ -65,24 +66,24 @@ export function errorBoundary(logger: Logger, checkDeclared: boolean): Koa.Middl
       await next();
     } catch (caught) {
       const error = caught as HttpError;
-      let apiError = error instanceof ApiError ? error : bodyParserError(error);
+      let apiError = error instanceof DomainError ? error : bodyParserError(error);
       if (!apiError) {
         logger.error({ err: error, requestId: (ctx.state as RequestState).requestId }, 'unhandled error');
         apiError = internalError();
       }
       const operation = (ctx.state as RequestState).operation;
-      if (checkDeclared && operation && !operation.responses?.[String(apiError.status)]) {
+      if (checkDeclared && operation && !operation.responses?.[String(statusOf(apiError))]) {
         logger.error(
-          { operationId: operation.operationId, status: apiError.status, code: apiError.code },
+          { operationId: operation.operationId, status: statusOf(apiError), code: apiError.code },
           'contract violation: error status not declared for this operation',
         );
-        apiError = new ApiError(
+        apiError = new DomainError(
           'internal_error',
-          `Contract violation: ${operation.operationId} does not declare status ${apiError.status} (${apiError.code}).`,
+          `Contract violation: ${operation.operationId} does not declare status ${statusOf(apiError)} (${apiError.code}).`,
         );
       }
-      ctx.status = apiError.status;
-      ctx.body = apiError.toBody();
+      ctx.status = statusOf(apiError);
+      ctx.body = envelopeOf(apiError);
       for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
     }
   };
@@ -138,7 +139,7 @@ export function bodyGuard(): Koa.Middleware {
     const hasBody = (length !== '' && length !== '0') || ctx.get('transfer-encoding') !== '';
     (ctx.state as RequestState).hasBody = hasBody;
     if (hasBody && !ctx.is('application/json')) {
-      throw new ApiError('invalid_request', 'Content-Type: request bodies must be sent as application/json', {
+      throw new DomainError('invalid_request', 'Content-Type: request bodies must be sent as application/json', {
         param: 'Content-Type',
         details: { 'Content-Type': ['must be application/json'] },
       });

@@ -1,6 +1,6 @@
 // Turns Ajv errors from request validation into the invalid_request envelope with param and details.
 import type { ErrorObject } from 'ajv';
-import { ApiError } from './errors.js';
+import { DomainError } from '../errors.js';
 
 const LOCATION_PREFIX = /^\/(requestBody|query|path|header|cookie)(\/|$)/;
 
@@ -51,7 +51,7 @@ function describe(error: ErrorObject): string {
 }
 
 /** Builds the invalid_request error for a failed validation; `param` is the first failing field. */
-export function validationError(errors: ErrorObject[], headerNames: Map<string, string>): ApiError {
+export function validationError(errors: ErrorObject[], headerNames: Map<string, string>): DomainError {
   // A Map, not an object: field names such as `constructor` or `__proto__` are the client's text.
   const details = new Map<string, string[]>();
   // anyOf/oneOf add a summary error after their branches' errors; the branch errors say more.
@@ -63,7 +63,7 @@ export function validationError(errors: ErrorObject[], headerNames: Map<string, 
     if (!list.includes(message)) list.push(message);
   }
   const [param, messages] = [...details][0] ?? ['body', ['is invalid']];
-  return new ApiError('invalid_request', `${param}: ${messages[0]}`, { param, details: Object.fromEntries(details) });
+  return new DomainError('invalid_request', `${param}: ${messages[0]}`, { param, details: Object.fromEntries(details) });
 }
 
 /**

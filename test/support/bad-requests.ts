@@ -1,6 +1,6 @@
 // Requests that each break one rule of an operation as the spec declares it: authentication, query and
 // path parameters, headers, and the body (syntax, content type, size, nesting, each field by its schema).
-import type { ErrorCode } from '../../src/http/errors.js';
+import type { ErrorCode } from '../../src/errors.js';
 import { badValuesFor, fullWidth, nested, SQL_INJECTION, UNSTORABLE_TEXT } from './bad-values.js';
 import { deref, fillPath, pathParameterNames, type SpecOperation } from './spec-operations.js';
 

@@ -4,9 +4,9 @@
 import { systemClock } from '../../src/app-deps.js';
 import { loadConfig } from '../../src/config.js';
 import { connectDatabase } from '../../src/database/connect.js';
-import { DeliveryWorker } from '../../src/events/worker.js';
+import { DeliveryWorker } from '../../src/webhooks/delivery/worker.js';
 import { createLogger } from '../../src/logger.js';
-import { SimulatedProvider } from '../../src/provider/simulator.js';
+import { SimulatedProvider } from '../../src/calls/provider/simulator.js';
 
 const url = process.env.WORKER_DATABASE_URL!;
 const config = {

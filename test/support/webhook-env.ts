@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../src/app-deps.js';
 import type { Config } from '../../src/config.js';
-import { emitEvent, type EventDataByKind, type EventKind } from '../../src/events/emit.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/events/worker.js';
+import { emitEvent, type EventDataByKind, type EventKind } from '../../src/webhooks/outbox.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/delivery/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './app.js';
 import { testTls } from './webhook-receiver.js';

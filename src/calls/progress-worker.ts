@@ -1,0 +1,69 @@
+// The call-progress worker: claims calls whose next step is due (FOR UPDATE SKIP LOCKED, so several
+// processes can share one database) and advances each in its own transaction. All progress lives in
+// the calls table, so a restarted process picks up every call in flight where it stands.
+import type { AppDeps } from '../app-deps.js';
+import type { BackgroundWorker } from '../background-worker.js';
+import { claimDueCall } from './queries.js';
+import { advanceCall, withStatusCount } from './lifecycle.js';
+
+const LANES = 4;
+const MIN_IDLE_WAIT_MS = 10;
+const MAX_IDLE_WAIT_MS = 200;
+
+/** Advances the most overdue call, if any; returns whether one was due. Throws on database or provider errors. */
+export async function advanceOneDueCall(deps: AppDeps): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const call = await claimDueCall(trx, now);
+    if (!call) return false;
+    await withStatusCount(trx, call, (locked) => advanceCall(trx, deps.provider, locked, now));
+    return true;
+  });
+}
+
+/**
+ * Starts the worker. While idle only the first lane polls (every simulated second, within bounds);
+ * the others sleep until it finds work, then all lanes drain due calls in parallel. Never throws.
+ */
+export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
+  const idleMs = Math.min(MAX_IDLE_WAIT_MS, Math.max(MIN_IDLE_WAIT_MS, deps.provider.secondMs));
+  let stopping = false;
+  const sleepers = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of [...sleepers]) wake();
+  };
+  const sleep = (ms: number | null) =>
+    new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        sleepers.delete(wake);
+        resolve();
+      };
+      const timer = ms === null ? undefined : setTimeout(wake, ms);
+      sleepers.add(wake);
+    });
+
+  const lane = async (index: number) => {
+    while (!stopping) {
+      let advanced = false;
+      try {
+        advanced = await advanceOneDueCall(deps);
+      } catch (error) {
+        deps.logger.error({ err: error }, 'call progress step failed');
+      }
+      if (advanced) wakeAll();
+      else if (!stopping) await sleep(index === 0 ? idleMs : null);
+    }
+  };
+  const lanes = Promise.all(Array.from({ length: LANES }, (_, index) => lane(index)));
+
+  return {
+    async stop(timeoutMs: number) {
+      stopping = true;
+      wakeAll();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([lanes, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,149 @@
+// Calls: placement with its pre-call checks and hold, org-scoped reads, and cancellation.
+import { randomUUID } from 'node:crypto';
+import type { components } from '../../generated/openapi.js';
+import type { AppDeps } from '../app-deps.js';
+import type { Db } from '../database/connect.js';
+import { DomainError, notFound } from '../errors.js';
+import type { AuthContext } from '../orgs/authenticator.js';
+import { ProviderRefusedError } from './provider/types.js';
+import { findAgentInOrg, findOrg } from '../orgs/service.js';
+import { findCall, insertCall, listCallsPage, lockCall, type CallListRow, type CallRow } from './queries.js';
+import { countCalls, shiftStatusCount } from './status-count-queries.js';
+import { insertTimelineEntry, listTimeline } from './timeline-queries.js';
+import { holdFor, takeHold } from '../orgs/credits.js';
+import { claimOrReplay, rememberResponse } from './idempotency.js';
+import { advanceCall, endCall, hangUpCall, providerRef, withStatusCount } from './lifecycle.js';
+import { toCallCreated } from './mapper.js';
+import { isTerminal, type CallStatus } from './status.js';
+import { DEFAULT_FROM_E164 } from '../orgs/service.js';
+
+type Schemas = components['schemas'];
+
+/** A call placement as the API received it. */
+export interface PlaceCallRequest {
+  auth: AuthContext;
+  body: Schemas['CallCreate'];
+  idempotencyKey: string | undefined;
+}
+
+/**
+ * Runs the pre-call checks in the documented order, takes the hold, has the provider place the call
+ * and stores it `queued`. Throws DomainError not_found (agent_id), forbidden, insufficient_credits or
+ * upstream_error; on any error nothing is written.
+ */
+async function createQueuedCall(trx: Db, deps: AppDeps, request: PlaceCallRequest, now: Date): Promise<CallRow> {
+  const { auth, body } = request;
+  const agent = await findAgentInOrg(trx, auth.orgId, body.agent_id);
+  if (!agent) throw notFound('agent', 'agent_id');
+  if (auth.planId === null) throw new DomainError('forbidden', 'The organisation has no active plan.');
+  const org = await findOrg(trx, auth.orgId);
+  if (!org) throw new Error(`the authenticated org ${auth.orgId} does not exist`);
+
+  const id = randomUUID();
+  const maxDurationSec = body.max_duration_sec ?? agent.max_duration_sec;
+  const holdPaise = holdFor(maxDurationSec, agent.rate_paise_per_minute);
+  if (!(await takeHold(trx, { orgId: auth.orgId, callId: id, paise: holdPaise }))) {
+    const available = (await findOrg(trx, auth.orgId))?.balance_paise ?? 0;
+    throw new DomainError(
+      'insufficient_credits',
+      `This call needs a hold of ${holdPaise} paise but only ${available} paise are available.`,
+    );
+  }
+
+  const fromE164 = body.from_e164 ?? agent.from_e164 ?? org.default_from_e164 ?? DEFAULT_FROM_E164;
+  const language = body.language ?? agent.language;
+  let providerCallId: string;
+  try {
+    ({ providerCallId } = await deps.provider.place({ callId: id, toE164: body.to_e164, fromE164, language }));
+  } catch (error) {
+    if (error instanceof ProviderRefusedError) throw new DomainError('upstream_error', error.message);
+    throw error;
+  }
+
+  const call = await insertCall(trx, {
+    id,
+    org_id: auth.orgId,
+    agent_id: agent.id,
+    status: 'queued',
+    from_e164: fromE164,
+    to_e164: body.to_e164,
+    language,
+    max_duration_sec: maxDurationSec,
+    rate_paise_per_minute: agent.rate_paise_per_minute,
+    hold_paise: holdPaise,
+    metadata: body.metadata ?? {},
+    provider: deps.provider.name,
+    provider_call_id: providerCallId,
+    next_step_at: now,
+    created_at: now,
+  });
+  await insertTimelineEntry(trx, { call_id: id, at: now, kind: 'status-changed', detail: { status: 'queued' } });
+  await shiftStatusCount(trx, auth.orgId, null, 'queued'); // last, like every counter write (see withStatusCount)
+  return call;
+}
+
+/**
+ * Places a call (see createQueuedCall), or with an Idempotency-Key replays the response of the key's
+ * first request. Throws what createQueuedCall throws, and DomainError idempotency_conflict.
+ */
+export async function placeCall(
+  deps: AppDeps,
+  request: PlaceCallRequest,
+): Promise<{ call: Schemas['CallCreated']; replayed: boolean }> {
+  const now = deps.clock.now();
+  const { orgId } = request.auth;
+  const key = request.idempotencyKey;
+  return deps.db.transaction().execute(async (trx) => {
+    if (key !== undefined) {
+      const replay = await claimOrReplay(trx, { orgId, key, body: request.body, now });
+      if (replay) return { call: replay, replayed: true };
+    }
+    const call = toCallCreated(await createQueuedCall(trx, deps, request, now));
+    if (key !== undefined) await rememberResponse(trx, { orgId, key, response: call });
+    return { call, replayed: false };
+  });
+}
+
+/** One page of the org's calls, newest first, and how many match in all (from the counters). */
+export async function listCalls(
+  db: Db,
+  orgId: string,
+  page: { status: CallStatus | undefined; limit: number; offset: number },
+): Promise<{ rows: CallListRow[]; total: number }> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => ({
+      rows: await listCallsPage(trx, { orgId, ...page }),
+      total: await countCalls(trx, orgId, page.status),
+    }));
+}
+
+/** The org's call with its timeline. Throws DomainError not_found (param id) for an unknown or foreign id. */
+export async function getCall(db: Db, orgId: string, id: string) {
+  const call = await findCall(db, orgId, id);
+  if (!call) throw notFound('call');
+  return { call, timeline: await listTimeline(db, id) };
+}
+
+/**
+ * Cancels a call that has not connected (`canceled`, nothing charged) or hangs up a connected one
+ * (`completed`, connected seconds charged). The call is first brought up to date with its provider.
+ * Throws DomainError not_found (param id), or invalid_state when the call has already ended.
+ */
+export async function cancelCall(deps: AppDeps, orgId: string, id: string): Promise<CallRow> {
+  return deps.db.transaction().execute(async (trx) => {
+    const locked = await lockCall(trx, orgId, id);
+    if (!locked) throw notFound('call');
+    const now = deps.clock.now();
+    return withStatusCount(trx, locked, async (before) => {
+      const call = isTerminal(before.status) ? before : await advanceCall(trx, deps.provider, before, now);
+      if (isTerminal(call.status)) {
+        throw new DomainError('invalid_state', `The call has already ended (${call.status}) and cannot be canceled.`);
+      }
+      if (call.status === 'in_progress') return hangUpCall(trx, deps.provider, call, now);
+      await deps.provider.cancel(providerRef(call));
+      return endCall(trx, call, { status: 'canceled', reason: 'canceled_by_client', at: now, conversation: null });
+    });
+  });
+}

@@ -1,0 +1,57 @@
+// Contact rules: upsert keyed by phone number, consent required for new numbers, contact.created once.
+import type { components } from '../../generated/openapi.js';
+import type { Db } from '../database/connect.js';
+import { emitEvent } from '../webhooks/outbox.js';
+import { invalidField } from '../errors.js';
+import * as contacts from './queries.js';
+
+type ContactUpsert = components['schemas']['ContactUpsert'];
+export type Contact = components['schemas']['Contact'];
+
+/**
+ * Creates or updates the org's contact for `phone_e164` in one transaction, emitting contact.created
+ * when the number is new. Throws invalid_request (param consent_capture) for a new number without consent.
+ */
+export async function upsertContact(db: Db, orgId: string, input: ContactUpsert) {
+  const { phone_e164: phone, ...fields } = input;
+  return db.transaction().execute(async (trx) => {
+    if (fields.consent_capture === undefined) {
+      const updated = await contacts.updateContactRow(trx, orgId, phone, fields);
+      if (!updated) throw invalidField('consent_capture', 'is required when the phone number is new');
+      return updated;
+    }
+    const row = await contacts.upsertContactRow(trx, orgId, phone, fields);
+    if (row.inserted) {
+      await emitEvent(trx, orgId, 'contact.created', {
+        contact_id: row.id,
+        phone_e164: row.phone_e164,
+        name: row.name,
+        consent_capture: row.consent_capture,
+      });
+    }
+    return row;
+  });
+}
+
+/** One page of the org's contacts in API form. */
+export async function listContacts(
+  db: Db,
+  orgId: string,
+  page: { limit: number; offset: number; consent?: contacts.ConsentCapture },
+): Promise<{ items: Contact[]; total: number }> {
+  const { rows, total } = await contacts.listContactRows(db, orgId, page);
+  return {
+    total,
+    items: rows.map((row) => ({
+      id: row.id,
+      phone_e164: row.phone_e164,
+      name: row.name,
+      email: row.email,
+      language_pref: row.language_pref,
+      metadata: row.metadata,
+      consent_capture: row.consent_capture,
+      created_at: row.created_at.toISOString(),
+      updated_at: row.updated_at.toISOString(),
+    })),
+  };
+}

@@ -1,0 +1,11 @@
+// The handler map: one handler per operationId, checked against the spec's operations at compile time.
+import type { HandlerMap } from '../contract/operations.js';
+import * as calls from '../calls/handlers.js';
+import * as contacts from '../contacts/handlers.js';
+import * as webhooks from '../webhooks/handlers.js';
+
+export const handlers = {
+  ...calls,
+  ...contacts,
+  ...webhooks,
+} satisfies HandlerMap;

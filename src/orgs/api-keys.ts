@@ -1,0 +1,57 @@
+// API keys: issuing (CSPRNG, only a hash stored), parsing, verifying in constant time, revoking.
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../database/connect.js';
+import * as keys from './api-key-queries.js';
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const PREFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+const KEY_PATTERN = /^svc_live_([a-z0-9]{8})_([A-Za-z0-9]{32})$/;
+
+function randomString(alphabet: string, length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i += 1) out += alphabet[randomInt(alphabet.length)];
+  return out;
+}
+
+/** The stored form of a key's secret. The secret has 190 bits of entropy, so a fast hash suffices. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Splits a full key into prefix and secret; null when it is not of the documented form. */
+export function parseApiKey(key: string): { prefix: string; secret: string } | null {
+  const match = KEY_PATTERN.exec(key);
+  return match ? { prefix: match[1]!, secret: match[2]! } : null;
+}
+
+/** Whether `secret` hashes to `expectedHash`, compared in constant time. */
+export function secretMatches(secret: string, expectedHash: string): boolean {
+  const actual = Buffer.from(hashSecret(secret), 'hex');
+  const expected = Buffer.from(expectedHash, 'hex');
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Masks a key for display: only the public prefix stays readable. */
+export function maskKey(prefix: string): string {
+  return `svc_live_${prefix}_${'*'.repeat(32)}`;
+}
+
+/** Issues a new key for an org and returns the full key (shown once) with its prefix. */
+export async function issueApiKey(db: Db, orgId: string): Promise<{ key: string; prefix: string; id: string }> {
+  // randomBytes warms the CSPRNG pool; randomInt draws from the same CSPRNG without modulo bias.
+  randomBytes(1);
+  const prefix = randomString(PREFIX_ALPHABET, 8);
+  const secret = randomString(ALPHANUMERIC, 32);
+  const row = await keys.insertApiKey(db, { orgId, prefix, secretHash: hashSecret(secret) });
+  return { key: `svc_live_${prefix}_${secret}`, prefix, id: row.id };
+}
+
+/** The org's keys (id, public prefix, created and revoked times), newest first. */
+export async function listKeys(db: Db, orgId: string) {
+  return keys.listKeys(db, orgId);
+}
+
+/** Revokes the active key with this prefix; false when there is none. */
+export async function revokeKey(db: Db, prefix: string, at: Date): Promise<boolean> {
+  return keys.revokeKey(db, prefix, at);
+}

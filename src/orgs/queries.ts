@@ -1,0 +1,112 @@
+// SQL for orgs, plans, agents and the credit ledger.
+import { sql } from 'kysely';
+import type { Db } from '../database/connect.js';
+import type { CreditLedgerTable } from '../../db/schema.js';
+
+/** Inserts an org and returns its row. Throws on an unknown plan id (foreign key). */
+export async function insertOrg(db: Db, org: { name: string; planId: string | null; defaultFromE164: string | null }) {
+  return db
+    .insertInto('orgs')
+    .values({ name: org.name, plan_id: org.planId, default_from_e164: org.defaultFromE164 })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** An org by id, or undefined. */
+export async function findOrg(db: Db, orgId: string) {
+  return db.selectFrom('orgs').selectAll().where('id', '=', orgId).executeTakeFirst();
+}
+
+
+/** A plan by id, or undefined. */
+export async function findPlan(db: Db, planId: string) {
+  return db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirst();
+}
+
+/** Sets or clears an org's plan; returns false when the org does not exist. */
+export async function setOrgPlan(db: Db, orgId: string, planId: string | null): Promise<boolean> {
+  const result = await db.updateTable('orgs').set({ plan_id: planId }).where('id', '=', orgId).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Inserts an agent for an org and returns its row. */
+export async function insertAgent(
+  db: Db,
+  agent: {
+    orgId: string;
+    name: string;
+    language: string;
+    maxDurationSec: number;
+    fromE164: string | null;
+    ratePaisePerMinute: number;
+  },
+) {
+  return db
+    .insertInto('agents')
+    .values({
+      org_id: agent.orgId,
+      name: agent.name,
+      language: agent.language,
+      max_duration_sec: agent.maxDurationSec,
+      from_e164: agent.fromE164,
+      rate_paise_per_minute: agent.ratePaisePerMinute,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Moves an org's balance by `amount` and appends the matching ledger row, atomically. A debit that
+ * would take the balance below zero changes nothing and returns null; otherwise returns the new balance.
+ * Call inside a transaction when the movement pays for another state change.
+ */
+export async function moveCredits(
+  db: Db,
+  entry: { orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId?: string | null; note?: string | null },
+): Promise<number | null> {
+  const updated = await db
+    .updateTable('orgs')
+    .set({ balance_paise: sql`balance_paise + ${entry.amountPaise}` })
+    .where('id', '=', entry.orgId)
+    .where(sql<boolean>`balance_paise + ${entry.amountPaise} >= 0`)
+    .returning('balance_paise')
+    .executeTakeFirst();
+  if (!updated) return null;
+  await db
+    .insertInto('credit_ledger')
+    .values({
+      org_id: entry.orgId,
+      amount_paise: entry.amountPaise,
+      kind: entry.kind,
+      call_id: entry.callId ?? null,
+      note: entry.note ?? null,
+    })
+    .execute();
+  return updated.balance_paise;
+}
+
+/** The org's balance and the sum of its ledger, for consistency checks. */
+export async function balanceAndLedgerSum(db: Db, orgId: string): Promise<{ balance: number; ledgerSum: number }> {
+  const row = await db
+    .selectFrom('orgs')
+    .select([
+      'balance_paise',
+      (eb) =>
+        eb
+          .selectFrom('credit_ledger')
+          .select(sql<number>`coalesce(sum(amount_paise), 0)`.as('sum'))
+          .whereRef('credit_ledger.org_id', '=', 'orgs.id')
+          .as('ledger_sum'),
+    ])
+    .where('id', '=', orgId)
+    .executeTakeFirstOrThrow();
+  return { balance: row.balance_paise, ledgerSum: Number(row.ledger_sum ?? 0) };
+}
+
+/** The oldest org and the id of one of its agents ('' when it has none); undefined without orgs. */
+export async function firstOrgWithAgent(db: Db): Promise<{ orgId: string; agentId: string } | undefined> {
+  const org = await db.selectFrom('orgs').select('id').orderBy('created_at').limit(1).executeTakeFirst();
+  if (!org) return undefined;
+  const agent = await db.selectFrom('agents').select('id').where('org_id', '=', org.id).limit(1).executeTakeFirst();
+  return { orgId: org.id, agentId: agent?.id ?? '' };
+}

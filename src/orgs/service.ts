@@ -1,0 +1,104 @@
+// Operator actions on orgs: create, plans, agents, credits. Used by the CLI, the demo seed and tests.
+import type { Db } from '../database/connect.js';
+import * as orgs from './queries.js';
+import * as agents from './agent-queries.js';
+
+/** The provider's default caller id, used when neither the agent nor the org has one. */
+export const DEFAULT_FROM_E164 = '+918000000000';
+export const DEFAULT_AGENT_RATE_PAISE_PER_MINUTE = 200;
+export const DEFAULT_AGENT_MAX_DURATION_SEC = 600;
+
+/** A bad operator input; the message says what to fix. */
+export class OperatorError extends Error {}
+
+const E164 = /^\+[1-9][0-9]{6,14}$/;
+const LANGUAGE = /^[a-z]{2}-[A-Z]{2}$/;
+
+/** Creates an org with an opening credit balance; throws OperatorError on an unknown plan or bad input. */
+export async function createOrg(
+  db: Db,
+  input: { name: string; creditsPaise?: number; planId?: string | null; fromE164?: string | null },
+) {
+  if (!input.name.trim()) throw new OperatorError('name must not be empty');
+  if (input.fromE164 && !E164.test(input.fromE164)) throw new OperatorError('--from must be an E.164 number');
+  const credits = input.creditsPaise ?? 0;
+  if (!Number.isSafeInteger(credits) || credits < 0) throw new OperatorError('credits must be a whole number of paise, 0 or more');
+  const planId = input.planId === undefined ? 'starter' : input.planId;
+  if (planId !== null && !(await orgs.findPlan(db, planId))) throw new OperatorError(`unknown plan "${planId}"`);
+  return db.transaction().execute(async (trx) => {
+    const org = await orgs.insertOrg(trx, { name: input.name.trim(), planId, defaultFromE164: input.fromE164 ?? null });
+    if (credits > 0) await orgs.moveCredits(trx, { orgId: org.id, amountPaise: credits, kind: 'top_up', note: 'opening balance' });
+    return { ...org, balance_paise: credits };
+  });
+}
+
+/** Creates an agent in an org; throws OperatorError on an unknown org or bad input. */
+export async function createAgent(
+  db: Db,
+  input: {
+    orgId: string;
+    name: string;
+    language?: string;
+    maxDurationSec?: number;
+    fromE164?: string | null;
+    ratePaisePerMinute?: number;
+  },
+) {
+  if (!(await findOrgOrNull(db, input.orgId))) throw new OperatorError(`no org with id ${input.orgId}`);
+  const language = input.language ?? 'en-IN';
+  if (!LANGUAGE.test(language)) throw new OperatorError('--language must look like xx-XX, for example hi-IN');
+  const maxDurationSec = input.maxDurationSec ?? DEFAULT_AGENT_MAX_DURATION_SEC;
+  if (!Number.isInteger(maxDurationSec) || maxDurationSec < 15 || maxDurationSec > 3600) {
+    throw new OperatorError('--max-duration must be a whole number of seconds from 15 to 3600');
+  }
+  if (input.fromE164 && !E164.test(input.fromE164)) throw new OperatorError('--from must be an E.164 number');
+  const rate = input.ratePaisePerMinute ?? DEFAULT_AGENT_RATE_PAISE_PER_MINUTE;
+  if (!Number.isInteger(rate) || rate < 0) throw new OperatorError('--rate must be a whole number of paise per minute');
+  return orgs.insertAgent(db, {
+    orgId: input.orgId,
+    name: input.name,
+    language,
+    maxDurationSec,
+    fromE164: input.fromE164 ?? null,
+    ratePaisePerMinute: rate,
+  });
+}
+
+/** Adds credits to an org (a top_up ledger row); returns the new balance. Throws OperatorError. */
+export async function addCredits(db: Db, orgId: string, paise: number): Promise<number> {
+  if (!Number.isSafeInteger(paise) || paise <= 0) throw new OperatorError('--paise must be a positive whole number');
+  if (!(await findOrgOrNull(db, orgId))) throw new OperatorError(`no org with id ${orgId}`);
+  const balance = await db
+    .transaction()
+    .execute((trx) => orgs.moveCredits(trx, { orgId, amountPaise: paise, kind: 'top_up', note: 'operator top-up' }));
+  return balance!;
+}
+
+/** Sets an org's plan, or removes it with null; throws OperatorError on an unknown org or plan. */
+export async function setPlan(db: Db, orgId: string, planId: string | null): Promise<void> {
+  if (planId !== null && !(await orgs.findPlan(db, planId))) throw new OperatorError(`unknown plan "${planId}"`);
+  if (!(await findOrgOrNull(db, orgId))) throw new OperatorError(`no org with id ${orgId}`);
+  await orgs.setOrgPlan(db, orgId, planId);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function findOrgOrNull(db: Db, orgId: string) {
+  if (!UUID.test(orgId)) return null;
+  return (await orgs.findOrg(db, orgId)) ?? null;
+}
+
+/** The org's row (balance, default caller id), or undefined for an unknown id. */
+export async function findOrg(db: Db, orgId: string) {
+  return orgs.findOrg(db, orgId);
+}
+
+/** The agent when it belongs to the org, or undefined. */
+export async function findAgentInOrg(db: Db, orgId: string, agentId: string) {
+  return agents.findAgentInOrg(db, orgId, agentId);
+}
+
+/** The oldest org and one of its agents (the demo org on an embedded database), or undefined. */
+export async function firstOrgWithAgent(db: Db): Promise<{ orgId: string; agentId: string } | undefined> {
+  return orgs.firstOrgWithAgent(db);
+}

@@ -1,0 +1,44 @@
+// Maps a failed request to the spec's failure kinds (WebhookFailureKind).
+import type { components } from '../../../generated/openapi.js';
+
+/** Why an attempt failed, as the spec names it. */
+export type FailureKind = components['schemas']['WebhookFailureKind'];
+
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$|HOSTNAME_MISMATCH|ERR_OSSL)/;
+
+function codesOf(error: unknown): string[] {
+  const codes: string[] = [];
+  for (let current = error, depth = 0; current && depth < 6; depth += 1) {
+    if (typeof current !== 'object') break;
+    const { code, name, cause } = current as { code?: unknown; name?: unknown; cause?: unknown };
+    if (typeof code === 'string') codes.push(code);
+    if (typeof name === 'string') codes.push(name);
+    current = cause;
+  }
+  return codes;
+}
+
+/** The failure kind for an error thrown while sending (never for an HTTP answer). Never throws. */
+export function classifyError(error: unknown): FailureKind {
+  const codes = codesOf(error);
+  const has = (predicate: (code: string) => boolean) => codes.some(predicate);
+  if (has((code) => code === 'ERR_WEBHOOK_GUARD')) return 'guard';
+  if (has((code) => ['TimeoutError', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(code))) {
+    return 'timeout';
+  }
+  if (has((code) => TLS_CODE.test(code))) return 'tls';
+  if (has((code) => code === 'ECONNREFUSED')) return 'connection_refused';
+  if (has((code) => ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED'].includes(code))) return 'connection_reset';
+  if (has((code) => ['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA'].includes(code))) return 'dns';
+  return 'other';
+}
+
+/** A short human-readable description of a send error, for the delivery log. */
+export function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error, depth = 0; current instanceof Error && depth < 6; depth += 1) {
+    if (!parts.includes(current.message)) parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.join(': ').slice(0, 500) || 'unknown error';
+}

@@ -1,0 +1,76 @@
+// A dedicated PostgreSQL connection that LISTENs for new deliveries and for endpoint deletions, and
+// reconnects when it drops.
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { DELIVERY_CHANNEL } from '../outbox.js';
+import { DELETION_CHANNEL } from './sends-in-flight.js';
+
+/** A running listener. */
+export interface DeliveryListener {
+  close(): Promise<void>;
+}
+
+const RECONNECT_DELAY_MS = 2_000;
+
+/** What a listener reports. */
+export interface DeliveryListenerHandlers {
+  /** New deliveries may be due; also called after each (re)connection, so nothing notified meanwhile waits for long. */
+  onDelivery(): void;
+  /** A deletion of the endpoint `webhookId` has begun (a missed one is caught by the lock sessions' watch). */
+  onDeletion(webhookId: string): void;
+}
+
+/**
+ * Reports every notification on the deliveries and deletions channels. Connection failures are
+ * logged and retried.
+ */
+export function listenForDeliveries(url: string, handlers: DeliveryListenerHandlers, logger: Logger): DeliveryListener {
+  let client: pg.Client | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  const reconnectLater = () => {
+    if (closed || timer) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void connect();
+    }, RECONNECT_DELAY_MS);
+    timer.unref();
+  };
+
+  const connect = async () => {
+    const current = new pg.Client({ connectionString: url });
+    client = current;
+    current.on('notification', (message) => {
+      if (message.channel === DELETION_CHANNEL) {
+        if (message.payload) handlers.onDeletion(message.payload);
+      } else {
+        handlers.onDelivery();
+      }
+    });
+    current.on('error', (error) => {
+      logger.warn({ err: error }, 'webhook delivery listener lost its connection');
+      void current.end().catch(() => undefined);
+      reconnectLater();
+    });
+    try {
+      await current.connect();
+      await current.query(`LISTEN ${DELIVERY_CHANNEL}; LISTEN ${DELETION_CHANNEL}`);
+      if (closed) await current.end();
+      else handlers.onDelivery();
+    } catch (error) {
+      logger.warn({ err: error }, 'webhook delivery listener cannot connect; relying on the periodic sweep');
+      await current.end().catch(() => undefined);
+      reconnectLater();
+    }
+  };
+
+  void connect();
+  return {
+    close: async () => {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await client?.end().catch(() => undefined);
+    },
+  };
+}
