@@ -49,7 +49,9 @@ async function render(): Promise<Map<string, string>> {
     HEADER +
       "import type { components } from './openapi.js';\n" +
       'export interface Validator<T> {\n  (data: unknown): data is T;\n  errors?: Array<{ instancePath: string; message?: string }> | null;\n}\n' +
-      VALIDATED_SCHEMAS.map((name) => `export declare const ${name}: Validator<components['schemas']['${name}']>;\n`).join(''),
+      VALIDATED_SCHEMAS.map(
+        (name) => `export declare const ${name}: Validator<components['schemas']['${name}']>;\n`,
+      ).join(''),
   );
   return files;
 }

@@ -23,9 +23,13 @@ const { values } = parseArgs({
   },
 });
 
-const secrets = [...values.secret, ...(process.env.WEBHOOK_SECRETS ?? '').split(',')].map((s) => s.trim()).filter(Boolean);
+const secrets = [...values.secret, ...(process.env.WEBHOOK_SECRETS ?? '').split(',')]
+  .map((s) => s.trim())
+  .filter(Boolean);
 if (secrets.length === 0) {
-  console.error('Give the endpoint secret: --secret <hex> (repeat it during a rotation) or WEBHOOK_SECRETS=<hex>[,<hex>]');
+  console.error(
+    'Give the endpoint secret: --secret <hex> (repeat it during a rotation) or WEBHOOK_SECRETS=<hex>[,<hex>]',
+  );
   process.exit(2);
 }
 const port = Number(values.port);
@@ -47,7 +51,9 @@ const pems = await generate([{ name: 'commonName', value: 'webhook-listen' }], {
         { type: 2, value: 'localhost' },
         { type: 7, ip: '127.0.0.1' },
         { type: 7, ip: '::1' },
-        ...(values.host !== '127.0.0.1' && values.host !== 'localhost' ? [{ type: 2 as const, value: values.host }] : []),
+        ...(values.host !== '127.0.0.1' && values.host !== 'localhost'
+          ? [{ type: 2 as const, value: values.host }]
+          : []),
       ],
     },
   ],

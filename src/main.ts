@@ -27,7 +27,13 @@ async function main(): Promise<void> {
   const database = await openDatabase(config);
   const provider = new SimulatedProvider(config.simulatorStepMs);
   // The app works on the database actually opened (embedded when DATABASE_URL is unset).
-  const deps: AppDeps = { db: database.db, config: { ...config, databaseUrl: database.url }, clock: systemClock, logger, provider };
+  const deps: AppDeps = {
+    db: database.db,
+    config: { ...config, databaseUrl: database.url },
+    clock: systemClock,
+    logger,
+    provider,
+  };
 
   const demo = database.embedded ? await seedDemoData(database.db) : null;
   const app = await createApp(deps);

@@ -14,7 +14,14 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { snapshotTables } from './support/db-snapshot.js';
 import { plainRequest, rawExchange, type RawAnswer } from './support/raw-http.js';
-import { createOwnedOrg, exampleBody, operationById, operations, pathIds, type OwnedOrg } from './support/spec-fixtures.js';
+import {
+  createOwnedOrg,
+  exampleBody,
+  operationById,
+  operations,
+  pathIds,
+  type OwnedOrg,
+} from './support/spec-fixtures.js';
 import { pathParameterNames } from './support/spec-operations.js';
 import { answer, startReceiver, testTls, type Receiver } from './support/webhook-receiver.js';
 
@@ -28,12 +35,19 @@ let org: OwnedOrg;
 beforeAll(async () => {
   database = await createTestDatabase();
   // Hundreds of requests in a few seconds: a plan whose rate limit they cannot reach.
-  await database.db.insertInto('plans').values({ id: PLAN, name: 'Bad input', rate_limit_per_minute: 1_000_000, active: true }).execute();
+  await database.db
+    .insertInto('plans')
+    .values({ id: PLAN, name: 'Bad input', rate_limit_per_minute: 1_000_000, active: true })
+    .execute();
   receiver = await startReceiver(answer(200));
   // No background workers and a slow simulator: nothing moves on its own, so "unchanged" is exact.
   app = await startTestApp(database, {
     workers: false,
-    config: { simulatorStepMs: 600_000, webhookPrivateAllowlist: ['127.0.0.0/8'], webhookCaCerts: [(await testTls()).caCert] },
+    config: {
+      simulatorStepMs: 600_000,
+      webhookPrivateAllowlist: ['127.0.0.0/8'],
+      webhookCaCerts: [(await testTls()).caCert],
+    },
   });
   org = await createOwnedOrg(app, database.db, receiver.url, 'bad-input', PLAN);
 });
@@ -45,7 +59,12 @@ afterAll(async () => {
 });
 
 /** What is wrong with an answer to a bad request, or null when it is the expected error envelope. */
-function problemWith(status: number, text: string, requestId: string | null | undefined, code: ErrorCode): string | null {
+function problemWith(
+  status: number,
+  text: string,
+  requestId: string | null | undefined,
+  code: ErrorCode,
+): string | null {
   if (status < 400 || status >= 500) return `status ${status}: ${text.slice(0, 300)}`;
   let body: any;
   try {
@@ -54,8 +73,10 @@ function problemWith(status: number, text: string, requestId: string | null | un
     return `status ${status} with a body that is not JSON: ${text.slice(0, 200)}`;
   }
   const error = body?.error;
-  if (Object.keys(body ?? {}).join() !== 'error' || typeof error?.message !== 'string') return `not the envelope: ${text.slice(0, 200)}`;
-  if (Object.keys(error).some((key) => !['code', 'message', 'param', 'details'].includes(key))) return `unexpected fields: ${text.slice(0, 200)}`;
+  if (Object.keys(body ?? {}).join() !== 'error' || typeof error?.message !== 'string')
+    return `not the envelope: ${text.slice(0, 200)}`;
+  if (Object.keys(error).some((key) => !['code', 'message', 'param', 'details'].includes(key)))
+    return `unexpected fields: ${text.slice(0, 200)}`;
   if (error.code !== code) return `code ${error.code} (${status}), expected ${code}: ${error.message}`;
   if (STATUS_BY_CODE[code] !== status) return `status ${status} for ${code}`;
   if (!requestId?.startsWith('req_')) return 'no Request-Id header';
@@ -64,7 +85,12 @@ function problemWith(status: number, text: string, requestId: string | null | un
 
 async function send(request: BadRequest): Promise<string | null> {
   const response = await plainRequest(`${app.apiUrl}${request.path}`, request);
-  return problemWith(response.status, response.text, response.headers['request-id'] as string | undefined, request.code);
+  return problemWith(
+    response.status,
+    response.text,
+    response.headers['request-id'] as string | undefined,
+    request.code,
+  );
 }
 
 /** Runs `work` over `items`, `width` at a time. */
@@ -73,30 +99,41 @@ async function inBatches<T>(items: T[], width: number, work: (item: T) => Promis
 }
 
 describe('bad input to every operation', () => {
-  it('gets a 4xx in the envelope with the right code, and the database is unchanged', { timeout: 120_000 }, async () => {
-    const requests = operations.flatMap((operation) => {
-      const pathValues = pathIds(operation, Object.fromEntries(pathParameterNames(operation.path).map((name) => [name, org])));
-      const body = exampleBody(operation, org);
-      return badRequestsFor({ operation, pathValues, key: org.key, ...(body ? { body } : {}) });
-    });
-    const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
-    const before = await snapshotTables(database.db);
+  it(
+    'gets a 4xx in the envelope with the right code, and the database is unchanged',
+    { timeout: 120_000 },
+    async () => {
+      const requests = operations.flatMap((operation) => {
+        const pathValues = pathIds(
+          operation,
+          Object.fromEntries(pathParameterNames(operation.path).map((name) => [name, org])),
+        );
+        const body = exampleBody(operation, org);
+        return badRequestsFor({ operation, pathValues, key: org.key, ...(body ? { body } : {}) });
+      });
+      const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
+      const before = await snapshotTables(database.db);
 
-    const failures: string[] = [];
-    await inBatches(requests, 8, async (request) => {
-      const problem = await send(request);
-      if (problem) failures.push(`${request.label} -> ${problem}`);
-    });
+      const failures: string[] = [];
+      await inBatches(requests, 8, async (request) => {
+        const problem = await send(request);
+        if (problem) failures.push(`${request.label} -> ${problem}`);
+      });
 
-    expect(failures).toEqual([]);
-    expect(await snapshotTables(database.db)).toEqual(before);
-    // No __proto__ or constructor.prototype field reached an object's prototype in this (the server's) process.
-    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeys);
-    expect(({} as Record<string, unknown>).admin).toBeUndefined();
-    expect((await fetch(`${app.baseUrl}/healthz`)).status).toBe(200);
-    const perOperation = operations.map((operation) => `${operation.id} ${requests.filter((r) => r.label.startsWith(`${operation.id}:`)).length}`);
-    console.info(`bad inputs tried: ${requests.length} over ${operations.length} operations (${perOperation.join(', ')})`);
-  });
+      expect(failures).toEqual([]);
+      expect(await snapshotTables(database.db)).toEqual(before);
+      // No __proto__ or constructor.prototype field reached an object's prototype in this (the server's) process.
+      expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeys);
+      expect(({} as Record<string, unknown>).admin).toBeUndefined();
+      expect((await fetch(`${app.baseUrl}/healthz`)).status).toBe(200);
+      const perOperation = operations.map(
+        (operation) => `${operation.id} ${requests.filter((r) => r.label.startsWith(`${operation.id}:`)).length}`,
+      );
+      console.info(
+        `bad inputs tried: ${requests.length} over ${operations.length} operations (${perOperation.join(', ')})`,
+      );
+    },
+  );
 });
 
 describe('requests only a raw socket can send', () => {
@@ -126,17 +163,26 @@ describe('requests only a raw socket can send', () => {
     ['a folded (obs-fold) header line', () => post('Idempotency-Key: a\r\n b\r\n')],
     ['a header line without a name', () => post(': x\r\n')],
     ['20,000 bytes of headers', () => post(`Idempotency-Key: ${'k'.repeat(20_000)}\r\n`)],
-    ['Content-Length and Transfer-Encoding together', () => post('Transfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\n\r\n', 'Content-Length: 2\r\n')],
+    [
+      'Content-Length and Transfer-Encoding together',
+      () => post('Transfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\n\r\n', 'Content-Length: 2\r\n'),
+    ],
     ['two different Content-Length headers', () => post('', '{}', 'Content-Length: 2\r\nContent-Length: 3\r\n')],
     ['a chunk size that is not hex', () => post('Transfer-Encoding: chunked\r\n', 'zz\r\n{}\r\n0\r\n\r\n', '')],
     ['a space inside the request target', () => `GET /api/v1/ca lls HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`],
     ['an unknown HTTP version', () => `GET /api/v1/calls HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n`],
-    ['a request line of 20,000 bytes', () => `GET /api/v1/calls?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`],
-    ['a chunked body over 64 KiB', () => {
-      const chunk = 'x'.repeat(16 * 1024);
-      const chunks = `{"to_e164":"${chunk}`.concat(chunk.repeat(4), '"}');
-      return post('Transfer-Encoding: chunked\r\n', `${chunks.length.toString(16)}\r\n${chunks}\r\n0\r\n\r\n`, '');
-    }],
+    [
+      'a request line of 20,000 bytes',
+      () => `GET /api/v1/calls?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    ],
+    [
+      'a chunked body over 64 KiB',
+      () => {
+        const chunk = 'x'.repeat(16 * 1024);
+        const chunks = `{"to_e164":"${chunk}`.concat(chunk.repeat(4), '"}');
+        return post('Transfer-Encoding: chunked\r\n', `${chunks.length.toString(16)}\r\n${chunks}\r\n0\r\n\r\n`, '');
+      },
+    ],
   ];
 
   it.each(cases)('%s gets 400 invalid_request in the envelope and changes nothing', async (_label, request) => {
@@ -164,17 +210,21 @@ describe('unusual but valid text', () => {
     'combining e\u0301 and precomposed é',
     'outside the BMP 𠜎𝄞',
     'line\u2028and paragraph\u2029separators',
-    "quotes \" ' ` and backslashes \\ \\\\",
+    'quotes " \' ` and backslashes \\ \\\\',
     "SQL ' OR '1'='1; DROP TABLE contacts; --",
     'LIKE wildcards % _ and $$ dollars $$',
   ];
 
   it('is stored and served back exactly as sent (names and metadata of contacts and calls)', async () => {
     const client = app.client(org.key);
-    const metadata = Object.fromEntries(samples.map((sample, i) => [`k${i} ${[...sample].slice(0, 20).join('')}`, sample]));
+    const metadata = Object.fromEntries(
+      samples.map((sample, i) => [`k${i} ${[...sample].slice(0, 20).join('')}`, sample]),
+    );
     for (const [i, name] of samples.entries()) {
       const phone = `+9198700${String(i).padStart(5, '0')}`;
-      const upsert = await client.POST('/contacts', { body: { phone_e164: phone, name, consent_capture: 'manual', metadata } });
+      const upsert = await client.POST('/contacts', {
+        body: { phone_e164: phone, name, consent_capture: 'manual', metadata },
+      });
       expect(upsert.response.status).toBe(200);
       expect(upsert.data!.data.name).toBe(name);
     }
@@ -184,7 +234,9 @@ describe('unusual but valid text', () => {
       expect(contact, name).toBeDefined();
       expect(contact!.metadata).toEqual(metadata);
     }
-    const placed = await client.POST('/calls', { body: { ...exampleBody(operationById('createCall'), org), metadata } as never });
+    const placed = await client.POST('/calls', {
+      body: { ...exampleBody(operationById('createCall'), org), metadata } as never,
+    });
     expect(placed.response.status).toBe(201);
     const call = await client.GET('/calls/{id}', { params: { path: { id: placed.data!.data.id } } });
     expect(call.data!.data.metadata).toEqual(metadata);

@@ -26,7 +26,13 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function placeIn(org: TestOrg, to: string, advanceMs: number, status: string, body: { max_duration_sec?: number } = {}) {
+async function placeIn(
+  org: TestOrg,
+  to: string,
+  advanceMs: number,
+  status: string,
+  body: { max_duration_sec?: number } = {},
+) {
   const client = app.client(org.key);
   const { data } = await client.POST('/calls', { body: { agent_id: org.agentId, to_e164: to, ...body } });
   const created = data!.data;
@@ -77,7 +83,9 @@ describe('cancel before the call connects', () => {
       ]);
       // It stays canceled: once a sentinel call placed now has ended, the worker has run past every
       // later scripted event of the canceled call, and none was applied.
-      const sentinel = await app.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('0001') } });
+      const sentinel = await app
+        .client(org.key)
+        .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('0001') } });
       clock.advance(100 * SECOND);
       await waitForCall(database.db, app.client(org.key), sentinel.data!.data.id, 'busy');
       const after = await waitForCall(database.db, app.client(org.key), created.id);
@@ -132,14 +140,19 @@ describe('cancel while connected', () => {
       { kind: 'release', amount_paise: HOLD },
       { kind: 'charge', amount_paise: -charge },
     ]);
-    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 10_000 - charge, ledgerSum: 10_000 - charge });
+    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({
+      balance: 10_000 - charge,
+      ledgerSum: 10_000 - charge,
+    });
   });
 });
 
 describe('cancel after the call ended', () => {
   it('refuses with invalid_state, even when the worker has not caught up yet', async () => {
     const org = await createTestOrg(database.db);
-    const { data } = await app.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('0001') } });
+    const { data } = await app
+      .client(org.key)
+      .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('0001') } });
     clock.advance(10 * SECOND); // busy after 3 s; cancel at once, racing the worker
     const { error, response } = await cancel(org, data!.data.id);
     expect(response.status).toBe(409);
@@ -158,7 +171,12 @@ describe('max_duration_sec', () => {
     clock.advance(200 * SECOND);
     const call = await waitForCall(database.db, app.client(org.key), created.id);
     const charge = Math.ceil((15 * 200) / 60);
-    expect(call).toMatchObject({ status: 'completed', duration_sec: 15, credits_debited_paise: charge, llm_outcome: 'ended_early' });
+    expect(call).toMatchObject({
+      status: 'completed',
+      duration_sec: 15,
+      credits_debited_paise: charge,
+      llm_outcome: 'ended_early',
+    });
     expect(Date.parse(call.ended_at!) - Date.parse(call.started_at!)).toBe(15 * SECOND);
     expect(call.transcript!.every((turn) => turn.end_ms <= 15_000)).toBe(true);
     expect(await ledgerOfCall(database.db, created.id)).toEqual([
@@ -181,10 +199,16 @@ describe('max_duration_sec', () => {
   it('a per-call limit applies even when the worker finds the call long overdue', async () => {
     const org = await createTestOrg(database.db, { credits: 10_000 });
     const client = app.client(org.key);
-    const { data } = await client.POST('/calls', { body: { agent_id: org.agentId, to_e164: LONG_TALK, max_duration_sec: 20 } });
+    const { data } = await client.POST('/calls', {
+      body: { agent_id: org.agentId, to_e164: LONG_TALK, max_duration_sec: 20 },
+    });
     clock.advance(300 * SECOND); // every scripted event is due at once
     const call = await waitForCall(database.db, client, data!.data.id);
-    expect(call).toMatchObject({ status: 'completed', duration_sec: 20, credits_debited_paise: Math.ceil((20 * 200) / 60) });
+    expect(call).toMatchObject({
+      status: 'completed',
+      duration_sec: 20,
+      credits_debited_paise: Math.ceil((20 * 200) / 60),
+    });
     const ended = Date.parse(data!.data.created_at) + (4 + 20) * SECOND;
     expect(call.ended_at).toBe(new Date(ended).toISOString());
   });
@@ -198,7 +222,9 @@ describe('max_duration_sec', () => {
     try {
       const org = await createTestOrg(own.db, { credits: 10_000 });
       const client = fast.client(org.key);
-      const { data } = await client.POST('/calls', { body: { agent_id: org.agentId, to_e164: LONG_TALK, max_duration_sec: 15 } });
+      const { data } = await client.POST('/calls', {
+        body: { agent_id: org.agentId, to_e164: LONG_TALK, max_duration_sec: 15 },
+      });
       const call = await waitForCall(own.db, client, data!.data.id);
       expect(call).toMatchObject({ status: 'completed', duration_sec: 15 });
     } finally {

@@ -26,7 +26,11 @@ async function expectNothingWritten(orgId: string, credits: number) {
   expect(await countCallRows(database.db, orgId)).toBe(0);
   const ledger = await database.db.selectFrom('credit_ledger').select('kind').where('org_id', '=', orgId).execute();
   expect(ledger).toEqual(credits > 0 ? [{ kind: 'top_up' }] : []);
-  const keys = await database.db.selectFrom('call_idempotency_keys').select('key').where('org_id', '=', orgId).execute();
+  const keys = await database.db
+    .selectFrom('call_idempotency_keys')
+    .select('key')
+    .where('org_id', '=', orgId)
+    .execute();
   expect(keys).toEqual([]);
   expect(await balanceAndLedgerSum(database.db, orgId)).toEqual({ balance: credits, ledgerSum: credits });
 }
@@ -34,12 +38,28 @@ async function expectNothingWritten(orgId: string, credits: number) {
 describe('POST /calls validation', () => {
   const cases: [string, (agentId: string) => unknown, string][] = [
     ['a number that is not E.164', (agent_id) => ({ agent_id, to_e164: '09812345678' }), 'to_e164'],
-    ['a from number that is not E.164', (agent_id) => ({ agent_id, to_e164: '+919812345678', from_e164: '+0123' }), 'from_e164'],
+    [
+      'a from number that is not E.164',
+      (agent_id) => ({ agent_id, to_e164: '+919812345678', from_e164: '+0123' }),
+      'from_e164',
+    ],
     ['an agent_id that is not a UUID', () => ({ agent_id: 'agent-1', to_e164: '+919812345678' }), 'agent_id'],
     ['a missing agent_id', () => ({ to_e164: '+919812345678' }), 'agent_id'],
-    ['a language that is not xx-XX', (agent_id) => ({ agent_id, to_e164: '+919812345678', language: 'english' }), 'language'],
-    ['max_duration_sec below 15', (agent_id) => ({ agent_id, to_e164: '+919812345678', max_duration_sec: 5 }), 'max_duration_sec'],
-    ['max_duration_sec above 3600', (agent_id) => ({ agent_id, to_e164: '+919812345678', max_duration_sec: 99999 }), 'max_duration_sec'],
+    [
+      'a language that is not xx-XX',
+      (agent_id) => ({ agent_id, to_e164: '+919812345678', language: 'english' }),
+      'language',
+    ],
+    [
+      'max_duration_sec below 15',
+      (agent_id) => ({ agent_id, to_e164: '+919812345678', max_duration_sec: 5 }),
+      'max_duration_sec',
+    ],
+    [
+      'max_duration_sec above 3600',
+      (agent_id) => ({ agent_id, to_e164: '+919812345678', max_duration_sec: 99999 }),
+      'max_duration_sec',
+    ],
     [
       'metadata with 51 keys',
       (agent_id) => ({
@@ -49,7 +69,11 @@ describe('POST /calls validation', () => {
       }),
       'metadata',
     ],
-    ['a metadata value that is an object', (agent_id) => ({ agent_id, to_e164: '+919812345678', metadata: { a: { b: 1 } } }), 'metadata.a'],
+    [
+      'a metadata value that is an object',
+      (agent_id) => ({ agent_id, to_e164: '+919812345678', metadata: { a: { b: 1 } } }),
+      'metadata.a',
+    ],
     ['an unknown field', (agent_id) => ({ agent_id, to_e164: '+919812345678', priority: 'high' }), 'priority'],
   ];
 
@@ -117,7 +141,9 @@ describe('POST /calls pre-call checks, in order', () => {
     });
     expect(response.status).toBe(402);
     expect(error!.error.code).toBe('insufficient_credits');
-    expect(error!.error.message).toBe(`This call needs a hold of ${HOLD} paise but only ${HOLD - 1} paise are available.`);
+    expect(error!.error.message).toBe(
+      `This call needs a hold of ${HOLD} paise but only ${HOLD - 1} paise are available.`,
+    );
     await expectNothingWritten(org.orgId, HOLD - 1);
   });
 

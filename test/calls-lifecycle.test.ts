@@ -46,7 +46,13 @@ async function placeAndFinish(last4: string) {
 describe('simulated call lifecycles', () => {
   it('0001 ends busy from dialing, emits call.busy and costs nothing', async () => {
     const { org, created, call, events, ledger, money } = await placeAndFinish('0001');
-    expect(call).toMatchObject({ status: 'busy', reason: 'busy', duration_sec: null, credits_debited_paise: 0, started_at: null });
+    expect(call).toMatchObject({
+      status: 'busy',
+      reason: 'busy',
+      duration_sec: null,
+      credits_debited_paise: 0,
+      started_at: null,
+    });
     expect(call.ended_at).not.toBeNull();
     expect(call.transcript).toBeUndefined();
     expect(statusesOf(call.timeline)).toEqual(['queued', 'dialing', 'busy']);
@@ -67,12 +73,22 @@ describe('simulated call lifecycles', () => {
 
   it('0002 rings out to no_answer, emits call.no_answer and costs nothing', async () => {
     const { created, call, events, ledger, money } = await placeAndFinish('0002');
-    expect(call).toMatchObject({ status: 'no_answer', reason: 'no_answer', duration_sec: null, credits_debited_paise: 0 });
+    expect(call).toMatchObject({
+      status: 'no_answer',
+      reason: 'no_answer',
+      duration_sec: null,
+      credits_debited_paise: 0,
+    });
     expect(statusesOf(call.timeline)).toEqual(['queued', 'dialing', 'ringing', 'no_answer']);
     expect(events.map(({ kind, data }) => ({ kind, data }))).toEqual([
       {
         kind: 'call.no_answer',
-        data: { call_id: created.id, provider_call_id: created.provider_call_id, status: 'no_answer', reason: 'no_answer' },
+        data: {
+          call_id: created.id,
+          provider_call_id: created.provider_call_id,
+          status: 'no_answer',
+          reason: 'no_answer',
+        },
       },
     ]);
     expect(ledger).toEqual([
@@ -97,7 +113,12 @@ describe('simulated call lifecycles', () => {
     expect(events.map(({ kind, data }) => ({ kind, data }))).toEqual([
       {
         kind: 'call.failed',
-        data: { call_id: created.id, provider_call_id: created.provider_call_id, status: 'failed', reason: 'carrier_rejected' },
+        data: {
+          call_id: created.id,
+          provider_call_id: created.provider_call_id,
+          status: 'failed',
+          reason: 'carrier_rejected',
+        },
       },
     ]);
     expect(ledger).toEqual([
@@ -110,7 +131,12 @@ describe('simulated call lifecycles', () => {
   it('0004 fails mid-call (provider_error) and is charged for the connected seconds', async () => {
     const { created, call, events, ledger, money } = await placeAndFinish('0004');
     const charge = Math.ceil((8 * RATE) / 60);
-    expect(call).toMatchObject({ status: 'failed', reason: 'provider_error', duration_sec: 8, credits_debited_paise: charge });
+    expect(call).toMatchObject({
+      status: 'failed',
+      reason: 'provider_error',
+      duration_sec: 8,
+      credits_debited_paise: charge,
+    });
     expect(call.started_at).not.toBeNull();
     expect(call.transcript).toBeUndefined();
     expect(statusesOf(call.timeline)).toEqual(['queued', 'dialing', 'ringing', 'in_progress', 'failed']);
@@ -118,7 +144,12 @@ describe('simulated call lifecycles', () => {
     expect(events.map(({ kind, data }) => ({ kind, data }))).toEqual([
       {
         kind: 'call.failed',
-        data: { call_id: created.id, provider_call_id: created.provider_call_id, status: 'failed', reason: 'provider_error' },
+        data: {
+          call_id: created.id,
+          provider_call_id: created.provider_call_id,
+          status: 'failed',
+          reason: 'provider_error',
+        },
       },
     ]);
     expect(ledger).toEqual([
@@ -200,9 +231,17 @@ describe('simulated call lifecycles', () => {
     expect(error!.error.code).toBe('upstream_error');
     const calls = await database.db.selectFrom('calls').select('id').where('org_id', '=', org.orgId).execute();
     expect(calls).toEqual([]);
-    const keys = await database.db.selectFrom('call_idempotency_keys').select('key').where('org_id', '=', org.orgId).execute();
+    const keys = await database.db
+      .selectFrom('call_idempotency_keys')
+      .select('key')
+      .where('org_id', '=', org.orgId)
+      .execute();
     expect(keys).toEqual([]);
-    const ledger = await database.db.selectFrom('credit_ledger').select('kind').where('org_id', '=', org.orgId).execute();
+    const ledger = await database.db
+      .selectFrom('credit_ledger')
+      .select('kind')
+      .where('org_id', '=', org.orgId)
+      .execute();
     expect(ledger).toEqual([{ kind: 'top_up' }]);
     expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
     const list = await client.GET('/calls', {});
@@ -215,7 +254,11 @@ describe('simulated call lifecycles', () => {
     });
     const client = app.client(org.key);
     const { data } = await client.POST('/calls', {
-      body: { agent_id: org.agentId, to_e164: testNumber('0001'), metadata: { crm_lead_id: 'LEAD-1', priority: 2, vip: true } },
+      body: {
+        agent_id: org.agentId,
+        to_e164: testNumber('0001'),
+        metadata: { crm_lead_id: 'LEAD-1', priority: 2, vip: true },
+      },
     });
     // 0001 ends busy within a few simulated seconds; waiting for that makes the ledger exact whatever
     // the machine's speed: the hold (2 minutes at 300 paise, from the agent's defaults), then its release.
@@ -231,9 +274,18 @@ describe('simulated call lifecycles', () => {
       { kind: 'release', amount_paise: 600 },
     ]);
     const explicit = await client.POST('/calls', {
-      body: { agent_id: org.agentId, to_e164: testNumber('0001'), from_e164: '+14155550100', language: 'en-US', max_duration_sec: 61 },
+      body: {
+        agent_id: org.agentId,
+        to_e164: testNumber('0001'),
+        from_e164: '+14155550100',
+        language: 'en-US',
+        max_duration_sec: 61,
+      },
     });
-    expect(await waitForCall(database.db, client, explicit.data!.data.id, 'busy')).toMatchObject({ from_e164: '+14155550100', language: 'en-US' });
+    expect(await waitForCall(database.db, client, explicit.data!.data.id, 'busy')).toMatchObject({
+      from_e164: '+14155550100',
+      language: 'en-US',
+    });
     // 61 seconds round up to 2 minutes.
     expect(await ledgerOfCall(database.db, explicit.data!.data.id)).toEqual([
       { kind: 'hold', amount_paise: -600 },

@@ -6,7 +6,17 @@ import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp, typ
 import { fetchCall, testNumber, waitForCall } from './support/calls.js';
 
 const SECOND = 1000;
-const STATUSES = ['queued', 'dialing', 'ringing', 'in_progress', 'completed', 'failed', 'no_answer', 'busy', 'canceled'] as const;
+const STATUSES = [
+  'queued',
+  'dialing',
+  'ringing',
+  'in_progress',
+  'completed',
+  'failed',
+  'no_answer',
+  'busy',
+  'canceled',
+] as const;
 
 let database: TestDatabase;
 let app: TestApp;
@@ -64,7 +74,11 @@ describe('GET /calls', () => {
     expect(data!.pagination).toEqual({ limit: 50, offset: 0, total: 9, has_more: false });
     const ids = data!.data.map((call) => call.id);
     // Calls placed at the same instant (the clock only moves by hand) are ordered by id, descending.
-    const tied = (...statuses: string[]) => statuses.map((s) => idByStatus.get(s)!).sort().reverse();
+    const tied = (...statuses: string[]) =>
+      statuses
+        .map((s) => idByStatus.get(s)!)
+        .sort()
+        .reverse();
     expect(ids).toEqual([
       ...['queued', 'dialing', 'ringing'].map((s) => idByStatus.get(s)),
       ...tied('in_progress', 'canceled'),
@@ -141,7 +155,9 @@ describe('pagination edges', () => {
     ['sort=created_at', 'sort'],
   ] as const) {
     it(`refuses ?${query} with invalid_request param ${param}`, async () => {
-      const response = await rawRequest(app, 'GET', `/calls?${query}`, { headers: { Authorization: `Bearer ${paged.key}` } });
+      const response = await rawRequest(app, 'GET', `/calls?${query}`, {
+        headers: { Authorization: `Bearer ${paged.key}` },
+      });
       expect(response.status).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'invalid_request', param });
     });
@@ -177,7 +193,9 @@ describe('GET /calls/{id}', () => {
 
   it('an unknown id is not_found (param id); a malformed one is invalid_request', async () => {
     const client = app.client(org.key);
-    const unknown = await client.GET('/calls/{id}', { params: { path: { id: '9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d' } } });
+    const unknown = await client.GET('/calls/{id}', {
+      params: { path: { id: '9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d' } },
+    });
     expect(unknown.response.status).toBe(404);
     expect(unknown.error!.error).toMatchObject({ code: 'not_found', param: 'id' });
     const malformed = await client.GET('/calls/{id}', { params: { path: { id: 'not-a-uuid' } } });

@@ -33,10 +33,14 @@ describe('restart in the middle of calls', () => {
     const org = await createTestOrg(database.db, { credits: 100_000, planId: 'scale' });
     const client = first.client(org.key);
     for (const ending of ENDINGS) {
-      const { response } = await client.POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber(ending) } });
+      const { response } = await client.POST('/calls', {
+        body: { agent_id: org.agentId, to_e164: testNumber(ending) },
+      });
       expect(response.status).toBe(201);
     }
-    await waitFor('a call to be connected', async () => [...(await statusesOf(org.orgId)).values()].includes('in_progress'));
+    await waitFor('a call to be connected', async () =>
+      [...(await statusesOf(org.orgId)).values()].includes('in_progress'),
+    );
     await first.close();
 
     const atStop = await statusesOf(org.orgId);

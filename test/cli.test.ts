@@ -38,21 +38,54 @@ async function newOrg(...extra: string[]): Promise<string> {
 
 describe('operator CLI', CLI_TESTS, () => {
   it('creates an org, an agent and a key that works against the API, then revokes it', async () => {
-    const created = await admin('org', 'create', '--name', 'Acme', '--credits', '5000', '--plan', 'scale', '--from', '+918045678901', '--json');
+    const created = await admin(
+      'org',
+      'create',
+      '--name',
+      'Acme',
+      '--credits',
+      '5000',
+      '--plan',
+      'scale',
+      '--from',
+      '+918045678901',
+      '--json',
+    );
     expect(created.code, created.stderr).toBe(0);
     const org = JSON.parse(created.stdout);
     expect(org).toMatchObject({ name: 'Acme', plan: 'scale', credits_paise: 5000, from_e164: '+918045678901' });
     expect(await balanceAndLedgerSum(database.db, org.id)).toEqual({ balance: 5000, ledgerSum: 5000 });
 
-    const agent = await admin('agent', 'create', '--org', org.id, '--name', 'Priya', '--language', 'hi-IN', '--max-duration', '300', '--json');
+    const agent = await admin(
+      'agent',
+      'create',
+      '--org',
+      org.id,
+      '--name',
+      'Priya',
+      '--language',
+      'hi-IN',
+      '--max-duration',
+      '300',
+      '--json',
+    );
     expect(agent.code, agent.stderr).toBe(0);
-    expect(JSON.parse(agent.stdout)).toMatchObject({ org_id: org.id, name: 'Priya', language: 'hi-IN', max_duration_sec: 300 });
+    expect(JSON.parse(agent.stdout)).toMatchObject({
+      org_id: org.id,
+      name: 'Priya',
+      language: 'hi-IN',
+      max_duration_sec: 300,
+    });
 
     const key = await admin('key', 'create', '--org', org.id, '--json');
     expect(key.code, key.stderr).toBe(0);
     const { key: apiKey, prefix } = JSON.parse(key.stdout);
     expect(apiKey).toMatch(/^svc_live_[a-z0-9]{8}_[A-Za-z0-9]{32}$/);
-    const stored = await database.db.selectFrom('api_keys').select('secret_hash').where('prefix', '=', prefix).executeTakeFirstOrThrow();
+    const stored = await database.db
+      .selectFrom('api_keys')
+      .select('secret_hash')
+      .where('prefix', '=', prefix)
+      .executeTakeFirstOrThrow();
     expect(stored.secret_hash).not.toContain(apiKey.slice(-32));
 
     const listed = await admin('key', 'list', '--org', org.id);
@@ -104,14 +137,19 @@ describe('operator CLI', CLI_TESTS, () => {
 });
 
 describe('delivery log', CLI_TESTS, () => {
-  it('prints an endpoint\'s attempts newest first', async () => {
-    const logged = await startTestApp(database, { workers: false, config: { webhookPrivateAllowlist: ['127.0.0.0/8'] } });
+  it("prints an endpoint's attempts newest first", async () => {
+    const logged = await startTestApp(database, {
+      workers: false,
+      config: { webhookPrivateAllowlist: ['127.0.0.0/8'] },
+    });
     try {
       const orgId = await newOrg('--plan', 'scale');
       const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
       const client = logged.client(key);
       // Port 9 (discard) has no listener here, so each test delivery fails with a refused connection.
-      const created = await client.POST('/webhooks', { body: { url: 'https://127.0.0.1:9/hook', events: ['contact.created'] } });
+      const created = await client.POST('/webhooks', {
+        body: { url: 'https://127.0.0.1:9/hook', events: ['contact.created'] },
+      });
       expect(created.response.status).toBe(201);
       const webhookId = created.data!.data.id;
       for (let i = 0; i < 2; i += 1) {
@@ -137,7 +175,12 @@ describe('delivery log', CLI_TESTS, () => {
 
 describe('contacts import', CLI_TESTS, () => {
   async function events(orgId: string) {
-    return database.db.selectFrom('events').select(['id', 'data']).where('org_id', '=', orgId).where('kind', '=', 'contact.created').execute();
+    return database.db
+      .selectFrom('events')
+      .select(['id', 'data'])
+      .where('org_id', '=', orgId)
+      .where('kind', '=', 'contact.created')
+      .execute();
   }
 
   it('imports valid rows, reports rejected ones with row numbers, emits one event per new contact, and is idempotent', async () => {
@@ -162,7 +205,12 @@ describe('contacts import', CLI_TESTS, () => {
     expect(summary.rejections[0].reasons[0]).toContain('phone_e164');
     expect(summary.rejections[1].reasons[0]).toContain('email');
 
-    const stored = await database.db.selectFrom('contacts').selectAll().where('org_id', '=', orgId).orderBy('phone_e164').execute();
+    const stored = await database.db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .orderBy('phone_e164')
+      .execute();
     expect(stored.map((row) => [row.phone_e164, row.name, row.consent_capture])).toEqual([
       ['+919811000001', 'Asha Verma', 'website_form'],
       ['+919811000002', 'Ravi', 'imported'],
@@ -182,7 +230,14 @@ describe('contacts import', CLI_TESTS, () => {
     const badHeader = path.join(dir, 'bad-header.csv');
     await writeFile(badHeader, 'phone,full_name\n+919811000009,X\n');
     const latin1 = path.join(dir, 'latin1.csv');
-    await writeFile(latin1, Buffer.concat([Buffer.from('phone_e164,name,consent_capture\n+919811000010,Jos'), Buffer.from([0xe9]), Buffer.from(',manual\n')]));
+    await writeFile(
+      latin1,
+      Buffer.concat([
+        Buffer.from('phone_e164,name,consent_capture\n+919811000010,Jos'),
+        Buffer.from([0xe9]),
+        Buffer.from(',manual\n'),
+      ]),
+    );
     const broken = path.join(dir, 'broken.csv');
     const lines = ['phone_e164,name,consent_capture'];
     for (let i = 0; i < 3000; i += 1) lines.push(`+9198120${String(i).padStart(5, '0')},Name ${i},manual`);
@@ -199,7 +254,11 @@ describe('contacts import', CLI_TESTS, () => {
       expect(result.code, file).toBe(1);
       expect(result.stderr, file).toContain(message);
     }
-    const count = await database.db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+    const count = await database.db
+      .selectFrom('contacts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(0);
     expect(await events(orgId)).toHaveLength(0);
   });

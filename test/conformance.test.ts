@@ -38,6 +38,7 @@ it('finds no violation of the published spec', { timeout: 120_000 }, async () =>
   });
   const operations = report.tallies.filter((tally) => !tally.operation.id.startsWith('('));
   expect(operations.length).toBeGreaterThanOrEqual(15);
-  for (const tally of operations) expect(tally.cases.valid, `${tally.operation.id} ran no valid case`).toBeGreaterThan(0);
+  for (const tally of operations)
+    expect(tally.cases.valid, `${tally.operation.id} ran no valid case`).toBeGreaterThan(0);
   expect(report.violations, formatReport(report)).toEqual([]);
 });

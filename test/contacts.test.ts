@@ -86,7 +86,13 @@ describe('POST /contacts', () => {
   it('clears a field sent as null and replaces metadata when sent', async () => {
     const client = app.client(org.key);
     await client.POST('/contacts', {
-      body: { phone_e164: '+919800000002', name: 'Ravi', email: 'ravi@example.com', consent_capture: 'manual', metadata: { a: '1' } },
+      body: {
+        phone_e164: '+919800000002',
+        name: 'Ravi',
+        email: 'ravi@example.com',
+        consent_capture: 'manual',
+        metadata: { a: '1' },
+      },
     });
     await client.POST('/contacts', { body: { phone_e164: '+919800000002', email: null, metadata: { b: 2 } } });
     const listed = await client.GET('/contacts', { params: { query: { limit: 100 } } });
@@ -96,7 +102,9 @@ describe('POST /contacts', () => {
 
   it('requires consent_capture for a new number and writes nothing without it', async () => {
     const before = await contactCount(org.orgId);
-    const response = await app.client(org.key).POST('/contacts', { body: { phone_e164: '+919800000003', name: 'No consent' } });
+    const response = await app
+      .client(org.key)
+      .POST('/contacts', { body: { phone_e164: '+919800000003', name: 'No consent' } });
     expect(response.response.status).toBe(400);
     expect(response.error?.error).toMatchObject({ code: 'invalid_request', param: 'consent_capture' });
     expect(await contactCount(org.orgId)).toBe(before);
@@ -114,8 +122,14 @@ describe('POST /contacts', () => {
       [{ phone_e164: '+919800000004', consent_capture: 'manual', language_pref: 'english' }, 'language_pref'],
       [{ phone_e164: '+919800000004', consent_capture: 'manual', metadata: tooManyKeys }, 'metadata'],
       [{ phone_e164: '+919800000004', consent_capture: 'manual', metadata: { nested: { a: 1 } } }, 'metadata.nested'],
-      [{ phone_e164: '+919800000004', consent_capture: 'manual', metadata: { long: 'x'.repeat(501) } }, 'metadata.long'],
-      [{ phone_e164: '+919800000004', consent_capture: 'manual', metadata: { ['k'.repeat(41)]: 'v' } }, 'metadata.' + 'k'.repeat(41)],
+      [
+        { phone_e164: '+919800000004', consent_capture: 'manual', metadata: { long: 'x'.repeat(501) } },
+        'metadata.long',
+      ],
+      [
+        { phone_e164: '+919800000004', consent_capture: 'manual', metadata: { ['k'.repeat(41)]: 'v' } },
+        'metadata.' + 'k'.repeat(41),
+      ],
       [{ phone_e164: '+919800000004', consent_capture: 'manual', name: 'x'.repeat(201) }, 'name'],
       [{ phone_e164: 919800000004, consent_capture: 'manual' }, 'phone_e164'],
     ];
@@ -136,20 +150,30 @@ describe('POST /contacts', () => {
     const client = app.client(org.key);
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        client.POST('/contacts', { body: { phone_e164: '+919800000050', name: `Racer ${i}`, consent_capture: 'pre_call' } }),
+        client.POST('/contacts', {
+          body: { phone_e164: '+919800000050', name: `Racer ${i}`, consent_capture: 'pre_call' },
+        }),
       ),
     );
     expect(responses.map((response) => response.response.status)).toEqual(Array(50).fill(200));
     expect(new Set(responses.map((response) => response.data!.data.id)).size).toBe(1);
-    const rows = await database.db.selectFrom('contacts').select('id').where('phone_e164', '=', '+919800000050').execute();
+    const rows = await database.db
+      .selectFrom('contacts')
+      .select('id')
+      .where('phone_e164', '=', '+919800000050')
+      .execute();
     expect(rows).toHaveLength(1);
     expect(await contactEvents(org.orgId, '+919800000050')).toHaveLength(1);
   });
 
   it('keeps the same number separate per org', async () => {
     const other = await createTestOrg(database.db, { planId: 'scale' });
-    const mine = await app.client(org.key).POST('/contacts', { body: { phone_e164: '+919800000060', consent_capture: 'manual' } });
-    const theirs = await app.client(other.key).POST('/contacts', { body: { phone_e164: '+919800000060', consent_capture: 'manual' } });
+    const mine = await app
+      .client(org.key)
+      .POST('/contacts', { body: { phone_e164: '+919800000060', consent_capture: 'manual' } });
+    const theirs = await app
+      .client(other.key)
+      .POST('/contacts', { body: { phone_e164: '+919800000060', consent_capture: 'manual' } });
     expect(mine.data!.data.id).not.toBe(theirs.data!.data.id);
     const listed = await app.client(other.key).GET('/contacts');
     expect(listed.data!.data.map((contact) => contact.phone_e164)).toEqual(['+919800000060']);
@@ -167,7 +191,11 @@ describe('GET /contacts', () => {
     }
     const first = await client.GET('/contacts', { params: { query: { limit: 3 } } });
     expect(first.data!.pagination).toEqual({ limit: 3, offset: 0, total: 8, has_more: true });
-    expect(first.data!.data.map((contact) => contact.phone_e164)).toEqual(['+919800001107', '+919800001106', '+919800001105']);
+    expect(first.data!.data.map((contact) => contact.phone_e164)).toEqual([
+      '+919800001107',
+      '+919800001106',
+      '+919800001105',
+    ]);
     const last = await client.GET('/contacts', { params: { query: { limit: 3, offset: 6 } } });
     expect(last.data!.pagination).toEqual({ limit: 3, offset: 6, total: 8, has_more: false });
     expect(last.data!.data).toHaveLength(2);
@@ -180,7 +208,9 @@ describe('GET /contacts', () => {
       expect(filtered.data!.pagination.total).toBe(2);
       expect(filtered.data!.data.every((contact) => contact.consent_capture === consent)).toBe(true);
     }
-    const bad = await rawRequest(app, 'GET', '/contacts?consent_capture=phoned', { headers: { Authorization: `Bearer ${fresh.key}` } });
+    const bad = await rawRequest(app, 'GET', '/contacts?consent_capture=phoned', {
+      headers: { Authorization: `Bearer ${fresh.key}` },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'invalid_request', param: 'consent_capture' });
   });

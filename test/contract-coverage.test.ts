@@ -6,7 +6,9 @@ import { STATUS_BY_CODE } from '../src/http/error-envelope.js';
 import { listOperations, resolve, type SpecDocument } from '../scripts/conformance/spec.js';
 import { declaredCodes, errorCodeTable } from '../scripts/contract-coverage/contract.js';
 
-const document = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as SpecDocument;
+const document = JSON.parse(
+  readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'),
+) as SpecDocument;
 const operations = listOperations(document);
 
 describe('contract coverage', () => {

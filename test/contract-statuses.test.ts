@@ -7,15 +7,24 @@ import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp } fr
 import { connectDatabase } from '../src/database/connect.js';
 import { fillPath, listOperations, resolve, type Operation, type SpecDocument } from '../scripts/conformance/spec.js';
 
-const document = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as SpecDocument;
+const document = JSON.parse(
+  readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'),
+) as SpecDocument;
 const operations = listOperations(document);
 
 /** A request the spec calls valid: path examples and the first request-body example. */
 function exampleRequest(operation: Operation, key: string) {
   const raw = (document.paths![operation.path]![operation.method.toLowerCase()] as Record<string, unknown>) ?? {};
-  const parameters = [...((raw.parameters as unknown[]) ?? [])].map((parameter) => resolve<Record<string, unknown>>(document, parameter));
-  const values = Object.fromEntries(parameters.filter((p) => p.in === 'path').map((p) => [p.name as string, String(p.example)]));
-  const content = (resolve<Record<string, unknown>>(document, raw.requestBody ?? {}).content as Record<string, { examples?: Record<string, { value: unknown }> }> | undefined)?.['application/json'];
+  const parameters = [...((raw.parameters as unknown[]) ?? [])].map((parameter) =>
+    resolve<Record<string, unknown>>(document, parameter),
+  );
+  const values = Object.fromEntries(
+    parameters.filter((p) => p.in === 'path').map((p) => [p.name as string, String(p.example)]),
+  );
+  const content = (
+    resolve<Record<string, unknown>>(document, raw.requestBody ?? {}).content as
+      Record<string, { examples?: Record<string, { value: unknown }> }> | undefined
+  )?.['application/json'];
   const example = content?.examples && Object.values(content.examples)[0]?.value;
   return {
     path: fillPath(operation.path, values),
@@ -43,7 +52,10 @@ describe('every operation', () => {
     try {
       const org = await createTestOrg(database.db);
       for (let i = 0; i < 120; i += 1) {
-        expect((await rawRequest(app, 'GET', '/contacts?limit=1', { headers: { Authorization: `Bearer ${org.key}` } })).status).toBe(200);
+        expect(
+          (await rawRequest(app, 'GET', '/contacts?limit=1', { headers: { Authorization: `Bearer ${org.key}` } }))
+            .status,
+        ).toBe(200);
       }
       for (const operation of operations) {
         const { path, init } = exampleRequest(operation, org.key);
@@ -61,9 +73,14 @@ describe('every operation', () => {
     const org = await createTestOrg(database.db);
     const { db } = connectDatabase(database.url, { poolSize: 2 });
     // The key lookup is cached, so requests get past authentication before they need the database.
-    const app: TestApp = await startTestApp({ db, url: database.url }, { workers: false, config: { apiKeyCacheTtlMs: 30_000, logLevel: 'silent' } });
+    const app: TestApp = await startTestApp(
+      { db, url: database.url },
+      { workers: false, config: { apiKeyCacheTtlMs: 30_000, logLevel: 'silent' } },
+    );
     try {
-      expect((await rawRequest(app, 'GET', '/contacts', { headers: { Authorization: `Bearer ${org.key}` } })).status).toBe(200);
+      expect(
+        (await rawRequest(app, 'GET', '/contacts', { headers: { Authorization: `Bearer ${org.key}` } })).status,
+      ).toBe(200);
       await db.destroy();
       for (const operation of operations) {
         const { path, init } = exampleRequest(operation, org.key);

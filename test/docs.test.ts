@@ -45,7 +45,12 @@ function expectedOperations(): Expected[] {
         const operation = item[method];
         if (!operation) continue;
         const label = `${where} ${method.toUpperCase()} ${key}`;
-        found.push({ section: `operation/${operation.operationId}`, label, summary: operation.summary, callback: false });
+        found.push({
+          section: `operation/${operation.operationId}`,
+          label,
+          summary: operation.summary,
+          callback: false,
+        });
         for (const [name, callback] of Object.entries(operation.callbacks ?? {})) {
           for (const [expression, callbackItem] of Object.entries(callback)) {
             for (const callbackMethod of HTTP_METHODS) {
@@ -109,7 +114,10 @@ describe('API reference page', () => {
     for (const operation of expected) expect(operation.summary, `${operation.label} has no summary`).toBeTruthy();
 
     // A missing browser fails this test; it is never skipped.
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`).toBe(true);
+    expect(
+      existsSync(CHROMIUM),
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`,
+    ).toBe(true);
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     try {
       await checkPage(await browser.newPage(), expected);

@@ -7,7 +7,12 @@ import { connectDatabase, type Db } from '../src/database/connect.js';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { startOwnPostgres, type OwnPostgres } from './support/own-postgres.js';
-import { killServerProcesses, serverEnvironment, startServerProcess, type ServerProcess } from './support/server-process.js';
+import {
+  killServerProcesses,
+  serverEnvironment,
+  startServerProcess,
+  type ServerProcess,
+} from './support/server-process.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 /** How long a request may take while the database is down. */
@@ -27,7 +32,9 @@ beforeAll(async () => {
   receiver = await startReceiver(answer(200));
   org = await createTestOrg(db, { planId: 'scale', credits: 1_000_000 });
   // 200 ms per simulated second: a call lasts 5 to 15 s, so calls placed before the outage outlive it.
-  server = await startServerProcess(await serverEnvironment(cluster.url, { SIMULATOR_STEP_MS: '200', LOG_LEVEL: 'info' }));
+  server = await startServerProcess(
+    await serverEnvironment(cluster.url, { SIMULATOR_STEP_MS: '200', LOG_LEVEL: 'info' }),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -45,68 +52,105 @@ async function timed(url: string, init: RequestInit = {}) {
 }
 
 describe('PostgreSQL stopped for a few seconds', () => {
-  it('fails fast with internal_error, keeps the process up, reports it on /readyz, and recovers alone', { timeout: 120_000 }, async () => {
-    const auth = { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' };
-    const registered = await timed(`${server.apiUrl}/webhooks`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ url: receiver.url, events: ['call.completed', 'call.failed', 'call.no_answer', 'call.busy', 'contact.created'] }),
-    });
-    expect(registered.status).toBe(201);
-    const callIds: string[] = [];
-    for (const ending of ['7777', '0002', '0004', '1234']) {
-      const placed = await timed(`${server.apiUrl}/calls`, { method: 'POST', headers: auth, body: JSON.stringify({ agent_id: org.agentId, to_e164: testNumber(ending) }) });
-      expect(placed.status).toBe(201);
-      callIds.push(JSON.parse(placed.text).data.id);
-    }
+  it(
+    'fails fast with internal_error, keeps the process up, reports it on /readyz, and recovers alone',
+    { timeout: 120_000 },
+    async () => {
+      const auth = { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' };
+      const registered = await timed(`${server.apiUrl}/webhooks`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({
+          url: receiver.url,
+          events: ['call.completed', 'call.failed', 'call.no_answer', 'call.busy', 'contact.created'],
+        }),
+      });
+      expect(registered.status).toBe(201);
+      const callIds: string[] = [];
+      for (const ending of ['7777', '0002', '0004', '1234']) {
+        const placed = await timed(`${server.apiUrl}/calls`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ agent_id: org.agentId, to_e164: testNumber(ending) }),
+        });
+        expect(placed.status).toBe(201);
+        callIds.push(JSON.parse(placed.text).data.id);
+      }
 
-    await cluster.stop();
-    const outageEnds = Date.now() + OUTAGE_MS;
-    const failures: Array<{ status: number; text: string; ms: number }> = [];
-    const probes: Array<{ ready: number; healthy: number }> = [];
-    while (Date.now() < outageEnds) {
-      const [list, upsert, ready, healthy] = await Promise.all([
-        timed(`${server.apiUrl}/calls`, { headers: auth }),
-        timed(`${server.apiUrl}/contacts`, { method: 'POST', headers: auth, body: JSON.stringify({ phone_e164: testNumber('5555'), consent_capture: 'manual' }) }),
-        timed(`${server.baseUrl}/readyz`),
-        timed(`${server.baseUrl}/healthz`),
-      ]);
-      failures.push(list, upsert);
-      probes.push({ ready: ready.status, healthy: healthy.status });
-      expect(ready.ms).toBeLessThan(FAIL_FAST_MS);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(server.running()).toBe(true);
-    expect(failures.length).toBeGreaterThanOrEqual(8);
-    for (const failure of failures) {
-      expect(failure.status, failure.text).toBe(500);
-      expect(JSON.parse(failure.text)).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
-      expect(failure.ms).toBeLessThan(FAIL_FAST_MS);
-    }
-    expect(probes.every((probe) => probe.ready === 503 && probe.healthy === 200)).toBe(true);
+      await cluster.stop();
+      const outageEnds = Date.now() + OUTAGE_MS;
+      const failures: Array<{ status: number; text: string; ms: number }> = [];
+      const probes: Array<{ ready: number; healthy: number }> = [];
+      while (Date.now() < outageEnds) {
+        const [list, upsert, ready, healthy] = await Promise.all([
+          timed(`${server.apiUrl}/calls`, { headers: auth }),
+          timed(`${server.apiUrl}/contacts`, {
+            method: 'POST',
+            headers: auth,
+            body: JSON.stringify({ phone_e164: testNumber('5555'), consent_capture: 'manual' }),
+          }),
+          timed(`${server.baseUrl}/readyz`),
+          timed(`${server.baseUrl}/healthz`),
+        ]);
+        failures.push(list, upsert);
+        probes.push({ ready: ready.status, healthy: healthy.status });
+        expect(ready.ms).toBeLessThan(FAIL_FAST_MS);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(server.running()).toBe(true);
+      expect(failures.length).toBeGreaterThanOrEqual(8);
+      for (const failure of failures) {
+        expect(failure.status, failure.text).toBe(500);
+        expect(JSON.parse(failure.text)).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
+        expect(failure.ms).toBeLessThan(FAIL_FAST_MS);
+      }
+      expect(probes.every((probe) => probe.ready === 503 && probe.healthy === 200)).toBe(true);
 
-    await cluster.start();
-    const backAt = Date.now();
-    await waitFor('/readyz to report the database again', async () => (await timed(`${server.baseUrl}/readyz`)).status === 200, 20_000);
-    await waitFor('the API to answer again', async () => (await timed(`${server.apiUrl}/calls`, { headers: auth })).status === 200, 20_000);
-    const recoveredMs = Date.now() - backAt;
-    expect(server.running()).toBe(true);
+      await cluster.start();
+      const backAt = Date.now();
+      await waitFor(
+        '/readyz to report the database again',
+        async () => (await timed(`${server.baseUrl}/readyz`)).status === 200,
+        20_000,
+      );
+      await waitFor(
+        'the API to answer again',
+        async () => (await timed(`${server.apiUrl}/calls`, { headers: auth })).status === 200,
+        20_000,
+      );
+      const recoveredMs = Date.now() - backAt;
+      expect(server.running()).toBe(true);
 
-    // The calls in flight during the outage end, and every event committed reaches the receiver.
-    const contact = await timed(`${server.apiUrl}/contacts`, { method: 'POST', headers: auth, body: JSON.stringify({ phone_e164: testNumber('6666'), consent_capture: 'manual' }) });
-    expect(contact.status).toBe(200);
-    await waitFor('the calls of before the outage to end', async () => {
-      const rows = await db.selectFrom('calls').select('status').where('id', 'in', callIds).execute();
-      return rows.every((row) => TERMINAL.includes(row.status));
-    }, 40_000);
-    const events = await db.selectFrom('events').select('id').where('org_id', '=', org.orgId).execute();
-    expect(events.length).toBe(callIds.length + 1);
-    await waitFor('every event to be delivered', async () => {
-      const received = new Set(receiver.requests.map((request) => JSON.parse(request.rawBody).id as string));
-      return events.every((event) => received.has(event.id));
-    }, 20_000);
-    expect(server.running()).toBe(true);
-    console.info(`database outage: ${failures.length} API requests failed fast (slowest ${Math.round(Math.max(...failures.map((f) => f.ms)))} ms); service back ${recoveredMs} ms after the database; ${events.length} events delivered, 0 lost`);
-    await server.stop('SIGTERM');
-  });
+      // The calls in flight during the outage end, and every event committed reaches the receiver.
+      const contact = await timed(`${server.apiUrl}/contacts`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ phone_e164: testNumber('6666'), consent_capture: 'manual' }),
+      });
+      expect(contact.status).toBe(200);
+      await waitFor(
+        'the calls of before the outage to end',
+        async () => {
+          const rows = await db.selectFrom('calls').select('status').where('id', 'in', callIds).execute();
+          return rows.every((row) => TERMINAL.includes(row.status));
+        },
+        40_000,
+      );
+      const events = await db.selectFrom('events').select('id').where('org_id', '=', org.orgId).execute();
+      expect(events.length).toBe(callIds.length + 1);
+      await waitFor(
+        'every event to be delivered',
+        async () => {
+          const received = new Set(receiver.requests.map((request) => JSON.parse(request.rawBody).id as string));
+          return events.every((event) => received.has(event.id));
+        },
+        20_000,
+      );
+      expect(server.running()).toBe(true);
+      console.info(
+        `database outage: ${failures.length} API requests failed fast (slowest ${Math.round(Math.max(...failures.map((f) => f.ms)))} ms); service back ${recoveredMs} ms after the database; ${events.length} events delivered, 0 lost`,
+      );
+      await server.stop('SIGTERM');
+    },
+  );
 });

@@ -7,7 +7,12 @@ import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { killServerProcesses, serverEnvironment, startServerProcess, type ServerProcess } from './support/server-process.js';
+import {
+  killServerProcesses,
+  serverEnvironment,
+  startServerProcess,
+  type ServerProcess,
+} from './support/server-process.js';
 import { slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 const KILLS = 2;
@@ -42,8 +47,14 @@ async function traffic(server: ServerProcess, stop: Promise<void>): Promise<numb
     for (let i = 0; !stopped; i += 1) {
       const body =
         (i + lane) % 3 === 0
-          ? { path: '/contacts', json: { phone_e164: testNumber(String(1000 + ((i * 7 + lane) % 9000))), consent_capture: 'manual' } }
-          : { path: '/calls', json: { agent_id: org.agentId, to_e164: testNumber(ENDINGS[(i + lane) % ENDINGS.length]!) } };
+          ? {
+              path: '/contacts',
+              json: { phone_e164: testNumber(String(1000 + ((i * 7 + lane) % 9000))), consent_capture: 'manual' },
+            }
+          : {
+              path: '/calls',
+              json: { agent_id: org.agentId, to_e164: testNumber(ENDINGS[(i + lane) % ENDINGS.length]!) },
+            };
       await fetch(`${server.apiUrl}${body.path}`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
@@ -82,14 +93,18 @@ describe('SIGKILL in the middle of calls and deliveries', () => {
       const killed = new Promise<void>((resolve) => (killNow = resolve));
       const roundStart = new Date();
       const sending = traffic(server, killed);
-      await waitFor('calls of this round in flight and their deliveries being sent', async () => {
-        const { rows } = await sql<{ unfinished: number; leased: number }>`
+      await waitFor(
+        'calls of this round in flight and their deliveries being sent',
+        async () => {
+          const { rows } = await sql<{ unfinished: number; leased: number }>`
           SELECT (SELECT count(*)::int FROM calls WHERE status NOT IN ('completed','failed','no_answer','busy','canceled')
                     AND created_at >= ${roundStart}) AS unfinished,
                  (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND lease_expires_at > now()
                     AND created_at >= ${roundStart}) AS leased`.execute(database.db);
-        return rows[0]!.unfinished >= 10 && rows[0]!.leased >= 3;
-      }, 20_000);
+          return rows[0]!.unfinished >= 10 && rows[0]!.leased >= 3;
+        },
+        20_000,
+      );
       await server.stop('SIGKILL');
       killNow();
       expect(await sending).toBeGreaterThan(0);
@@ -97,19 +112,37 @@ describe('SIGKILL in the middle of calls and deliveries', () => {
         SELECT (SELECT count(*)::int FROM calls WHERE status NOT IN ('completed','failed','no_answer','busy','canceled')) AS unfinished,
                (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND lease_expires_at > now()) AS leased,
                (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS due`.execute(database.db);
-      atKill.push({ unfinishedCalls: rows[0]!.unfinished, deliveriesInFlight: rows[0]!.leased, deliveriesDue: rows[0]!.due });
+      atKill.push({
+        unfinishedCalls: rows[0]!.unfinished,
+        deliveriesInFlight: rows[0]!.leased,
+        deliveriesDue: rows[0]!.due,
+      });
       expect(rows[0]!.unfinished).toBeGreaterThan(0);
       // The dead process's claims would lapse after their 60-second lease; move that moment to now
       // (test/webhooks-isolation.test.ts proves a lapsed lease is taken over).
-      await sql`UPDATE webhook_deliveries SET lease_expires_at = now() WHERE lease_expires_at > now()`.execute(database.db);
+      await sql`UPDATE webhook_deliveries SET lease_expires_at = now() WHERE lease_expires_at > now()`.execute(
+        database.db,
+      );
       server = await start();
     }
 
-    await waitFor('every call to end', async () => {
-      const open = await database.db.selectFrom('calls').select('id').where('status', 'not in', TERMINAL as never).execute();
-      return open.length === 0;
-    }, 40_000);
-    const events = await database.db.selectFrom('events').select(['id', 'kind', 'data']).where('org_id', '=', org.orgId).execute();
+    await waitFor(
+      'every call to end',
+      async () => {
+        const open = await database.db
+          .selectFrom('calls')
+          .select('id')
+          .where('status', 'not in', TERMINAL as never)
+          .execute();
+        return open.length === 0;
+      },
+      40_000,
+    );
+    const events = await database.db
+      .selectFrom('events')
+      .select(['id', 'kind', 'data'])
+      .where('org_id', '=', org.orgId)
+      .execute();
     const missing = () => {
       const lost = receivers.map((receiver) => {
         const received = new Set(receiver.requests.map((request) => JSON.parse(request.rawBody).id as string));
@@ -120,19 +153,33 @@ describe('SIGKILL in the middle of calls and deliveries', () => {
     await waitFor('every event at every receiver', async () => missing(), 40_000);
     await server.stop('SIGTERM');
 
-    const calls = await database.db.selectFrom('calls').select(['id', 'status']).where('org_id', '=', org.orgId).execute();
+    const calls = await database.db
+      .selectFrom('calls')
+      .select(['id', 'status'])
+      .where('org_id', '=', org.orgId)
+      .execute();
     // One ending event per call, of its final status (call.canceled never happens here).
     for (const call of calls) {
       const endings = events.filter((event) => (event.data as { call_id?: string }).call_id === call.id);
-      expect(endings.map((event) => event.kind), call.id).toEqual([`call.${call.status}`]);
+      expect(
+        endings.map((event) => event.kind),
+        call.id,
+      ).toEqual([`call.${call.status}`]);
     }
     const charged = await database.db
       .selectFrom('calls')
       .select(sql<number>`coalesce(sum(credits_debited_paise), 0)`.as('sum'))
       .where('org_id', '=', org.orgId)
       .executeTakeFirstOrThrow();
-    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: CREDITS - Number(charged.sum), ledgerSum: CREDITS - Number(charged.sum) });
-    const undelivered = await database.db.selectFrom('webhook_deliveries').select('status').where('status', '!=', 'succeeded').execute();
+    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({
+      balance: CREDITS - Number(charged.sum),
+      ledgerSum: CREDITS - Number(charged.sum),
+    });
+    const undelivered = await database.db
+      .selectFrom('webhook_deliveries')
+      .select('status')
+      .where('status', '!=', 'succeeded')
+      .execute();
     expect(undelivered).toEqual([]);
 
     const received = receivers.reduce((sum, receiver) => sum + receiver.requests.length, 0);

@@ -32,10 +32,14 @@ const send = (operation: SpecOperation, caller: OwnedOrg, path: string, body?: u
 /** Every id-like value (UUIDs, evt_ ids) in the rows of `orgId`, from every table with an org_id column. */
 async function idsOf(orgId: string): Promise<Set<string>> {
   const { rows: tables } = await sql<{ table_name: string }>`
-    SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'org_id'`.execute(database.db);
+    SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'org_id'`.execute(
+    database.db,
+  );
   const ids = new Set<string>();
   for (const { table_name: table } of tables) {
-    const { rows } = await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE org_id = ${orgId}::uuid`.execute(database.db);
+    const { rows } = await sql<
+      Record<string, unknown>
+    >`SELECT * FROM ${sql.table(table)} WHERE org_id = ${orgId}::uuid`.execute(database.db);
     for (const value of rows.flatMap((row) => Object.values(row))) {
       if (typeof value === 'string' && value !== orgId && /^([0-9a-f-]{36}|evt_\w+)$/.test(value)) ids.add(value);
     }
@@ -53,7 +57,10 @@ function expectNotFound(response: { status: number; body: any }, what: string, l
   expect(response.status, what).toBe(404);
   expect(Object.keys(response.body), what).toEqual(['error']);
   expect(response.body.error.code, what).toBe('not_found');
-  expect(Object.keys(response.body.error).every((key) => ['code', 'message', 'param'].includes(key)), what).toBe(true);
+  expect(
+    Object.keys(response.body.error).every((key) => ['code', 'message', 'param'].includes(key)),
+    what,
+  ).toBe(true);
   for (const value of stringsIn(response.body)) for (const id of leaked) expect(value, what).not.toContain(id);
 }
 
@@ -63,7 +70,11 @@ beforeAll(async () => {
   // No background workers and a slow simulator: nothing moves on its own, so "nothing changed" is exact.
   app = await startTestApp(database, {
     workers: false,
-    config: { simulatorStepMs: 600_000, webhookPrivateAllowlist: ['127.0.0.0/8'], webhookCaCerts: [(await testTls()).caCert] },
+    config: {
+      simulatorStepMs: 600_000,
+      webhookPrivateAllowlist: ['127.0.0.0/8'],
+      webhookCaCerts: [(await testTls()).caCert],
+    },
   });
   a = await createOwnedOrg(app, database.db, `${receiver.url}/a`, 'a');
   b = await createOwnedOrg(app, database.db, `${receiver.url}/b`, 'b');
@@ -144,7 +155,10 @@ describe('lists', () => {
         const response = await send(target, a, `${base}?${query}`);
         expect(response.status, query).toBe(200);
         const values = stringsIn(response.body.data);
-        expect(values.filter((value) => bIds.has(value)), query).toEqual([]);
+        expect(
+          values.filter((value) => bIds.has(value)),
+          query,
+        ).toEqual([]);
         ownSeen += values.filter((value) => aIds.has(value)).length;
       }
       // The list is not trivially empty: org A's own rows are there.
@@ -154,7 +168,9 @@ describe('lists', () => {
 });
 
 describe('writes without ids', () => {
-  const writes = operations.filter((candidate) => candidate.method !== 'GET' && pathParameterNames(candidate.path).length === 0);
+  const writes = operations.filter(
+    (candidate) => candidate.method !== 'GET' && pathParameterNames(candidate.path).length === 0,
+  );
 
   for (const target of writes) {
     it(`${target.id} with the same body and natural keys (Idempotency-Key included) as org B's leaves every row of B unchanged`, async () => {

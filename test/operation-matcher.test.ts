@@ -21,7 +21,9 @@ describe('compiled operation matcher', () => {
     const compiled = new OpenAPIRouter({ definition: apiDocument as Document, apiRoot: API_ROOT });
     installCompiledMatcher(compiled);
     const templates = Object.keys(apiDocument.paths ?? {});
-    const concrete = templates.map((template) => template.replace(/\{[^}]+\}/g, '0b7c4a4e-1f0e-4a43-9d1c-2b1d0c6f7a10'));
+    const concrete = templates.map((template) =>
+      template.replace(/\{[^}]+\}/g, '0b7c4a4e-1f0e-4a43-9d1c-2b1d0c6f7a10'),
+    );
     const paths = [
       ...concrete.map((path) => `${API_ROOT}${path}`),
       ...concrete.map((path) => `${API_ROOT}${path}/`),
@@ -38,7 +40,9 @@ describe('compiled operation matcher', () => {
     for (const path of paths) {
       for (const method of METHODS) {
         for (const strict of [true, false]) {
-          expect(answer(compiled, method, path, strict), `${method} ${path} strict=${strict}`).toBe(answer(original, method, path, strict));
+          expect(answer(compiled, method, path, strict), `${method} ${path} strict=${strict}`).toBe(
+            answer(original, method, path, strict),
+          );
           compared += 1;
         }
       }

@@ -49,55 +49,71 @@ async function silentServer(): Promise<string> {
 
 async function emitContacts(env: WebhookEnv, count: number): Promise<void> {
   await env.database.db.transaction().execute((trx) =>
-    emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: count }, (_, i) => contactCreated(`N${i}`))),
+    emitEvents(
+      trx,
+      env.org.orgId,
+      'contact.created',
+      Array.from({ length: count }, (_, i) => contactCreated(`N${i}`)),
+    ),
   );
 }
 
 describe('slow receivers', () => {
-  it('late answers, dripped bodies and stalled TLS handshakes never delay a healthy endpoint', { timeout: 40_000 }, async () => {
-    const env = await webhookEnv();
-    envs.push(env);
-    env.worker({ start: true });
-    const slow = await receiver(late(8_000));
-    const dripping = await receiver(drip);
-    const ids = {
-      slow: (await register(env, slow.url)).id,
-      dripping: (await register(env, dripping.url)).id,
-      stalled: (await register(env, await silentServer())).id,
-    };
-    const healthy = await receiver(answer(200));
-    await register(env, healthy.url);
+  it(
+    'late answers, dripped bodies and stalled TLS handshakes never delay a healthy endpoint',
+    { timeout: 40_000 },
+    async () => {
+      const env = await webhookEnv();
+      envs.push(env);
+      env.worker({ start: true });
+      const slow = await receiver(late(8_000));
+      const dripping = await receiver(drip);
+      const ids = {
+        slow: (await register(env, slow.url)).id,
+        dripping: (await register(env, dripping.url)).id,
+        stalled: (await register(env, await silentServer())).id,
+      };
+      const healthy = await receiver(answer(200));
+      await register(env, healthy.url);
 
-    const emittedAt = Date.now();
-    await emitContacts(env, 6);
-    await healthy.waitFor(6, 5_000);
-    expect(Date.now() - emittedAt).toBeLessThan(5_000);
+      const emittedAt = Date.now();
+      await emitContacts(env, 6);
+      await healthy.waitFor(6, 5_000);
+      expect(Date.now() - emittedAt).toBeLessThan(5_000);
 
-    // Each slow kind ends as the spec says, within the 10-second bound: a late 2xx succeeds, a 2xx whose
-    // body is still dripping succeeds with what arrived, a handshake never finished times out.
-    const log = (id: string) => listDeliveryLog(env.database.db, id, { limit: 10 });
-    const kinds = async (id: string) => (await log(id)).map((entry) => entry.failure_kind ?? entry.status_code);
-    await expect.poll(() => kinds(ids.slow), { timeout: 15_000, interval: 250 }).toEqual([200, 200, 200, 200]);
-    await expect.poll(() => kinds(ids.stalled), { timeout: 15_000, interval: 250 }).toEqual(['timeout', 'timeout', 'timeout', 'timeout']);
-    await expect.poll(() => kinds(ids.dripping), { timeout: 15_000, interval: 250 }).toEqual([200, 200, 200, 200]);
-    for (const id of Object.values(ids)) for (const entry of await log(id)) expect(entry.duration_ms).toBeLessThan(11_000);
-  });
+      // Each slow kind ends as the spec says, within the 10-second bound: a late 2xx succeeds, a 2xx whose
+      // body is still dripping succeeds with what arrived, a handshake never finished times out.
+      const log = (id: string) => listDeliveryLog(env.database.db, id, { limit: 10 });
+      const kinds = async (id: string) => (await log(id)).map((entry) => entry.failure_kind ?? entry.status_code);
+      await expect.poll(() => kinds(ids.slow), { timeout: 15_000, interval: 250 }).toEqual([200, 200, 200, 200]);
+      await expect
+        .poll(() => kinds(ids.stalled), { timeout: 15_000, interval: 250 })
+        .toEqual(['timeout', 'timeout', 'timeout', 'timeout']);
+      await expect.poll(() => kinds(ids.dripping), { timeout: 15_000, interval: 250 }).toEqual([200, 200, 200, 200]);
+      for (const id of Object.values(ids))
+        for (const entry of await log(id)) expect(entry.duration_ms).toBeLessThan(11_000);
+    },
+  );
 });
 
 describe('as many hanging endpoints as an org may have', () => {
-  it('never delay a healthy endpoint, though together they want more attempts than a process runs at once', { timeout: 40_000 }, async () => {
-    const env = await webhookEnv();
-    envs.push(env);
-    env.worker({ start: true });
-    // 19 endpoints that never answer (the per-org maximum is 20): 19 x 4 attempts in flight.
-    for (let i = 0; i < 19; i += 1) await register(env, (await receiver(hang)).url);
-    const healthy = await receiver(answer(200));
-    await register(env, healthy.url);
+  it(
+    'never delay a healthy endpoint, though together they want more attempts than a process runs at once',
+    { timeout: 40_000 },
+    async () => {
+      const env = await webhookEnv();
+      envs.push(env);
+      env.worker({ start: true });
+      // 19 endpoints that never answer (the per-org maximum is 20): 19 x 4 attempts in flight.
+      for (let i = 0; i < 19; i += 1) await register(env, (await receiver(hang)).url);
+      const healthy = await receiver(answer(200));
+      await register(env, healthy.url);
 
-    const emittedAt = Date.now();
-    await emitContacts(env, 6);
-    // Well before the hanging attempts' 10-second timeout frees anything.
-    await healthy.waitFor(6, 8_000);
-    expect(Date.now() - emittedAt).toBeLessThan(5_000);
-  });
+      const emittedAt = Date.now();
+      await emitContacts(env, 6);
+      // Well before the hanging attempts' 10-second timeout frees anything.
+      await healthy.waitFor(6, 8_000);
+      expect(Date.now() - emittedAt).toBeLessThan(5_000);
+    },
+  );
 });

@@ -8,7 +8,12 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { rawExchange } from './support/raw-http.js';
-import { killServerProcesses, serverEnvironment, startServerProcess, type ServerProcess } from './support/server-process.js';
+import {
+  killServerProcesses,
+  serverEnvironment,
+  startServerProcess,
+  type ServerProcess,
+} from './support/server-process.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { issueApiKey } from '../src/orgs/api-keys.js';
 import { revokeKey } from '../src/orgs/api-key-queries.js';
@@ -51,7 +56,13 @@ describe('a full run at LOG_LEVEL=debug', () => {
     const server: ServerProcess = await startServerProcess(
       await serverEnvironment(database.url, { LOG_LEVEL: 'debug', SIMULATOR_STEP_MS: '20', API_KEY_CACHE_TTL_MS: '0' }),
     );
-    const call = async (key: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const call = async (
+      key: string | null,
+      method: string,
+      path: string,
+      body?: unknown,
+      headers: Record<string, string> = {},
+    ) => {
       const response = await fetch(`${server.apiUrl}${path}`, {
         method,
         headers: {
@@ -68,8 +79,15 @@ describe('a full run at LOG_LEVEL=debug', () => {
 
     // Endpoints and their secrets, one of them rotated; a test send to each.
     const created = [];
-    for (const [key, url] of [[a.key, ok.url], [a.key, failing.url], [b.key, ok.url]] as const) {
-      const response = await call(key, 'POST', '/webhooks', { url, events: ['call.completed', 'call.failed', 'call.no_answer', 'call.busy', 'call.canceled', 'contact.created'] });
+    for (const [key, url] of [
+      [a.key, ok.url],
+      [a.key, failing.url],
+      [b.key, ok.url],
+    ] as const) {
+      const response = await call(key, 'POST', '/webhooks', {
+        url,
+        events: ['call.completed', 'call.failed', 'call.no_answer', 'call.busy', 'call.canceled', 'contact.created'],
+      });
       expect(response.status).toBe(201);
       secrets.push(response.json.secret);
       created.push({ key, id: response.json.data.id as string });
@@ -80,7 +98,15 @@ describe('a full run at LOG_LEVEL=debug', () => {
     for (const { key, id } of created) expect((await call(key, 'POST', `/webhooks/${id}/test`)).status).toBe(200);
 
     // Traffic that emits events: a contact, a call to every simulated ending, a cancel, an idempotent replay.
-    expect((await call(a.key, 'POST', '/contacts', { phone_e164: testNumber('1111'), name: 'Asha', consent_capture: 'manual' })).status).toBe(200);
+    expect(
+      (
+        await call(a.key, 'POST', '/contacts', {
+          phone_e164: testNumber('1111'),
+          name: 'Asha',
+          consent_capture: 'manual',
+        })
+      ).status,
+    ).toBe(200);
     const callIds: string[] = [];
     for (const ending of ['7777', '0001', '0002', '0003', '0004', '0005']) {
       const placed = await call(a.key, 'POST', '/calls', { agent_id: a.agentId, to_e164: testNumber(ending) });
@@ -107,29 +133,63 @@ describe('a full run at LOG_LEVEL=debug', () => {
       [400, call(a.key, 'GET', `/calls?api_key=${a.key}`)],
       [400, call(a.key, 'GET', `/calls/${a.key}`)],
       [400, call(a.key, 'GET', `/webhooks/${secrets[3]}`)],
-      [400, call(a.key, 'POST', '/contacts', { phone_e164: testNumber('2222'), consent_capture: 'manual', api_key: a.key })],
-      [400, call(a.key, 'POST', '/webhooks', { url: `https://user:${secrets[3]}@127.0.0.1:9/x`, events: ['call.completed'] })],
-      [201, call(a.key, 'POST', '/calls', { agent_id: a.agentId, to_e164: testNumber('3333') }, { 'Idempotency-Key': a.key })],
+      [
+        400,
+        call(a.key, 'POST', '/contacts', { phone_e164: testNumber('2222'), consent_capture: 'manual', api_key: a.key }),
+      ],
+      [
+        400,
+        call(a.key, 'POST', '/webhooks', {
+          url: `https://user:${secrets[3]}@127.0.0.1:9/x`,
+          events: ['call.completed'],
+        }),
+      ],
+      [
+        201,
+        call(
+          a.key,
+          'POST',
+          '/calls',
+          { agent_id: a.agentId, to_e164: testNumber('3333') },
+          { 'Idempotency-Key': a.key },
+        ),
+      ],
     ];
     for (const [status, sent] of misuse) expect((await sent).status).toBe(status);
 
     // Reads: the secret is shown once, at creation or rotation, and never again.
-    for (const path of ['/webhooks', ...created.slice(0, 2).flatMap(({ id }) => [`/webhooks/${id}`, `/webhooks/${id}/deliveries`]), '/calls', '/contacts']) {
+    for (const path of [
+      '/webhooks',
+      ...created.slice(0, 2).flatMap(({ id }) => [`/webhooks/${id}`, `/webhooks/${id}/deliveries`]),
+      '/calls',
+      '/contacts',
+    ]) {
       const response = await call(a.key, 'GET', path);
       expect(response.status).toBe(200);
       cleanBodies.push(response.text);
     }
 
     // Let the calls end and every delivery be tried at least once, then stop the server.
-    await waitFor('calls to end and deliveries to be tried', async () => {
-      const calls = await database.db.selectFrom('calls').select('status').where('id', 'in', callIds).execute();
-      const untried = await database.db.selectFrom('webhook_deliveries').select('id').where('attempt_count', '=', 0).where('status', '=', 'pending').execute();
-      return calls.every((row) => TERMINAL.includes(row.status)) && untried.length === 0;
-    }, 30_000);
+    await waitFor(
+      'calls to end and deliveries to be tried',
+      async () => {
+        const calls = await database.db.selectFrom('calls').select('status').where('id', 'in', callIds).execute();
+        const untried = await database.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('attempt_count', '=', 0)
+          .where('status', '=', 'pending')
+          .execute();
+        return calls.every((row) => TERMINAL.includes(row.status)) && untried.length === 0;
+      },
+      30_000,
+    );
     await server.stop('SIGTERM');
 
     const output = server.output();
-    const leaks = secrets.flatMap(forms).filter((form) => output.includes(form) || errorBodies.some((body) => body.includes(form)));
+    const leaks = secrets
+      .flatMap(forms)
+      .filter((form) => output.includes(form) || errorBodies.some((body) => body.includes(form)));
     expect(leaks).toEqual([]);
     expect(output).not.toMatch(FULL_KEY);
     for (const body of errorBodies) expect(body).not.toMatch(FULL_KEY);
@@ -175,7 +235,10 @@ describe('security headers', () => {
     ['a probe', 'GET', '/readyz', false],
     ['the published spec', 'GET', '/api/v1/openapi.json', false],
   ])('%s carries them', async (_name, method, path, authenticated) => {
-    const response = await fetch(`${app.baseUrl}${path}`, { method, headers: authenticated ? { Authorization: `Bearer ${org.key}` } : {} });
+    const response = await fetch(`${app.baseUrl}${path}`, {
+      method,
+      headers: authenticated ? { Authorization: `Bearer ${org.key}` } : {},
+    });
     for (const [name, value] of Object.entries(API_HEADERS)) expect(response.headers.get(name), name).toBe(value);
     expect(response.headers.get('strict-transport-security')).toMatch(/^max-age=\d+/);
     expect(response.headers.get('x-powered-by')).toBeNull();

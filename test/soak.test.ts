@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { killServerProcesses, serverEnvironment, startServerProcess, type ServerProcess } from './support/server-process.js';
+import {
+  killServerProcesses,
+  serverEnvironment,
+  startServerProcess,
+  type ServerProcess,
+} from './support/server-process.js';
 import { answer, slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 const DURATION_MS = 60_000;
@@ -29,8 +34,14 @@ const receivers: Receiver[] = [];
 beforeAll(async () => {
   database = await createTestDatabase();
   org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
-  receivers.push(await startReceiver(answer(200)), await startReceiver(slowly(300)), await startReceiver(answer(200, 'y'.repeat(256 * 1024))));
-  server = await startServerProcess(await serverEnvironment(database.url, { SIMULATOR_STEP_MS: '20', LOG_LEVEL: 'info' }));
+  receivers.push(
+    await startReceiver(answer(200)),
+    await startReceiver(slowly(300)),
+    await startReceiver(answer(200, 'y'.repeat(256 * 1024))),
+  );
+  server = await startServerProcess(
+    await serverEnvironment(database.url, { SIMULATOR_STEP_MS: '20', LOG_LEVEL: 'info' }),
+  );
 });
 
 afterAll(async () => {
@@ -48,7 +59,10 @@ describe('60 seconds at the rate limit', () => {
         headers: { ...headers, ...extra },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         signal: AbortSignal.timeout(10_000),
-      }).then(async (response) => ({ status: response.status, json: (await response.json().catch(() => null)) as any }));
+      }).then(async (response) => ({
+        status: response.status,
+        json: (await response.json().catch(() => null)) as any,
+      }));
     const webhookIds: string[] = [];
     for (const receiver of receivers) {
       const created = await request('POST', '/webhooks', { url: receiver.url, events: EVENTS });
@@ -61,25 +75,56 @@ describe('60 seconds at the rate limit', () => {
     const unexpected: string[] = [];
     const latencies: number[] = [];
     const mix: Array<[number, () => Promise<{ status: number; json: any }>]> = [
-      [30, () => request('POST', '/calls', { agent_id: org.agentId, to_e164: testNumber(ENDINGS[callIds.length % ENDINGS.length]!) })],
-      [5, () => request('POST', '/calls', { agent_id: org.agentId, to_e164: '+919876500000' }, { 'Idempotency-Key': 'soak-replay' })],
-      [20, () => request('POST', '/contacts', { phone_e164: testNumber(String(1000 + Math.floor(Math.random() * 9000))), name: 'Soak', consent_capture: 'manual' })],
+      [
+        30,
+        () =>
+          request('POST', '/calls', {
+            agent_id: org.agentId,
+            to_e164: testNumber(ENDINGS[callIds.length % ENDINGS.length]!),
+          }),
+      ],
+      [
+        5,
+        () =>
+          request(
+            'POST',
+            '/calls',
+            { agent_id: org.agentId, to_e164: '+919876500000' },
+            { 'Idempotency-Key': 'soak-replay' },
+          ),
+      ],
+      [
+        20,
+        () =>
+          request('POST', '/contacts', {
+            phone_e164: testNumber(String(1000 + Math.floor(Math.random() * 9000))),
+            name: 'Soak',
+            consent_capture: 'manual',
+          }),
+      ],
       [10, () => request('GET', '/calls?limit=20')],
       [10, () => request('GET', `/calls/${callIds[Math.floor(Math.random() * callIds.length)] ?? callIds[0]}`)],
       [10, () => request('GET', '/contacts?limit=20&consent_capture=manual')],
       [5, () => request('GET', '/webhooks')],
-      [10, () => request('GET', `/webhooks/${webhookIds[Math.floor(Math.random() * webhookIds.length)]}/deliveries?limit=10`)],
+      [
+        10,
+        () =>
+          request('GET', `/webhooks/${webhookIds[Math.floor(Math.random() * webhookIds.length)]}/deliveries?limit=10`),
+      ],
     ];
     const pick = () => {
       let roll = Math.random() * 100;
       for (const [weight, send] of mix) if ((roll -= weight) < 0) return send;
       return mix[0]![1];
     };
-    callIds.push((await request('POST', '/calls', { agent_id: org.agentId, to_e164: testNumber('7777') })).json.data.id);
+    callIds.push(
+      (await request('POST', '/calls', { agent_id: org.agentId, to_e164: testNumber('7777') })).json.data.id,
+    );
 
     const started = Date.now();
     const memory: Array<{ atS: number; heapUsed: number; rss: number }> = [];
-    const sample = async () => memory.push({ atS: Math.round((Date.now() - started) / 1000), ...(await server.memory()) });
+    const sample = async () =>
+      memory.push({ atS: Math.round((Date.now() - started) / 1000), ...(await server.memory()) });
     const inFlight = new Set<Promise<void>>();
     let next = started;
     let warmedUp = false;
@@ -110,10 +155,19 @@ describe('60 seconds at the rate limit', () => {
     expect(server.running()).toBe(true);
 
     // Everything settles: every call ends and every event reaches every receiver.
-    await waitFor('every call to end', async () => {
-      const open = await database.db.selectFrom('calls').select('id').where('org_id', '=', org.orgId).where('status', 'not in', TERMINAL as never).execute();
-      return open.length === 0;
-    }, 30_000);
+    await waitFor(
+      'every call to end',
+      async () => {
+        const open = await database.db
+          .selectFrom('calls')
+          .select('id')
+          .where('org_id', '=', org.orgId)
+          .where('status', 'not in', TERMINAL as never)
+          .execute();
+        return open.length === 0;
+      },
+      30_000,
+    );
     const events = await database.db.selectFrom('events').select('id').where('org_id', '=', org.orgId).execute();
     const lost = () =>
       receivers.map((receiver) => {

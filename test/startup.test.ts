@@ -73,7 +73,13 @@ describe('start without DATABASE_URL', () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'voice-start-'));
     const pgPort = await freePort();
     const httpPort = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort), PORT: String(httpPort), LOG_LEVEL: 'info' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATA_DIR: dataDir,
+      EMBEDDED_PG_PORT: String(pgPort),
+      PORT: String(httpPort),
+      LOG_LEVEL: 'info',
+    };
     delete env.DATABASE_URL;
     delete env.TEST_DATABASE_URL;
 
@@ -84,7 +90,9 @@ describe('start without DATABASE_URL', () => {
     expect(first.banner).toContain(`http://127.0.0.1:${httpPort}/docs`);
     expect(first.banner).toContain('curl -s -X POST');
 
-    const response = await fetch(`http://127.0.0.1:${httpPort}/api/v1/contacts`, { headers: { Authorization: `Bearer ${key}` } });
+    const response = await fetch(`http://127.0.0.1:${httpPort}/api/v1/contacts`, {
+      headers: { Authorization: `Bearer ${key}` },
+    });
     expect(response.status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${httpPort}/readyz`)).status).toBe(200);
 
@@ -96,7 +104,9 @@ describe('start without DATABASE_URL', () => {
     expect(second.banner).not.toMatch(/API key\s*:/);
     expect(second.banner).toContain('key create --org');
     // The first key still works: the data survived the restart.
-    const again = await fetch(`http://127.0.0.1:${httpPort}/api/v1/contacts`, { headers: { Authorization: `Bearer ${key}` } });
+    const again = await fetch(`http://127.0.0.1:${httpPort}/api/v1/contacts`, {
+      headers: { Authorization: `Bearer ${key}` },
+    });
     expect(again.status).toBe(200);
     expect(await stop(second.child)).toBe(0);
   }, 180_000);

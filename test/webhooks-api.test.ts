@@ -37,7 +37,9 @@ describe('POST /webhooks', () => {
       last_delivery_at: null,
       last_delivery_status: null,
     });
-    const got = await env.app.client(env.org.key).GET('/webhooks/{id}', { params: { path: { id: response.body.data.id } } });
+    const got = await env.app
+      .client(env.org.key)
+      .GET('/webhooks/{id}', { params: { path: { id: response.body.data.id } } });
     expect(got.data?.data).toEqual(response.body.data);
     expect(JSON.stringify(got.data)).not.toContain(response.body.secret);
   });
@@ -98,7 +100,9 @@ describe('POST /webhooks', () => {
 
   it('enforces at most 20 endpoints per org with forbidden', async () => {
     const org = await createTestOrg(env.database.db, { planId: 'scale' });
-    const results = await Promise.all(Array.from({ length: 22 }, (_, i) => post(`https://127.0.0.1:9/${i}`, undefined, org.key)));
+    const results = await Promise.all(
+      Array.from({ length: 22 }, (_, i) => post(`https://127.0.0.1:9/${i}`, undefined, org.key)),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(20);
     const refused = results.filter((r) => r.status !== 201);
     expect(refused).toHaveLength(2);
@@ -135,11 +139,16 @@ describe('a name that resolves to loopback (no allowlist)', () => {
     expect(error?.error.message).toMatch(/resolves to (127\.0\.0\.1|::1), a loopback address/);
   });
 
-  it.each(['https://127.0.0.1:9/hooks', 'https://[::ffff:7f00:1]:9/hooks'])('refuses %s without the allowlist', async (url) => {
-    const { error, response } = await strict.client(env.org.key).POST('/webhooks', { body: { url, events: ['contact.created'] } });
-    expect(response.status).toBe(400);
-    expect(error?.error.message).toMatch(/loopback/);
-  });
+  it.each(['https://127.0.0.1:9/hooks', 'https://[::ffff:7f00:1]:9/hooks'])(
+    'refuses %s without the allowlist',
+    async (url) => {
+      const { error, response } = await strict
+        .client(env.org.key)
+        .POST('/webhooks', { body: { url, events: ['contact.created'] } });
+      expect(response.status).toBe(400);
+      expect(error?.error.message).toMatch(/loopback/);
+    },
+  );
 });
 
 describe('GET /webhooks', () => {
@@ -165,7 +174,10 @@ describe('PATCH /webhooks/{id}', () => {
   it('replaces events, switches off and on, and switching on clears the failure streak', async () => {
     const { id } = await register(env, 'https://127.0.0.1:9/patch');
     const client = env.app.client(env.org.key);
-    const events = await client.PATCH('/webhooks/{id}', { params: { path: { id } }, body: { events: ['call.failed'] } });
+    const events = await client.PATCH('/webhooks/{id}', {
+      params: { path: { id } },
+      body: { events: ['call.failed'] },
+    });
     expect(events.data?.data.events).toEqual(['call.failed']);
     expect(events.data?.data.active).toBe(true);
     await env.database.db.updateTable('webhooks').set({ failing_since: new Date() }).where('id', '=', id).execute();
@@ -173,7 +185,11 @@ describe('PATCH /webhooks/{id}', () => {
     expect(off.data?.data.active).toBe(false);
     const on = await client.PATCH('/webhooks/{id}', { params: { path: { id } }, body: { active: true } });
     expect(on.data?.data.active).toBe(true);
-    const row = await env.database.db.selectFrom('webhooks').select('failing_since').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await env.database.db
+      .selectFrom('webhooks')
+      .select('failing_since')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.failing_since).toBeNull();
   });
 
@@ -190,7 +206,9 @@ describe('PATCH /webhooks/{id}', () => {
 describe('POST /webhooks/{id}/rotate-secret', () => {
   it('returns a new secret once and keeps the old one for 24 hours', async () => {
     const { id, secret } = await register(env, 'https://127.0.0.1:9/rotate');
-    const { data, response } = await env.app.client(env.org.key).POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } });
+    const { data, response } = await env.app
+      .client(env.org.key)
+      .POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } });
     expect(response.status).toBe(200);
     expect(data?.secret).toMatch(/^[0-9a-f]{64}$/);
     expect(data?.secret).not.toBe(secret);
@@ -228,7 +246,9 @@ describe("another org's endpoint", () => {
 
   it('answers not_found for an unknown id and deletes a known one with 204', async () => {
     const client = env.app.client(env.org.key);
-    const unknown = await client.DELETE('/webhooks/{id}', { params: { path: { id: '7d9f2a4c-6e8b-4d1f-9a3c-5e7b9d1f3a5c' } } });
+    const unknown = await client.DELETE('/webhooks/{id}', {
+      params: { path: { id: '7d9f2a4c-6e8b-4d1f-9a3c-5e7b9d1f3a5c' } },
+    });
     expect(unknown.response.status).toBe(404);
     const { id } = await register(env, 'https://127.0.0.1:9/gone');
     const deleted = await client.DELETE('/webhooks/{id}', { params: { path: { id } } });

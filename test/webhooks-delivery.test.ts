@@ -58,7 +58,9 @@ describe('a delivery', () => {
     expect(request!.path).toBe('/hooks');
     expect(request!.headers['content-type']).toBe('application/json');
     expect(request!.headers['x-svc-event']).toBe('contact.created');
-    expect(request!.headers['x-svc-delivery']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(request!.headers['x-svc-delivery']).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     const timestamp = String(request!.headers['x-svc-timestamp']);
     expect(timestamp).toMatch(/^\d{13}$/);
     expect(String(request!.headers['x-svc-signature'])).toMatch(new RegExp(`^t=${timestamp},v1=[0-9a-f]{64}$`));
@@ -73,23 +75,39 @@ describe('a delivery', () => {
     expect(Object.keys(envelope)).toEqual(['id', 'event', 'created_at', 'data']);
     expect(validators.ContactCreatedEvent(envelope)).toBe(true);
 
-    expect(verifySignature(request!.rawBody, String(request!.headers['x-svc-signature']), [secret])).toMatchObject({ ok: true });
+    expect(verifySignature(request!.rawBody, String(request!.headers['x-svc-signature']), [secret])).toMatchObject({
+      ok: true,
+    });
     expect(inlineVerify(request!, secret)).toBe(true);
     expect(inlineVerify({ ...request!, rawBody: request!.rawBody.replace('Asha', 'Asho') }, secret)).toBe(false);
     expect(inlineVerify(request!, 'f'.repeat(64))).toBe(false);
 
-    await expect.poll(async () => {
-      const { data: list } = await env.app.client(env.org.key).GET('/webhooks/{id}/deliveries', { params: { path: { id: webhookId } } });
-      return list?.data[0];
-    }).toMatchObject({
-      event_id: eventId,
-      event: 'contact.created',
-      status: 'succeeded',
-      attempt_count: 1,
-      next_attempt_at: null,
-      attempts: [{ id: request!.headers['x-svc-delivery'], attempt: 1, status_code: 200, failure_kind: null, response_excerpt: 'ok' }],
-    });
-    const { data: endpoint } = await env.app.client(env.org.key).GET('/webhooks/{id}', { params: { path: { id: webhookId } } });
+    await expect
+      .poll(async () => {
+        const { data: list } = await env.app
+          .client(env.org.key)
+          .GET('/webhooks/{id}/deliveries', { params: { path: { id: webhookId } } });
+        return list?.data[0];
+      })
+      .toMatchObject({
+        event_id: eventId,
+        event: 'contact.created',
+        status: 'succeeded',
+        attempt_count: 1,
+        next_attempt_at: null,
+        attempts: [
+          {
+            id: request!.headers['x-svc-delivery'],
+            attempt: 1,
+            status_code: 200,
+            failure_kind: null,
+            response_excerpt: 'ok',
+          },
+        ],
+      });
+    const { data: endpoint } = await env.app
+      .client(env.org.key)
+      .GET('/webhooks/{id}', { params: { path: { id: webhookId } } });
     expect(endpoint?.data.last_delivery_status).toBe(200);
     expect(endpoint?.data.last_delivery_at).not.toBeNull();
   });
@@ -101,7 +119,9 @@ describe('a delivery', () => {
     await register(env, subscribed.url, ['call.failed']);
     await register(env, otherKind.url, ['call.completed']);
     const off = await register(env, switchedOff.url, ['call.failed']);
-    await env.app.client(env.org.key).PATCH('/webhooks/{id}', { params: { path: { id: off.id } }, body: { active: false } });
+    await env.app
+      .client(env.org.key)
+      .PATCH('/webhooks/{id}', { params: { path: { id: off.id } }, body: { active: false } });
     await emit(env, 'call.failed', {
       call_id: '2c4e6a8b-0d1f-4a3c-8e5b-7d9f1a3c5e7b',
       provider_call_id: 'sim_1',
@@ -120,7 +140,9 @@ describe('a delivery', () => {
     const { id } = await register(env, target.url);
     const broken = { ...contactCreated(), phone_e164: 'not-a-number' };
     const eventId = await emit(env, 'contact.created', broken);
-    await expect.poll(async () => (await listDeliveryLog(env.database.db, id, { limit: 10 }))[0]?.failure_kind).toBe('invalid_payload');
+    await expect
+      .poll(async () => (await listDeliveryLog(env.database.db, id, { limit: 10 }))[0]?.failure_kind)
+      .toBe('invalid_payload');
     const [entry] = await listDeliveryLog(env.database.db, id, { limit: 10 });
     expect(entry).toMatchObject({ event_id: eventId, attempt: 1, status_code: null });
     expect(entry!.response_excerpt).toMatch(/phone_e164/);
@@ -134,7 +156,9 @@ describe('POST /webhooks/{id}/test', () => {
   it('sends a signed webhook.test now and answers with the attempt', async () => {
     const target = await receiver(answer(200, 'ok'));
     const { id, secret } = await register(env, target.url, ['call.completed']);
-    const { data, response } = await env.app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } });
+    const { data, response } = await env.app
+      .client(env.org.key)
+      .POST('/webhooks/{id}/test', { params: { path: { id } } });
     expect(response.status).toBe(200);
     expect(target.requests).toHaveLength(1);
     const request = target.requests[0]!;
@@ -158,14 +182,22 @@ describe('POST /webhooks/{id}/test', () => {
     const small = connectDatabase(env.database.url, { poolSize: 2 });
     const app = await startTestApp(
       { db: small.db, url: env.database.url },
-      { workers: false, config: { webhookPrivateAllowlist: env.app.deps.config.webhookPrivateAllowlist, webhookCaCerts: env.app.deps.config.webhookCaCerts } },
+      {
+        workers: false,
+        config: {
+          webhookPrivateAllowlist: env.app.deps.config.webhookPrivateAllowlist,
+          webhookCaCerts: env.app.deps.config.webhookCaCerts,
+        },
+      },
     );
     try {
       // Slow answers keep both lock sessions open while the other sends wait for a connection.
       const target = await receiver(slowly(200));
       const { id } = await register(env, target.url);
       const sends = await Promise.all(
-        Array.from({ length: 4 }, () => app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } })),
+        Array.from({ length: 4 }, () =>
+          app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } }),
+        ),
       );
       expect(sends.map((send) => send.response.status)).toEqual([200, 200, 200, 200]);
       expect(sends.every((send) => send.data?.data.status === 'succeeded')).toBe(true);
@@ -197,7 +229,13 @@ describe('POST /webhooks/{id}/test', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(data?.data).toMatchObject({
       status: 'failed',
-      attempts: [{ status_code: null, failure_kind: 'guard', response_excerpt: "port 9 is on fetch's list of blocked ports; the request was not sent" }],
+      attempts: [
+        {
+          status_code: null,
+          failure_kind: 'guard',
+          response_excerpt: "port 9 is on fetch's list of blocked ports; the request was not sent",
+        },
+      ],
     });
     // The real duration, not the 10-second send timeout.
     expect(data!.data.attempts[0]!.duration_ms).toBeLessThan(1_000);
@@ -211,17 +249,24 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/redeliver', () => {
     await emit(env, 'contact.created', contactCreated());
     const [first] = await target.waitFor(1);
     const client = env.app.client(env.org.key);
-    await expect.poll(async () => {
-      const { data } = await client.GET('/webhooks/{id}/deliveries', { params: { path: { id } } });
-      return data?.data[0]?.status;
-    }).toBe('succeeded');
+    await expect
+      .poll(async () => {
+        const { data } = await client.GET('/webhooks/{id}/deliveries', { params: { path: { id } } });
+        return data?.data[0]?.status;
+      })
+      .toBe('succeeded');
     const { data: list } = await client.GET('/webhooks/{id}/deliveries', { params: { path: { id } } });
     const deliveryId = list!.data[0]!.id;
     const { data, response } = await client.POST('/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
       params: { path: { id, delivery_id: deliveryId } },
     });
     expect(response.status).toBe(202);
-    expect(data?.data).toMatchObject({ status: 'pending', attempt_count: 0, attempts: [], event_id: list!.data[0]!.event_id });
+    expect(data?.data).toMatchObject({
+      status: 'pending',
+      attempt_count: 0,
+      attempts: [],
+      event_id: list!.data[0]!.event_id,
+    });
     expect(data?.data.id).not.toBe(deliveryId);
     const [, second] = await target.waitFor(2);
     expect(second!.rawBody).toBe(first!.rawBody);
@@ -257,14 +302,20 @@ describe('GET /webhooks/{id}/deliveries', () => {
     for (let i = 0; i < 3; i += 1) ids.push(await emit(env, 'contact.created', contactCreated(`Name ${i}`)));
     await target.waitFor(3);
     const client = env.app.client(env.org.key);
-    await expect.poll(async () => {
-      const { data } = await client.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { status: 'succeeded' } } });
-      return data?.pagination.total;
-    }).toBe(3);
+    await expect
+      .poll(async () => {
+        const { data } = await client.GET('/webhooks/{id}/deliveries', {
+          params: { path: { id }, query: { status: 'succeeded' } },
+        });
+        return data?.pagination.total;
+      })
+      .toBe(3);
     const { data } = await client.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 2 } } });
     expect(data?.data.map((d) => d.event_id)).toEqual([ids[2], ids[1]]);
     expect(data?.pagination).toEqual({ limit: 2, offset: 0, total: 3, has_more: true });
-    const pending = await client.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { status: 'pending' } } });
+    const pending = await client.GET('/webhooks/{id}/deliveries', {
+      params: { path: { id }, query: { status: 'pending' } },
+    });
     expect(pending.data?.data).toEqual([]);
   });
 });

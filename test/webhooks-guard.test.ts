@@ -70,7 +70,9 @@ describe('assertDeliverableUrl with an injected resolver', () => {
 
   it('refuses a name when any of its addresses is non-public', async () => {
     const resolve = resolver({ 'mixed.example': ['93.184.216.34', '10.0.0.7'], 'meta.example': ['169.254.169.254'] });
-    await expect(assertDeliverableUrl('https://mixed.example/x', none, resolve)).rejects.toThrow(/resolves to 10\.0\.0\.7, a private address/);
+    await expect(assertDeliverableUrl('https://mixed.example/x', none, resolve)).rejects.toThrow(
+      /resolves to 10\.0\.0\.7, a private address/,
+    );
     await expect(assertDeliverableUrl('https://meta.example/x', none, resolve)).rejects.toThrow(/cloud metadata/);
     await expect(assertDeliverableUrl('https://unknown.example/x', none, resolve)).rejects.toThrow(/does not resolve/);
   });

@@ -8,7 +8,16 @@ import { emitEvents } from '../src/webhooks/outbox.js';
 import { DeliveryWorker } from '../src/webhooks/delivery/worker.js';
 import { listDeliveryLog } from '../src/webhooks/attempt-queries.js';
 import { ManualClock } from './support/app.js';
-import { answer, hang, hugeBody, reset, startReceiver, testTls, type Behaviour, type Receiver } from './support/webhook-receiver.js';
+import {
+  answer,
+  hang,
+  hugeBody,
+  reset,
+  startReceiver,
+  testTls,
+  type Behaviour,
+  type Receiver,
+} from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
 const receivers: Receiver[] = [];
@@ -54,7 +63,12 @@ function holding() {
  */
 async function deleteWhileHanging(env: WebhookEnv, target: Receiver, id: string): Promise<void> {
   await env.database.db.transaction().execute((trx) =>
-    emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`))),
+    emitEvents(
+      trx,
+      env.org.orgId,
+      'contact.created',
+      Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`)),
+    ),
   );
   await target.waitFor(4, 9_000);
   await sleep(300);
@@ -75,14 +89,25 @@ async function deleteWhileHanging(env: WebhookEnv, target: Receiver, id: string)
   await emit(env, 'contact.created', contactCreated());
   await sleep(2_500);
   expect(target.started).toHaveLength(4);
-  expect(await env.database.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', id).execute()).toEqual([]);
+  expect(
+    await env.database.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', id).execute(),
+  ).toEqual([]);
   expect(await env.database.db.selectFrom('webhooks').select('id').where('id', '=', id).execute()).toEqual([]);
 }
 
 /** Runs `work` while a delivery worker runs in another process (test/support/delivery-worker-process.ts). */
-async function withWorkerProcess(env: WebhookEnv, extraEnv: Record<string, string>, work: () => Promise<void>): Promise<void> {
+async function withWorkerProcess(
+  env: WebhookEnv,
+  extraEnv: Record<string, string>,
+  work: () => Promise<void>,
+): Promise<void> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/delivery-worker-process.ts'], {
-    env: { ...process.env, WORKER_DATABASE_URL: env.database.url, WORKER_CA_PEM: (await testTls()).caCert, ...extraEnv },
+    env: {
+      ...process.env,
+      WORKER_DATABASE_URL: env.database.url,
+      WORKER_CA_PEM: (await testTls()).caCert,
+      ...extraEnv,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -99,45 +124,64 @@ async function withWorkerProcess(env: WebhookEnv, extraEnv: Record<string, strin
 }
 
 describe('isolation', () => {
-  it('a hanging, resetting, redirecting, failing or flooding endpoint never delays a healthy one', { timeout: 40_000 }, async () => {
-    const env = await environment();
-    env.worker({ start: true });
-    const hanging = await receiver(hang);
-    const bad = [await receiver(reset), await receiver(answer(302, '', { location: 'https://127.0.0.1:9/' })), await receiver(answer(404)), await receiver(answer(503)), await receiver(hugeBody(50))];
-    const healthy = await receiver(answer(200));
-    const { id: hangingId } = await register(env, hanging.url);
-    for (const target of bad) await register(env, target.url);
-    await register(env, healthy.url);
+  it(
+    'a hanging, resetting, redirecting, failing or flooding endpoint never delays a healthy one',
+    { timeout: 40_000 },
+    async () => {
+      const env = await environment();
+      env.worker({ start: true });
+      const hanging = await receiver(hang);
+      const bad = [
+        await receiver(reset),
+        await receiver(answer(302, '', { location: 'https://127.0.0.1:9/' })),
+        await receiver(answer(404)),
+        await receiver(answer(503)),
+        await receiver(hugeBody(50)),
+      ];
+      const healthy = await receiver(answer(200));
+      const { id: hangingId } = await register(env, hanging.url);
+      for (const target of bad) await register(env, target.url);
+      await register(env, healthy.url);
 
-    await env.database.db.transaction().execute((trx) =>
-      emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`))),
-    );
-    // The hanging endpoint's first 4 attempts are open: they end only at their 10-second timeout.
-    await hanging.waitFor(4, 9_000);
-    await healthy.waitFor(6, 9_000);
-    for (const target of bad) await target.waitFor(4, 9_000);
-    // All 4 hanging requests are still open (unanswered, connections up) and none is logged: every
-    // delivery above arrived while they were open, so nothing waited for the hanging endpoint's
-    // 10-second timeout (this needs no wall-clock bound, however slow the machine).
-    expect(hanging.pending).toBe(4);
-    expect(await listDeliveryLog(env.database.db, hangingId, { limit: 10 })).toEqual([]);
-    // The hanging endpoint holds at most 4 attempts at a time (the per-endpoint cap).
-    await sleep(500);
-    expect(hanging.started).toHaveLength(4);
-    expect(hanging.pending).toBe(4);
+      await env.database.db.transaction().execute((trx) =>
+        emitEvents(
+          trx,
+          env.org.orgId,
+          'contact.created',
+          Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`)),
+        ),
+      );
+      // The hanging endpoint's first 4 attempts are open: they end only at their 10-second timeout.
+      await hanging.waitFor(4, 9_000);
+      await healthy.waitFor(6, 9_000);
+      for (const target of bad) await target.waitFor(4, 9_000);
+      // All 4 hanging requests are still open (unanswered, connections up) and none is logged: every
+      // delivery above arrived while they were open, so nothing waited for the hanging endpoint's
+      // 10-second timeout (this needs no wall-clock bound, however slow the machine).
+      expect(hanging.pending).toBe(4);
+      expect(await listDeliveryLog(env.database.db, hangingId, { limit: 10 })).toEqual([]);
+      // The hanging endpoint holds at most 4 attempts at a time (the per-endpoint cap).
+      await sleep(500);
+      expect(hanging.started).toHaveLength(4);
+      expect(hanging.pending).toBe(4);
 
-    // The 10-second timeout ends its attempts; they are logged as timeouts and the rest are sent.
-    await expect
-      .poll(async () => (await listDeliveryLog(env.database.db, hangingId, { limit: 10 })).map((entry) => entry.failure_kind), {
-        timeout: 15_000,
-        interval: 250,
-      })
-      .toEqual(['timeout', 'timeout', 'timeout', 'timeout']);
-    const [entry] = await listDeliveryLog(env.database.db, hangingId, { limit: 1 });
-    expect(entry!.duration_ms).toBeGreaterThanOrEqual(9_900);
-    expect(entry!.duration_ms).toBeLessThan(11_000);
-    await hanging.waitFor(6, 3_000);
-  });
+      // The 10-second timeout ends its attempts; they are logged as timeouts and the rest are sent.
+      await expect
+        .poll(
+          async () =>
+            (await listDeliveryLog(env.database.db, hangingId, { limit: 10 })).map((entry) => entry.failure_kind),
+          {
+            timeout: 15_000,
+            interval: 250,
+          },
+        )
+        .toEqual(['timeout', 'timeout', 'timeout', 'timeout']);
+      const [entry] = await listDeliveryLog(env.database.db, hangingId, { limit: 1 });
+      expect(entry!.duration_ms).toBeGreaterThanOrEqual(9_900);
+      expect(entry!.duration_ms).toBeLessThan(11_000);
+      await hanging.waitFor(6, 3_000);
+    },
+  );
 });
 
 describe('DELETE /webhooks/{id}', () => {
@@ -147,46 +191,58 @@ describe('DELETE /webhooks/{id}', () => {
   // once it holds that lock. So at the 204 every earlier attempt has ended (its connection closed) and
   // none can begin. A request whose bytes were already written can still be read by the receiver after
   // the 204 (they were on the wire), but it began before the DELETE was answered.
-  it('aborts attempts in flight instead of waiting for them: 204 at once, and no request starts after it', { timeout: 30_000 }, async () => {
-    const env = await environment();
-    env.worker({ start: true });
-    const target = await receiver(hang);
-    const { id } = await register(env, target.url);
-    await deleteWhileHanging(env, target, id);
-  });
+  it(
+    'aborts attempts in flight instead of waiting for them: 204 at once, and no request starts after it',
+    { timeout: 30_000 },
+    async () => {
+      const env = await environment();
+      env.worker({ start: true });
+      const target = await receiver(hang);
+      const { id } = await register(env, target.url);
+      await deleteWhileHanging(env, target, id);
+    },
+  );
 
-  it('does the same when the attempts are another process\'s (told by notification)', { timeout: 40_000 }, async () => {
+  it("does the same when the attempts are another process's (told by notification)", { timeout: 40_000 }, async () => {
     const env = await environment();
     const target = await receiver(hang);
     const { id } = await register(env, target.url);
     await withWorkerProcess(env, {}, () => deleteWhileHanging(env, target, id));
   });
 
-  it('does the same when that process does not listen (its lock session notices within a second)', { timeout: 40_000 }, async () => {
-    const env = await environment();
-    const target = await receiver(hang);
-    const { id } = await register(env, target.url);
-    await withWorkerProcess(env, { WORKER_LISTEN: 'off' }, () => deleteWhileHanging(env, target, id));
-  });
+  it(
+    'does the same when that process does not listen (its lock session notices within a second)',
+    { timeout: 40_000 },
+    async () => {
+      const env = await environment();
+      const target = await receiver(hang);
+      const { id } = await register(env, target.url);
+      await withWorkerProcess(env, { WORKER_LISTEN: 'off' }, () => deleteWhileHanging(env, target, id));
+    },
+  );
 
-  it('ends a test delivery in flight with not_found, and nothing is sent after the 204', { timeout: 30_000 }, async () => {
-    const env = await environment();
-    const target = await receiver(hang);
-    const { id } = await register(env, target.url);
-    const client = env.app.client(env.org.key);
-    const testing = client.POST('/webhooks/{id}/test', { params: { path: { id } } });
-    await target.waitFor(1, 9_000);
-    const sentAt = Date.now();
-    const { response } = await client.DELETE('/webhooks/{id}', { params: { path: { id } } });
-    expect(response.status).toBe(204);
-    expect(Date.now() - sentAt).toBeLessThan(5_000);
-    const tested = await testing;
-    expect(tested.response.status).toBe(404);
-    expect(tested.error).toMatchObject({ error: { code: 'not_found' } });
-    await sleep(1_000);
-    expect(target.started).toHaveLength(1);
-    expect(target.pending).toBe(0);
-  });
+  it(
+    'ends a test delivery in flight with not_found, and nothing is sent after the 204',
+    { timeout: 30_000 },
+    async () => {
+      const env = await environment();
+      const target = await receiver(hang);
+      const { id } = await register(env, target.url);
+      const client = env.app.client(env.org.key);
+      const testing = client.POST('/webhooks/{id}/test', { params: { path: { id } } });
+      await target.waitFor(1, 9_000);
+      const sentAt = Date.now();
+      const { response } = await client.DELETE('/webhooks/{id}', { params: { path: { id } } });
+      expect(response.status).toBe(204);
+      expect(Date.now() - sentAt).toBeLessThan(5_000);
+      const tested = await testing;
+      expect(tested.response.status).toBe(404);
+      expect(tested.error).toMatchObject({ error: { code: 'not_found' } });
+      await sleep(1_000);
+      expect(target.started).toHaveLength(1);
+      expect(target.pending).toBe(0);
+    },
+  );
 
   it('drops scheduled retries at once', async () => {
     const clock = new ManualClock(Date.now() + 10 * 60_000);
@@ -206,82 +262,107 @@ describe('DELETE /webhooks/{id}', () => {
 });
 
 describe('a lost lock session', () => {
-  it('aborts its attempts and records nothing; the worker carries on with a new session', { timeout: 30_000 }, async () => {
-    const env = await environment();
-    env.worker({ start: true });
-    const hanging = await receiver(hang);
-    const { id } = await register(env, hanging.url);
-    await emit(env, 'contact.created', contactCreated());
-    await hanging.waitFor(1, 9_000);
+  it(
+    'aborts its attempts and records nothing; the worker carries on with a new session',
+    { timeout: 30_000 },
+    async () => {
+      const env = await environment();
+      env.worker({ start: true });
+      const hanging = await receiver(hang);
+      const { id } = await register(env, hanging.url);
+      await emit(env, 'contact.created', contactCreated());
+      await hanging.waitFor(1, 9_000);
 
-    // Cut the session's connection, as a database restart or a network failure would. Its client is
-    // checked out of the pool, idle between queries: the process must not die of the error.
-    const { rows } = await sql<{ pid: number }>`
+      // Cut the session's connection, as a database restart or a network failure would. Its client is
+      // checked out of the pool, idle between queries: the process must not die of the error.
+      const { rows } = await sql<{ pid: number }>`
       SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
-      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%pg_try_advisory%'`.execute(env.database.db);
-    expect(rows).toHaveLength(1);
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%pg_try_advisory%'`.execute(
+        env.database.db,
+      );
+      expect(rows).toHaveLength(1);
 
-    // The session's watch notices within a second: the attempt is aborted and nothing is logged; the
-    // delivery stays claimed (its lease expires and it is sent again, as after a crash).
-    await expect.poll(() => hanging.pending, { timeout: 5_000, interval: 50 }).toBe(0);
-    expect(await listDeliveryLog(env.database.db, id, { limit: 10 })).toEqual([]);
-    const [delivery] = await env.database.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).execute();
-    expect(delivery).toMatchObject({ status: 'pending', attempt_count: 0 });
-    expect(delivery!.lease_expires_at).not.toBeNull();
+      // The session's watch notices within a second: the attempt is aborted and nothing is logged; the
+      // delivery stays claimed (its lease expires and it is sent again, as after a crash).
+      await expect.poll(() => hanging.pending, { timeout: 5_000, interval: 50 }).toBe(0);
+      expect(await listDeliveryLog(env.database.db, id, { limit: 10 })).toEqual([]);
+      const [delivery] = await env.database.db
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('webhook_id', '=', id)
+        .execute();
+      expect(delivery).toMatchObject({ status: 'pending', attempt_count: 0 });
+      expect(delivery!.lease_expires_at).not.toBeNull();
 
-    // The worker goes on with a new session.
-    const healthy = await receiver(answer(200));
-    await register(env, healthy.url);
-    await emit(env, 'contact.created', contactCreated());
-    await healthy.waitFor(1, 9_000);
-  });
+      // The worker goes on with a new session.
+      const healthy = await receiver(answer(200));
+      await register(env, healthy.url);
+      await emit(env, 'contact.created', contactCreated());
+      await healthy.waitFor(1, 9_000);
+    },
+  );
 });
 
 describe('a worker killed mid-delivery', () => {
-  it('leaves the delivery claimed; after the lease expires another worker sends it again', { timeout: 60_000 }, async () => {
-    const env = await environment();
-    const hold = holding();
-    const target = await receiver(hold.behaviour);
-    const { id } = await register(env, target.url);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/delivery-worker-process.ts'], {
-      env: { ...process.env, WORKER_DATABASE_URL: env.database.url, WORKER_CA_PEM: (await testTls()).caCert },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    try {
-      await new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
-        child.once('exit', () => reject(new Error('worker process exited early')));
+  it(
+    'leaves the delivery claimed; after the lease expires another worker sends it again',
+    { timeout: 60_000 },
+    async () => {
+      const env = await environment();
+      const hold = holding();
+      const target = await receiver(hold.behaviour);
+      const { id } = await register(env, target.url);
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/delivery-worker-process.ts'], {
+        env: { ...process.env, WORKER_DATABASE_URL: env.database.url, WORKER_CA_PEM: (await testTls()).caCert },
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
-      const eventId = await emit(env, 'contact.created', contactCreated());
-      const [first] = await target.waitFor(1, 10_000);
-      child.kill('SIGKILL');
-      await exited;
-
-      const [claimed] = await env.database.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).execute();
-      expect(claimed).toMatchObject({ status: 'pending', attempt_count: 0 });
-      expect(claimed!.lease_expires_at).not.toBeNull();
-
-      // Before the lease expires nobody else takes it.
-      expect(await env.worker({ listenUrl: null }).runOnce()).toBe(0);
-
-      // After it expires (60 s), a restarted worker sends the event again.
-      target.behaviour = answer(200);
-      const afterRestart = new DeliveryWorker({ ...env.app.deps, clock: new ManualClock(Date.now() + 61_000) }, { listenUrl: null });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       try {
-        expect(await afterRestart.runOnce()).toBe(1);
+        await new Promise<void>((resolve, reject) => {
+          child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+          child.once('exit', () => reject(new Error('worker process exited early')));
+        });
+        const eventId = await emit(env, 'contact.created', contactCreated());
+        const [first] = await target.waitFor(1, 10_000);
+        child.kill('SIGKILL');
+        await exited;
+
+        const [claimed] = await env.database.db
+          .selectFrom('webhook_deliveries')
+          .selectAll()
+          .where('webhook_id', '=', id)
+          .execute();
+        expect(claimed).toMatchObject({ status: 'pending', attempt_count: 0 });
+        expect(claimed!.lease_expires_at).not.toBeNull();
+
+        // Before the lease expires nobody else takes it.
+        expect(await env.worker({ listenUrl: null }).runOnce()).toBe(0);
+
+        // After it expires (60 s), a restarted worker sends the event again.
+        target.behaviour = answer(200);
+        const afterRestart = new DeliveryWorker(
+          { ...env.app.deps, clock: new ManualClock(Date.now() + 61_000) },
+          { listenUrl: null },
+        );
+        try {
+          expect(await afterRestart.runOnce()).toBe(1);
+        } finally {
+          await afterRestart.stop(0);
+        }
+        expect(target.requests).toHaveLength(2);
+        const second = target.requests[1]!;
+        expect(second.rawBody).toBe(first!.rawBody);
+        expect(JSON.parse(second.rawBody).id).toBe(eventId);
+        expect(second.headers['x-svc-delivery']).not.toBe(first!.headers['x-svc-delivery']);
+        const [done] = await env.database.db
+          .selectFrom('webhook_deliveries')
+          .selectAll()
+          .where('webhook_id', '=', id)
+          .execute();
+        expect(done).toMatchObject({ status: 'succeeded', attempt_count: 1, lease_expires_at: null });
       } finally {
-        await afterRestart.stop(0);
+        if (child.exitCode === null) child.kill('SIGKILL');
       }
-      expect(target.requests).toHaveLength(2);
-      const second = target.requests[1]!;
-      expect(second.rawBody).toBe(first!.rawBody);
-      expect(JSON.parse(second.rawBody).id).toBe(eventId);
-      expect(second.headers['x-svc-delivery']).not.toBe(first!.headers['x-svc-delivery']);
-      const [done] = await env.database.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).execute();
-      expect(done).toMatchObject({ status: 'succeeded', attempt_count: 1, lease_expires_at: null });
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-  });
+    },
+  );
 });

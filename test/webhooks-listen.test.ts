@@ -17,7 +17,17 @@ let url: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'webhook-listen-'));
   const certFile = path.join(dir, 'cert.pem');
-  listener = spawn(process.execPath, ['--import', 'tsx', 'scripts/webhook-listen.ts', '--port', '0', '--secret', secret, '--cert-out', certFile]);
+  listener = spawn(process.execPath, [
+    '--import',
+    'tsx',
+    'scripts/webhook-listen.ts',
+    '--port',
+    '0',
+    '--secret',
+    secret,
+    '--cert-out',
+    certFile,
+  ]);
   listener.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const port = await new Promise<string>((resolve, reject) => {
     listener.stdout.on('data', () => {

@@ -7,7 +7,15 @@ import { DeliveryWorker } from '../src/webhooks/delivery/worker.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
 import { listDeliveryLog } from '../src/webhooks/attempt-queries.js';
 import { ManualClock } from './support/app.js';
-import { answer, hugeBody, reset, startReceiver, untrustedTls, type Behaviour, type Receiver } from './support/webhook-receiver.js';
+import {
+  answer,
+  hugeBody,
+  reset,
+  startReceiver,
+  untrustedTls,
+  type Behaviour,
+  type Receiver,
+} from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
 const MINUTE = 60_000;
@@ -79,11 +87,19 @@ describe('the retry schedule', () => {
     const { id } = await register(env, target.url);
     await emit(env, 'contact.created', contactCreated());
     await worker.runOnce();
-    const failing = await env.database.db.selectFrom('webhooks').select('failing_since').where('id', '=', id).executeTakeFirstOrThrow();
+    const failing = await env.database.db
+      .selectFrom('webhooks')
+      .select('failing_since')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(failing.failing_since).not.toBeNull();
     clock.advance(MINUTE);
     await worker.runOnce();
-    const healthy = await env.database.db.selectFrom('webhooks').select('failing_since').where('id', '=', id).executeTakeFirstOrThrow();
+    const healthy = await env.database.db
+      .selectFrom('webhooks')
+      .select('failing_since')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(healthy.failing_since).toBeNull();
     expect((await deliveriesOf(id))[0]).toMatchObject({ status: 'succeeded', attempt_count: 2 });
     expect((await endpoint(id)).last_delivery_status).toBe(204);
@@ -91,7 +107,12 @@ describe('the retry schedule', () => {
 
   it.each([
     ['429 with Retry-After seconds', 429, () => '120', 120_000],
-    ['503 with Retry-After as an HTTP date', 503, () => new Date(Math.ceil((clock.now().getTime() + 30 * MINUTE) / 1000) * 1000).toUTCString(), null],
+    [
+      '503 with Retry-After as an HTTP date',
+      503,
+      () => new Date(Math.ceil((clock.now().getTime() + 30 * MINUTE) / 1000) * 1000).toUTCString(),
+      null,
+    ],
     ['429 asking for more than 12 hours (schedule instead)', 429, () => String(24 * 3600), MINUTE],
     ['500 with Retry-After (ignored)', 500, () => '5', MINUTE],
   ])('honours %s', async (_name, status, retryAfter, expectedDelay) => {
@@ -129,16 +150,28 @@ describe('failure kinds', () => {
       huge: (await register(env, huge.url)).id,
       dns: (await register(env, `https://127.0.0.1:9/dns`)).id,
     };
-    await env.database.db.updateTable('webhooks').set({ url: 'https://no-such-host.invalid/hooks' }).where('id', '=', ids.dns).execute();
+    await env.database.db
+      .updateTable('webhooks')
+      .set({ url: 'https://no-such-host.invalid/hooks' })
+      .where('id', '=', ids.dns)
+      .execute();
     await emit(env, 'contact.created', contactCreated());
     const started = Date.now();
     await worker.runOnce();
     expect(Date.now() - started).toBeLessThan(5_000);
 
     const last = async (id: string) => (await listDeliveryLog(env.database.db, id, { limit: 1 }))[0]!;
-    expect(await last(ids.redirect)).toMatchObject({ status_code: 302, failure_kind: 'http_status', response_excerpt: 'moved' });
+    expect(await last(ids.redirect)).toMatchObject({
+      status_code: 302,
+      failure_kind: 'http_status',
+      response_excerpt: 'moved',
+    });
     expect(elsewhere.requests).toHaveLength(0);
-    expect(await last(ids.notFound)).toMatchObject({ status_code: 404, failure_kind: 'http_status', response_excerpt: 'no such hook' });
+    expect(await last(ids.notFound)).toMatchObject({
+      status_code: 404,
+      failure_kind: 'http_status',
+      response_excerpt: 'no such hook',
+    });
     expect(await last(ids.unavailable)).toMatchObject({ status_code: 503, failure_kind: 'http_status' });
     expect(await last(ids.reset)).toMatchObject({ status_code: null, failure_kind: 'connection_reset' });
     expect(await last(ids.tls)).toMatchObject({ status_code: null, failure_kind: 'tls' });
@@ -181,7 +214,12 @@ describe('the delivery log', () => {
     const { id } = await register(env, target.url);
     const { id: neighbourId } = await register(env, neighbour.url);
     await env.database.db.transaction().execute((trx) =>
-      emitEvents(trx, env.org.orgId, 'contact.created', Array.from({ length: 105 }, (_, i) => contactCreated(`N${i}`))),
+      emitEvents(
+        trx,
+        env.org.orgId,
+        'contact.created',
+        Array.from({ length: 105 }, (_, i) => contactCreated(`N${i}`)),
+      ),
     );
     expect(await worker.runOnce()).toBeGreaterThan(0);
     expect(target.requests).toHaveLength(105);
@@ -216,7 +254,8 @@ describe('the delivery log', () => {
     const keptAttemptOf = new Map(after.map((entry) => [entry.delivery_id, entry.id]));
     const pruned = listed.filter((delivery) => !keptAttemptOf.has(delivery.id));
     expect(pruned).toHaveLength(6);
-    for (const delivery of pruned) expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1, attempts: [] });
+    for (const delivery of pruned)
+      expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1, attempts: [] });
     for (const delivery of listed.filter((delivery) => keptAttemptOf.has(delivery.id))) {
       expect(delivery.attempts.map((attempt) => attempt.id)).toEqual([keptAttemptOf.get(delivery.id)]);
     }
@@ -227,7 +266,9 @@ describe('secret rotation', () => {
   it('signs with both secrets for 24 hours, then with the new one only', async () => {
     const target = await receiver(answer(200));
     const { id, secret: oldSecret } = await register(env, target.url);
-    const { data } = await env.app.client(env.org.key).POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } });
+    const { data } = await env.app
+      .client(env.org.key)
+      .POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } });
     const newSecret = data!.secret;
     await emit(env, 'contact.created', contactCreated());
     await worker.runOnce();

@@ -26,7 +26,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('plan_id', 'text', (c) => c.references('plans.id'))
     .addColumn('default_from_e164', 'text')
-    .addColumn('balance_paise', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`balance_paise >= 0`))
+    .addColumn('balance_paise', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`balance_paise >= 0`),
+    )
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
 

@@ -39,7 +39,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     // An ended call has an end time and is never scheduled again; a call in flight has neither.
     .addCheckConstraint(
       'calls_terminal_consistent',
-      sql.raw(`(status IN (${TERMINAL})) = (ended_at IS NOT NULL) AND (status NOT IN (${TERMINAL}) OR next_step_at IS NULL)`),
+      sql.raw(
+        `(status IN (${TERMINAL})) = (ended_at IS NOT NULL) AND (status NOT IN (${TERMINAL}) OR next_step_at IS NULL)`,
+      ),
     )
     .execute();
   await sql`CREATE INDEX calls_org_created_idx ON calls (org_id, created_at DESC, id DESC)`.execute(db);

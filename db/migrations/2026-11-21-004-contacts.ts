@@ -19,7 +19,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addUniqueConstraint('contacts_org_phone_key', ['org_id', 'phone_e164'])
     .execute();
   await sql`CREATE INDEX contacts_org_newest_idx ON contacts (org_id, created_at DESC, id DESC)`.execute(db);
-  await sql`CREATE INDEX contacts_org_consent_newest_idx ON contacts (org_id, consent_capture, created_at DESC, id DESC)`.execute(db);
+  await sql`CREATE INDEX contacts_org_consent_newest_idx ON contacts (org_id, consent_capture, created_at DESC, id DESC)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -30,13 +30,21 @@ export async function startChild(
   const started = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...(options.args ?? [])],
+    [
+      ...(options.nodeArgs ?? []),
+      ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []),
+      script,
+      ...(options.args ?? []),
+    ],
     { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${script} did not start within ${options.timeoutMs} ms`)), options.timeoutMs);
+    const timer = setTimeout(
+      () => fail(new Error(`${script} did not start within ${options.timeoutMs} ms`)),
+      options.timeoutMs,
+    );
     const fail = (error: Error) => {
       clearTimeout(timer);
       child.kill('SIGKILL');

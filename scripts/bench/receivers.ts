@@ -56,7 +56,11 @@ export interface ReceiverFarm {
 }
 
 /** Starts `count` receivers; those whose index is in `hanging` never answer. */
-export async function startReceivers(tls: BenchTls, count: number, hanging: ReadonlySet<number>): Promise<ReceiverFarm> {
+export async function startReceivers(
+  tls: BenchTls,
+  count: number,
+  hanging: ReadonlySet<number>,
+): Promise<ReceiverFarm> {
   const seen = new Set<string>();
   const sockets = new Set<Socket>();
   const servers: https.Server[] = [];
@@ -72,21 +76,29 @@ export async function startReceivers(tls: BenchTls, count: number, hanging: Read
   };
   for (let index = 0; index < count; index += 1) {
     const healthy = !hanging.has(index);
-    const server = https.createServer({ key: tls.key, cert: tls.cert, keepAliveTimeout: 65_000 }, (request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const at = Date.now();
-        farm.requestCounts[index]! += 1;
-        const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; created_at: string };
-        const key = `${index}:${envelope.id}`;
-        if (!seen.has(key)) {
-          seen.add(key);
-          farm.arrivals.push({ receiver: index, eventId: envelope.id, latencyMs: at - Date.parse(envelope.created_at), at });
-        }
-        if (healthy) response.end('ok');
-      });
-    });
+    const server = https.createServer(
+      { key: tls.key, cert: tls.cert, keepAliveTimeout: 65_000 },
+      (request, response) => {
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
+        request.on('end', () => {
+          const at = Date.now();
+          farm.requestCounts[index]! += 1;
+          const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; created_at: string };
+          const key = `${index}:${envelope.id}`;
+          if (!seen.has(key)) {
+            seen.add(key);
+            farm.arrivals.push({
+              receiver: index,
+              eventId: envelope.id,
+              latencyMs: at - Date.parse(envelope.created_at),
+              at,
+            });
+          }
+          if (healthy) response.end('ok');
+        });
+      },
+    );
     server.on('secureConnection', (socket: Socket) => {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));

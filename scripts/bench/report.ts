@@ -74,7 +74,7 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets'>): BenchRepo
     });
     const allowed = Math.max(hooks.withoutHanging.p99 * 1.2, hooks.withoutHanging.p99 + 10);
     targets.push({
-      target: 'hanging receiver does not move the others\' p99 (<= max(1.2 x, +10 ms))',
+      target: "hanging receiver does not move the others' p99 (<= max(1.2 x, +10 ms))",
       measured: `${ms(hooks.withHanging.p99)} vs ${ms(hooks.withoutHanging.p99)} ms`,
       met: hooks.withHanging.p99 <= allowed,
     });
@@ -94,7 +94,8 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets'>): BenchRepo
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
   const rule = `|${widths.map((width, i) => (i === 0 ? ` ${'-'.repeat(width)} ` : ` ${'-'.repeat(width - 1)}: `)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
@@ -105,7 +106,9 @@ export function formatReport(report: BenchReport): string {
   const out: string[] = [
     `Benchmark of ${report.date} on ${machine.cores} x ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}, PostgreSQL ${machine.postgres}.`,
     `Load average ${report.loadAverage.start.toFixed(1)} at the start, ${report.loadAverage.end.toFixed(1)} at the end.`,
-    `Settings: ${Object.entries(report.settings).map(([key, value]) => `${key}=${value}`).join(', ')}.`,
+    `Settings: ${Object.entries(report.settings)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(', ')}.`,
     '',
   ];
   const rows = report.scenarios.map(({ title, service, baseline }) => [
@@ -124,7 +127,20 @@ export function formatReport(report: BenchReport): string {
   ]);
   out.push(
     table(
-      ['Scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'floor req/s', 'floor p50', 'floor p99', 'floor errors', 'req/s ratio', 'p99 ratio', 'CPU us/req (floor)'],
+      [
+        'Scenario',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'errors',
+        'floor req/s',
+        'floor p50',
+        'floor p99',
+        'floor errors',
+        'req/s ratio',
+        'p99 ratio',
+        'CPU us/req (floor)',
+      ],
       rows,
     ),
   );
@@ -135,9 +151,18 @@ export function formatReport(report: BenchReport): string {
       table(
         ['Webhook delivery (49 healthy receivers + 1 that never answers)', 'value'],
         [
-          [`Backlog of ${hooks.backlog.events} events: deliveries/s to healthy receivers`, `${hooks.backlog.perSecond.toFixed(0)}/s (${hooks.backlog.deliveries} in ${hooks.backlog.seconds.toFixed(1)} s, ${hooks.backlog.missing} missing)`],
-          [`Steady ${hooks.withHanging.offeredPerSecond}/s, hanging receiver active: first attempt p50 / p99`, `${ms(hooks.withHanging.p50)} / ${ms(hooks.withHanging.p99)} ms (${hooks.withHanging.missing} missing)`],
-          [`Steady ${hooks.withoutHanging.offeredPerSecond}/s, hanging receiver switched off: p50 / p99`, `${ms(hooks.withoutHanging.p50)} / ${ms(hooks.withoutHanging.p99)} ms (${hooks.withoutHanging.missing} missing)`],
+          [
+            `Backlog of ${hooks.backlog.events} events: deliveries/s to healthy receivers`,
+            `${hooks.backlog.perSecond.toFixed(0)}/s (${hooks.backlog.deliveries} in ${hooks.backlog.seconds.toFixed(1)} s, ${hooks.backlog.missing} missing)`,
+          ],
+          [
+            `Steady ${hooks.withHanging.offeredPerSecond}/s, hanging receiver active: first attempt p50 / p99`,
+            `${ms(hooks.withHanging.p50)} / ${ms(hooks.withHanging.p99)} ms (${hooks.withHanging.missing} missing)`,
+          ],
+          [
+            `Steady ${hooks.withoutHanging.offeredPerSecond}/s, hanging receiver switched off: p50 / p99`,
+            `${ms(hooks.withoutHanging.p50)} / ${ms(hooks.withoutHanging.p99)} ms (${hooks.withoutHanging.missing} missing)`,
+          ],
         ],
       ),
     );
@@ -147,12 +172,21 @@ export function formatReport(report: BenchReport): string {
     table(
       ['Process', 'value'],
       [
-        ['Ready to serve after start (median of 3; existing database)', `${report.startup.medianMs.toFixed(0)} ms (${report.startup.readyMs.map((v) => v.toFixed(0)).join(', ')})`],
-        ['Resident memory: idle after start / peak during load', `${report.memory.idleRssMiB.toFixed(0)} / ${report.memory.peakRssMiB.toFixed(0)} MiB`],
+        [
+          'Ready to serve after start (median of 3; existing database)',
+          `${report.startup.medianMs.toFixed(0)} ms (${report.startup.readyMs.map((v) => v.toFixed(0)).join(', ')})`,
+        ],
+        [
+          'Resident memory: idle after start / peak during load',
+          `${report.memory.idleRssMiB.toFixed(0)} / ${report.memory.peakRssMiB.toFixed(0)} MiB`,
+        ],
       ],
     ),
     '',
-    table(['Target', 'measured', 'met'], report.targets.map((t) => [t.target, t.measured, t.met ? 'yes' : 'NO'])),
+    table(
+      ['Target', 'measured', 'met'],
+      report.targets.map((t) => [t.target, t.measured, t.met ? 'yes' : 'NO']),
+    ),
   );
   return out.join('\n');
 }

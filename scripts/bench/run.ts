@@ -50,7 +50,8 @@ function startCommand(): string[] {
   const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
   const words = manifest.scripts.start!.trim().split(/\s+/);
   if (words[0] === 'exec') words.shift();
-  if (words.shift() !== 'node' || words.length === 0) throw new Error(`npm start is not a plain "node …" command: ${manifest.scripts.start}`);
+  if (words.shift() !== 'node' || words.length === 0)
+    throw new Error(`npm start is not a plain "node …" command: ${manifest.scripts.start}`);
   return words;
 }
 
@@ -70,7 +71,10 @@ const describe = (result: LoadResult) =>
 async function waitReady(origin: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const ok = await fetch(`${origin}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${origin}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`${origin}/readyz did not answer 200 within ${timeoutMs} ms`);
     await sleep(5);
@@ -81,7 +85,9 @@ async function waitReady(origin: string, timeoutMs: number): Promise<void> {
 async function waitForCallWorker(db: Db, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const { rows } = await sql<{ due: number }>`SELECT count(*)::int AS due FROM calls WHERE next_step_at <= now()`.execute(db);
+    const { rows } = await sql<{
+      due: number;
+    }>`SELECT count(*)::int AS due FROM calls WHERE next_step_at <= now()`.execute(db);
     if (rows[0]!.due === 0) return;
     await sleep(250);
   }
@@ -115,7 +121,11 @@ async function main(): Promise<void> {
   try {
     log(`database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL at ${database.url}`}`);
     const fixture = await seedBenchmark(database.db);
-    log(fixture.seeded ? `seeded in ${(fixture.seedMs / 1000).toFixed(1)} s` : 'reusing the seeded data of an earlier run');
+    log(
+      fixture.seeded
+        ? `seeded in ${(fixture.seedMs / 1000).toFixed(1)} s`
+        : 'reusing the seeded data of an earlier run',
+    );
 
     const tls = await generateTls();
     const caFile = path.join(temp, 'ca.pem');
@@ -152,7 +162,10 @@ async function main(): Promise<void> {
         env: serviceEnv,
         ready: SERVICE_READY,
         timeoutMs: 60_000,
-        nodeArgs: [...SERVICE_NODE_ARGS, ...(profile && boot === BOOTS ? ['--cpu-prof', '--cpu-prof-dir', path.resolve('.data/bench-profiles')] : [])],
+        nodeArgs: [
+          ...SERVICE_NODE_ARGS,
+          ...(profile && boot === BOOTS ? ['--cpu-prof', '--cpu-prof-dir', path.resolve('.data/bench-profiles')] : []),
+        ],
       });
       children.push(child);
       await waitReady(child.address, 10_000);
@@ -172,8 +185,20 @@ async function main(): Promise<void> {
     const rss = sampleRss(service!.pid);
 
     const results: ScenarioReport[] = [];
-    const load = (server: Child, next: Scenario['service'], seconds = durationSec, warmupSec = WARMUP_SEC): Promise<LoadResult> =>
-      runLoad({ origin: server.address, next, connections: CONNECTIONS, durationSec: seconds, warmupSec, serverCpuMs: () => cpuMs(server.pid) });
+    const load = (
+      server: Child,
+      next: Scenario['service'],
+      seconds = durationSec,
+      warmupSec = WARMUP_SEC,
+    ): Promise<LoadResult> =>
+      runLoad({
+        origin: server.address,
+        next,
+        connections: CONNECTIONS,
+        durationSec: seconds,
+        warmupSec,
+        serverCpuMs: () => cpuMs(server.pid),
+      });
     // An untimed round over every scenario first, so the first measured ones do not pay for JIT
     // compilation and cold caches in both servers.
     for (const scenario of scenarios) {
@@ -183,7 +208,12 @@ async function main(): Promise<void> {
     for (const scenario of scenarios) {
       const scenarioRss = sampleRss(service!.pid);
       const measured = await load(service!, scenario.service);
-      const report: ScenarioReport = { name: scenario.name, title: scenario.title, service: measured, serviceRssMiB: scenarioRss.stop() };
+      const report: ScenarioReport = {
+        name: scenario.name,
+        title: scenario.title,
+        service: measured,
+        serviceRssMiB: scenarioRss.stop(),
+      };
       log(`${scenario.name}: ${describe(report.service)}, peak RSS ${report.serviceRssMiB.toFixed(0)} MiB`);
       if (scenario.baseline) {
         report.baseline = await load(baseline, scenario.baseline.next);
@@ -205,7 +235,9 @@ async function main(): Promise<void> {
         backlogPerOrg: 300,
       });
       webhooks = { ...delivery, serviceRssMiB: phaseRss.stop() };
-      log(`webhooks: ${webhooks.backlog.perSecond.toFixed(0)} deliveries/s, p99 ${webhooks.withHanging.p99.toFixed(1)} ms, peak RSS ${webhooks.serviceRssMiB.toFixed(0)} MiB`);
+      log(
+        `webhooks: ${webhooks.backlog.perSecond.toFixed(0)} deliveries/s, p99 ${webhooks.withHanging.p99.toFixed(1)} ms, peak RSS ${webhooks.serviceRssMiB.toFixed(0)} MiB`,
+      );
     }
     const peakRssMiB = rss.stop();
     await farm.close();

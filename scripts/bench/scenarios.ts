@@ -44,7 +44,12 @@ function counter(): () => number {
   return () => n++;
 }
 
-function listScenario(name: string, title: string, org: BenchOrg, query: { status?: 'no_answer'; offset?: number }): Scenario {
+function listScenario(
+  name: string,
+  title: string,
+  org: BenchOrg,
+  query: { status?: 'no_answer'; offset?: number },
+): Scenario {
   const search = new URLSearchParams();
   if (query.status) search.set('status', query.status);
   if (query.offset) search.set('offset', String(query.offset));

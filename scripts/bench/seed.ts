@@ -145,7 +145,9 @@ async function insertContacts(trx: Db, orgId: string, count: number) {
       (ARRAY['pre_call', 'website_form', 'manual', 'imported'])[1 + i % 4],
       created, created
     FROM generate_series(1, ${count}) AS i,
-      LATERAL (SELECT timestamptz '2026-11-01T00:00:00Z' - make_interval(secs => (${count} - i) * 60) AS created) AS t`.execute(trx);
+      LATERAL (SELECT timestamptz '2026-11-01T00:00:00Z' - make_interval(secs => (${count} - i) * 60) AS created) AS t`.execute(
+    trx,
+  );
 }
 
 /** Endpoints for the list scenario; subscribed to call.busy, which nothing emits during the benchmark. */
@@ -163,7 +165,9 @@ async function seedAll(db: Db): Promise<void> {
   await db.transaction().execute(async (trx) => {
     // The pool's 30 s statement timeout is for requests; a bulk seed takes longer.
     await sql`SET LOCAL statement_timeout = 0`.execute(trx);
-    await sql`INSERT INTO plans (id, name, rate_limit_per_minute, active) VALUES ('bench', 'Benchmark', ${SEED.planRateLimit}, true)`.execute(trx);
+    await sql`INSERT INTO plans (id, name, rate_limit_per_minute, active) VALUES ('bench', 'Benchmark', ${SEED.planRateLimit}, true)`.execute(
+      trx,
+    );
     const big = await insertOrg(trx, 'big', ORG_NAMES.big);
     const small = await insertOrg(trx, 'small', ORG_NAMES.small);
     for (let n = 1; n <= SEED.hookOrgs; n += 1) await insertOrg(trx, `hooks${n}`, ORG_NAMES.hook(n));
@@ -179,12 +183,16 @@ async function seedAll(db: Db): Promise<void> {
     await insertListedWebhooks(trx, big.orgId, SEED.listedWebhooks);
   });
   // Set hint bits and the visibility map, and give the planner fresh statistics.
-  await sql`VACUUM (ANALYZE) calls, call_timeline, call_status_counts, contacts, webhooks, orgs, agents, credit_ledger`.execute(db);
+  await sql`VACUUM (ANALYZE) calls, call_timeline, call_status_counts, contacts, webhooks, orgs, agents, credit_ledger`.execute(
+    db,
+  );
   // Write the seeded pages out now: otherwise the checkpointer does it during the first scenarios
   // (the 1,000,000-call org's), which made them slower than the same scenarios on reused data.
   // Needs a superuser or pg_checkpoint; without them the run goes on and the first scenarios pay.
   await sql`CHECKPOINT`.execute(db).catch((error: unknown) => {
-    process.stderr.write(`[bench] CHECKPOINT after seeding refused (${(error as Error).message}); the first scenarios may be slower\n`);
+    process.stderr.write(
+      `[bench] CHECKPOINT after seeding refused (${(error as Error).message}); the first scenarios may be slower\n`,
+    );
   });
 }
 
@@ -222,7 +230,14 @@ export async function seedBenchmark(db: Db): Promise<BenchFixture> {
     // Leftovers of an earlier run that would add background work to this one: its webhook endpoints
     // (their receivers are gone, retries would keep failing) and the calls its POST /calls placed
     // (they take their next step 10 minutes later, SIMULATOR_STEP_MS): parked, never advanced.
-    await db.deleteFrom('webhooks').where('org_id', 'in', hooks.map((org) => org.orgId)).execute();
+    await db
+      .deleteFrom('webhooks')
+      .where(
+        'org_id',
+        'in',
+        hooks.map((org) => org.orgId),
+      )
+      .execute();
     await db.updateTable('calls').set({ next_step_at: null }).where('next_step_at', 'is not', null).execute();
   }
   const step = SEED.timelineEvery * 5;

@@ -53,7 +53,13 @@ interface HookOrg extends BenchOrg {
   receivers: number[];
 }
 
-async function api(origin: string, key: string, method: string, path: string, body: unknown): Promise<{ data: { id: string } }> {
+async function api(
+  origin: string,
+  key: string,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<{ data: { id: string } }> {
   const response = await fetch(`${origin}/api/v1${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -94,7 +100,13 @@ function healthyCount(farm: ReceiverFarm, org: HookOrg): number {
  * Every 500 ms one event per org (50 deliveries, one per endpoint: 100/s, well below the throughput
  * target, so latency is measured without a queue) for `seconds`.
  */
-async function steadyLoad(db: Db, farm: ReceiverFarm, orgs: HookOrg[], seconds: number, hangingActive: boolean): Promise<LatencyPhase> {
+async function steadyLoad(
+  db: Db,
+  farm: ReceiverFarm,
+  orgs: HookOrg[],
+  seconds: number,
+  hangingActive: boolean,
+): Promise<LatencyPhase> {
   const tickMs = 500;
   const events = new Set<string>();
   let expected = 0;
@@ -129,7 +141,13 @@ async function backlog(db: Db, farm: ReceiverFarm, orgs: HookOrg[], perOrg: numb
   const arrived = await waitForArrivals(farm, events, expected, 120_000);
   const last = arrived.reduce((max, arrival) => Math.max(max, arrival.at), started);
   const seconds = (last - started) / 1000;
-  return { events: events.size, deliveries: arrived.length, missing: expected - arrived.length, seconds, perSecond: arrived.length / seconds };
+  return {
+    events: events.size,
+    deliveries: arrived.length,
+    missing: expected - arrived.length,
+    seconds,
+    perSecond: arrived.length / seconds,
+  };
 }
 
 /**
@@ -153,7 +171,10 @@ export async function benchWebhooks(options: {
   let hangingEndpoint: { key: string; id: string } | null = null;
   for (const org of orgs) {
     for (const index of org.receivers) {
-      const created = await api(origin, org.key, 'POST', '/webhooks', { url: farm.urls[index], events: ['contact.created'] });
+      const created = await api(origin, org.key, 'POST', '/webhooks', {
+        url: farm.urls[index],
+        events: ['contact.created'],
+      });
       if (index === HANGING_RECEIVER) hangingEndpoint = { key: org.key, id: created.data.id };
     }
   }

@@ -13,8 +13,12 @@ const text = (minLength: number, maxLength: number) =>
 
 function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
   const minLength = (schema.minLength as number | undefined) ?? 0;
-  const maxLength = Math.max(minLength, Math.min((schema.maxLength as number | undefined) ?? MAX_STRING, minLength + MAX_STRING));
-  const fitsLength = (value: string) => [...value].length >= minLength && [...value].length <= ((schema.maxLength as number) ?? Infinity);
+  const maxLength = Math.max(
+    minLength,
+    Math.min((schema.maxLength as number | undefined) ?? MAX_STRING, minLength + MAX_STRING),
+  );
+  const fitsLength = (value: string) =>
+    [...value].length >= minLength && [...value].length <= ((schema.maxLength as number) ?? Infinity);
   switch (schema.format) {
     case 'uuid':
       return fc.uuid();
@@ -61,7 +65,10 @@ function objectArbitrary(document: SpecDocument, schema: Schema): fc.Arbitrary<R
 function arrayArbitrary(document: SpecDocument, schema: Schema): fc.Arbitrary<unknown[]> {
   const items = arbitraryFor(document, (schema.items as Schema | undefined) ?? {});
   const minLength = (schema.minItems as number | undefined) ?? 0;
-  const maxLength = Math.max(minLength, Math.min((schema.maxItems as number | undefined) ?? MAX_ITEMS, minLength + MAX_ITEMS));
+  const maxLength = Math.max(
+    minLength,
+    Math.min((schema.maxItems as number | undefined) ?? MAX_ITEMS, minLength + MAX_ITEMS),
+  );
   return schema.uniqueItems
     ? fc.uniqueArray(items, { minLength, maxLength, selector: (value) => JSON.stringify(value) })
     : fc.array(items, { minLength, maxLength });
@@ -78,8 +85,17 @@ export function arbitraryFor(document: SpecDocument, raw: Schema): fc.Arbitrary<
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   if (Array.isArray(schema.allOf)) return arbitraryFor(document, mergeAllOf(document, schema));
   const choices = (schema.oneOf ?? schema.anyOf) as Schema[] | undefined;
-  if (choices) return fc.oneof(...choices.map((choice) => arbitraryFor(document, { ...schema, oneOf: undefined, anyOf: undefined, ...resolve<Schema>(document, choice) })));
-  const types = Array.isArray(schema.type) ? (schema.type as string[]) : schema.type ? [schema.type as string] : ['object'];
+  if (choices)
+    return fc.oneof(
+      ...choices.map((choice) =>
+        arbitraryFor(document, { ...schema, oneOf: undefined, anyOf: undefined, ...resolve<Schema>(document, choice) }),
+      ),
+    );
+  const types = Array.isArray(schema.type)
+    ? (schema.type as string[])
+    : schema.type
+      ? [schema.type as string]
+      : ['object'];
   return fc.oneof(
     ...types.map((type): fc.Arbitrary<unknown> => {
       switch (type) {

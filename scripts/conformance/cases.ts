@@ -14,12 +14,24 @@ export interface InvalidCase {
   expectation: Expectation;
 }
 
-const invalid = (param?: string): Expectation => ({ kind: 'error', status: 400, code: 'invalid_request', ...(param !== undefined ? { param } : {}) });
+const invalid = (param?: string): Expectation => ({
+  kind: 'error',
+  status: 400,
+  code: 'invalid_request',
+  ...(param !== undefined ? { param } : {}),
+});
 const unauthorized: Expectation = { kind: 'error', status: 401, code: 'unauthorized' };
 
 /** `count` valid requests (path values left empty) drawn from the schemas with `seed`. */
-export function validInputs(document: SpecDocument, operation: Operation, judge: SchemaJudge, seed: number, count: number): RequestInput[] {
-  const optional = <T>(arbitrary: fc.Arbitrary<T>, required: boolean) => (required ? arbitrary : fc.option(arbitrary, { nil: undefined }));
+export function validInputs(
+  document: SpecDocument,
+  operation: Operation,
+  judge: SchemaJudge,
+  seed: number,
+  count: number,
+): RequestInput[] {
+  const optional = <T>(arbitrary: fc.Arbitrary<T>, required: boolean) =>
+    required ? arbitrary : fc.option(arbitrary, { nil: undefined });
   const group = (location: 'query' | 'header') =>
     fc.record(
       Object.fromEntries(
@@ -31,15 +43,16 @@ export function validInputs(document: SpecDocument, operation: Operation, judge:
   const body = operation.body
     ? arbitraryFor(document, operation.body.schema).filter((value) => judge.validator(operation.body!.pointer)(value))
     : fc.constant(undefined);
-  const strip = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
-  const input = fc.record({ query: group('query'), headers: group('header'), body }).map(
-    ({ query, headers, body: value }): RequestInput => ({
+  const strip = (values: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
+  const input = fc
+    .record({ query: group('query'), headers: group('header'), body })
+    .map(({ query, headers, body: value }): RequestInput => ({
       path: {},
       query: strip(query),
       headers: strip(headers) as Record<string, string>,
       ...(value !== undefined ? { body: value } : {}),
-    }),
-  );
+    }));
   return fc.sample(input, { seed, numRuns: count });
 }
 
@@ -57,7 +70,12 @@ function setAt(root: unknown, at: string[], value: unknown): unknown {
 }
 
 /** The invalid cases for an operation, each built from one of the valid `bases` (taken in turn). */
-export function invalidCases(document: SpecDocument, operation: Operation, judge: SchemaJudge, bases: RequestInput[]): InvalidCase[] {
+export function invalidCases(
+  document: SpecDocument,
+  operation: Operation,
+  judge: SchemaJudge,
+  bases: RequestInput[],
+): InvalidCase[] {
   const found: InvalidCase[] = [];
   let turn = 0;
   const base = () => bases[turn++ % bases.length]!;
@@ -69,35 +87,55 @@ export function invalidCases(document: SpecDocument, operation: Operation, judge
     add('no Authorization header', (input) => ({ ...input, authorization: null }), unauthorized);
     add('not a Bearer token', (input) => ({ ...input, authorization: 'Basic dXNlcjpwYXNz' }), unauthorized);
     add('malformed API key', (input) => ({ ...input, authorization: 'Bearer svc_live_short' }), unauthorized);
-    add('unknown API key', (input) => ({ ...input, authorization: `Bearer svc_live_zzzzzzzz_${randomUUID().replace(/-/g, '')}` }), unauthorized);
+    add(
+      'unknown API key',
+      (input) => ({ ...input, authorization: `Bearer svc_live_zzzzzzzz_${randomUUID().replace(/-/g, '')}` }),
+      unauthorized,
+    );
   }
   for (const parameter of operation.parameters) {
     const where = parameter.in;
-    const put = (value: unknown) => (input: RequestInput): RequestInput =>
-      where === 'path'
-        ? { ...input, path: { ...input.path, [parameter.name]: String(value) } }
-        : where === 'query'
-          ? { ...input, query: { ...input.query, [parameter.name]: value } }
-          : { ...input, headers: { ...input.headers, [parameter.name]: String(value) } };
+    const put =
+      (value: unknown) =>
+      (input: RequestInput): RequestInput =>
+        where === 'path'
+          ? { ...input, path: { ...input.path, [parameter.name]: String(value) } }
+          : where === 'query'
+            ? { ...input, query: { ...input.query, [parameter.name]: value } }
+            : { ...input, headers: { ...input.headers, [parameter.name]: String(value) } };
     for (const breaker of scalarBreakers(document, parameter.schema, true)) {
       add(`${where} ${parameter.name}: ${breaker.label}`, put(breaker.value), invalid(parameter.name));
     }
     if (where === 'path') {
-      add(`path ${parameter.name}: no such resource`, put(randomUUID()), { kind: 'error', status: 404, code: 'not_found', param: parameter.name });
+      add(`path ${parameter.name}: no such resource`, put(randomUUID()), {
+        kind: 'error',
+        status: 404,
+        code: 'not_found',
+        param: parameter.name,
+      });
     }
     if (where === 'query') add(`query ${parameter.name}: given twice`, put(['1', '1']), invalid(parameter.name));
   }
   if (operation.parameters.some((parameter) => parameter.in === 'query')) {
-    add('unknown query parameter', (input) => ({ ...input, query: { ...input.query, [UNKNOWN_FIELD]: '1' } }), invalid(UNKNOWN_FIELD));
+    add(
+      'unknown query parameter',
+      (input) => ({ ...input, query: { ...input.query, [UNKNOWN_FIELD]: '1' } }),
+      invalid(UNKNOWN_FIELD),
+    );
   }
   if (!operation.body) {
     // fetch cannot send a body with GET; clients generated from the spec cannot either.
-    if (operation.method !== 'GET') add('a body on an operation that takes none', (input) => ({ ...input, body: {} }), invalid('body'));
+    if (operation.method !== 'GET')
+      add('a body on an operation that takes none', (input) => ({ ...input, body: {} }), invalid('body'));
     return found;
   }
   if (operation.body.required) add('no body', (input) => ({ ...input, body: undefined }), invalid('body'));
   add('malformed JSON', (input) => ({ ...input, rawBody: '{"unterminated": ' }), invalid('body'));
-  add('body not sent as JSON', (input) => ({ ...input, rawBody: 'a=1', contentType: 'text/plain' }), invalid('Content-Type'));
+  add(
+    'body not sent as JSON',
+    (input) => ({ ...input, rawBody: 'a=1', contentType: 'text/plain' }),
+    invalid('Content-Type'),
+  );
   const validate = judge.validator(operation.body.pointer);
   const sample = base();
   for (const breaker of valueBreakers(document, operation.body.schema, sample.body)) {

@@ -24,10 +24,20 @@ export class Fixtures {
     readonly options: FixtureOptions,
   ) {}
 
-  private async create(operationId: string, body: unknown, expect: (data: Record<string, unknown>) => string): Promise<string | undefined> {
+  private async create(
+    operationId: string,
+    body: unknown,
+    expect: (data: Record<string, unknown>) => string,
+  ): Promise<string | undefined> {
     const operation = this.session.operation(operationId);
     if (!operation) return undefined;
-    const exchange = await this.session.call(operation, { path: {}, query: {}, headers: {}, body }, { kind: 'success' }, 'scenario', `fixture: ${operationId}`);
+    const exchange = await this.session.call(
+      operation,
+      { path: {}, query: {}, headers: {}, body },
+      { kind: 'success' },
+      'scenario',
+      `fixture: ${operationId}`,
+    );
     const data = (exchange.json as { data?: Record<string, unknown> } | undefined)?.data;
     return exchange.status < 300 && data ? expect(data) : undefined;
   }
@@ -35,7 +45,11 @@ export class Fixtures {
   /** A webhook endpoint subscribed to contact.created; `fresh` makes a new one the caller may use up (see releaseFresh). */
   async webhook(fresh = false): Promise<string | undefined> {
     const make = async (into: string[]) => {
-      const id = await this.create('createWebhook', { url: this.options.webhookUrl, events: ['contact.created'] }, (data) => String(data.id));
+      const id = await this.create(
+        'createWebhook',
+        { url: this.options.webhookUrl, events: ['contact.created'] },
+        (data) => String(data.id),
+      );
       if (id) into.push(id);
       return id;
     };
@@ -56,7 +70,13 @@ export class Fixtures {
   private async existingCall(): Promise<string | undefined> {
     const operation = this.session.operation('listCalls');
     if (!operation) return undefined;
-    const exchange = await this.session.call(operation, { path: {}, query: { limit: 1 }, headers: {} }, { kind: 'success' }, 'scenario', 'fixture: listCalls');
+    const exchange = await this.session.call(
+      operation,
+      { path: {}, query: { limit: 1 }, headers: {} },
+      { kind: 'success' },
+      'scenario',
+      'fixture: listCalls',
+    );
     return (exchange.json as { data?: Array<{ id: string }> } | undefined)?.data?.[0]?.id;
   }
 
@@ -64,14 +84,24 @@ export class Fixtures {
   async delivery(webhookId: string | undefined): Promise<string | undefined> {
     const operation = this.session.operation('testWebhook');
     if (!operation || !webhookId) return undefined;
-    const exchange = await this.session.call(operation, { path: { id: webhookId }, query: {}, headers: {} }, { kind: 'success' }, 'scenario', 'fixture: testWebhook');
+    const exchange = await this.session.call(
+      operation,
+      { path: { id: webhookId }, query: {}, headers: {} },
+      { kind: 'success' },
+      'scenario',
+      'fixture: testWebhook',
+    );
     return (exchange.json as { data?: { id?: string } } | undefined)?.data?.id;
   }
 
   /** The number of a contact that exists, so updates without consent_capture are valid. */
   async contactPhone(): Promise<string | undefined> {
     const phone = `+9199${String(Date.now()).slice(-8)}`;
-    return (this.sharedPhone ??= this.create('upsertContact', { phone_e164: phone, consent_capture: 'manual' }, (data) => String(data.phone_e164)));
+    return (this.sharedPhone ??= this.create(
+      'upsertContact',
+      { phone_e164: phone, consent_capture: 'manual' },
+      (data) => String(data.phone_e164),
+    ));
   }
 
   /** Remembers a webhook a case created, so it is deleted at the end. */
@@ -94,7 +124,13 @@ export class Fixtures {
     if (!operation) return;
     for (const id of ids) {
       // A case may already have deleted it: any declared answer will do.
-      await this.session.call(operation, { path: { id }, query: {}, headers: {} }, { kind: 'declared' }, 'scenario', 'cleanup: deleteWebhook');
+      await this.session.call(
+        operation,
+        { path: { id }, query: {}, headers: {} },
+        { kind: 'declared' },
+        'scenario',
+        'cleanup: deleteWebhook',
+      );
     }
   }
 }

@@ -35,7 +35,8 @@ export async function pinValid(input: RequestInput, fixtures: Fixtures): Promise
       else expectation = { kind: 'error', status: 404, code: 'not_found', param: 'agent_id' };
     }
     if (typeof body.url === 'string') body.url = fixtures.options.webhookUrl;
-    if (typeof body.to_e164 === 'string' && body.to_e164.endsWith('0005')) body.to_e164 = `${body.to_e164.slice(0, -1)}6`;
+    if (typeof body.to_e164 === 'string' && body.to_e164.endsWith('0005'))
+      body.to_e164 = `${body.to_e164.slice(0, -1)}6`;
     if (typeof body.phone_e164 === 'string' && !('consent_capture' in body)) {
       const known = await fixtures.contactPhone();
       if (known) body.phone_e164 = known;

@@ -58,7 +58,7 @@ const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 export function curlLine(request: HttpRequest, apiKey: string): string {
   const parts = ['curl', '-i', '-X', request.method, quote(request.url)];
   for (const [name, value] of Object.entries(request.headers)) {
-    parts.push('-H', quote(`${name}: ${value}`).replace(apiKey, "'\"$API_KEY\"'"));
+    parts.push('-H', quote(`${name}: ${value}`).replace(apiKey, '\'"$API_KEY"\''));
   }
   if (request.body !== undefined) parts.push('--data-raw', quote(request.body));
   return parts.join(' ');

@@ -6,9 +6,7 @@ import type { Operation, SpecDocument } from './spec.js';
 
 /** What a case expects: a 2xx, any declared answer, or one error with its code and (when known) param. */
 export type Expectation =
-  | { kind: 'success' }
-  | { kind: 'declared' }
-  | { kind: 'error'; status: number; code: string; param?: string };
+  { kind: 'success' } | { kind: 'declared' } | { kind: 'error'; status: number; code: string; param?: string };
 
 const SPEC_ID = 'conformance-spec';
 
@@ -38,7 +36,9 @@ export class SchemaJudge {
   errors(pointer: string, value: unknown): string[] {
     const validate = this.validator(pointer);
     if (validate(value)) return [];
-    return (validate.errors ?? []).slice(0, 5).map((error) => `${error.instancePath || '(root)'} ${error.message ?? error.keyword}`);
+    return (validate.errors ?? [])
+      .slice(0, 5)
+      .map((error) => `${error.instancePath || '(root)'} ${error.message ?? error.keyword}`);
   }
 
   /** Every problem with the exchange as an answer to `operation` under `expectation`; empty when conformant. */
@@ -54,25 +54,34 @@ export class SchemaJudge {
     if (expectation.kind === 'error') {
       const error = (exchange.json as { error?: { code?: unknown; param?: unknown } } | undefined)?.error;
       if (exchange.status !== expectation.status) problems.push(`expected status ${expectation.status}, got ${status}`);
-      if (error?.code !== expectation.code) problems.push(`expected error.code ${expectation.code}, got ${JSON.stringify(error?.code)}`);
+      if (error?.code !== expectation.code)
+        problems.push(`expected error.code ${expectation.code}, got ${JSON.stringify(error?.code)}`);
       if (expectation.param !== undefined && error?.param !== expectation.param) {
         problems.push(`expected error.param ${JSON.stringify(expectation.param)}, got ${JSON.stringify(error?.param)}`);
       }
     }
     if (!(status in operation.responses)) {
-      problems.push(`status ${status} is not declared for ${operation.id} (declared: ${Object.keys(operation.responses).join(', ')})`);
+      problems.push(
+        `status ${status} is not declared for ${operation.id} (declared: ${Object.keys(operation.responses).join(', ')})`,
+      );
       return problems;
     }
     const pointer = operation.responses[status];
     if (!pointer) {
-      if (exchange.text !== '') problems.push(`status ${status} declares no body, got ${JSON.stringify(exchange.text.slice(0, 80))}`);
+      if (exchange.text !== '')
+        problems.push(`status ${status} declares no body, got ${JSON.stringify(exchange.text.slice(0, 80))}`);
       return problems;
     }
     if (!/^application\/json\b/.test(exchange.headers.get('content-type') ?? '')) {
-      problems.push(`expected Content-Type application/json, got ${JSON.stringify(exchange.headers.get('content-type'))}`);
+      problems.push(
+        `expected Content-Type application/json, got ${JSON.stringify(exchange.headers.get('content-type'))}`,
+      );
     }
     if (exchange.json === undefined) problems.push('the body is not JSON');
-    else problems.push(...this.errors(pointer, exchange.json).map((message) => `body does not match the ${status} schema: ${message}`));
+    else
+      problems.push(
+        ...this.errors(pointer, exchange.json).map((message) => `body does not match the ${status} schema: ${message}`),
+      );
     return problems;
   }
 }

@@ -5,7 +5,10 @@ const pad = (text: string, width: number) => text.padEnd(width);
 
 /** Renders the report as text lines. */
 export function formatReport(report: ConformanceReport): string {
-  const lines = [`Conformance of ${report.apiRoot} against its published spec: seed ${report.seed}, ${report.cases} generated valid requests per operation`, ''];
+  const lines = [
+    `Conformance of ${report.apiRoot} against its published spec: seed ${report.seed}, ${report.cases} generated valid requests per operation`,
+    '',
+  ];
   const header = ['operation', 'request', 'valid', 'invalid', 'scenario', 'statuses seen', 'violations'];
   const rows = report.tallies.map((tally) => [
     tally.operation.id,
@@ -17,10 +20,20 @@ export function formatReport(report: ConformanceReport): string {
     String(tally.violations),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  for (const row of [header, ...rows]) lines.push(row.map((cell, column) => pad(cell, widths[column]!)).join('  ').trimEnd());
-  const total = (pick: (tally: ConformanceReport['tallies'][number]) => number) => report.tallies.reduce((sum, tally) => sum + pick(tally), 0);
+  for (const row of [header, ...rows])
+    lines.push(
+      row
+        .map((cell, column) => pad(cell, widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    );
+  const total = (pick: (tally: ConformanceReport['tallies'][number]) => number) =>
+    report.tallies.reduce((sum, tally) => sum + pick(tally), 0);
   const requests = total((tally) => tally.cases.valid + tally.cases.invalid + tally.cases.scenario);
-  lines.push('', `${report.tallies.length} rows, ${requests} requests, ${report.violations.length} violations (seed ${report.seed})`);
+  lines.push(
+    '',
+    `${report.tallies.length} rows, ${requests} requests, ${report.violations.length} violations (seed ${report.seed})`,
+  );
   const notes = report.tallies.flatMap((tally) => tally.notes.map((note) => `  ${tally.operation.id}: ${note}`));
   if (notes.length > 0) lines.push('', 'Notes:', ...notes);
   report.violations.forEach((violation, index) => {

@@ -40,28 +40,45 @@ async function fetchSpec(baseUrl: string): Promise<{ apiRoot: string; document: 
 }
 
 /** Path values for an operation from fixtures, by the collection each `{param}` follows; undefined when one is unavailable. */
-async function pathValues(operation: Operation, fixtures: Fixtures, fresh: boolean): Promise<Record<string, string> | undefined> {
+async function pathValues(
+  operation: Operation,
+  fixtures: Fixtures,
+  fresh: boolean,
+): Promise<Record<string, string> | undefined> {
   const values: Record<string, string> = {};
   const segments = operation.path.split('/');
   for (const parameter of operation.parameters.filter((candidate) => candidate.in === 'path')) {
     const collection = segments[segments.indexOf(`{${parameter.name}}`) - 1];
     const value =
-      collection === 'calls' ? await fixtures.call(fresh)
-      : collection === 'webhooks' ? await fixtures.webhook(fresh)
-      : collection === 'deliveries' ? await fixtures.delivery(values.id)
-      : undefined;
+      collection === 'calls'
+        ? await fixtures.call(fresh)
+        : collection === 'webhooks'
+          ? await fixtures.webhook(fresh)
+          : collection === 'deliveries'
+            ? await fixtures.delivery(values.id)
+            : undefined;
     if (!value) return undefined;
     values[parameter.name] = value;
   }
   return values;
 }
 
-async function runOperation(session: Session, fixtures: Fixtures, document: SpecDocument, judge: SchemaJudge, operation: Operation, seed: number, cases: number) {
+async function runOperation(
+  session: Session,
+  fixtures: Fixtures,
+  document: SpecDocument,
+  judge: SchemaJudge,
+  operation: Operation,
+  seed: number,
+  cases: number,
+) {
   // Deleting, and actions that a resource's state can refuse, get a resource of their own per case.
   const consumes = operation.method === 'DELETE' || ('409' in operation.responses && operation.path.includes('{'));
   const inputs = validInputs(document, operation, judge, seed, cases);
   // What a generated request creates is deleted at once where the spec has a DELETE for it (an org may hold only 20 webhooks).
-  const removal = session.operations.find((candidate) => candidate.method === 'DELETE' && candidate.path === `${operation.path}/{id}`);
+  const removal = session.operations.find(
+    (candidate) => candidate.method === 'DELETE' && candidate.path === `${operation.path}/{id}`,
+  );
   for (const input of inputs) {
     const path = await pathValues(operation, fixtures, consumes);
     if (!path) {
@@ -69,15 +86,29 @@ async function runOperation(session: Session, fixtures: Fixtures, document: Spec
       break;
     }
     const pinned = await pinValid({ ...input, path }, fixtures);
-    if (pinned.expectation.kind === 'error') session.note(operation.id, `success path not reachable without --agent-id (expects ${pinned.expectation.code})`);
-    const exchange = await session.call(operation, pinned.input, pinned.expectation, 'valid', 'generated valid request');
+    if (pinned.expectation.kind === 'error')
+      session.note(operation.id, `success path not reachable without --agent-id (expects ${pinned.expectation.code})`);
+    const exchange = await session.call(
+      operation,
+      pinned.input,
+      pinned.expectation,
+      'valid',
+      'generated valid request',
+    );
     if (consumes) await fixtures.releaseFresh();
     const created = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
     if (exchange.status === 201 && typeof created === 'string' && removal) {
-      await session.call(removal, { path: { id: created }, query: {}, headers: {} }, { kind: 'success' }, 'scenario', `cleanup: ${removal.id}`);
+      await session.call(
+        removal,
+        { path: { id: created }, query: {}, headers: {} },
+        { kind: 'success' },
+        'scenario',
+        `cleanup: ${removal.id}`,
+      );
     }
   }
-  const shared = (await pathValues(operation, fixtures, false)) ??
+  const shared =
+    (await pathValues(operation, fixtures, false)) ??
     Object.fromEntries(operation.parameters.filter((p) => p.in === 'path').map((p) => [p.name, randomUUID()]));
   const bases: RequestInput[] = [];
   for (const input of inputs) bases.push((await pinValid({ ...input, path: shared }, fixtures)).input);
@@ -106,5 +137,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   } finally {
     await fixtures.cleanup();
   }
-  return { apiRoot, seed: options.seed, cases: options.cases, tallies: [...session.tallies.values()], violations: session.violations };
+  return {
+    apiRoot,
+    seed: options.seed,
+    cases: options.cases,
+    tallies: [...session.tallies.values()],
+    violations: session.violations,
+  };
 }

@@ -7,21 +7,36 @@ import type { Session } from './session.js';
 import type { Operation, SpecDocument } from './spec.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
-const notFound = (param?: string) => ({ kind: 'error', status: 404, code: 'not_found', ...(param ? { param } : {}) }) as const;
+const notFound = (param?: string) =>
+  ({ kind: 'error', status: 404, code: 'not_found', ...(param ? { param } : {}) }) as const;
 const dataOf = (exchange: Exchange) => (exchange.json as { data?: Record<string, unknown> } | undefined)?.data;
 
 /** Unknown routes answer 404 not_found; known paths with an undeclared method answer 405 with Allow. */
 async function routing(session: Session, document: SpecDocument): Promise<void> {
   const errorSchema = '/components/schemas/ErrorResponse';
   const route = (id: string, method: string, path: string): Operation => ({
-    id, method, path, description: '', parameters: [], responses: { '404': errorSchema, '405': errorSchema }, secured: true,
+    id,
+    method,
+    path,
+    description: '',
+    parameters: [],
+    responses: { '404': errorSchema, '405': errorSchema },
+    secured: true,
   });
-  await session.call(route('(unknown route)', 'GET', '/zz-no-such-route'), { path: {}, query: {}, headers: {} }, notFound(), 'scenario', 'unknown route');
+  await session.call(
+    route('(unknown route)', 'GET', '/zz-no-such-route'),
+    { path: {}, query: {}, headers: {} },
+    notFound(),
+    'scenario',
+    'unknown route',
+  );
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     const declared = METHODS.filter((method) => method.toLowerCase() in item);
     const method = METHODS.find((candidate) => !declared.includes(candidate));
     if (!method) continue;
-    const values = Object.fromEntries([...path.matchAll(/\{([^}]+)\}/g)].map((match) => [match[1]!, crypto.randomUUID()]));
+    const values = Object.fromEntries(
+      [...path.matchAll(/\{([^}]+)\}/g)].map((match) => [match[1]!, crypto.randomUUID()]),
+    );
     await session.call(
       route('(method not allowed)', method, path),
       { path: values, query: {}, headers: {} },
@@ -30,7 +45,9 @@ async function routing(session: Session, document: SpecDocument): Promise<void> 
       `${method} ${path}`,
       (exchange) => {
         const allow = (exchange.headers.get('allow') ?? '').split(/,\s*/).sort().join(', ');
-        return allow === [...declared].sort().join(', ') ? [] : [`expected Allow to list ${declared.join(', ')}, got ${exchange.headers.get('allow')}`];
+        return allow === [...declared].sort().join(', ')
+          ? []
+          : [`expected Allow to list ${declared.join(', ')}, got ${exchange.headers.get('allow')}`];
       },
     );
   }
@@ -42,7 +59,12 @@ async function createCall(session: Session, fixtures: Fixtures): Promise<void> {
   const agentId = fixtures.options.agentId;
   if (!operation || !agentId) return;
   const key = `conformance-${unique()}`;
-  const input = { path: {}, query: {}, headers: { 'Idempotency-Key': key }, body: { agent_id: agentId, to_e164: '+919812345670' } };
+  const input = {
+    path: {},
+    query: {},
+    headers: { 'Idempotency-Key': key },
+    body: { agent_id: agentId, to_e164: '+919812345670' },
+  };
   const first = await session.call(operation, input, { kind: 'success' }, 'scenario', 'Idempotency-Key: first request');
   await session.call(operation, input, { kind: 'success' }, 'scenario', 'Idempotency-Key: replay', (replay) => [
     ...(replay.headers.get('idempotent-replayed') === 'true' ? [] : ['a replay must carry Idempotent-Replayed: true']),
@@ -73,7 +95,13 @@ async function cancelCall(session: Session, fixtures: Fixtures): Promise<void> {
   if (!operation || !id) return;
   const input = { path: { id }, query: {}, headers: {} };
   await session.call(operation, input, { kind: 'declared' }, 'scenario', 'cancel a new call');
-  await session.call(operation, input, { kind: 'error', status: 409, code: 'invalid_state' }, 'scenario', 'cancel an ended call');
+  await session.call(
+    operation,
+    input,
+    { kind: 'error', status: 409, code: 'invalid_state' },
+    'scenario',
+    'cancel an ended call',
+  );
 }
 
 /** Deleting twice: the second answers 404 not_found. */
@@ -91,15 +119,33 @@ async function createWebhook(session: Session, fixtures: Fixtures): Promise<void
   const operation = session.operation('createWebhook');
   if (!operation) return;
   const body = (url: string) => ({ path: {}, query: {}, headers: {}, body: { url, events: ['contact.created'] } });
-  await session.call(operation, body('https://localhost/hook'), { kind: 'error', status: 400, code: 'invalid_request', param: 'url' }, 'scenario', 'localhost URL');
+  await session.call(
+    operation,
+    body('https://localhost/hook'),
+    { kind: 'error', status: 400, code: 'invalid_request', param: 'url' },
+    'scenario',
+    'localhost URL',
+  );
   const created: string[] = [];
   let refused = false;
   for (let attempt = 0; attempt < 21 && !refused; attempt += 1) {
-    const exchange = await session.call(operation, body(fixtures.options.webhookUrl), { kind: 'declared' }, 'scenario', 'fill the webhook limit');
+    const exchange = await session.call(
+      operation,
+      body(fixtures.options.webhookUrl),
+      { kind: 'declared' },
+      'scenario',
+      'fill the webhook limit',
+    );
     if (exchange.status === 201) created.push(String(dataOf(exchange)?.id));
     refused = exchange.status === 403;
   }
-  const last = await session.call(operation, body(fixtures.options.webhookUrl), { kind: 'error', status: 403, code: 'forbidden' }, 'scenario', 'one endpoint over the limit of 20');
+  const last = await session.call(
+    operation,
+    body(fixtures.options.webhookUrl),
+    { kind: 'error', status: 403, code: 'forbidden' },
+    'scenario',
+    'one endpoint over the limit of 20',
+  );
   if (last.status === 201) created.push(String(dataOf(last)?.id));
   for (const id of created) fixtures.adopt(id);
   await fixtures.cleanup();
@@ -113,7 +159,13 @@ async function redeliver(session: Session, fixtures: Fixtures): Promise<void> {
   const webhookId = await fixtures.webhook(true);
   const deliveryId = await fixtures.delivery(webhookId);
   if (!webhookId || !deliveryId) return;
-  await session.call(update, { path: { id: webhookId }, query: {}, headers: {}, body: { active: false } }, { kind: 'success' }, 'scenario', 'switch the endpoint off');
+  await session.call(
+    update,
+    { path: { id: webhookId }, query: {}, headers: {}, body: { active: false } },
+    { kind: 'success' },
+    'scenario',
+    'switch the endpoint off',
+  );
   await session.call(
     operation,
     { path: { id: webhookId, delivery_id: deliveryId }, query: {}, headers: {} },

@@ -40,7 +40,13 @@ export class Session {
     private readonly fetchFn: typeof fetch,
   ) {
     for (const operation of operations) {
-      this.tallies.set(operation.id, { operation, cases: { valid: 0, invalid: 0, scenario: 0 }, statuses: new Set(), violations: 0, notes: [] });
+      this.tallies.set(operation.id, {
+        operation,
+        cases: { valid: 0, invalid: 0, scenario: 0 },
+        statuses: new Set(),
+        violations: 0,
+        notes: [],
+      });
     }
   }
 
@@ -69,7 +75,13 @@ export class Session {
   ): Promise<Exchange> {
     const request = buildRequest(this.baseUrl, operation, input, this.apiKey);
     if (!this.tallies.has(operation.id)) {
-      this.tallies.set(operation.id, { operation, cases: { valid: 0, invalid: 0, scenario: 0 }, statuses: new Set(), violations: 0, notes: [] });
+      this.tallies.set(operation.id, {
+        operation,
+        cases: { valid: 0, invalid: 0, scenario: 0 },
+        statuses: new Set(),
+        violations: 0,
+        notes: [],
+      });
     }
     const tally = this.tallies.get(operation.id)!;
     tally.cases[kind] += 1;
@@ -78,7 +90,15 @@ export class Session {
       exchange = await send(this.fetchFn, request);
     } catch (error) {
       const problems = [`request failed: ${(error as Error).message}`];
-      this.violations.push({ operationId: operation.id, kind, label, problems, status: 0, body: '', curl: curlLine(request, this.apiKey) });
+      this.violations.push({
+        operationId: operation.id,
+        kind,
+        label,
+        problems,
+        status: 0,
+        body: '',
+        curl: curlLine(request, this.apiKey),
+      });
       tally.violations += 1;
       throw error;
     }

@@ -54,15 +54,17 @@ export function resolve<T = Schema>(document: SpecDocument, node: unknown): T {
 /** Merges `allOf` branches of object schemas into one (properties and required lists combined). */
 export function mergeAllOf(document: SpecDocument, schema: Schema): Schema {
   const { allOf, ...rest } = schema;
-  return ((allOf as Schema[]) ?? []).map((branch) => resolve<Schema>(document, branch)).reduce<Schema>(
-    (merged, branch) => ({
-      ...merged,
-      ...branch,
-      properties: { ...(merged.properties as object), ...(branch.properties as object) },
-      required: [...((merged.required as string[]) ?? []), ...((branch.required as string[]) ?? [])],
-    }),
-    rest,
-  );
+  return ((allOf as Schema[]) ?? [])
+    .map((branch) => resolve<Schema>(document, branch))
+    .reduce<Schema>(
+      (merged, branch) => ({
+        ...merged,
+        ...branch,
+        properties: { ...(merged.properties as object), ...(branch.properties as object) },
+        required: [...((merged.required as string[]) ?? []), ...((branch.required as string[]) ?? [])],
+      }),
+      rest,
+    );
 }
 
 /** Every operation under `paths` (the `webhooks` section describes requests we send, not serve). */
@@ -85,7 +87,8 @@ export function listOperations(document: SpecDocument): Operation[] {
           schema: parameter.schema as Schema,
         }));
       const requestBody = raw.requestBody ? resolve<Record<string, unknown>>(document, raw.requestBody) : undefined;
-      const bodySchema = (requestBody?.content as Record<string, { schema: Schema }> | undefined)?.['application/json']?.schema;
+      const bodySchema = (requestBody?.content as Record<string, { schema: Schema }> | undefined)?.['application/json']
+        ?.schema;
       const responses: Record<string, string | null> = {};
       for (const [status, rawResponse] of Object.entries((raw.responses as Record<string, unknown>) ?? {})) {
         const response = resolve<Record<string, unknown>>(document, rawResponse);

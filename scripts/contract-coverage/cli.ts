@@ -6,11 +6,16 @@ import { listOperations, type SpecDocument } from '../conformance/spec.js';
 import { contractCoverage, errorCodeTable, type ContractRecord } from './contract.js';
 
 const recordsPath = process.argv[2] ?? 'coverage/contract-records.jsonl';
-const document = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as SpecDocument;
+const document = JSON.parse(
+  readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'),
+) as SpecDocument;
 const operations = listOperations(document);
 let records: ContractRecord[];
 try {
-  records = readFileSync(recordsPath, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as ContractRecord);
+  records = readFileSync(recordsPath, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ContractRecord);
 } catch {
   console.error(`no records at ${recordsPath}: run the whole suite first (npm test)`);
   process.exit(2);
@@ -22,9 +27,15 @@ const withoutHandler = [...operationIds].filter((id) => !handlerIds.has(id));
 const withoutOperation = [...handlerIds].filter((id) => !operationIds.has(id));
 const coverage = contractCoverage(operations, errorCodeTable(document), records);
 
-console.log(`operations: ${operationIds.size} in the spec, ${operationIds.size - withoutHandler.length} with a handler; ${handlerIds.size} handlers, ${withoutOperation.length} without an operation`);
-console.log(`statuses: ${coverage.statuses.produced}/${coverage.statuses.declared} declared (operation, status) pairs produced by the tests`);
-console.log(`error codes: ${coverage.codes.reached}/${coverage.codes.declared} declared (operation, code) pairs reached by the tests`);
+console.log(
+  `operations: ${operationIds.size} in the spec, ${operationIds.size - withoutHandler.length} with a handler; ${handlerIds.size} handlers, ${withoutOperation.length} without an operation`,
+);
+console.log(
+  `statuses: ${coverage.statuses.produced}/${coverage.statuses.declared} declared (operation, status) pairs produced by the tests`,
+);
+console.log(
+  `error codes: ${coverage.codes.reached}/${coverage.codes.declared} declared (operation, code) pairs reached by the tests`,
+);
 console.log(`answers recorded: ${records.length}; with an undeclared status: ${coverage.undeclared.length}`);
 const problems = [
   ...withoutHandler.map((id) => `operation without a handler: ${id}`),

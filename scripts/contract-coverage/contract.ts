@@ -11,7 +11,9 @@ export interface ContractRecord {
 /** The error-code table of the spec's introduction (`| \`code\` | status | meaning |`): code -> HTTP status. */
 export function errorCodeTable(document: SpecDocument): Map<string, number> {
   const description = String((document.info as { description?: string } | undefined)?.description ?? '');
-  return new Map([...description.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/gm)].map((match) => [match[1]!, Number(match[2])]));
+  return new Map(
+    [...description.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/gm)].map((match) => [match[1]!, Number(match[2])]),
+  );
 }
 
 /**
@@ -19,9 +21,14 @@ export function errorCodeTable(document: SpecDocument): Map<string, number> {
  * several codes share a status (409), the ones its description names; all of them when it names none
  * (then any one of them counts as reached).
  */
-export function declaredCodes(operation: Operation, table: Map<string, number>): Array<{ status: number; codes: string[]; anyOf: boolean }> {
+export function declaredCodes(
+  operation: Operation,
+  table: Map<string, number>,
+): Array<{ status: number; codes: string[]; anyOf: boolean }> {
   const groups: Array<{ status: number; codes: string[]; anyOf: boolean }> = [];
-  for (const status of Object.keys(operation.responses).map(Number).filter((status) => status >= 400)) {
+  for (const status of Object.keys(operation.responses)
+    .map(Number)
+    .filter((status) => status >= 400)) {
     const codes = [...table].filter(([, codeStatus]) => codeStatus === status).map(([code]) => code);
     const named = codes.filter((code) => operation.description.includes(code));
     if (codes.length === 1 || named.length === 0) groups.push({ status, codes, anyOf: codes.length > 1 });
@@ -38,10 +45,20 @@ export interface ContractCoverage {
 }
 
 /** Compares recorded answers with every operation's declared statuses and error codes. */
-export function contractCoverage(operations: readonly Operation[], table: Map<string, number>, records: readonly ContractRecord[]): ContractCoverage {
+export function contractCoverage(
+  operations: readonly Operation[],
+  table: Map<string, number>,
+  records: readonly ContractRecord[],
+): ContractCoverage {
   const seen = new Set(records.map((record) => `${record.operationId} ${record.status}`));
-  const reached = new Set(records.filter((record) => record.code).map((record) => `${record.operationId} ${record.code}`));
-  const coverage: ContractCoverage = { statuses: { declared: 0, produced: 0, missing: [] }, codes: { declared: 0, reached: 0, missing: [] }, undeclared: [] };
+  const reached = new Set(
+    records.filter((record) => record.code).map((record) => `${record.operationId} ${record.code}`),
+  );
+  const coverage: ContractCoverage = {
+    statuses: { declared: 0, produced: 0, missing: [] },
+    codes: { declared: 0, reached: 0, missing: [] },
+    undeclared: [],
+  };
   for (const operation of operations) {
     for (const status of Object.keys(operation.responses)) {
       coverage.statuses.declared += 1;
@@ -54,7 +71,9 @@ export function contractCoverage(operations: readonly Operation[], table: Map<st
       coverage.codes.reached += group.anyOf ? Math.min(hits.length, 1) : hits.length;
       const label = group.anyOf ? `one of ${group.codes.join('/')}` : null;
       if (group.anyOf && hits.length === 0) coverage.codes.missing.push(`${operation.id} ${group.status} ${label}`);
-      if (!group.anyOf) for (const code of group.codes.filter((code) => !hits.includes(code))) coverage.codes.missing.push(`${operation.id} ${group.status} ${code}`);
+      if (!group.anyOf)
+        for (const code of group.codes.filter((code) => !hits.includes(code)))
+          coverage.codes.missing.push(`${operation.id} ${group.status} ${code}`);
     }
   }
   const known = new Map(operations.map((operation) => [operation.id, operation]));

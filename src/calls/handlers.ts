@@ -18,7 +18,11 @@ export const createCall: OperationHandler<'createCall'> = async (input, deps) =>
 export const listCalls: OperationHandler<'listCalls'> = async (input, deps) => {
   const limit = input.query.limit ?? DEFAULT_LIMIT;
   const offset = input.query.offset ?? 0;
-  const { rows, total } = await calls.listCalls(deps.db, input.auth.orgId, { status: input.query.status, limit, offset });
+  const { rows, total } = await calls.listCalls(deps.db, input.auth.orgId, {
+    status: input.query.status,
+    limit,
+    offset,
+  });
   return { status: 200, body: { data: rows.map(toCall), pagination: paginate(limit, offset, rows.length, total) } };
 };
 

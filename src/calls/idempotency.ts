@@ -45,9 +45,13 @@ export async function claimOrReplay(
   const record = await findIdempotencyRecord(trx, request.orgId, request.key);
   if (!record?.response) throw new Error('a live idempotency record has no stored response');
   if (record.request_hash !== requestHash) {
-    throw new DomainError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.', {
-      param: 'Idempotency-Key',
-    });
+    throw new DomainError(
+      'idempotency_conflict',
+      'This Idempotency-Key was already used with a different request body.',
+      {
+        param: 'Idempotency-Key',
+      },
+    );
   }
   return record.response;
 }

@@ -12,7 +12,9 @@ type CallStatus = CallsTable['status'];
 /** A new call; JSON columns are given as values. */
 export type NewCall = Omit<Insertable<CallsTable>, 'metadata' | 'transcript'> & { metadata: CallRow['metadata'] };
 /** Changes to a call; JSON columns are given as values. */
-export type CallChanges = Omit<Updateable<CallsTable>, 'metadata' | 'transcript'> & { transcript?: CallRow['transcript'] };
+export type CallChanges = Omit<Updateable<CallsTable>, 'metadata' | 'transcript'> & {
+  transcript?: CallRow['transcript'];
+};
 
 const LIST_COLUMNS = [
   'id',
@@ -91,7 +93,11 @@ export async function updateCallInStatus(
   const { transcript, ...rest } = changes;
   return db
     .updateTable('calls')
-    .set(transcript === undefined ? rest : { ...rest, transcript: transcript === null ? null : JSON.stringify(transcript) })
+    .set(
+      transcript === undefined
+        ? rest
+        : { ...rest, transcript: transcript === null ? null : JSON.stringify(transcript) },
+    )
     .where('id', '=', id)
     .where('status', '=', expected)
     .returningAll()

@@ -52,7 +52,13 @@ const commands: Record<string, Command> = {
     });
     return {
       human: `Created org ${org.id} "${org.name}" (plan ${org.plan_id ?? 'none'}, ${org.balance_paise} paise)`,
-      json: { id: org.id, name: org.name, plan: org.plan_id, credits_paise: org.balance_paise, from_e164: org.default_from_e164 },
+      json: {
+        id: org.id,
+        name: org.name,
+        plan: org.plan_id,
+        credits_paise: org.balance_paise,
+        from_e164: org.default_from_e164,
+      },
     };
   },
   'agent create': async (argv, database) => {
@@ -113,7 +119,11 @@ const commands: Record<string, Command> = {
     }));
     return {
       human: rows.length
-        ? rows.map((row) => `${row.masked}  created ${row.created_at}${row.revoked_at ? `  revoked ${row.revoked_at}` : ''}`).join('\n')
+        ? rows
+            .map(
+              (row) => `${row.masked}  created ${row.created_at}${row.revoked_at ? `  revoked ${row.revoked_at}` : ''}`,
+            )
+            .join('\n')
         : 'No keys.',
       json: rows,
     };
@@ -124,7 +134,10 @@ const commands: Record<string, Command> = {
     if (!prefix || positionals.length !== 1) throw new UsageError('key revoke takes exactly one PREFIX');
     const { db } = await database();
     if (!(await revokeKey(db, prefix, new Date()))) throw new OperatorError(`no active key with prefix ${prefix}`);
-    return { human: `Revoked key ${maskKey(prefix)}; it stops working within 30 seconds.`, json: { prefix, revoked: true } };
+    return {
+      human: `Revoked key ${maskKey(prefix)}; it stops working within 30 seconds.`,
+      json: { prefix, revoked: true },
+    };
   },
   'credits add': async (argv, database) => {
     const { values } = parse(argv, { org: { type: 'string' }, paise: { type: 'string' } });
@@ -133,7 +146,10 @@ const commands: Record<string, Command> = {
     if (paise === undefined) throw new UsageError('--paise is required');
     const { db } = await database();
     const balance = await addCredits(db, id, paise);
-    return { human: `Added ${paise} paise; balance is now ${balance} paise.`, json: { org_id: id, added_paise: paise, balance_paise: balance } };
+    return {
+      human: `Added ${paise} paise; balance is now ${balance} paise.`,
+      json: { org_id: id, added_paise: paise, balance_paise: balance },
+    };
   },
   'plan set': async (argv, database) => {
     const { values } = parse(argv, { org: { type: 'string' }, plan: { type: 'string' } });
@@ -189,7 +205,8 @@ const commands: Record<string, Command> = {
       `Imported ${file}: ${summary.rows} rows, ${summary.created} created, ${summary.updated} updated, ${summary.rejected} rejected.`,
       ...summary.rejections.map((rejection) => `  row ${rejection.row}: ${rejection.reasons.join('; ')}`),
     ];
-    if (summary.rejected > summary.rejections.length) lines.push(`  … and ${summary.rejected - summary.rejections.length} more`);
+    if (summary.rejected > summary.rejections.length)
+      lines.push(`  … and ${summary.rejected - summary.rejections.length} more`);
     return { human: lines.join('\n'), json: summary };
   },
 };

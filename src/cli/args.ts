@@ -14,7 +14,12 @@ export interface ParsedArgs {
 /** Parses `argv` against `options`; throws UsageError for unknown or malformed options. */
 export function parse(argv: string[], options: Options): ParsedArgs {
   try {
-    return parseArgs({ args: argv, options: { ...options, json: { type: 'boolean' } }, allowPositionals: true, strict: true }) as ParsedArgs;
+    return parseArgs({
+      args: argv,
+      options: { ...options, json: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+    }) as ParsedArgs;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -127,7 +127,11 @@ function mergeByPhone(rows: contacts.ImportRow[]): contacts.ImportRow[] {
   return [...byPhone.values()];
 }
 
-async function writeBatch(db: Db, orgId: string, batch: contacts.ImportRow[]): Promise<{ created: number; updated: number }> {
+async function writeBatch(
+  db: Db,
+  orgId: string,
+  batch: contacts.ImportRow[],
+): Promise<{ created: number; updated: number }> {
   const rows = mergeByPhone(batch);
   return db.transaction().execute(async (trx) => {
     const inserted = await contacts.insertNewContacts(trx, orgId, rows);
@@ -171,7 +175,8 @@ export async function importContacts(
     const result = toRow(record);
     if ('reasons' in result) {
       summary.rejected += 1;
-      if (summary.rejections.length < MAX_LISTED_REJECTIONS) summary.rejections.push({ row: info.lines, reasons: result.reasons });
+      if (summary.rejections.length < MAX_LISTED_REJECTIONS)
+        summary.rejections.push({ row: info.lines, reasons: result.reasons });
     } else {
       batch.push(result.row);
     }

@@ -8,7 +8,9 @@ export const upsertContact: OperationHandler<'upsertContact'> = async ({ body, a
   const row = await contacts.upsertContact(db, auth.orgId, body);
   return {
     status: 200,
-    body: { data: { id: row.id, phone_e164: row.phone_e164, name: row.name, updated_at: row.updated_at.toISOString() } },
+    body: {
+      data: { id: row.id, phone_e164: row.phone_e164, name: row.name, updated_at: row.updated_at.toISOString() },
+    },
   };
 };
 
@@ -16,6 +18,10 @@ export const upsertContact: OperationHandler<'upsertContact'> = async ({ body, a
 export const listContacts: OperationHandler<'listContacts'> = async ({ query, auth }, { db }) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
   const offset = query.offset ?? 0;
-  const { items, total } = await contacts.listContacts(db, auth.orgId, { limit, offset, consent: query.consent_capture });
+  const { items, total } = await contacts.listContacts(db, auth.orgId, {
+    limit,
+    offset,
+    consent: query.consent_capture,
+  });
   return { status: 200, body: { data: items, pagination: paginate(limit, offset, items.length, total) } };
 };

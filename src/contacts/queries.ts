@@ -73,7 +73,12 @@ export interface ImportRow {
 /** Inserts the batch's new numbers (consent defaulting to `imported`); returns the inserted rows. */
 export async function insertNewContacts(db: Db, orgId: string, rows: ImportRow[]) {
   if (rows.length === 0) return [];
-  const { rows: inserted } = await sql<{ id: string; phone_e164: string; name: string | null; consent_capture: ConsentCapture }>`
+  const { rows: inserted } = await sql<{
+    id: string;
+    phone_e164: string;
+    name: string | null;
+    consent_capture: ConsentCapture;
+  }>`
     INSERT INTO contacts (org_id, phone_e164, name, email, language_pref, metadata, consent_capture)
     SELECT ${orgId}::uuid, r.phone, r.name, r.email, r.lang, coalesce(r.meta, '{}'::jsonb), coalesce(r.consent, 'imported')
     FROM unnest(${rows.map((r) => r.phone_e164)}::text[], ${rows.map((r) => r.name)}::text[],

@@ -10,13 +10,19 @@ type Op<O extends OperationId> = operations[O];
 type Responses<O extends OperationId> = Op<O>['responses'];
 type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204>;
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
-type ParamsOf<O extends OperationId, K extends 'path' | 'query' | 'header'> =
-  Op<O>['parameters'] extends { [P in K]?: infer T } ? (T extends undefined | never ? {} : NonNullable<T>) : {};
-type BodyOf<O extends OperationId> = Op<O> extends { requestBody: { content: { 'application/json': infer B } } }
-  ? B
-  : Op<O> extends { requestBody?: { content: { 'application/json': infer B } } }
-    ? B | undefined
-    : undefined;
+type ParamsOf<O extends OperationId, K extends 'path' | 'query' | 'header'> = Op<O>['parameters'] extends {
+  [P in K]?: infer T;
+}
+  ? T extends undefined | never
+    ? {}
+    : NonNullable<T>
+  : {};
+type BodyOf<O extends OperationId> =
+  Op<O> extends { requestBody: { content: { 'application/json': infer B } } }
+    ? B
+    : Op<O> extends { requestBody?: { content: { 'application/json': infer B } } }
+      ? B | undefined
+      : undefined;
 
 /** What a handler receives: validated, coerced input and the caller's org. */
 export interface OperationInput<O extends OperationId> {

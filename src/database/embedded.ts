@@ -9,7 +9,8 @@ import exitHook from 'async-exit-hook';
 // signals (hiding a failing exit status and cutting our graceful shutdown short), and whose exit-event
 // path throws. Whoever starts a cluster here stops it explicitly (server shutdown, CLI exit, test
 // teardown), so all of those hooks go.
-for (const event of ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message']) exitHook.unhookEvent(event);
+for (const event of ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'])
+  exitHook.unhookEvent(event);
 
 export interface EmbeddedDatabase {
   url: string;

@@ -166,7 +166,10 @@ export async function createBackend(
   });
 
   for (const operationId of Object.keys(handlers) as OperationId[]) {
-    const handler = handlers[operationId] as (input: OperationInput<OperationId>, deps: AppDeps) => Promise<{
+    const handler = handlers[operationId] as (
+      input: OperationInput<OperationId>,
+      deps: AppDeps,
+    ) => Promise<{
       status: number;
       body: unknown;
       headers?: Record<string, string>;

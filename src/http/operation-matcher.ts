@@ -25,7 +25,8 @@ export function installCompiledMatcher(router: OpenAPIRouter): void {
     .sort((a, b) => b.literalLength - a.literalLength);
 
   const root = router.apiRoot.replace(/\/$/, '');
-  const underRoot = (path: string) => (root === '' ? path.startsWith('/') : path === root || path.startsWith(`${root}/`));
+  const underRoot = (path: string) =>
+    root === '' ? path.startsWith('/') : path === root || path.startsWith(`${root}/`);
 
   router.matchOperation = ((req: Request, strict?: boolean): Operation | undefined => {
     const { path, method } = router.normalizeRequest(req);
@@ -39,6 +40,9 @@ export function installCompiledMatcher(router: OpenAPIRouter): void {
     if (exact) return exact;
     const matches = byTemplate.filter((route) => route.pattern.test(relative));
     if (matches.length === 0) return fail('404-notFound: no route matches request');
-    return matches.find((route) => route.operation.method === method)?.operation ?? fail('405-methodNotAllowed: this method is not registered for the route');
+    return (
+      matches.find((route) => route.operation.method === method)?.operation ??
+      fail('405-methodNotAllowed: this method is not registered for the route')
+    );
   }) as OpenAPIRouter['matchOperation'];
 }

@@ -23,7 +23,8 @@ export function findUnstorableValue(value: unknown, path: string[] = []): Unstor
     const problem = textProblem(value);
     return problem ? { path: here(), problem } : null;
   }
-  if (typeof value === 'number') return Number.isFinite(value) ? null : { path: here(), problem: 'must be a finite number' };
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? null : { path: here(), problem: 'must be a finite number' };
   if (value === null || typeof value !== 'object') return null;
   for (const [key, item] of Object.entries(value)) {
     const problem = textProblem(key);

@@ -63,7 +63,10 @@ export function validationError(errors: ErrorObject[], headerNames: Map<string, 
     if (!list.includes(message)) list.push(message);
   }
   const [param, messages] = [...details][0] ?? ['body', ['is invalid']];
-  return new DomainError('invalid_request', `${param}: ${messages[0]}`, { param, details: Object.fromEntries(details) });
+  return new DomainError('invalid_request', `${param}: ${messages[0]}`, {
+    param,
+    details: Object.fromEntries(details),
+  });
 }
 
 /**

@@ -3,10 +3,5 @@ import type { Db } from '../database/connect.js';
 
 /** The agent with this id in this org, or undefined (also for another org's agent). */
 export async function findAgentInOrg(db: Db, orgId: string, agentId: string) {
-  return db
-    .selectFrom('agents')
-    .selectAll()
-    .where('id', '=', agentId)
-    .where('org_id', '=', orgId)
-    .executeTakeFirst();
+  return db.selectFrom('agents').selectAll().where('id', '=', agentId).where('org_id', '=', orgId).executeTakeFirst();
 }

@@ -16,7 +16,12 @@ export function chargeFor(durationSec: number | null, ratePaisePerMinute: number
 /** Takes a call's hold from the org's balance (a `hold` ledger row); false, changing nothing, when it does not fit. */
 export async function takeHold(trx: Db, hold: { orgId: string; callId: string; paise: number }): Promise<boolean> {
   if (hold.paise === 0) return true;
-  const balance = await moveCredits(trx, { orgId: hold.orgId, amountPaise: -hold.paise, kind: 'hold', callId: hold.callId });
+  const balance = await moveCredits(trx, {
+    orgId: hold.orgId,
+    amountPaise: -hold.paise,
+    kind: 'hold',
+    callId: hold.callId,
+  });
   return balance !== null;
 }
 

@@ -17,7 +17,6 @@ export async function findOrg(db: Db, orgId: string) {
   return db.selectFrom('orgs').selectAll().where('id', '=', orgId).executeTakeFirst();
 }
 
-
 /** A plan by id, or undefined. */
 export async function findPlan(db: Db, planId: string) {
   return db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirst();
@@ -62,7 +61,13 @@ export async function insertAgent(
  */
 export async function moveCredits(
   db: Db,
-  entry: { orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId?: string | null; note?: string | null },
+  entry: {
+    orgId: string;
+    amountPaise: number;
+    kind: CreditLedgerTable['kind'];
+    callId?: string | null;
+    note?: string | null;
+  },
 ): Promise<number | null> {
   const updated = await db
     .updateTable('orgs')

@@ -17,6 +17,8 @@ export async function takeRateLimitSlots(
 ): Promise<RateLimitTake> {
   const { rows } = await sql<RateLimitTake>`
     SELECT granted, used, reset_ms, retry_ms
-    FROM rate_limit_take(${take.orgId}::uuid, ${take.limit}::integer, ${take.nowMs}::bigint, ${take.count}::integer)`.execute(db);
+    FROM rate_limit_take(${take.orgId}::uuid, ${take.limit}::integer, ${take.nowMs}::bigint, ${take.count}::integer)`.execute(
+    db,
+  );
   return rows[0]!;
 }

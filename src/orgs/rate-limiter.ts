@@ -76,7 +76,12 @@ export class RateLimiter {
     while (queue.waiting.length > 0) {
       const batch = queue.waiting.splice(0);
       try {
-        const { granted, used, reset_ms: resetMs, retry_ms: retryMs } = await takeRateLimitSlots(this.db, {
+        const {
+          granted,
+          used,
+          reset_ms: resetMs,
+          retry_ms: retryMs,
+        } = await takeRateLimitSlots(this.db, {
           orgId: queue.orgId,
           limit: queue.limit,
           nowMs: this.clock.now().getTime(),

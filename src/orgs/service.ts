@@ -22,12 +22,14 @@ export async function createOrg(
   if (!input.name.trim()) throw new OperatorError('name must not be empty');
   if (input.fromE164 && !E164.test(input.fromE164)) throw new OperatorError('--from must be an E.164 number');
   const credits = input.creditsPaise ?? 0;
-  if (!Number.isSafeInteger(credits) || credits < 0) throw new OperatorError('credits must be a whole number of paise, 0 or more');
+  if (!Number.isSafeInteger(credits) || credits < 0)
+    throw new OperatorError('credits must be a whole number of paise, 0 or more');
   const planId = input.planId === undefined ? 'starter' : input.planId;
   if (planId !== null && !(await orgs.findPlan(db, planId))) throw new OperatorError(`unknown plan "${planId}"`);
   return db.transaction().execute(async (trx) => {
     const org = await orgs.insertOrg(trx, { name: input.name.trim(), planId, defaultFromE164: input.fromE164 ?? null });
-    if (credits > 0) await orgs.moveCredits(trx, { orgId: org.id, amountPaise: credits, kind: 'top_up', note: 'opening balance' });
+    if (credits > 0)
+      await orgs.moveCredits(trx, { orgId: org.id, amountPaise: credits, kind: 'top_up', note: 'opening balance' });
     return { ...org, balance_paise: credits };
   });
 }

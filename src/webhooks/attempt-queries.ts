@@ -104,7 +104,9 @@ export async function recordAttemptOnLease(
     sql`${attempt.id}::uuid`,
     ...resultArguments(attempt),
   ]);
-  const { rows } = await sql<EffectRow & { outcome: RecordOutcome['outcome'] }>`SELECT * FROM record_webhook_attempt(${args})`.execute(db);
+  const { rows } = await sql<
+    EffectRow & { outcome: RecordOutcome['outcome'] }
+  >`SELECT * FROM record_webhook_attempt(${args})`.execute(db);
   const row = rows[0]!;
   return row.outcome === 'recorded' ? { outcome: 'recorded', ...effectOf(row) } : { outcome: row.outcome };
 }
@@ -121,7 +123,11 @@ export async function attemptsOfDeliveries(db: Db, deliveryIds: string[]): Promi
 }
 
 /** An endpoint's delivery log (for the operator CLI): its newest `limit` attempts, newest first. */
-export async function listDeliveryLog(db: Db, webhookId: string, options: { limit: number }): Promise<DeliveryLogEntry[]> {
+export async function listDeliveryLog(
+  db: Db,
+  webhookId: string,
+  options: { limit: number },
+): Promise<DeliveryLogEntry[]> {
   return db
     .selectFrom('webhook_attempts')
     .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')

@@ -151,7 +151,13 @@ export async function insertEventRow(
 ): Promise<void> {
   await trx
     .insertInto('events')
-    .values({ id: event.id, org_id: event.orgId, kind: event.kind, data: JSON.stringify(event.data), created_at: event.createdAt })
+    .values({
+      id: event.id,
+      org_id: event.orgId,
+      kind: event.kind,
+      data: JSON.stringify(event.data),
+      created_at: event.createdAt,
+    })
     .execute();
 }
 

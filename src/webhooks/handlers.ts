@@ -45,7 +45,10 @@ export const rotateWebhookSecret: OperationHandler<'rotateWebhookSecret'> = asyn
 };
 
 /** listWebhookDeliveries: one page of the endpoint's deliveries with their attempts, newest first. */
-export const listWebhookDeliveries: OperationHandler<'listWebhookDeliveries'> = async ({ auth, params, query }, deps) => {
+export const listWebhookDeliveries: OperationHandler<'listWebhookDeliveries'> = async (
+  { auth, params, query },
+  deps,
+) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
   const offset = query.offset ?? 0;
   const { items, total } = await webhooks.listDeliveries(deps.db, auth.orgId, params.id, {
@@ -57,7 +60,10 @@ export const listWebhookDeliveries: OperationHandler<'listWebhookDeliveries'> = 
 };
 
 /** redeliverWebhookDelivery: 202 with a new pending delivery of the same event. */
-export const redeliverWebhookDelivery: OperationHandler<'redeliverWebhookDelivery'> = async ({ auth, params }, deps) => {
+export const redeliverWebhookDelivery: OperationHandler<'redeliverWebhookDelivery'> = async (
+  { auth, params },
+  deps,
+) => {
   return {
     status: 202,
     body: { data: await webhooks.redeliver(deps, auth.orgId, params.id, params.delivery_id) },

@@ -119,4 +119,3 @@ export async function lockWebhookForRecording(trx: Db, id: string): Promise<bool
   const row = await trx.selectFrom('webhooks').select('id').where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
   return row !== undefined;
 }
-

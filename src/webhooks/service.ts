@@ -91,8 +91,16 @@ async function requireWebhook(db: Db, orgId: string, id: string): Promise<webhoo
 
 /** The deliveries with their kept attempts (newest first), in API form. */
 async function withAttempts(db: Db, rows: deliveries.DeliveryRow[]): Promise<WebhookDelivery[]> {
-  const kept = await attempts.attemptsOfDeliveries(db, rows.map((row) => row.id));
-  return rows.map((row) => toDelivery(row, kept.filter((attempt) => attempt.delivery_id === row.id)));
+  const kept = await attempts.attemptsOfDeliveries(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) =>
+    toDelivery(
+      row,
+      kept.filter((attempt) => attempt.delivery_id === row.id),
+    ),
+  );
 }
 
 async function deliveryView(db: Db, webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
@@ -173,12 +181,18 @@ export async function updateWebhook(
 export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
     await requireWebhook(trx, orgId, id);
-    await locks.beginDeletion(trx, id, { lockTimeoutMs: DELETE_LOCK_WAIT_MS, statementTimeoutMs: DELETE_STATEMENT_TIMEOUT_MS });
+    await locks.beginDeletion(trx, id, {
+      lockTimeoutMs: DELETE_LOCK_WAIT_MS,
+      statementTimeoutMs: DELETE_STATEMENT_TIMEOUT_MS,
+    });
     // Stop the attempts in flight: this process's at once, other processes' through the notification
     // (or, should it be missed, their lock session's watch within a second).
     sendsInFlight.abortEndpoint(id);
     locks.notifyDeletion(deps.db, id).catch((error: unknown) => {
-      deps.logger.warn({ err: error, webhookId: id }, 'could not notify workers of a webhook deletion; they notice it within a second');
+      deps.logger.warn(
+        { err: error, webhookId: id },
+        'could not notify workers of a webhook deletion; they notice it within a second',
+      );
     });
     await locks.waitForSenders(trx, id);
     // Another deletion of it may have finished while this one waited for its turn.
@@ -249,13 +263,21 @@ export async function sendTestEvent(deps: AppDeps, orgId: string, id: string): P
  * Queues a new delivery of the same event to the endpoint, due now. Throws not_found for an unknown
  * endpoint or delivery, invalid_state when the endpoint is switched off.
  */
-export async function redeliver(deps: AppDeps, orgId: string, id: string, deliveryId: string): Promise<WebhookDelivery> {
+export async function redeliver(
+  deps: AppDeps,
+  orgId: string,
+  id: string,
+  deliveryId: string,
+): Promise<WebhookDelivery> {
   const newId = await deps.db.transaction().execute(async (trx) => {
     const webhook = await requireWebhook(trx, orgId, id);
     const original = await deliveries.findDeliveryRow(trx, id, deliveryId);
     if (!original) throw notFound('delivery', 'delivery_id');
     if (!webhook.active) {
-      throw new DomainError('invalid_state', 'The endpoint is switched off; switch it on with PATCH /webhooks/{id} first.');
+      throw new DomainError(
+        'invalid_state',
+        'The endpoint is switched off; switch it on with PATCH /webhooks/{id} first.',
+      );
     }
     const now = deps.clock.now();
     const created = await deliveries.insertDelivery(trx, {

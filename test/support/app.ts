@@ -110,7 +110,11 @@ export interface TestOrg {
 /** Creates an org (starter plan, 100000 paise by default) with one agent and one API key. */
 export async function createTestOrg(
   db: Db,
-  options: { credits?: number; planId?: string | null; agent?: Parameters<typeof createAgent>[1] extends infer A ? Partial<A> : never } = {},
+  options: {
+    credits?: number;
+    planId?: string | null;
+    agent?: Parameters<typeof createAgent>[1] extends infer A ? Partial<A> : never;
+  } = {},
 ): Promise<TestOrg> {
   const org = await createOrg(db, {
     name: `Test org ${Math.random().toString(36).slice(2, 8)}`,

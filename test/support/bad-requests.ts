@@ -104,7 +104,10 @@ function pathIds(valid: ValidRequest): BadRequest[] {
   for (const name of pathParameterNames(valid.operation.path)) {
     const own = valid.pathValues[name]!;
     const at = (label: string, value: string, code: ErrorCode = 'invalid_request') =>
-      build(valid, `path ${name} ${label}`, { path: fillPath(valid.operation.path, { ...valid.pathValues, [name]: value }), code });
+      build(valid, `path ${name} ${label}`, {
+        path: fillPath(valid.operation.path, { ...valid.pathValues, [name]: value }),
+        code,
+      });
     bad.push(
       at('not a UUID', 'not-a-uuid'),
       at('of 8,000 characters', 'a'.repeat(8_000)),
@@ -123,7 +126,8 @@ function pathIds(valid: ValidRequest): BadRequest[] {
 function idempotencyKey(valid: ValidRequest): BadRequest[] {
   if (!valid.operation.parameters.some((parameter) => parameter.name === 'Idempotency-Key')) return [];
   const base = build(valid, '', {});
-  const at = (label: string, value: string) => build(valid, `Idempotency-Key ${label}`, { headers: { ...base.headers, 'Idempotency-Key': value } });
+  const at = (label: string, value: string) =>
+    build(valid, `Idempotency-Key ${label}`, { headers: { ...base.headers, 'Idempotency-Key': value } });
   return [
     at('empty', ''),
     at('with a space', 'key with space'),
@@ -163,7 +167,15 @@ function bodySyntax(valid: ValidRequest): BadRequest[] {
 function contentTypes(valid: ValidRequest): BadRequest[] {
   const body = JSON.stringify(valid.body);
   const auth = { Authorization: `Bearer ${valid.key}` };
-  const types = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonx', 'text/json', 'application/json-patch+json'];
+  const types = [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/xml',
+    'application/jsonx',
+    'text/json',
+    'application/json-patch+json',
+  ];
   return [
     build(valid, 'body without Content-Type', { headers: auth, body: new TextEncoder().encode(body) }),
     ...types.map((type) => build(valid, `body as ${type}`, { headers: { ...auth, 'Content-Type': type }, body })),
@@ -185,7 +197,8 @@ function sizes(valid: ValidRequest): BadRequest[] {
 function fields(valid: ValidRequest): BadRequest[] {
   const schema = valid.operation.bodySchema!;
   const examples = valid.operation.bodyExamples as Array<Record<string, unknown>>;
-  const withField = (field: string, json: string) => JSON.stringify({ ...valid.body, [field]: MARK }).replace(JSON.stringify(MARK), json);
+  const withField = (field: string, json: string) =>
+    JSON.stringify({ ...valid.body, [field]: MARK }).replace(JSON.stringify(MARK), json);
   const bad: BadRequest[] = [];
   for (const [field, property] of Object.entries((schema.properties ?? {}) as Record<string, unknown>)) {
     const example = valid.body?.[field] ?? examples.find((candidate) => field in candidate)?.[field];
@@ -194,7 +207,8 @@ function fields(valid: ValidRequest): BadRequest[] {
     }
   }
   const text = JSON.stringify(valid.body);
-  const extra = (label: string, members: string) => build(valid, label, { body: `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${members}}` });
+  const extra = (label: string, members: string) =>
+    build(valid, label, { body: `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${members}}` });
   for (const field of (schema.required ?? []) as string[]) {
     const { [field]: _, ...rest } = valid.body ?? {};
     bad.push(build(valid, `${field} missing`, { body: JSON.stringify(rest) }));
@@ -213,7 +227,8 @@ function fields(valid: ValidRequest): BadRequest[] {
 /** Every bad request derived from the operation's declaration around one valid request of it. */
 export function badRequestsFor(valid: ValidRequest): BadRequest[] {
   const bad = [...authentication(valid), ...query(valid), ...pathIds(valid), ...idempotencyKey(valid)];
-  if (valid.operation.bodySchema) bad.push(...bodySyntax(valid), ...contentTypes(valid), ...sizes(valid), ...fields(valid));
+  if (valid.operation.bodySchema)
+    bad.push(...bodySyntax(valid), ...contentTypes(valid), ...sizes(valid), ...fields(valid));
   else bad.push(build(valid, 'a body where none is taken', { body: '{}' }));
   return bad;
 }

@@ -9,7 +9,12 @@ export interface BadValue {
 }
 
 /** Strings that would change a query if they were ever spliced into SQL. */
-export const SQL_INJECTION = ["' OR '1'='1", "'; DROP TABLE calls; --", "1 UNION SELECT secret FROM webhooks --", '$$; DELETE FROM orgs; $$'];
+export const SQL_INJECTION = [
+  "' OR '1'='1",
+  "'; DROP TABLE calls; --",
+  '1 UNION SELECT secret FROM webhooks --',
+  '$$; DELETE FROM orgs; $$',
+];
 
 /** Text PostgreSQL cannot store as sent. */
 export const UNSTORABLE_TEXT: Array<[string, string]> = [
@@ -39,7 +44,10 @@ function allowedTypes(raw: SpecNode): Set<string> {
   const schema = deref(raw);
   if (schema.type) return new Set(Array.isArray(schema.type) ? schema.type : [schema.type]);
   const values = schema.enum ?? ('const' in schema ? [schema.const] : undefined);
-  if (values) return new Set((values as unknown[]).map((value) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value)));
+  if (values)
+    return new Set(
+      (values as unknown[]).map((value) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value)),
+    );
   const branches = (schema.oneOf ?? schema.anyOf) as SpecNode[] | undefined;
   if (branches) return new Set(branches.flatMap((branch) => [...allowedTypes(branch)]));
   return new Set(Object.keys(SAMPLE_BY_TYPE));
@@ -63,7 +71,8 @@ function badStrings(schema: SpecNode, valid: string | undefined): BadValue[] {
   const bad = UNSTORABLE_TEXT.map(([label, value]) => text(label, value));
   const constrained = Boolean(schema.pattern || schema.format || schema.enum);
   if (constrained) {
-    if (valid === undefined) throw new Error(`no valid example value for a constrained string (${JSON.stringify(schema)})`);
+    if (valid === undefined)
+      throw new Error(`no valid example value for a constrained string (${JSON.stringify(schema)})`);
     bad.push(
       ...SQL_INJECTION.map((value) => text(`SQL ${value}`, value)),
       text('an RTL override appended', `${valid}\u202e`),
@@ -73,7 +82,8 @@ function badStrings(schema: SpecNode, valid: string | undefined): BadValue[] {
       text('full-width characters', fullWidth(valid)),
     );
   }
-  if (typeof schema.maxLength === 'number') bad.push(text(`${schema.maxLength + 1} characters`, (valid || 'x').padEnd(schema.maxLength + 1, 'x')));
+  if (typeof schema.maxLength === 'number')
+    bad.push(text(`${schema.maxLength + 1} characters`, (valid || 'x').padEnd(schema.maxLength + 1, 'x')));
   if (schema.minLength) bad.push(text('an empty string', ''));
   if (constrained || (schema.maxLength ?? Infinity) < 10_000) bad.push(text('10,000 characters', 'x'.repeat(10_000)));
   return bad;
@@ -109,23 +119,31 @@ function badArrays(schema: SpecNode, valid: unknown[] | undefined): BadValue[] {
   const item = valid?.[0] ?? 'x';
   const bad: BadValue[] = [{ label: 'nested 10,000 deep', json: nested(10_000, 'array') }];
   if (schema.minItems) bad.push({ label: 'an empty array', json: '[]' });
-  if (typeof schema.maxItems === 'number') bad.push({ label: 'too many items', json: JSON.stringify(Array(schema.maxItems + 1).fill(item)) });
+  if (typeof schema.maxItems === 'number')
+    bad.push({ label: 'too many items', json: JSON.stringify(Array(schema.maxItems + 1).fill(item)) });
   if (schema.uniqueItems) bad.push({ label: 'a duplicate item', json: JSON.stringify([item, item]) });
-  for (const inner of badValuesFor(schema.items ?? {}, item)) bad.push({ label: `an item with ${inner.label}`, json: `[${inner.json}]` });
+  for (const inner of badValuesFor(schema.items ?? {}, item))
+    bad.push({ label: `an item with ${inner.label}`, json: `[${inner.json}]` });
   return bad;
 }
 
 function badObjects(schema: SpecNode): BadValue[] {
   const bad: BadValue[] = [{ label: 'nested 10,000 deep', json: nested(10_000, 'object') }];
   if (typeof schema.maxProperties === 'number') {
-    bad.push({ label: '5,000 keys', json: JSON.stringify(Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, 0]))) });
+    bad.push({
+      label: '5,000 keys',
+      json: JSON.stringify(Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, 0]))),
+    });
   }
   const names = deref(schema.propertyNames ?? {});
-  if (typeof names.maxLength === 'number') bad.push({ label: 'a key too long', json: JSON.stringify({ ['k'.repeat(names.maxLength + 1)]: 1 }) });
+  if (typeof names.maxLength === 'number')
+    bad.push({ label: 'a key too long', json: JSON.stringify({ ['k'.repeat(names.maxLength + 1)]: 1 }) });
   if (names.minLength) bad.push({ label: 'an empty key', json: '{"":1}' });
-  for (const [label, value] of UNSTORABLE_TEXT) bad.push({ label: `a key with ${label}`, json: JSON.stringify({ [value]: 1 }) });
+  for (const [label, value] of UNSTORABLE_TEXT)
+    bad.push({ label: `a key with ${label}`, json: JSON.stringify({ [value]: 1 }) });
   if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
-    for (const inner of badValuesFor(schema.additionalProperties, 'x')) bad.push({ label: `a value with ${inner.label}`, json: `{"k":${inner.json}}` });
+    for (const inner of badValuesFor(schema.additionalProperties, 'x'))
+      bad.push({ label: `a value with ${inner.label}`, json: `{"k":${inner.json}}` });
   }
   return bad;
 }
@@ -133,7 +151,8 @@ function badObjects(schema: SpecNode): BadValue[] {
 function typedBadValues(schema: SpecNode, valid: unknown): BadValue[] {
   const types = allowedTypes(schema);
   const bad: BadValue[] = [];
-  if (types.has('string')) bad.push(...badStrings(schema, typeof valid === 'string' ? valid : (schema.examples?.[0] ?? schema.enum?.[0])));
+  if (types.has('string'))
+    bad.push(...badStrings(schema, typeof valid === 'string' ? valid : (schema.examples?.[0] ?? schema.enum?.[0])));
   if (types.has('integer')) bad.push(...badIntegers(schema));
   else if (types.has('number')) bad.push(...badNumbers());
   if (types.has('array')) bad.push(...badArrays(schema, Array.isArray(valid) ? valid : undefined));
@@ -146,5 +165,8 @@ export function badValuesFor(raw: SpecNode, valid: unknown): BadValue[] {
   const schema = deref(raw);
   const branches = ((schema.oneOf ?? schema.anyOf) as SpecNode[] | undefined)?.map(deref) ?? [schema];
   // Each branch's own bad values: the spec's unions never give two branches the same type.
-  return [...wrongTypes(schema), ...branches.filter((branch) => branch.type !== 'null').flatMap((branch) => typedBadValues(branch, valid))];
+  return [
+    ...wrongTypes(schema),
+    ...branches.filter((branch) => branch.type !== 'null').flatMap((branch) => typedBadValues(branch, valid)),
+  ];
 }

@@ -41,10 +41,14 @@ export async function fetchCall(client: Client<paths>, id: string): Promise<Call
  * polling does not spend the org's rate limit, then returns its detail as the API serves it.
  */
 export async function waitForCall(db: Db, client: Client<paths>, id: string, status?: string, timeoutMs = 10_000) {
-  await waitFor(`call ${id} to reach ${status ?? 'a terminal status'}`, async () => {
-    const row = await db.selectFrom('calls').select('status').where('id', '=', id).executeTakeFirstOrThrow();
-    return status ? row.status === status : TERMINAL.has(row.status);
-  }, timeoutMs);
+  await waitFor(
+    `call ${id} to reach ${status ?? 'a terminal status'}`,
+    async () => {
+      const row = await db.selectFrom('calls').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+      return status ? row.status === status : TERMINAL.has(row.status);
+    },
+    timeoutMs,
+  );
   return fetchCall(client, id);
 }
 

@@ -8,14 +8,18 @@ import { listOperations, matchOperation, type SpecDocument } from '../../scripts
 import type { ContractRecord } from '../../scripts/contract-coverage/contract.js';
 
 const API_ROOT = '/api/v1';
-const operations = listOperations(JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as SpecDocument);
+const operations = listOperations(
+  JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as SpecDocument,
+);
 
 /** Wraps a request listener so every answer to an API operation is appended to this process's record file. */
 export function recordResponses(listener: http.RequestListener): http.RequestListener {
   const file = path.join(inject('contractRecordDir'), `${process.pid}.jsonl`);
   return (request, response) => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
-    const operation = pathname.startsWith(`${API_ROOT}/`) ? matchOperation(operations, request.method ?? 'GET', pathname.slice(API_ROOT.length)) : undefined;
+    const operation = pathname.startsWith(`${API_ROOT}/`)
+      ? matchOperation(operations, request.method ?? 'GET', pathname.slice(API_ROOT.length))
+      : undefined;
     if (operation) {
       const chunks: Buffer[] = [];
       const end = response.end.bind(response) as (...args: unknown[]) => http.ServerResponse;
@@ -32,7 +36,11 @@ export function recordResponses(listener: http.RequestListener): http.RequestLis
             code = undefined;
           }
         }
-        const record: ContractRecord = { operationId: operation.id, status: response.statusCode, ...(code ? { code } : {}) };
+        const record: ContractRecord = {
+          operationId: operation.id,
+          status: response.statusCode,
+          ...(code ? { code } : {}),
+        };
         appendFileSync(file, `${JSON.stringify(record)}\n`);
       });
     }

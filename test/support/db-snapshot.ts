@@ -23,7 +23,9 @@ export async function snapshotTables(db: Db, orgId?: string): Promise<Snapshot> 
   const { rows: columns } = await sql<{ table_name: string; column_name: string }>`
     SELECT table_name, column_name FROM information_schema.columns
     WHERE table_schema = 'public' AND table_name IN (
-      SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE')`.execute(db);
+      SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE')`.execute(
+    db,
+  );
   const tables = new Map<string, Set<string>>();
   for (const { table_name: table, column_name: column } of columns) {
     if (!COUNTS_REQUESTS.test(table)) (tables.get(table) ?? tables.set(table, new Set()).get(table)!).add(column);

@@ -18,15 +18,25 @@ export function prismFetch(apiUrl: string, prismUrl: string): typeof fetch {
     const copy = (url: string, extra: Record<string, string> = {}) => {
       const headers = new Headers(original.headers);
       for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-      return new Request(url, { method: original.method, headers, ...(body !== undefined ? { body } : {}), redirect: 'manual' });
+      return new Request(url, {
+        method: original.method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        redirect: 'manual',
+      });
     };
     const where = `${original.method} ${original.url.slice(apiUrl.length)}`;
-    const viaPrism = await fetch(copy(`${prismUrl}${original.url.slice(apiUrl.length)}`, { [UPSTREAM_PORT_HEADER]: upstreamPort }));
+    const viaPrism = await fetch(
+      copy(`${prismUrl}${original.url.slice(apiUrl.length)}`, { [UPSTREAM_PORT_HEADER]: upstreamPort }),
+    );
     const warnings = viaPrism.headers.get('sl-violations');
     if (warnings) throw new PrismViolation(`Prism: ${where} -> ${viaPrism.status}: ${warnings}`);
     // Every answer of the app carries Request-Id; one without it was made by Prism itself.
     if (viaPrism.headers.has('request-id')) return viaPrism;
-    const problem = (await viaPrism.clone().json().catch(() => ({}))) as { type?: string; validation?: unknown; detail?: string };
+    const problem = (await viaPrism
+      .clone()
+      .json()
+      .catch(() => ({}))) as { type?: string; validation?: unknown; detail?: string };
     if (problem.type === `${PRISM_ERROR}VIOLATIONS`) {
       throw new PrismViolation(`Prism: ${where} answer breaks the spec: ${JSON.stringify(problem.validation)}`);
     }

@@ -49,7 +49,16 @@ export async function startPrism(): Promise<{ url: string; stop(): Promise<void>
   const boardPort = await listen(board);
   const port = await freePort();
   const bin = path.resolve('node_modules/.bin/prism');
-  const args = ['proxy', 'spec/openapi.yaml', `http://127.0.0.1:${boardPort}/api/v1`, '--errors', '-h', '127.0.0.1', '-p', String(port)];
+  const args = [
+    'proxy',
+    'spec/openapi.yaml',
+    `http://127.0.0.1:${boardPort}/api/v1`,
+    '--errors',
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+  ];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {

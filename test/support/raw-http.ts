@@ -60,7 +60,13 @@ export function plainRequest(
     const request = http.request(url, { method: init.method, headers: { ...init.headers, ...length } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
       response.on('error', reject);
     });
     request.on('error', reject);

@@ -36,7 +36,10 @@ export function killServerProcesses(): void {
  * The environment for a server on `databaseUrl` that delivers webhooks to loopback receivers using the
  * test CA: the allowlist and NODE_EXTRA_CA_CERTS a private installation would set.
  */
-export async function serverEnvironment(databaseUrl: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
+export async function serverEnvironment(
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): Promise<Record<string, string>> {
   await writeFile(caFile, (await testTls()).caCert);
   return {
     DATABASE_URL: databaseUrl,
@@ -54,10 +57,14 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const inherited = { ...process.env };
   delete inherited.DATABASE_URL;
   delete inherited.TEST_DATABASE_URL;
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts'], {
-    env: { ...inherited, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts'],
+    {
+      env: { ...inherited, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => running.delete(child));
@@ -67,13 +74,17 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
     const end = output.lastIndexOf('\n') + 1;
-    for (const line of output.slice(scanned, end).split('\n')) if (line.startsWith('heap-probe ')) probes.shift()?.(line);
+    for (const line of output.slice(scanned, end).split('\n'))
+      if (line.startsWith('heap-probe ')) probes.shift()?.(line);
     scanned = Math.max(scanned, end);
   };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`the server did not start within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
     const check = () => {
       // The start-up banner, printed once the server listens, whatever LOG_LEVEL says.
       const match = /Base URL : http:\/\/[^\s]+:(\d+)\/api\/v1/.exec(output);
@@ -100,7 +111,9 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
     },
     memory: () =>
       new Promise((resolve) => {
-        probes.push((line) => resolve(JSON.parse(line.slice('heap-probe '.length)) as { heapUsed: number; rss: number }));
+        probes.push((line) =>
+          resolve(JSON.parse(line.slice('heap-probe '.length)) as { heapUsed: number; rss: number }),
+        );
         child.kill('SIGUSR2');
       }),
   };

@@ -54,7 +54,10 @@ export function pathIds(operation: SpecOperation, owners: Record<string, OwnedOr
 
 /** The operation's path with every id taken from `org`. */
 export function ownPath(operation: SpecOperation, org: OwnedOrg): string {
-  return fillPath(operation.path, pathIds(operation, Object.fromEntries(pathParameterNames(operation.path).map((name) => [name, org]))));
+  return fillPath(
+    operation.path,
+    pathIds(operation, Object.fromEntries(pathParameterNames(operation.path).map((name) => [name, org]))),
+  );
 }
 
 /** The spec's example body with the org-bound fields set for `org`; throws when the spec gives no example or a body id has no fixture. */
@@ -85,7 +88,10 @@ export function sendOperation(
   if (idempotencyKey && operation.parameters.some((parameter) => parameter.name === 'Idempotency-Key')) {
     headers['Idempotency-Key'] = idempotencyKey;
   }
-  return rawRequest(app, operation.method, path, { headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  return rawRequest(app, operation.method, path, {
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
 }
 
 /**
@@ -93,9 +99,22 @@ export function sendOperation(
  * `receiverUrl`, a contact (which queues a delivery to it) and a call. Run the app without workers
  * and with a slow simulator to keep them as they are.
  */
-export async function createOwnedOrg(app: TestApp, db: Db, receiverUrl: string, name: string, planId = 'scale'): Promise<OwnedOrg> {
+export async function createOwnedOrg(
+  app: TestApp,
+  db: Db,
+  receiverUrl: string,
+  name: string,
+  planId = 'scale',
+): Promise<OwnedOrg> {
   const org = await createTestOrg(db, { planId });
-  const owned: OwnedOrg = { ...org, callId: '', webhookId: '', deliveryId: '', receiverUrl, idempotencyKey: `fixture-${name}` };
+  const owned: OwnedOrg = {
+    ...org,
+    callId: '',
+    webhookId: '',
+    deliveryId: '',
+    receiverUrl,
+    idempotencyKey: `fixture-${name}`,
+  };
   const create = async (id: string, status: number, key?: string) => {
     const operation = operationById(id);
     const response = await sendOperation(app, operation, owned, operation.path, exampleBody(operation, owned), key);
@@ -105,7 +124,11 @@ export async function createOwnedOrg(app: TestApp, db: Db, receiverUrl: string, 
   owned.webhookId = (await create('createWebhook', 201)).data.id;
   await create('upsertContact', 200);
   owned.callId = (await create('createCall', 201, owned.idempotencyKey)).data.id;
-  const delivery = await db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', owned.webhookId).executeTakeFirstOrThrow();
+  const delivery = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('webhook_id', '=', owned.webhookId)
+    .executeTakeFirstOrThrow();
   owned.deliveryId = delivery.id;
   return owned;
 }

@@ -61,7 +61,12 @@ export function specOperations(): SpecOperation[] {
       if (!operation) continue;
       const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((parameter: unknown) => {
         const resolved = deref(parameter);
-        return { name: resolved.name, in: resolved.in, required: Boolean(resolved.required), schema: deref(resolved.schema) };
+        return {
+          name: resolved.name,
+          in: resolved.in,
+          required: Boolean(resolved.required),
+          schema: deref(resolved.schema),
+        };
       });
       const json = operation.requestBody ? deref(operation.requestBody).content?.['application/json'] : undefined;
       const examples = [

@@ -70,9 +70,9 @@ export async function emit<K extends EventKind>(
 export async function register(
   env: WebhookEnv,
   url: string,
-  events: Array<'call.completed' | 'call.failed' | 'call.no_answer' | 'call.busy' | 'call.canceled' | 'contact.created'> = [
-    'contact.created',
-  ],
+  events: Array<
+    'call.completed' | 'call.failed' | 'call.no_answer' | 'call.busy' | 'call.canceled' | 'contact.created'
+  > = ['contact.created'],
   key: string = env.org.key,
 ): Promise<{ id: string; secret: string }> {
   const { data, error, response } = await env.app.client(key).POST('/webhooks', { body: { url, events } });

@@ -24,7 +24,8 @@ export class SimulatedProvider implements VoiceProvider {
 
   /** Accepts every number except those ending in 0005, which it refuses with ProviderRefusedError. */
   async place(request: PlaceRequest): Promise<{ providerCallId: string }> {
-    if (request.toE164.endsWith('0005')) throw new ProviderRefusedError('The voice provider refused to place the call.');
+    if (request.toE164.endsWith('0005'))
+      throw new ProviderRefusedError('The voice provider refused to place the call.');
     return { providerCallId: `sim_${randomBytes(8).toString('hex')}` };
   }
 

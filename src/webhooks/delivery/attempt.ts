@@ -52,7 +52,10 @@ export async function performAttempt(
   const base = { id, attemptedAt, statusCode: null, retryAfterMs: null };
   const rendered = renderEnvelope(event);
   if (!rendered.ok) {
-    context.logger.error({ eventId: event.id, kind: event.kind, problem: rendered.problem }, 'webhook payload breaks the contract; not sent');
+    context.logger.error(
+      { eventId: event.id, kind: event.kind, problem: rendered.problem },
+      'webhook payload breaks the contract; not sent',
+    );
     return { ...base, failureKind: 'invalid_payload', excerpt: excerptOf(rendered.problem), durationMs: 0 };
   }
   const timestamp = attemptedAt.getTime();

@@ -56,7 +56,9 @@ export class EndpointLockSession {
     return new Promise((resolve, reject) => {
       const pinned: Promise<void> = db
         .connection()
-        .execute((conn) => new Promise<void>((release) => resolve(new EndpointLockSession(db, conn, release, pinned, onLost))));
+        .execute(
+          (conn) => new Promise<void>((release) => resolve(new EndpointLockSession(db, conn, release, pinned, onLost))),
+        );
       pinned.catch(reject);
     });
   }
@@ -86,7 +88,10 @@ export class EndpointLockSession {
       // The send lock is held, so a deletion that has not begun waits for us. The attempt that took the
       // lock reads on the session's own connection (a session never needs a second one); attempts
       // sharing a lock already held read through the pool, leaving the session free.
-      if (holding) row = await (hold === 'taken' ? this.guard(() => locks.readSendTarget(this.conn, webhookId)) : locks.readSendTarget(this.db, webhookId));
+      if (holding)
+        row = await (hold === 'taken'
+          ? this.guard(() => locks.readSendTarget(this.conn, webhookId))
+          : locks.readSendTarget(this.db, webhookId));
     } finally {
       if (!row) {
         send.end();
@@ -95,10 +100,15 @@ export class EndpointLockSession {
     }
     if (!row) return null;
     this.entered.set(send, webhookId);
-    const graceOpen = row.previous_secret !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
+    const graceOpen =
+      row.previous_secret !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
     let left = false;
     return {
-      target: { url: row.url, secrets: graceOpen ? [row.secret, row.previous_secret!] : [row.secret], active: row.active },
+      target: {
+        url: row.url,
+        secrets: graceOpen ? [row.secret, row.previous_secret!] : [row.secret],
+        active: row.active,
+      },
       signal: AbortSignal.any([this.controller.signal, send.signal]),
       get deleted() {
         return send.signal.reason instanceof EndpointDeletedError;
@@ -176,7 +186,9 @@ export class EndpointLockSession {
     if (this.watching || !this.usable) return;
     this.watching = true;
     try {
-      const deleting = new Set(await this.guard(() => locks.deletionsPending(this.conn, [...new Set(this.entered.values())])));
+      const deleting = new Set(
+        await this.guard(() => locks.deletionsPending(this.conn, [...new Set(this.entered.values())])),
+      );
       for (const [send, webhookId] of this.entered) {
         if (deleting.has(webhookId)) send.abort(new EndpointDeletedError(webhookId));
       }

@@ -26,7 +26,9 @@ export function renderEnvelope(event: StoredEvent): RenderedEnvelope {
   const envelope = { id: event.id, event: event.kind, created_at: event.createdAt.toISOString(), data: event.data };
   const validate = envelopeValidators[event.kind];
   if (!validate(envelope)) {
-    const problems = (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`);
+    const problems = (validate.errors ?? []).map(
+      (error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`,
+    );
     return { ok: false, problem: `payload breaks the ${event.kind} contract: ${problems.join('; ')}` };
   }
   return { ok: true, body: JSON.stringify(envelope) };

@@ -23,12 +23,23 @@ export function classifyError(error: unknown): FailureKind {
   const codes = codesOf(error);
   const has = (predicate: (code: string) => boolean) => codes.some(predicate);
   if (has((code) => code === 'ERR_WEBHOOK_GUARD')) return 'guard';
-  if (has((code) => ['TimeoutError', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(code))) {
+  if (
+    has((code) =>
+      [
+        'TimeoutError',
+        'UND_ERR_CONNECT_TIMEOUT',
+        'UND_ERR_HEADERS_TIMEOUT',
+        'UND_ERR_BODY_TIMEOUT',
+        'ETIMEDOUT',
+      ].includes(code),
+    )
+  ) {
     return 'timeout';
   }
   if (has((code) => TLS_CODE.test(code))) return 'tls';
   if (has((code) => code === 'ECONNREFUSED')) return 'connection_refused';
-  if (has((code) => ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED'].includes(code))) return 'connection_reset';
+  if (has((code) => ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED'].includes(code)))
+    return 'connection_reset';
   if (has((code) => ['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA'].includes(code))) return 'dns';
   return 'other';
 }

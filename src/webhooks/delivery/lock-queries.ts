@@ -22,7 +22,9 @@ export interface SendTargetRow {
 
 /** Takes a shared send lock on `conn`'s session without waiting; false when a deletion holds it. */
 export async function tryLockForSending(conn: Db, id: string): Promise<boolean> {
-  const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock_shared(${sendKey(id)}) AS locked`.execute(conn);
+  const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock_shared(${sendKey(id)}) AS locked`.execute(
+    conn,
+  );
   return rows[0]?.locked === true;
 }
 
@@ -67,7 +69,11 @@ export async function deletionsPending(conn: Db, ids: string[]): Promise<string[
  * by `lockTimeoutMs` and its statements by `statementTimeoutMs`. Waits while another deletion of the
  * same endpoint runs. The lock lasts until the transaction ends.
  */
-export async function beginDeletion(trx: Db, id: string, limits: { lockTimeoutMs: number; statementTimeoutMs: number }): Promise<void> {
+export async function beginDeletion(
+  trx: Db,
+  id: string,
+  limits: { lockTimeoutMs: number; statementTimeoutMs: number },
+): Promise<void> {
   await sql`SELECT set_config('lock_timeout', ${`${limits.lockTimeoutMs}ms`}, true),
                    set_config('statement_timeout', ${`${limits.statementTimeoutMs}ms`}, true)`.execute(trx);
   await sql`SELECT pg_advisory_xact_lock(${deleteKey(id)})`.execute(trx);

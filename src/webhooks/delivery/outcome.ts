@@ -39,15 +39,26 @@ function logLine(webhookId: string, deliveryId: string, attempt: number, result:
 
 function reportSwitchOff(logger: Logger, webhookId: string, effect: attempts.LogEffect): void {
   if (effect.switchedOff) {
-    logger.warn({ webhookId, failingSince: effect.failingSince, dropped: effect.abandoned }, 'webhook endpoint switched off after 5 days of failures');
+    logger.warn(
+      { webhookId, failingSince: effect.failingSince, dropped: effect.abandoned },
+      'webhook endpoint switched off after 5 days of failures',
+    );
   }
 }
 
 /** The delivery's state after an attempt: done, due again later, or abandoned. */
 function stateAfter(attemptsMade: number, result: AttemptResult) {
-  if (result.failureKind === null) return { status: 'succeeded' as const, attemptCount: attemptsMade, nextAttemptAt: null };
-  const next = result.failureKind === 'invalid_payload' ? null : nextAttemptAt(attemptsMade, result.attemptedAt, result.retryAfterMs);
-  return { status: next ? ('pending' as const) : ('abandoned' as const), attemptCount: attemptsMade, nextAttemptAt: next };
+  if (result.failureKind === null)
+    return { status: 'succeeded' as const, attemptCount: attemptsMade, nextAttemptAt: null };
+  const next =
+    result.failureKind === 'invalid_payload'
+      ? null
+      : nextAttemptAt(attemptsMade, result.attemptedAt, result.retryAfterMs);
+  return {
+    status: next ? ('pending' as const) : ('abandoned' as const),
+    attemptCount: attemptsMade,
+    nextAttemptAt: next,
+  };
 }
 
 /**
@@ -61,17 +72,30 @@ export async function recordLeasedAttempt(
   logger: Logger,
 ): Promise<void> {
   const attempt = delivery.attemptCount + 1;
-  const recorded = await attempts.recordAttemptOnLease(db, delivery, stateAfter(attempt, result), logLine(delivery.webhookId, delivery.id, attempt, result));
-  if (recorded.outcome === 'lease_lost') throw new LeaseLostError(`delivery ${delivery.id} was taken over by another worker`);
+  const recorded = await attempts.recordAttemptOnLease(
+    db,
+    delivery,
+    stateAfter(attempt, result),
+    logLine(delivery.webhookId, delivery.id, attempt, result),
+  );
+  if (recorded.outcome === 'lease_lost')
+    throw new LeaseLostError(`delivery ${delivery.id} was taken over by another worker`);
   if (recorded.outcome === 'recorded') reportSwitchOff(logger, delivery.webhookId, recorded);
   if (result.failureKind !== null && result.failureKind !== 'invalid_payload') {
-    logger.info({ deliveryId: delivery.id, attempt, failureKind: result.failureKind, status: result.statusCode }, 'webhook attempt failed');
+    logger.info(
+      { deliveryId: delivery.id, attempt, failureKind: result.failureKind, status: result.statusCode },
+      'webhook attempt failed',
+    );
   }
 }
 
 /** Abandons a leased delivery without an attempt (its endpoint is switched off). */
 export async function abandonLeasedDelivery(db: Db, delivery: deliveries.LeasedDelivery): Promise<void> {
-  await deliveries.settleDelivery(db, delivery, { status: 'abandoned', attemptCount: delivery.attemptCount, nextAttemptAt: null });
+  await deliveries.settleDelivery(db, delivery, {
+    status: 'abandoned',
+    attemptCount: delivery.attemptCount,
+    nextAttemptAt: null,
+  });
 }
 
 /**
@@ -97,7 +121,11 @@ export async function recordTestDelivery(
       nextAttemptAt: null,
       createdAt: result.attemptedAt,
     });
-    reportSwitchOff(logger, target.webhookId, await attempts.logAttempt(trx, logLine(target.webhookId, deliveryId, 1, result)));
+    reportSwitchOff(
+      logger,
+      target.webhookId,
+      await attempts.logAttempt(trx, logLine(target.webhookId, deliveryId, 1, result)),
+    );
     return deliveryId;
   });
 }

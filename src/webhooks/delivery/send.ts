@@ -19,7 +19,9 @@ export interface HttpAnswer {
 
 /** Text safe to store: at most `max` characters (code points), without NUL characters. */
 export function excerptOf(text: string, max = EXCERPT_CHARS): string {
-  return Array.from(text.replace(/\u0000/g, '')).slice(0, max).join('');
+  return Array.from(text.replace(/\u0000/g, ''))
+    .slice(0, max)
+    .join('');
 }
 
 async function readExcerpt(body: ReadableStream<Uint8Array> | null): Promise<string> {

@@ -16,7 +16,10 @@ export class UrlRefusedError extends Error {}
 
 /** The URL's host without IPv6 brackets or a trailing dot, lower-cased. */
 function bareHostname(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /**
@@ -55,7 +58,9 @@ export async function assertDeliverableUrl(
   for (const address of addresses) {
     const refusal = addressRefusal(address, allowlist);
     if (refusal) {
-      throw new UrlRefusedError(`host ${host} resolves to ${address}, ${refusal}; deliveries go only to public addresses`);
+      throw new UrlRefusedError(
+        `host ${host} resolves to ${address}, ${refusal}; deliveries go only to public addresses`,
+      );
     }
   }
 }

@@ -132,7 +132,11 @@ export class DeliveryWorker implements BackgroundWorker {
     const cap = this.options.perEndpointConcurrency;
     const now = this.deps.clock.now();
     const busy = [...this.perEndpoint].filter(([, count]) => count >= cap).map(([id]) => id);
-    const candidates = await findDueDeliveries(this.deps.db, now, { perEndpoint: cap, limit: free * 2, skipEndpoints: busy });
+    const candidates = await findDueDeliveries(this.deps.db, now, {
+      perEndpoint: cap,
+      limit: free * 2,
+      skipEndpoints: busy,
+    });
     const planned = new Map(this.perEndpoint);
     const picked: string[] = [];
     for (const candidate of candidates) {
@@ -205,7 +209,9 @@ export class DeliveryWorker implements BackgroundWorker {
 export function startDeliveryWorker(deps: AppDeps, options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
   const listenUrl = deps.config.databaseUrl;
   if (!listenUrl) {
-    throw new Error('startDeliveryWorker needs config.databaseUrl, the URL of the database the app uses (its LISTEN connection goes there)');
+    throw new Error(
+      'startDeliveryWorker needs config.databaseUrl, the URL of the database the app uses (its LISTEN connection goes there)',
+    );
   }
   const worker = new DeliveryWorker(deps, { listenUrl, ...options });
   worker.start();
