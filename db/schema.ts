@@ -178,7 +178,14 @@ export interface CallIdempotencyKeysTable {
   created_at: Timestamp;
 }
 
-/** Every table the service uses. Resource issues add their tables here. */
+/** The database functions installed from db/functions/, with the hash of the file installed. */
+export interface SchemaFunctionsTable {
+  file: string;
+  sha256: string;
+  installed_at: Date;
+}
+
+/** Every table the service uses. */
 export interface Database {
   plans: PlansTable;
   orgs: OrgsTable;
@@ -195,4 +202,5 @@ export interface Database {
   call_timeline: CallTimelineTable;
   call_status_counts: CallStatusCountsTable;
   call_idempotency_keys: CallIdempotencyKeysTable;
+  schema_functions: SchemaFunctionsTable;
 }

@@ -7,6 +7,7 @@ import * as webhooks from './2026-11-21-003-webhooks.js';
 import * as rateLimitAsyncCommit from './2026-11-21-005-rate-limit-async-commit.js';
 import * as rateLimitBatches from './2026-11-21-006-rate-limit-batches.js';
 import * as recordAttemptFunction from './2026-11-21-007-record-attempt-function.js';
+import * as schemaFunctions from './2026-11-25-008-schema-functions.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21-005-rate-limit-async-commit': rateLimitAsyncCommit,
   '2026-11-21-006-rate-limit-batches': rateLimitBatches,
   '2026-11-21-007-record-attempt-function': recordAttemptFunction,
+  '2026-11-25-008-schema-functions': schemaFunctions,
 };

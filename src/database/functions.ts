@@ -1,0 +1,41 @@
+// Installs the database functions kept as plain SQL files in db/functions/ (one CREATE OR REPLACE per
+// file). A file runs again only when its content changed since it was last installed, so changing a
+// rule is a one-file diff. A function whose signature changes needs a migration that drops the old one.
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import { projectFile } from '../project-files.js';
+
+const FUNCTIONS_DIR = projectFile('db/functions');
+
+/** Installs every new or changed db/functions/*.sql file in one transaction; returns the files installed. */
+export async function installFunctions(db: Kysely<any>): Promise<string[]> {
+  const files = (await readdir(FUNCTIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
+  const sources = await Promise.all(
+    files.map(async (file) => [file, await readFile(path.join(FUNCTIONS_DIR, file), 'utf8')] as const),
+  );
+  return db.transaction().execute(async (trx) => {
+    // One installer at a time, whatever the number of processes starting together.
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended('schema_functions', 0))`.execute(trx);
+    const installed = new Map(
+      (await trx.selectFrom('schema_functions').select(['file', 'sha256']).execute()).map((row) => [
+        row.file,
+        row.sha256,
+      ]),
+    );
+    const changed: string[] = [];
+    for (const [file, source] of sources) {
+      const sha256 = createHash('sha256').update(source).digest('hex');
+      if (installed.get(file) === sha256) continue;
+      await sql.raw(source).execute(trx);
+      await trx
+        .insertInto('schema_functions')
+        .values({ file, sha256, installed_at: new Date() })
+        .onConflict((oc) => oc.column('file').doUpdateSet({ sha256, installed_at: new Date() }))
+        .execute();
+      changed.push(file);
+    }
+    return changed;
+  });
+}
