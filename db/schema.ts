@@ -80,6 +80,8 @@ export interface WebhooksTable {
   last_delivery_status: number | null;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
+  /** Set when a deletion has begun; the row is gone once the sends in flight to it have ended. */
+  deleted_at: Date | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -91,6 +93,8 @@ export interface WebhookDeliveriesTable {
   attempt_count: Generated<number>;
   next_attempt_at: Date | null;
   lease_expires_at: Date | null;
+  /** The process holding the lease (its instance id). */
+  lease_owner: string | null;
   created_at: CreatedAt;
   /** Insertion order (migration 003): orders an endpoint's deliveries newest first. */
   seq: Generated<number>;

@@ -307,7 +307,7 @@ export type webhooks = {
         put?: never;
         /**
          * call.completed event
-         * @description Sent to endpoints subscribed to `call.completed`. Signed as described under `createWebhook`.
+         * @description A call ended naturally (or was hung up by `POST /calls/{id}/cancel` while connected). Signed as described under `createWebhook`.
          */
         post: operations["onCallCompleted"];
         delete?: never;
@@ -327,7 +327,7 @@ export type webhooks = {
         put?: never;
         /**
          * call.failed event
-         * @description Sent to endpoints subscribed to `call.failed`. Signed as described under `createWebhook`.
+         * @description A call ended in failure (carrier rejection, provider error or timeout). Signed as described under `createWebhook`.
          */
         post: operations["onCallFailed"];
         delete?: never;
@@ -347,7 +347,7 @@ export type webhooks = {
         put?: never;
         /**
          * call.no_answer event
-         * @description Sent to endpoints subscribed to `call.no_answer`. Signed as described under `createWebhook`.
+         * @description Nobody picked up before the ringing timeout. Signed as described under `createWebhook`.
          */
         post: operations["onCallNoAnswer"];
         delete?: never;
@@ -367,7 +367,7 @@ export type webhooks = {
         put?: never;
         /**
          * call.busy event
-         * @description Sent to endpoints subscribed to `call.busy`. Signed as described under `createWebhook`.
+         * @description The recipient's line was busy. Signed as described under `createWebhook`.
          */
         post: operations["onCallBusy"];
         delete?: never;
@@ -387,7 +387,7 @@ export type webhooks = {
         put?: never;
         /**
          * call.canceled event
-         * @description Sent to endpoints subscribed to `call.canceled`. Signed as described under `createWebhook`.
+         * @description The call was canceled before it connected. Signed as described under `createWebhook`.
          */
         post: operations["onCallCanceled"];
         delete?: never;
@@ -407,7 +407,7 @@ export type webhooks = {
         put?: never;
         /**
          * contact.created event
-         * @description Sent to endpoints subscribed to `contact.created`. Signed as described under `createWebhook`.
+         * @description A contact was added through `POST /contacts` or a CSV import. Signed as described under `createWebhook`.
          */
         post: operations["onContactCreated"];
         delete?: never;
@@ -427,7 +427,7 @@ export type webhooks = {
         put?: never;
         /**
          * webhook.test event
-         * @description Sent by `POST /webhooks/{id}/test`. Signed as described under `createWebhook`.
+         * @description Sent only by `POST /webhooks/{id}/test`, whatever the endpoint subscribes to. Signed as described under `createWebhook`.
          */
         post: operations["onWebhookTest"];
         delete?: never;

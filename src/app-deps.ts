@@ -1,8 +1,12 @@
-// The explicit dependencies every handler, service and worker receives; built once per app.
+// The explicit dependencies every handler, service and worker receives; built once per process.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './database/connect.js';
 import type { VoiceProvider } from './calls/provider/types.js';
+import { SimulatedProvider } from './calls/provider/simulator.js';
+import { createDeliveryRuntime, type DeliveryRuntime } from './webhooks/delivery/runtime.js';
 
 /** The source of "now"; tests substitute a controllable one. */
 export interface Clock {
@@ -17,4 +21,36 @@ export interface AppDeps {
   clock: Clock;
   logger: Logger;
   provider: VoiceProvider;
+  /** The webhook senders' shared machinery (agent, sends in flight, lease owner). */
+  delivery: DeliveryRuntime;
+  /** This process's name in logs and on the leases it takes: host, pid and a random suffix. */
+  instanceId: string;
+}
+
+/** A name for this process, unique among the processes sharing a database. */
+export function newInstanceId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Builds the dependencies of one process: the system clock and the simulated provider unless given.
+ * Throws on an invalid WEBHOOK_PRIVATE_ALLOWLIST range. Close `delivery` when the process stops.
+ */
+export function createAppDeps(parts: {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  clock?: Clock;
+  provider?: VoiceProvider;
+}): AppDeps {
+  const instanceId = newInstanceId();
+  return {
+    db: parts.db,
+    config: parts.config,
+    logger: parts.logger,
+    clock: parts.clock ?? systemClock,
+    provider: parts.provider ?? new SimulatedProvider(parts.config.simulatorStepMs),
+    delivery: createDeliveryRuntime(parts.db, parts.config, parts.logger, instanceId),
+    instanceId,
+  };
 }

@@ -6,10 +6,9 @@ import { createLogger } from './logger.js';
 import { openDatabase } from './database/open.js';
 import { createApp } from './app.js';
 import { answerClientErrors } from './http/client-errors.js';
-import { systemClock, type AppDeps } from './app-deps.js';
+import { createAppDeps } from './app-deps.js';
 import { startWorkers } from './workers.js';
 import { seedDemoData } from './orgs/demo.js';
-import { SimulatedProvider } from './calls/provider/simulator.js';
 
 async function main(): Promise<void> {
   const startedAt = performance.now();
@@ -25,15 +24,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const database = await openDatabase(config);
-  const provider = new SimulatedProvider(config.simulatorStepMs);
   // The app works on the database actually opened (embedded when DATABASE_URL is unset).
-  const deps: AppDeps = {
-    db: database.db,
-    config: { ...config, databaseUrl: database.url },
-    clock: systemClock,
-    logger,
-    provider,
-  };
+  const deps = createAppDeps({ db: database.db, config: { ...config, databaseUrl: database.url }, logger });
 
   const demo = database.embedded ? await seedDemoData(database.db) : null;
   const app = await createApp(deps);
@@ -83,6 +75,7 @@ async function main(): Promise<void> {
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeout).unref())]);
     server.closeAllConnections();
     await Promise.all(workers.map((worker) => worker.stop(timeout)));
+    await deps.delivery.close();
     await database.close();
     logger.info('stopped');
     process.exit(0);

@@ -89,7 +89,7 @@ describe('API reference page', () => {
     await database?.drop();
   });
 
-  it('serves generated/openapi.json and spec/openapi.yaml without authentication', async () => {
+  it('serves the published document, generated/openapi.json and generated/openapi.yaml, without authentication', async () => {
     const json = await fetch(`${origin}/api/v1/openapi.json`);
     expect(json.status).toBe(200);
     expect(json.headers.get('content-type')).toMatch(/^application\/json\b/);
@@ -98,7 +98,7 @@ describe('API reference page', () => {
     const yaml = await fetch(`${origin}/api/v1/openapi.yaml`);
     expect(yaml.status).toBe(200);
     expect(yaml.headers.get('content-type')).toMatch(/^application\/yaml\b/);
-    expect(await yaml.text()).toBe(readFileSync(new URL('../spec/openapi.yaml', import.meta.url), 'utf8'));
+    expect(await yaml.text()).toBe(readFileSync(new URL('../generated/openapi.yaml', import.meta.url), 'utf8'));
   });
 
   it('serves the Redoc bundle from the installed package', async () => {

@@ -5,7 +5,7 @@
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { emitEvents } from '../src/webhooks/outbox.js';
-import { listDeliveryLog } from '../src/webhooks/attempt-queries.js';
+import { listDeliveryLog } from '../src/webhooks/service.js';
 import { answer, hang, startReceiver, type Behaviour, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 

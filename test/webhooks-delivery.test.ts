@@ -2,10 +2,10 @@
 // events picked up at once, test sends, redelivery, invalid payloads, and secret rotation.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { validators } from '../src/webhooks/delivery/validators.js';
+import { validators } from '../src/contract/validators.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
 import { connectDatabase } from '../src/database/connect.js';
-import { listDeliveryLog } from '../src/webhooks/attempt-queries.js';
+import { listDeliveryLog } from '../src/webhooks/service.js';
 import { startTestApp } from './support/app.js';
 import { answer, slowly, startReceiver, type ReceivedRequest, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';

@@ -9,7 +9,7 @@ import { postDelivery } from '../src/webhooks/delivery/send.js';
 import { signatureHeader } from '../src/webhooks/delivery/signature.js';
 import { assertDeliverableUrl, type Resolver } from '../src/webhooks/delivery/url-guard.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
-import { nextAttemptAt, parseRetryAfter } from '../src/webhooks/delivery/retry-policy.js';
+import { nextAttemptAt, parseRetryAfter } from '../src/webhooks/policy.js';
 
 const none = parseAllowlist([]);
 
@@ -158,13 +158,13 @@ describe('verifySignature', () => {
 describe('the retry schedule', () => {
   it('spaces the retries and abandons after 7 attempts', () => {
     const at = new Date(0);
-    expect([1, 2, 3, 4, 5, 6].map((n) => nextAttemptAt(n, at, null)!.getTime())).toEqual([
+    expect([1, 2, 3, 4, 5, 6].map((n) => nextAttemptAt('call.completed', n, at, null)!.getTime())).toEqual([
       60_000, 300_000, 900_000, 3_600_000, 14_400_000, 43_200_000,
     ]);
-    expect(nextAttemptAt(7, at, null)).toBeNull();
-    expect(nextAttemptAt(1, at, 7_200_000)!.getTime()).toBe(7_200_000);
-    expect(nextAttemptAt(1, at, 13 * 3_600_000)!.getTime()).toBe(60_000);
-    expect(nextAttemptAt(7, at, 1_000)).toBeNull();
+    expect(nextAttemptAt('call.completed', 7, at, null)).toBeNull();
+    expect(nextAttemptAt('call.completed', 1, at, 7_200_000)!.getTime()).toBe(7_200_000);
+    expect(nextAttemptAt('call.completed', 1, at, 13 * 3_600_000)!.getTime()).toBe(60_000);
+    expect(nextAttemptAt('call.completed', 7, at, 1_000)).toBeNull();
   });
 
   it('parses Retry-After seconds and HTTP dates', () => {

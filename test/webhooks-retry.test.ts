@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { emitEvents } from '../src/webhooks/outbox.js';
 import { DeliveryWorker } from '../src/webhooks/delivery/worker.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
-import { listDeliveryLog } from '../src/webhooks/attempt-queries.js';
+import { listDeliveryLog } from '../src/webhooks/service.js';
+import { createDeliveryRuntime } from '../src/webhooks/delivery/runtime.js';
 import { ManualClock } from './support/app.js';
 import {
   answer,
@@ -192,13 +193,20 @@ describe('failure kinds', () => {
   it('re-applies the address guard at connect time (an address allowed at registration is refused later)', async () => {
     const target = await receiver(answer(200));
     const { id } = await register(env, target.url);
-    const strictDeps = { ...env.app.deps, config: { ...env.app.deps.config, webhookPrivateAllowlist: [] } };
+    const strictConfig = { ...env.app.deps.config, webhookPrivateAllowlist: [] };
+    const { db, logger } = env.app.deps;
+    const strictDeps = {
+      ...env.app.deps,
+      config: strictConfig,
+      delivery: createDeliveryRuntime(db, strictConfig, logger, 'strict'),
+    };
     const strict = new DeliveryWorker(strictDeps, { listenUrl: null });
     try {
       await emit(env, 'contact.created', contactCreated());
       await strict.runOnce();
     } finally {
       await strict.stop(0);
+      await strictDeps.delivery.close();
     }
     expect(target.requests).toHaveLength(0);
     const [entry] = await listDeliveryLog(env.database.db, id, { limit: 1 });

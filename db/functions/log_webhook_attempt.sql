@@ -25,7 +25,7 @@ BEGIN
     RETURNING w.failing_since, w.active INTO v_failing_since, v_active;
     IF v_active AND v_failing_since IS NOT NULL AND p_attempted_at - v_failing_since >= p_disable_after THEN
       UPDATE webhooks SET active = false, updated_at = p_attempted_at WHERE id = p_webhook;
-      UPDATE webhook_deliveries SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL
+      UPDATE webhook_deliveries SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL, lease_owner = NULL
       WHERE webhook_id = p_webhook AND status = 'pending';
       GET DIAGNOSTICS v_abandoned = ROW_COUNT;
       v_switched_off := true;

@@ -1,9 +1,9 @@
--- Records a worker's attempt on a leased delivery in one round trip: locks the endpoint row, ends the
--- lease with the delivery's new state, then logs the attempt (log_webhook_attempt). Outcome 'gone' when
--- the endpoint no longer exists and 'lease_lost' when the lease is no longer the caller's (another
--- worker took the delivery over); in both cases nothing was written.
+-- Records an attempt on a leased delivery in one round trip: locks the endpoint row, ends the lease
+-- with the delivery's new state, then logs the attempt (log_webhook_attempt). Outcome 'gone' when the
+-- endpoint no longer exists and 'lease_lost' when the lease (owner and expiry) is no longer the
+-- caller's, because it lapsed and another process took the delivery over; in both cases nothing is written.
 CREATE OR REPLACE FUNCTION record_webhook_attempt(
-  p_delivery uuid, p_lease_expires_at timestamptz, p_status text, p_attempt_count integer,
+  p_delivery uuid, p_lease_owner text, p_lease_expires_at timestamptz, p_status text, p_attempt_count integer,
   p_next_attempt_at timestamptz,
   p_webhook uuid, p_attempt_id uuid, p_status_code integer, p_failure_kind text, p_excerpt text,
   p_duration_ms integer, p_attempted_at timestamptz, p_affects_health boolean, p_log_size integer,
@@ -18,8 +18,8 @@ BEGIN
   END IF;
   UPDATE webhook_deliveries
   SET status = p_status, attempt_count = p_attempt_count, next_attempt_at = p_next_attempt_at,
-      lease_expires_at = NULL
-  WHERE id = p_delivery AND lease_expires_at = p_lease_expires_at;
+      lease_expires_at = NULL, lease_owner = NULL
+  WHERE id = p_delivery AND lease_owner = p_lease_owner AND lease_expires_at = p_lease_expires_at;
   IF NOT FOUND THEN
     RETURN QUERY SELECT 'lease_lost'::text, false, NULL::timestamptz, 0;
     RETURN;

@@ -8,6 +8,7 @@ import * as rateLimitAsyncCommit from './2026-11-21-005-rate-limit-async-commit.
 import * as rateLimitBatches from './2026-11-21-006-rate-limit-batches.js';
 import * as recordAttemptFunction from './2026-11-21-007-record-attempt-function.js';
 import * as schemaFunctions from './2026-11-25-008-schema-functions.js';
+import * as deliveryLeases from './2026-11-25-009-delivery-leases.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21-006-rate-limit-batches': rateLimitBatches,
   '2026-11-21-007-record-attempt-function': recordAttemptFunction,
   '2026-11-25-008-schema-functions': schemaFunctions,
+  '2026-11-25-009-delivery-leases': deliveryLeases,
 };

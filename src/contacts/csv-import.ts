@@ -5,7 +5,7 @@ import { parse } from 'csv-parse';
 import type { Db } from '../database/connect.js';
 import { emitEvents } from '../webhooks/outbox.js';
 import * as contacts from './queries.js';
-import { validators } from '../webhooks/delivery/validators.js';
+import { validators } from '../contract/validators.js';
 
 /** A file that cannot be imported at all (bad encoding, header, or CSV structure); nothing was written. */
 export class ImportFileError extends Error {}

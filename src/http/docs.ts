@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import { projectFile } from '../project-files.js';
 
 const SPEC_JSON_PATH = projectFile('generated/openapi.json');
-const SPEC_YAML_PATH = projectFile('spec/openapi.yaml');
+const SPEC_YAML_PATH = projectFile('generated/openapi.yaml');
 const REDOC_BUNDLE_PATH = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
 // Everything the page needs comes from this server; the policy also stops Redoc's footer logo from
@@ -48,7 +48,7 @@ const DOCS_HTML = `<!doctype html>
 </html>
 `;
 
-/** Registers GET /api/v1/openapi.json (generated/openapi.json) and GET /api/v1/openapi.yaml (spec/openapi.yaml), both read once here. */
+/** Registers GET /api/v1/openapi.json (generated/openapi.json) and GET /api/v1/openapi.yaml (generated/openapi.yaml), both read once here. */
 export function specRoutes(router: Router): void {
   const json = readFileSync(SPEC_JSON_PATH);
   const yaml = readFileSync(SPEC_YAML_PATH);

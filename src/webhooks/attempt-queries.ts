@@ -1,6 +1,7 @@
-// SQL for the delivery log: one row per attempt, the last 100 kept per endpoint.
+// SQL for the delivery log: recording an attempt (db/functions/record_webhook_attempt.sql) and reading
+// the kept attempts back.
 import { sql, type Selectable } from 'kysely';
-import type { WebhookAttemptsTable } from '../../db/schema.js';
+import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
 
 /** A row of the delivery log. */
@@ -9,12 +10,24 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
 /** A delivery-log line: an attempt with the event it carried. */
 export type DeliveryLogEntry = AttemptRow & { event_id: string; event: string };
 
+/** The lease an attempt was made under: only its holder may record the attempt. */
+export interface Lease {
+  deliveryId: string;
+  owner: string;
+  expiresAt: Date;
+}
+
+/** The delivery's state after the attempt. */
+export interface DeliveryState {
+  status: WebhookDeliveriesTable['status'];
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+}
+
 /** An attempt to log, with the rules the log keeps. */
 export interface AttemptToLog {
   id: string;
-  deliveryId: string;
   webhookId: string;
-  attempt: number;
   statusCode: number | null;
   failureKind: string | null;
   excerpt: string | null;
@@ -28,22 +41,31 @@ export interface AttemptToLog {
   disableAfterMs: number;
 }
 
-/** What logging an attempt did to its endpoint. */
-export interface LogEffect {
-  /** The endpoint was switched off by this attempt. */
-  switchedOff: boolean;
-  /** When the endpoint's current failure streak began (null when it is healthy). */
-  failingSince: Date | null;
-  /** Pending deliveries abandoned by the switch-off. */
-  abandoned: number;
-}
+/** What recording an attempt came to: recorded (with its effect on the endpoint), or nothing written. */
+export type RecordOutcome =
+  | { outcome: 'recorded'; switchedOff: boolean; failingSince: Date | null; abandoned: number }
+  | { outcome: 'gone' | 'lease_lost' };
 
-/** What recording a leased attempt came to: recorded, or nothing written because the endpoint or lease was gone. */
-export type RecordOutcome = ({ outcome: 'recorded' } & LogEffect) | { outcome: 'gone' | 'lease_lost' };
-
-/** The arguments both functions of migration 007 end with: the attempt's result and the log's rules. */
-function resultArguments(attempt: AttemptToLog) {
-  return [
+/**
+ * Records an attempt in one round trip: ends the lease with `state`, appends the attempt to the log
+ * (pruned to its size) and updates the endpoint's health. Nothing is written when the endpoint is gone
+ * or the lease is no longer the caller's. Database errors propagate.
+ */
+export async function recordAttempt(
+  db: Db,
+  lease: Lease,
+  state: DeliveryState,
+  attempt: AttemptToLog,
+): Promise<RecordOutcome> {
+  const args = sql.join([
+    sql`${lease.deliveryId}::uuid`,
+    sql`${lease.owner}::text`,
+    sql`${lease.expiresAt}::timestamptz`,
+    sql`${state.status}::text`,
+    sql`${state.attemptCount}::integer`,
+    sql`${state.nextAttemptAt}::timestamptz`,
+    sql`${attempt.webhookId}::uuid`,
+    sql`${attempt.id}::uuid`,
     sql`${attempt.statusCode}::integer`,
     sql`${attempt.failureKind}::text`,
     sql`${attempt.excerpt}::text`,
@@ -52,63 +74,21 @@ function resultArguments(attempt: AttemptToLog) {
     sql`${attempt.affectsHealth}::boolean`,
     sql`${attempt.logSize}::integer`,
     sql`make_interval(secs => ${attempt.disableAfterMs / 1000})`,
-  ];
-}
-
-interface EffectRow {
-  switched_off: boolean;
-  failing_since: Date | null;
-  abandoned: number;
-}
-
-const effectOf = (row: EffectRow): LogEffect => ({
-  switchedOff: row.switched_off,
-  failingSince: row.failing_since,
-  abandoned: row.abandoned,
-});
-
-/**
- * Inside a transaction holding the endpoint row's lock: appends the attempt to the log, prunes it,
- * and updates the endpoint's health (migration 007's log_webhook_attempt).
- */
-export async function logAttempt(trx: Db, attempt: AttemptToLog): Promise<LogEffect> {
-  const args = sql.join([
-    sql`${attempt.webhookId}::uuid`,
-    sql`${attempt.deliveryId}::uuid`,
-    sql`${attempt.id}::uuid`,
-    sql`${attempt.attempt}::integer`,
-    ...resultArguments(attempt),
   ]);
-  const { rows } = await sql<EffectRow>`SELECT * FROM log_webhook_attempt(${args})`.execute(trx);
-  return effectOf(rows[0]!);
-}
-
-/**
- * Records a worker's attempt on a leased delivery in one round trip (migration 007's
- * record_webhook_attempt): locks the endpoint, ends the lease with `state`, logs the attempt. Nothing
- * is written when the endpoint is gone or the lease is no longer the caller's.
- */
-export async function recordAttemptOnLease(
-  db: Db,
-  lease: { leaseExpiresAt: Date },
-  state: { status: string; attemptCount: number; nextAttemptAt: Date | null },
-  attempt: AttemptToLog,
-): Promise<RecordOutcome> {
-  const args = sql.join([
-    sql`${attempt.deliveryId}::uuid`,
-    sql`${lease.leaseExpiresAt}::timestamptz`,
-    sql`${state.status}::text`,
-    sql`${state.attemptCount}::integer`,
-    sql`${state.nextAttemptAt}::timestamptz`,
-    sql`${attempt.webhookId}::uuid`,
-    sql`${attempt.id}::uuid`,
-    ...resultArguments(attempt),
-  ]);
-  const { rows } = await sql<
-    EffectRow & { outcome: RecordOutcome['outcome'] }
-  >`SELECT * FROM record_webhook_attempt(${args})`.execute(db);
+  const { rows } = await sql<{
+    outcome: RecordOutcome['outcome'];
+    switched_off: boolean;
+    failing_since: Date | null;
+    abandoned: number;
+  }>`SELECT * FROM record_webhook_attempt(${args})`.execute(db);
   const row = rows[0]!;
-  return row.outcome === 'recorded' ? { outcome: 'recorded', ...effectOf(row) } : { outcome: row.outcome };
+  if (row.outcome !== 'recorded') return { outcome: row.outcome };
+  return {
+    outcome: 'recorded',
+    switchedOff: row.switched_off,
+    failingSince: row.failing_since,
+    abandoned: row.abandoned,
+  };
 }
 
 /** The kept attempts of the given deliveries, newest first. */

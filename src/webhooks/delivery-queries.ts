@@ -1,8 +1,8 @@
-// SQL for the delivery queue: due deliveries, leases (FOR UPDATE SKIP LOCKED), settling, listing.
+// SQL for the delivery queue: due deliveries, claims (a lease, FOR UPDATE SKIP LOCKED, refused on an
+// endpoint whose deletion has begun), releases, test deliveries, redeliveries and the API's listing.
 import { sql, type Selectable } from 'kysely';
 import type { WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
-import { DELIVERY_CHANNEL } from './outbox.js';
 
 /** The states a delivery moves through. */
 export type DeliveryStatus = WebhookDeliveriesTable['status'];
@@ -10,18 +10,62 @@ export type DeliveryStatus = WebhookDeliveriesTable['status'];
 /** A delivery with the kind of its event, as listed. */
 export type DeliveryRow = Selectable<WebhookDeliveriesTable> & { event: string };
 
-/** A delivery leased by a worker, with everything needed to send it. */
-export interface LeasedDelivery {
+/** An event as stored in the outbox. */
+export interface StoredEvent {
+  id: string;
+  kind: string;
+  data: unknown;
+  createdAt: Date;
+}
+
+/** A delivery claimed for one attempt: leased to `lease.owner` until `lease.expiresAt`, with what to send where. */
+export interface ClaimedDelivery {
   id: string;
   webhookId: string;
+  orgId: string;
   attemptCount: number;
-  leaseExpiresAt: Date;
-  event: { id: string; kind: string; data: unknown; createdAt: Date };
+  lease: { owner: string; expiresAt: Date };
+  event: StoredEvent;
+  /** The endpoint as it was at the claim: its URL, its live secrets (newest first), and whether it is on. */
+  endpoint: { url: string; secrets: string[]; active: boolean };
+}
+
+interface ClaimedRow {
+  id: string;
+  webhook_id: string;
+  org_id: string;
+  attempt_count: number;
+  lease_owner: string;
+  lease_expires_at: Date;
+  event_id: string;
+  kind: string;
+  data: unknown;
+  event_created_at: Date;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  active: boolean;
+}
+
+function claimedOf(row: ClaimedRow): ClaimedDelivery {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    orgId: row.org_id,
+    attemptCount: row.attempt_count,
+    lease: { owner: row.lease_owner, expiresAt: row.lease_expires_at },
+    event: { id: row.event_id, kind: row.kind, data: row.data, createdAt: row.event_created_at },
+    endpoint: {
+      url: row.url,
+      secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret],
+      active: row.active,
+    },
+  };
 }
 
 /**
  * Due, unleased deliveries worth claiming, oldest due first, at most `perEndpoint` per endpoint and none
- * of the `skipEndpoints`. A read without locks: leaseDeliveries decides who gets them.
+ * of the `skipEndpoints`. A read without locks: claimDeliveries decides who gets them.
  */
 export async function findDueDeliveries(
   db: Db,
@@ -47,86 +91,155 @@ export async function findDueDeliveries(
 }
 
 /**
- * Leases those of `ids` that are still due and unleased until `leaseUntil`, skipping rows another
- * worker is claiming right now, and returns them with their events.
+ * Leases those of `ids` that are still due and unleased to `lease.owner` until `lease.expiresAt`,
+ * skipping rows another process is claiming right now and deliveries to endpoints whose deletion has
+ * begun, and returns them with their events and endpoints. The endpoint rows are share-locked for the
+ * claim, so a deletion that begins meanwhile waits for it and then sees its lease.
  */
-export async function leaseDeliveries(db: Db, ids: string[], now: Date, leaseUntil: Date): Promise<LeasedDelivery[]> {
+export async function claimDeliveries(
+  db: Db,
+  ids: string[],
+  lease: { now: Date; owner: string; expiresAt: Date },
+): Promise<ClaimedDelivery[]> {
   if (ids.length === 0) return [];
-  const { rows } = await sql<{
-    id: string;
-    webhook_id: string;
-    attempt_count: number;
-    lease_expires_at: Date;
-    event_id: string;
-    kind: string;
-    data: unknown;
-    event_created_at: Date;
-  }>`
-    UPDATE webhook_deliveries AS d SET lease_expires_at = ${leaseUntil}
-    FROM events AS e
-    WHERE e.id = d.event_id AND d.id IN (
-      SELECT id FROM webhook_deliveries
-      WHERE id = ANY(${ids}::uuid[]) AND status = 'pending' AND next_attempt_at <= ${now}
-        AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})
-      FOR UPDATE SKIP LOCKED
+  const { rows } = await sql<ClaimedRow>`
+    WITH claimable AS (
+      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.id = ANY(${ids}::uuid[]) AND d.status = 'pending' AND d.next_attempt_at <= ${lease.now}
+        AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${lease.now})
+        AND w.deleted_at IS NULL
+      FOR UPDATE OF d SKIP LOCKED
+      FOR KEY SHARE OF w
     )
-    RETURNING d.id, d.webhook_id, d.attempt_count, d.lease_expires_at,
-              e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at`.execute(db);
-  return rows.map((row) => ({
-    id: row.id,
-    webhookId: row.webhook_id,
-    attemptCount: row.attempt_count,
-    leaseExpiresAt: row.lease_expires_at,
-    event: { id: row.event_id, kind: row.kind, data: row.data, createdAt: row.event_created_at },
-  }));
+    UPDATE webhook_deliveries AS d SET lease_expires_at = ${lease.expiresAt}, lease_owner = ${lease.owner}
+    FROM claimable AS c, events AS e, webhooks AS w
+    WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
+    RETURNING d.id, d.webhook_id, d.org_id, d.attempt_count, d.lease_owner, d.lease_expires_at,
+              e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at, w.url, w.secret, w.active,
+              CASE WHEN w.previous_secret_expires_at > ${lease.now} THEN w.previous_secret END AS previous_secret`.execute(
+    db,
+  );
+  return rows.map(claimedOf);
 }
 
 /**
- * Ends a lease with the delivery's new state. False (and nothing changed) when the lease is no longer
- * the caller's: it expired and another worker took the delivery over.
+ * Records a test event and a delivery of it to the org's endpoint, already claimed by `lease.owner`, in
+ * one transaction; undefined when the org has no such endpoint (or its deletion has begun).
  */
-export async function settleDelivery(
-  trx: Db,
-  lease: { id: string; leaseExpiresAt: Date },
-  state: { status: DeliveryStatus; attemptCount: number; nextAttemptAt: Date | null },
-): Promise<boolean> {
-  const result = await trx
-    .updateTable('webhook_deliveries')
-    .set({
-      status: state.status,
-      attempt_count: state.attemptCount,
-      next_attempt_at: state.nextAttemptAt,
-      lease_expires_at: null,
-    })
-    .where('id', '=', lease.id)
-    .where('lease_expires_at', '=', lease.leaseExpiresAt)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+export async function insertClaimedTestDelivery(
+  db: Db,
+  test: { orgId: string; webhookId: string; event: StoredEvent },
+  lease: { now: Date; owner: string; expiresAt: Date },
+): Promise<ClaimedDelivery | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const endpoint = await trx
+      .selectFrom('webhooks')
+      .select(['id', 'url', 'secret', 'active'])
+      .select(
+        sql<string | null>`CASE WHEN previous_secret_expires_at > ${lease.now} THEN previous_secret END`.as(
+          'previous_secret',
+        ),
+      )
+      .where('id', '=', test.webhookId)
+      .where('org_id', '=', test.orgId)
+      .where('deleted_at', 'is', null)
+      .forKeyShare()
+      .executeTakeFirst();
+    if (!endpoint) return undefined;
+    const { event } = test;
+    await trx
+      .insertInto('events')
+      .values({
+        id: event.id,
+        org_id: test.orgId,
+        kind: event.kind,
+        data: JSON.stringify(event.data),
+        created_at: event.createdAt,
+      })
+      .execute();
+    const delivery = await trx
+      .insertInto('webhook_deliveries')
+      .values({
+        webhook_id: test.webhookId,
+        org_id: test.orgId,
+        event_id: event.id,
+        status: 'pending',
+        next_attempt_at: lease.now,
+        lease_expires_at: lease.expiresAt,
+        lease_owner: lease.owner,
+        created_at: lease.now,
+      })
+      .returning(['id', 'attempt_count'])
+      .executeTakeFirstOrThrow();
+    return claimedOf({
+      id: delivery.id,
+      webhook_id: test.webhookId,
+      org_id: test.orgId,
+      attempt_count: delivery.attempt_count,
+      lease_owner: lease.owner,
+      lease_expires_at: lease.expiresAt,
+      event_id: event.id,
+      kind: event.kind,
+      data: event.data,
+      event_created_at: event.createdAt,
+      url: endpoint.url,
+      secret: endpoint.secret,
+      previous_secret: endpoint.previous_secret,
+      active: endpoint.active,
+    });
+  });
 }
 
-/** Abandons every pending delivery of an endpoint (it was switched off); returns how many. */
+/** Gives a lease back without an attempt (the send was aborted): the delivery is due again at once. */
+export async function releaseLease(db: Db, lease: { deliveryId: string; owner: string; expiresAt: Date }) {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_expires_at: null, lease_owner: null })
+    .where('id', '=', lease.deliveryId)
+    .where('lease_owner', '=', lease.owner)
+    .where('lease_expires_at', '=', lease.expiresAt)
+    .execute();
+}
+
+/** Ends a lease by abandoning the delivery without an attempt (its endpoint is switched off). */
+export async function abandonLeasedDelivery(db: Db, lease: { deliveryId: string; owner: string; expiresAt: Date }) {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'abandoned', next_attempt_at: null, lease_expires_at: null, lease_owner: null })
+    .where('id', '=', lease.deliveryId)
+    .where('lease_owner', '=', lease.owner)
+    .where('lease_expires_at', '=', lease.expiresAt)
+    .execute();
+}
+
+/** Abandons every unleased pending delivery of an endpoint (it was switched off or is being deleted); returns how many. */
 export async function abandonPendingDeliveries(trx: Db, webhookId: string): Promise<number> {
   const result = await trx
     .updateTable('webhook_deliveries')
-    .set({ status: 'abandoned', next_attempt_at: null, lease_expires_at: null })
+    .set({ status: 'abandoned', next_attempt_at: null })
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'pending')
+    .where('lease_expires_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
-/** Inserts a delivery of an existing event to an endpoint and returns its id. */
-export async function insertDelivery(
+/** Whether any delivery to the endpoint is out on a lease that has not lapsed by `now`. */
+export async function hasLeasesOut(db: Db, webhookId: string, now: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('webhook_id', '=', webhookId)
+    .where('lease_expires_at', '>', now)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Inserts a pending delivery of an existing event to an endpoint, due at `dueAt`, and returns its id. */
+export async function insertPendingDelivery(
   trx: Db,
-  values: {
-    webhookId: string;
-    orgId: string;
-    eventId: string;
-    status: DeliveryStatus;
-    attemptCount: number;
-    nextAttemptAt: Date | null;
-    createdAt: Date;
-  },
+  values: { webhookId: string; orgId: string; eventId: string; dueAt: Date },
 ): Promise<string> {
   const row = await trx
     .insertInto('webhook_deliveries')
@@ -134,36 +247,13 @@ export async function insertDelivery(
       webhook_id: values.webhookId,
       org_id: values.orgId,
       event_id: values.eventId,
-      status: values.status,
-      attempt_count: values.attemptCount,
-      next_attempt_at: values.nextAttemptAt,
-      created_at: values.createdAt,
+      status: 'pending',
+      next_attempt_at: values.dueAt,
+      created_at: values.dueAt,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
-}
-
-/** Records an event in the outbox without fanning it out (a test event for one endpoint). */
-export async function insertEventRow(
-  trx: Db,
-  event: { id: string; orgId: string; kind: string; data: unknown; createdAt: Date },
-): Promise<void> {
-  await trx
-    .insertInto('events')
-    .values({
-      id: event.id,
-      org_id: event.orgId,
-      kind: event.kind,
-      data: JSON.stringify(event.data),
-      created_at: event.createdAt,
-    })
-    .execute();
-}
-
-/** Wakes listening workers once the transaction commits. */
-export async function notifyDeliveryWorkers(trx: Db, eventId: string): Promise<void> {
-  await sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${eventId})`.execute(trx);
 }
 
 function deliveriesWithEvent(db: Db) {

@@ -1,10 +1,16 @@
-// SQL for webhook endpoints: create, read, change, delete, and their delivery health.
+// SQL for webhook endpoints: create, read, change, the two steps of a deletion, and health. An endpoint
+// whose deletion has begun (deleted_at set) is invisible to every read and change here.
 import { sql, type Selectable } from 'kysely';
 import type { WebhooksTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
+import { DELETION_CHANNEL } from './channels.js';
 
 /** A row of the webhooks table. */
 export type WebhookRow = Selectable<WebhooksTable>;
+
+function live(db: Db) {
+  return db.selectFrom('webhooks').where('deleted_at', 'is', null);
+}
 
 /** Serialises endpoint creation within an org until the transaction ends (for the per-org maximum). */
 export async function lockOrgEndpoints(trx: Db, orgId: string): Promise<void> {
@@ -13,8 +19,7 @@ export async function lockOrgEndpoints(trx: Db, orgId: string): Promise<void> {
 
 /** How many endpoints the org has. */
 export async function countWebhooks(db: Db, orgId: string): Promise<number> {
-  const row = await db
-    .selectFrom('webhooks')
+  const row = await live(db)
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('org_id', '=', orgId)
     .executeTakeFirstOrThrow();
@@ -47,8 +52,7 @@ export async function listWebhookRows(
   page: { limit: number; offset: number },
 ): Promise<{ rows: WebhookRow[]; total: number }> {
   const [rows, total] = await Promise.all([
-    db
-      .selectFrom('webhooks')
+    live(db)
       .selectAll()
       .where('org_id', '=', orgId)
       .orderBy('created_at', 'desc')
@@ -63,7 +67,7 @@ export async function listWebhookRows(
 
 /** The org's endpoint with this id, or undefined (also for another org's id). */
 export async function findWebhookRow(db: Db, orgId: string, id: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+  return live(db).selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
 /** Changes events and/or active; switching on clears the failure streak. Undefined when not found. */
@@ -83,6 +87,7 @@ export async function updateWebhookRow(
     })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
+    .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
 }
@@ -104,18 +109,74 @@ export async function rotateSecretRow(
     }))
     .where('org_id', '=', orgId)
     .where('id', '=', id)
+    .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
 }
 
-/** Deletes the endpoint (its deliveries and attempts cascade); false when not found. */
-export async function deleteWebhookRow(trx: Db, orgId: string, id: string): Promise<boolean> {
-  const result = await trx.deleteFrom('webhooks').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+/**
+ * Locks the org's live endpoint until the transaction ends, waiting for transactions that queue or claim
+ * deliveries to it. False when the org has no such endpoint.
+ */
+export async function lockWebhookForDeletion(trx: Db, orgId: string, id: string): Promise<boolean> {
+  const row = await live(trx)
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
-/** Locks the endpoint row for recording an attempt (serialises recorders of one endpoint). */
-export async function lockWebhookForRecording(trx: Db, id: string): Promise<boolean> {
-  const row = await trx.selectFrom('webhooks').select('id').where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
-  return row !== undefined;
+/** The first step of a deletion, on a locked endpoint: marks it deleted and switched off. */
+export async function markWebhookDeleted(trx: Db, id: string, now: Date): Promise<void> {
+  await trx
+    .updateTable('webhooks')
+    .set({ deleted_at: now, active: false, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Of the endpoints `ids`, those whose deletion has begun or that no longer exist. */
+export async function findDeletedWebhooks(db: Db, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<{ id: string }>`
+    SELECT i.id FROM unnest(${ids}::uuid[]) AS i(id)
+    WHERE NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.id = i.id AND w.deleted_at IS NULL)`.execute(db);
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Tells every process that the endpoint's deletion has begun, so they stop their sends to it. Sent at
+ * once, outside any transaction (a notification made inside one is only delivered at its commit).
+ */
+export async function notifyEndpointDeletion(db: Db, id: string): Promise<void> {
+  await sql`SELECT pg_notify(${DELETION_CHANNEL}, ${id})`.execute(db);
+}
+
+/** The last step of a deletion: removes a marked endpoint (its deliveries and attempts cascade). */
+export async function removeDeletedWebhook(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('webhooks').where('id', '=', id).where('deleted_at', 'is not', null).execute();
+}
+
+/**
+ * Removes endpoints whose deletion began before `before` and was never finished (the deleting process
+ * stopped), once none of their deliveries is out on lease. Returns how many were removed.
+ */
+export async function removeAbandonedDeletions(db: Db, before: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('webhooks')
+    .where('deleted_at', '<', before)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('webhook_deliveries as d')
+            .select('d.id')
+            .whereRef('d.webhook_id', '=', 'webhooks.id')
+            .where('d.lease_expires_at', '>', sql<Date>`now()`),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -4,79 +4,27 @@ import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
-import { newEventId, type EventKind } from './outbox.js';
-import { parseAllowlist } from './delivery/address-policy.js';
-import { performAttempt, type AttemptResult } from './delivery/attempt.js';
-import { EndpointLockSession } from './delivery/endpoint-lock.js';
-import type { FailureKind } from './delivery/failure.js';
-import { createGuardedAgent } from './delivery/guarded-agent.js';
-import { recordTestDelivery } from './delivery/outcome.js';
-import { DELIVERY_TIMEOUT_MS } from './delivery/send.js';
-import { sendsInFlight } from './delivery/sends-in-flight.js';
-import { assertDeliverableUrl, UrlRefusedError } from './delivery/url-guard.js';
 import { DomainError, invalidField, notFound } from '../errors.js';
 import * as attempts from './attempt-queries.js';
 import * as deliveries from './delivery-queries.js';
-import * as locks from './delivery/lock-queries.js';
+import { deliverOnce } from './delivery/deliver-once.js';
+import { waitForSendsToEnd } from './delivery/in-flight.js';
+import { parseAllowlist } from './delivery/address-policy.js';
+import { assertDeliverableUrl, UrlRefusedError } from './delivery/url-guard.js';
+import { toDelivery, toWebhook, type Webhook, type WebhookDelivery } from './mapper.js';
+import { newEventId } from './outbox.js';
+import { notifyDeliveryWorkers } from './event-queries.js';
+import { MAX_ENDPOINTS_PER_ORG, SECRET_GRACE_MS } from './policy.js';
 import * as webhooks from './queries.js';
 
+export type { Webhook, WebhookDelivery } from './mapper.js';
+
 type Schemas = components['schemas'];
-/** An endpoint in API form. */
-export type Webhook = Schemas['Webhook'];
-/** A delivery with its kept attempts, in API form. */
-export type WebhookDelivery = Schemas['WebhookDelivery'];
-
-/** Endpoints one org may register. */
-const MAX_WEBHOOKS_PER_ORG = 20;
-
-/** How long the previous secret keeps signing after a rotation. */
-const SECRET_GRACE_MS = 24 * 3_600_000;
-
-/**
- * The longest a deletion waits for attempts in flight to stop. They are aborted at once (in other
- * processes within about a second); this bound only matters when a sender cannot be told, and it is
- * longer than the 10-second send timeout after which every attempt ends anyway.
- */
-const DELETE_LOCK_WAIT_MS = DELIVERY_TIMEOUT_MS + 5_000;
-
-/** A deleting transaction's statement timeout: room for the lock wait above, whatever the pool's default. */
-const DELETE_STATEMENT_TIMEOUT_MS = DELETE_LOCK_WAIT_MS + 5_000;
 
 const ENDPOINT = 'webhook endpoint';
 
-function toWebhook(row: webhooks.WebhookRow): Webhook {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events as Webhook['events'],
-    active: row.active,
-    created_at: row.created_at.toISOString(),
-    last_delivery_at: row.last_delivery_at?.toISOString() ?? null,
-    last_delivery_status: row.last_delivery_status,
-  };
-}
-
-function toDelivery(row: deliveries.DeliveryRow, kept: attempts.AttemptRow[]): WebhookDelivery {
-  return {
-    id: row.id,
-    webhook_id: row.webhook_id,
-    event_id: row.event_id,
-    event: row.event as EventKind,
-    status: row.status,
-    attempt_count: row.attempt_count,
-    next_attempt_at: row.status === 'pending' ? (row.next_attempt_at?.toISOString() ?? null) : null,
-    created_at: row.created_at.toISOString(),
-    attempts: kept.map((attempt) => ({
-      id: attempt.id,
-      attempt: attempt.attempt,
-      status_code: attempt.status_code,
-      failure_kind: attempt.failure_kind as FailureKind | null,
-      response_excerpt: attempt.response_excerpt,
-      duration_ms: attempt.duration_ms,
-      attempted_at: attempt.attempted_at.toISOString(),
-    })),
-  };
-}
+/** How often a deletion looks whether the sends in flight to the endpoint have ended. */
+const DELETION_POLL_MS = 25;
 
 /** A signing secret: 32 bytes from the CSPRNG as 64 hex characters. */
 function newSecret(): string {
@@ -128,10 +76,10 @@ export async function createWebhook(
   const secret = newSecret();
   const row = await deps.db.transaction().execute(async (trx) => {
     await webhooks.lockOrgEndpoints(trx, orgId);
-    if ((await webhooks.countWebhooks(trx, orgId)) >= MAX_WEBHOOKS_PER_ORG) {
+    if ((await webhooks.countWebhooks(trx, orgId)) >= MAX_ENDPOINTS_PER_ORG) {
       throw new DomainError(
         'forbidden',
-        `An organisation may register at most ${MAX_WEBHOOKS_PER_ORG} webhook endpoints; delete one first.`,
+        `An organisation may register at most ${MAX_ENDPOINTS_PER_ORG} webhook endpoints; delete one first.`,
       );
     }
     return webhooks.insertWebhook(trx, { orgId, url: input.url, events: input.events, secret, now: deps.clock.now() });
@@ -174,30 +122,25 @@ export async function updateWebhook(
 }
 
 /**
- * Deletes the endpoint for good. Attempts to it in flight are aborted, not waited for; returns once
- * every one has stopped and none can start any more (see repositories/webhook-locks.ts), so after
- * this no request to the endpoint begins. Throws not_found.
+ * Deletes the endpoint for good (the protocol: delivery/in-flight.ts). Sends to it in flight are
+ * stopped, not waited for; returns once every one has ended and none can start, so after this no
+ * request to the endpoint begins. Throws not_found.
  */
 export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
-    await requireWebhook(trx, orgId, id);
-    await locks.beginDeletion(trx, id, {
-      lockTimeoutMs: DELETE_LOCK_WAIT_MS,
-      statementTimeoutMs: DELETE_STATEMENT_TIMEOUT_MS,
-    });
-    // Stop the attempts in flight: this process's at once, other processes' through the notification
-    // (or, should it be missed, their lock session's watch within a second).
-    sendsInFlight.abortEndpoint(id);
-    locks.notifyDeletion(deps.db, id).catch((error: unknown) => {
-      deps.logger.warn(
-        { err: error, webhookId: id },
-        'could not notify workers of a webhook deletion; they notice it within a second',
-      );
-    });
-    await locks.waitForSenders(trx, id);
-    // Another deletion of it may have finished while this one waited for its turn.
-    if (!(await webhooks.deleteWebhookRow(trx, orgId, id))) throw notFound(ENDPOINT);
+    if (!(await webhooks.lockWebhookForDeletion(trx, orgId, id))) throw notFound(ENDPOINT);
+    await webhooks.markWebhookDeleted(trx, id, deps.clock.now());
+    await deliveries.abandonPendingDeliveries(trx, id);
   });
+  deps.delivery.inFlight.abortEndpoint(id);
+  webhooks.notifyEndpointDeletion(deps.db, id).catch((error: unknown) => {
+    deps.logger.warn(
+      { err: error, webhookId: id },
+      'could not notify other processes of a webhook deletion; their sends end with their leases',
+    );
+  });
+  await waitForSendsToEnd(deps.db, deps.clock, id, { boundMs: deps.delivery.leaseMs, pollMs: DELETION_POLL_MS });
+  await webhooks.removeDeletedWebhook(deps.db, id);
 }
 
 /** Issues a new secret; the old one keeps signing for 24 hours. Throws not_found. */
@@ -219,44 +162,34 @@ export async function rotateWebhookSecret(
 
 /**
  * Sends a signed webhook.test event to the endpoint now (even when it is switched off), once, without
- * retry, and returns the recorded delivery. Throws not_found.
+ * retry, through the one delivery path, and returns the recorded delivery. Throws not_found (also when
+ * the endpoint is deleted while the test is under way).
  */
 export async function sendTestEvent(deps: AppDeps, orgId: string, id: string): Promise<WebhookDelivery> {
-  await requireWebhook(deps.db, orgId, id);
-  const event = {
-    id: newEventId(),
-    kind: 'webhook.test',
-    data: { webhook_id: id, message: 'This is a test delivery.' },
-    createdAt: deps.clock.now(),
-  };
-  const agent = createGuardedAgent({
-    allowlist: parseAllowlist(deps.config.webhookPrivateAllowlist),
-    caCerts: deps.config.webhookCaCerts,
-  });
-  let result: AttemptResult;
-  try {
-    const session = await EndpointLockSession.open(deps.db);
-    try {
-      const entered = await session.enter(id, deps.clock.now());
-      if (!entered) throw notFound(ENDPOINT);
-      try {
-        const context = { dispatcher: agent, clock: deps.clock, logger: deps.logger };
-        result = await performAttempt(context, entered.target, event, entered.signal);
-      } finally {
-        await entered.leave();
-      }
-      // Aborted because the endpoint is being deleted: it is gone.
-      if (entered.deleted) throw notFound(ENDPOINT);
-      if (entered.signal.aborted) throw new Error('the webhook lock session was lost during a test delivery');
-    } finally {
-      await session.close();
-    }
-  } finally {
-    await agent.destroy();
+  const now = deps.clock.now();
+  const claimed = await deliveries.insertClaimedTestDelivery(
+    deps.db,
+    {
+      orgId,
+      webhookId: id,
+      event: {
+        id: newEventId(),
+        kind: 'webhook.test',
+        data: { webhook_id: id, message: 'This is a test delivery.' },
+        createdAt: now,
+      },
+    },
+    { now, owner: deps.delivery.owner, expiresAt: new Date(now.getTime() + deps.delivery.leaseMs) },
+  );
+  if (!claimed) throw notFound(ENDPOINT);
+  const outcome = await deliverOnce(deps, claimed);
+  if (outcome.kind === 'aborted' || (outcome.kind === 'attempted' && outcome.recorded === 'gone')) {
+    throw notFound(ENDPOINT);
   }
-  const deliveryId = await recordTestDelivery(deps.db, { orgId, webhookId: id }, event, result, deps.logger);
-  if (!deliveryId) throw notFound(ENDPOINT);
-  return deliveryView(deps.db, id, deliveryId);
+  if (outcome.kind === 'attempted' && outcome.recorded === 'lease_lost') {
+    throw new Error(`the lease of test delivery ${claimed.id} lapsed before its attempt was recorded`);
+  }
+  return deliveryView(deps.db, id, claimed.id);
 }
 
 /**
@@ -279,17 +212,13 @@ export async function redeliver(
         'The endpoint is switched off; switch it on with PATCH /webhooks/{id} first.',
       );
     }
-    const now = deps.clock.now();
-    const created = await deliveries.insertDelivery(trx, {
+    const created = await deliveries.insertPendingDelivery(trx, {
       webhookId: id,
       orgId,
       eventId: original.event_id,
-      status: 'pending',
-      attemptCount: 0,
-      nextAttemptAt: now,
-      createdAt: now,
+      dueAt: deps.clock.now(),
     });
-    await deliveries.notifyDeliveryWorkers(trx, original.event_id);
+    await notifyDeliveryWorkers(trx, original.event_id);
     return created;
   });
   return deliveryView(deps.db, id, newId);
@@ -307,7 +236,11 @@ export async function listDeliveries(
   return { items: await withAttempts(db, rows), total };
 }
 
-/** The endpoint's delivery log for operators (newest first, at most `limit` attempts). */
-export async function listDeliveryLog(db: Db, webhookId: string, options: { limit: number }) {
+/** An endpoint's delivery log for operators: its newest `limit` attempts, newest first (empty for an unknown endpoint). */
+export async function listDeliveryLog(
+  db: Db,
+  webhookId: string,
+  options: { limit: number },
+): Promise<attempts.DeliveryLogEntry[]> {
   return attempts.listDeliveryLog(db, webhookId, options);
 }

@@ -6,13 +6,12 @@ import type { paths } from '../../generated/openapi.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import type { AppDeps, Clock } from '../../src/app-deps.js';
+import { createAppDeps, type AppDeps, type Clock } from '../../src/app-deps.js';
 import { startWorkers, type BackgroundWorker } from '../../src/workers.js';
 import type { Db } from '../../src/database/connect.js';
 import type { TestDatabase } from './database.js';
 import { createAgent, createOrg } from '../../src/orgs/service.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
-import { SimulatedProvider } from '../../src/calls/provider/simulator.js';
 import { inject } from 'vitest';
 import { recordResponses } from './contract-recorder.js';
 import { prismFetch } from './prism-fetch.js';
@@ -70,13 +69,12 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
     shutdownTimeoutMs: 2_000,
     ...options.config,
   };
-  const deps: AppDeps = {
+  const deps = createAppDeps({
     db,
     config,
-    clock: options.clock ?? { now: () => new Date() },
     logger: createLogger(config.logLevel),
-    provider: new SimulatedProvider(config.simulatorStepMs),
-  };
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const app = await createApp(deps);
   const server = http.createServer(recordResponses(app.callback()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -95,6 +93,7 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
       createClient<paths>({ baseUrl: apiUrl, fetch: apiFetch, headers: key ? { Authorization: `Bearer ${key}` } : {} }),
     close: async () => {
       await Promise.all(workers.map((worker) => worker.stop(2_000)));
+      await deps.delivery.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

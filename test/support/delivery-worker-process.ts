@@ -1,12 +1,11 @@
 // A delivery worker in its own process, for crash and deletion tests: started by a test, killed with
 // SIGKILL. Reads WORKER_DATABASE_URL and WORKER_CA_PEM, and WORKER_LISTEN=off to run without a LISTEN
 // connection (sweeping only, and never hearing deletion notifications); prints "ready" once it is sweeping.
-import { systemClock } from '../../src/app-deps.js';
+import { createAppDeps } from '../../src/app-deps.js';
 import { loadConfig } from '../../src/config.js';
 import { connectDatabase } from '../../src/database/connect.js';
 import { DeliveryWorker } from '../../src/webhooks/delivery/worker.js';
 import { createLogger } from '../../src/logger.js';
-import { SimulatedProvider } from '../../src/calls/provider/simulator.js';
 
 const url = process.env.WORKER_DATABASE_URL!;
 const config = {
@@ -14,7 +13,7 @@ const config = {
   webhookCaCerts: [process.env.WORKER_CA_PEM!],
 };
 const { db } = connectDatabase(url, { poolSize: 4 });
-const deps = { db, config, clock: systemClock, logger: createLogger('silent'), provider: new SimulatedProvider(1_000) };
+const deps = createAppDeps({ db, config, logger: createLogger('silent') });
 const worker = new DeliveryWorker(deps, { listenUrl: process.env.WORKER_LISTEN === 'off' ? null : url });
 worker.start();
 process.stdout.write('ready\n');

@@ -2,8 +2,7 @@
 // reconnects when it drops.
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { DELIVERY_CHANNEL } from '../outbox.js';
-import { DELETION_CHANNEL } from './sends-in-flight.js';
+import { DELETION_CHANNEL, DELIVERY_CHANNEL } from '../channels.js';
 
 /** A running listener. */
 export interface DeliveryListener {
@@ -16,7 +15,7 @@ const RECONNECT_DELAY_MS = 2_000;
 export interface DeliveryListenerHandlers {
   /** New deliveries may be due; also called after each (re)connection, so nothing notified meanwhile waits for long. */
   onDelivery(): void;
-  /** A deletion of the endpoint `webhookId` has begun (a missed one is caught by the lock sessions' watch). */
+  /** A deletion of the endpoint `webhookId` has begun (a missed one costs at most a lease length of waiting). */
   onDeletion(webhookId: string): void;
 }
 

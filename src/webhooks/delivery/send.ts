@@ -2,13 +2,8 @@
 // most the first 500 characters of the answer read (the rest of the stream is cancelled, not buffered).
 import ky, { type Options } from 'ky';
 import type { Dispatcher } from 'undici';
+import { DELIVERY_TIMEOUT_MS, RESPONSE_EXCERPT_CHARS as EXCERPT_CHARS } from '../policy.js';
 import { GuardError } from './guarded-agent.js';
-
-/** How long a receiver has to answer. */
-export const DELIVERY_TIMEOUT_MS = 10_000;
-
-/** How much of a response body the delivery log keeps. */
-const EXCERPT_CHARS = 500;
 
 /** What the receiver answered. */
 export interface HttpAnswer {

@@ -1,0 +1,192 @@
+// One attempt at one claimed delivery, and the only code that sends a webhook: claim (done before, by
+// the worker in batches or by the test send for its own delivery) → build → validate → sign → send →
+// record. The worker's deliveries, redeliveries (queued for the worker) and test sends all come here.
+import { randomUUID } from 'node:crypto';
+import type { AppDeps } from '../../app-deps.js';
+import * as attempts from '../attempt-queries.js';
+import * as deliveries from '../delivery-queries.js';
+import type { ClaimedDelivery } from '../delivery-queries.js';
+import {
+  ATTEMPT_LOG_SIZE,
+  AUTO_DISABLE_AFTER_MS,
+  DELIVERY_TIMEOUT_MS,
+  givenUpStatus,
+  nextAttemptAt,
+  parseRetryAfter,
+} from '../policy.js';
+import { buildDelivery, isEventKind } from './envelope.js';
+import { classifyError, describeError, type FailureKind } from './failure.js';
+import { EndpointDeletedError } from './in-flight.js';
+import { excerptOf, postDelivery } from './send.js';
+
+/** What deliverOnce needs: the database, the clock, the logger and the process's delivery runtime. */
+export type DeliveryDeps = Pick<AppDeps, 'db' | 'clock' | 'logger' | 'delivery'>;
+
+/** The outcome of one attempt, as the delivery log records it. */
+export interface AttemptResult {
+  /** The x-svc-delivery header value. */
+  id: string;
+  attemptedAt: Date;
+  statusCode: number | null;
+  failureKind: FailureKind | null;
+  excerpt: string | null;
+  durationMs: number;
+  /** A Retry-After delay the receiver asked for with a 429 or 503, in ms. */
+  retryAfterMs: number | null;
+}
+
+/** What became of a claimed delivery. */
+export type DeliveryOutcome =
+  /** An attempt was made; `recorded` says whether it was written (see attempts.recordAttempt). */
+  | { kind: 'attempted'; result: AttemptResult; recorded: 'recorded' | 'gone' | 'lease_lost' }
+  /** The endpoint is switched off: the delivery was abandoned without an attempt. */
+  | { kind: 'abandoned' }
+  /** The send was stopped (the endpoint is being deleted, or `stop` fired): nothing recorded, lease given back. */
+  | { kind: 'aborted'; endpointDeleted: boolean };
+
+/** Time kept after a send's own deadline to record it before the lease lapses. */
+const RECORD_MARGIN_MS = 2_000;
+
+/** A claim with less time than this left for sending is given back unused. */
+const MIN_SEND_BUDGET_MS = 1_000;
+
+async function attempt(deps: DeliveryDeps, claimed: ClaimedDelivery, signal: AbortSignal): Promise<AttemptResult> {
+  const id = randomUUID();
+  const attemptedAt = deps.clock.now();
+  const base = { id, attemptedAt, statusCode: null, retryAfterMs: null };
+  const built = buildDelivery(claimed.event, {
+    id,
+    timestampMs: attemptedAt.getTime(),
+    secrets: claimed.endpoint.secrets,
+  });
+  if (!built.ok) {
+    deps.logger.error(
+      { eventId: claimed.event.id, kind: claimed.event.kind, problem: built.problem },
+      'webhook delivery breaks the contract; not sent',
+    );
+    return { ...base, failureKind: 'invalid_payload', excerpt: excerptOf(built.problem), durationMs: 0 };
+  }
+  const started = performance.now();
+  try {
+    const answer = await postDelivery(
+      deps.delivery.dispatcher,
+      claimed.endpoint.url,
+      built.request.headers,
+      built.request.body,
+      signal,
+    );
+    const ok = answer.status >= 200 && answer.status < 300;
+    const wantsLater = answer.status === 429 || answer.status === 503;
+    return {
+      ...base,
+      statusCode: answer.status,
+      failureKind: ok ? null : 'http_status',
+      excerpt: answer.excerpt,
+      durationMs: Math.round(performance.now() - started),
+      retryAfterMs: wantsLater ? parseRetryAfter(answer.retryAfter, attemptedAt) : null,
+    };
+  } catch (error) {
+    return {
+      ...base,
+      failureKind: classifyError(error),
+      excerpt: excerptOf(describeError(error)),
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+}
+
+/** The delivery's state after an attempt: done, due again later, or given up. */
+function stateAfter(claimed: ClaimedDelivery, result: AttemptResult): attempts.DeliveryState {
+  const attemptCount = claimed.attemptCount + 1;
+  const kind = isEventKind(claimed.event.kind) ? claimed.event.kind : 'webhook.test';
+  if (result.failureKind === null) return { status: 'succeeded', attemptCount, nextAttemptAt: null };
+  const next =
+    result.failureKind === 'invalid_payload'
+      ? null
+      : nextAttemptAt(kind, attemptCount, result.attemptedAt, result.retryAfterMs);
+  return next
+    ? { status: 'pending', attemptCount, nextAttemptAt: next }
+    : { status: givenUpStatus(kind), attemptCount, nextAttemptAt: null };
+}
+
+/**
+ * Makes one attempt at a claimed delivery and records it under the claim's lease. A switched-off
+ * endpoint gets no attempt (a test event excepted); a send stopped by `stop` or by the endpoint's
+ * deletion records nothing. Never sends once the lease is too short for a whole attempt. Database
+ * errors while recording propagate (the lease then lapses and the delivery is tried again).
+ */
+export async function deliverOnce(
+  deps: DeliveryDeps,
+  claimed: ClaimedDelivery,
+  stop?: AbortSignal,
+): Promise<DeliveryOutcome> {
+  const lease = { deliveryId: claimed.id, owner: claimed.lease.owner, expiresAt: claimed.lease.expiresAt };
+  if (!claimed.endpoint.active && claimed.event.kind !== 'webhook.test') {
+    await deliveries.abandonLeasedDelivery(deps.db, lease);
+    return { kind: 'abandoned' };
+  }
+  const send = deps.delivery.inFlight.track(claimed.webhookId);
+  try {
+    // The whole send must end before the lease lapses, with time left to record it.
+    const sendBudgetMs = Math.min(
+      DELIVERY_TIMEOUT_MS,
+      claimed.lease.expiresAt.getTime() - deps.clock.now().getTime() - RECORD_MARGIN_MS,
+    );
+    const stopped = [send.signal, ...(stop ? [stop] : [])];
+    if (sendBudgetMs < MIN_SEND_BUDGET_MS || stopped.some((signal) => signal.aborted)) {
+      await deliveries.releaseLease(deps.db, lease).catch(() => undefined);
+      return { kind: 'aborted', endpointDeleted: send.signal.reason instanceof EndpointDeletedError };
+    }
+    const result = await attempt(deps, claimed, AbortSignal.any([...stopped, AbortSignal.timeout(sendBudgetMs)]));
+    if (stopped.some((signal) => signal.aborted)) {
+      await deliveries.releaseLease(deps.db, lease).catch(() => undefined);
+      return { kind: 'aborted', endpointDeleted: send.signal.reason instanceof EndpointDeletedError };
+    }
+    const state = stateAfter(claimed, result);
+    const recorded = await attempts.recordAttempt(deps.db, lease, state, {
+      id: result.id,
+      webhookId: claimed.webhookId,
+      statusCode: result.statusCode,
+      failureKind: result.failureKind,
+      excerpt: result.excerpt,
+      durationMs: result.durationMs,
+      attemptedAt: result.attemptedAt,
+      // A delivery we refused to send says nothing about the endpoint's health.
+      affectsHealth: result.failureKind !== 'invalid_payload',
+      logSize: ATTEMPT_LOG_SIZE,
+      disableAfterMs: AUTO_DISABLE_AFTER_MS,
+    });
+    report(deps, claimed, result, state, recorded);
+    return { kind: 'attempted', result, recorded: recorded.outcome };
+  } finally {
+    send.end();
+  }
+}
+
+function report(
+  deps: DeliveryDeps,
+  claimed: ClaimedDelivery,
+  result: AttemptResult,
+  state: attempts.DeliveryState,
+  recorded: attempts.RecordOutcome,
+): void {
+  const { logger } = deps;
+  const context = { deliveryId: claimed.id, webhookId: claimed.webhookId, eventId: claimed.event.id };
+  if (recorded.outcome === 'lease_lost') {
+    logger.warn(context, 'webhook delivery was taken over by another process; this attempt was not recorded');
+    return;
+  }
+  if (recorded.outcome !== 'recorded') return;
+  if (recorded.switchedOff) {
+    logger.warn(
+      { webhookId: claimed.webhookId, failingSince: recorded.failingSince, dropped: recorded.abandoned },
+      'webhook endpoint switched off after 5 days of failures',
+    );
+  }
+  if (result.failureKind !== null && result.failureKind !== 'invalid_payload') {
+    logger.info(
+      { ...context, attempt: state.attemptCount, failureKind: result.failureKind, status: result.statusCode },
+      'webhook attempt failed',
+    );
+  }
+}

@@ -1,0 +1,112 @@
+// "DELETE is final": once DELETE /webhooks/{id} has answered, no request to the endpoint starts. This is
+// the protocol's one home:
+//
+//  1. A send needs a claim: a lease on its delivery row (an owner and an expiry past the send timeout),
+//     taken by a statement that share-locks the endpoint row and skips an endpoint marked deleted
+//     (delivery-queries.ts: claimDeliveries, insertClaimedTestDelivery). Every send ends before its
+//     lease does.
+//  2. The deletion locks the endpoint row, which waits for claims in progress, marks it deleted and
+//     switched off, and commits: from then on no claim succeeds.
+//  3. It stops the sends in flight to the endpoint: in this process through the registry below, in the
+//     others through a notification (DELETION_CHANNEL) that their listeners pass to theirs; a process
+//     that missed it finds the mark itself within a second (the registry's watch). A stopped send
+//     records nothing and gives its lease back.
+//  4. It waits until none of the endpoint's deliveries is out on lease (a lease of a process that died
+//     lapses by itself, so the wait is bounded by the lease length), then removes the endpoint.
+//
+// No database connection is held during a send: the lease is the record of it.
+import type { Db } from '../../database/connect.js';
+import type { Clock } from '../../app-deps.js';
+import { hasLeasesOut } from '../delivery-queries.js';
+
+/** The abort reason of a send stopped because its endpoint is being deleted. */
+export class EndpointDeletedError extends Error {
+  override readonly name = 'EndpointDeletedError';
+  constructor(readonly webhookId: string) {
+    super(`webhook endpoint ${webhookId} is being deleted; the attempt was aborted`);
+  }
+}
+
+/** One send registered in flight: aborted when its endpoint is deleted; end() unregisters it. */
+export interface InFlightSend {
+  readonly signal: AbortSignal;
+  end(): void;
+}
+
+/** Of the endpoints `ids`, those whose deletion has begun (or that are gone). */
+export type FindDeleted = (ids: string[]) => Promise<string[]>;
+
+/**
+ * The sends this process has in flight, by endpoint, so a deletion can stop them at once. While any is
+ * in flight it also looks every `watchMs` for deletions of their endpoints it was not told about.
+ */
+export class InFlightSends {
+  private readonly byEndpoint = new Map<string, Set<AbortController>>();
+  private timer: NodeJS.Timeout | null = null;
+  private watching = false;
+
+  constructor(
+    private readonly findDeleted: FindDeleted,
+    private readonly onWatchError: (error: unknown) => void,
+    private readonly watchMs = 1_000,
+  ) {}
+
+  /** Registers a send to `webhookId`; call end() once it is over. */
+  track(webhookId: string): InFlightSend {
+    const controller = new AbortController();
+    let sends = this.byEndpoint.get(webhookId);
+    if (!sends) this.byEndpoint.set(webhookId, (sends = new Set()));
+    sends.add(controller);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.watch(), this.watchMs);
+      this.timer.unref();
+    }
+    return {
+      signal: controller.signal,
+      end: () => {
+        sends.delete(controller);
+        if (sends.size === 0 && this.byEndpoint.get(webhookId) === sends) this.byEndpoint.delete(webhookId);
+        if (this.byEndpoint.size === 0 && this.timer) {
+          clearInterval(this.timer);
+          this.timer = null;
+        }
+      },
+    };
+  }
+
+  /** Aborts every send to `webhookId` in flight in this process; returns how many there were. */
+  abortEndpoint(webhookId: string): number {
+    const sends = [...(this.byEndpoint.get(webhookId) ?? [])];
+    for (const controller of sends) controller.abort(new EndpointDeletedError(webhookId));
+    return sends.length;
+  }
+
+  private async watch(): Promise<void> {
+    if (this.watching || this.byEndpoint.size === 0) return;
+    this.watching = true;
+    try {
+      for (const id of await this.findDeleted([...this.byEndpoint.keys()])) this.abortEndpoint(id);
+    } catch (error) {
+      this.onWatchError(error);
+    } finally {
+      this.watching = false;
+    }
+  }
+}
+
+/**
+ * Step 4: resolves once no delivery to the endpoint is out on lease, looking every `pollMs`, or after
+ * `boundMs` (the lease length: by then every lease has lapsed). Database errors propagate.
+ */
+export async function waitForSendsToEnd(
+  db: Db,
+  clock: Clock,
+  webhookId: string,
+  options: { boundMs: number; pollMs: number },
+): Promise<void> {
+  const started = performance.now();
+  while (await hasLeasesOut(db, webhookId, clock.now())) {
+    if (performance.now() - started >= options.boundMs) return;
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs));
+  }
+}

@@ -1,0 +1,51 @@
+// SQL for the event outbox: event rows, their fan-out into pending deliveries, and the wake-up notice.
+import { sql } from 'kysely';
+import type { Db } from '../database/connect.js';
+import { DELIVERY_CHANNEL } from './channels.js';
+
+/** An event as stored. */
+export interface EventRow {
+  id: string;
+  orgId: string;
+  kind: string;
+  data: unknown;
+  createdAt?: Date;
+}
+
+/** Inserts events (created now unless given). */
+export async function insertEvents(trx: Db, events: EventRow[]): Promise<void> {
+  if (events.length === 0) return;
+  await trx
+    .insertInto('events')
+    .values(
+      events.map((event) => ({
+        id: event.id,
+        org_id: event.orgId,
+        kind: event.kind,
+        data: JSON.stringify(event.data),
+        ...(event.createdAt ? { created_at: event.createdAt } : {}),
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Queues a pending delivery, due now, of each of the events `ids` (all of kind `kind`) to every active
+ * endpoint of the org subscribed to the kind; returns how many were queued. It locks the endpoints it
+ * queues for (FOR KEY SHARE), so a deletion waits for this transaction, and an endpoint whose deletion
+ * has begun (switched off) is skipped.
+ */
+export async function queueDeliveries(trx: Db, orgId: string, kind: string, ids: string[]): Promise<number> {
+  const queued = await sql`
+    INSERT INTO webhook_deliveries (webhook_id, org_id, event_id, status, next_attempt_at)
+    SELECT w.id, w.org_id, e.id, 'pending', now()
+    FROM webhooks w CROSS JOIN unnest(${ids}::text[]) AS e(id)
+    WHERE w.org_id = ${orgId}::uuid AND w.active AND w.deleted_at IS NULL AND ${kind} = ANY(w.events)
+    FOR KEY SHARE OF w`.execute(trx);
+  return Number(queued.numAffectedRows ?? 0);
+}
+
+/** Wakes the listening delivery workers once the transaction commits. */
+export async function notifyDeliveryWorkers(trx: Db, payload: string): Promise<void> {
+  await sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${payload})`.execute(trx);
+}

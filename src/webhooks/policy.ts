@@ -1,0 +1,71 @@
+// The webhook feature's limits and schedules, named in one place. The spec's descriptions state them to
+// integrators; a change here is a change of the published behaviour.
+import type { EventKind } from '../../generated/events.js';
+
+/** Endpoints one org may register. */
+export const MAX_ENDPOINTS_PER_ORG = 20;
+
+/** How long the previous secret keeps signing after a rotation. */
+export const SECRET_GRACE_MS = 24 * 3_600_000;
+
+/** Attempts kept in each endpoint's delivery log. */
+export const ATTEMPT_LOG_SIZE = 100;
+
+/** How much of a receiver's answer the delivery log keeps, in characters. */
+export const RESPONSE_EXCERPT_CHARS = 500;
+
+/** How long every attempt to an endpoint must have failed before it is switched off. */
+export const AUTO_DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
+
+/** How long a receiver has to answer. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** The waits after the 1st, 2nd, ... failed attempt; after the last one the delivery is abandoned. */
+export const RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 3_600_000, 14_400_000, 43_200_000] as const;
+
+/** The longest Retry-After honoured; a longer one falls back to the schedule. */
+export const MAX_RETRY_AFTER_MS = 12 * 3_600_000;
+
+/** The shortest wait a Retry-After can ask for. */
+const MIN_RETRY_AFTER_MS = 1_000;
+
+/** Attempts a delivery of `kind` gets in all: the first plus one per retry step; a test event gets one. */
+export function maxAttempts(kind: EventKind): number {
+  return kind === 'webhook.test' ? 1 : RETRY_DELAYS_MS.length + 1;
+}
+
+/**
+ * When the next attempt is due after `attemptsMade` failed attempts of `kind`, the last failing at
+ * `failedAt`, or null when the delivery is to be given up. A Retry-After delay (ms) within bounds wins
+ * over the schedule.
+ */
+export function nextAttemptAt(
+  kind: EventKind,
+  attemptsMade: number,
+  failedAt: Date,
+  retryAfterMs: number | null,
+): Date | null {
+  if (attemptsMade >= maxAttempts(kind)) return null;
+  const step = RETRY_DELAYS_MS[Math.max(attemptsMade, 1) - 1]!;
+  const delay =
+    retryAfterMs !== null && retryAfterMs <= MAX_RETRY_AFTER_MS ? Math.max(retryAfterMs, MIN_RETRY_AFTER_MS) : step;
+  return new Date(failedAt.getTime() + delay);
+}
+
+/** The status of a delivery given up on: a test delivery (one attempt) `failed`, any other `abandoned`. */
+export function givenUpStatus(kind: EventKind): 'failed' | 'abandoned' {
+  return kind === 'webhook.test' ? 'failed' : 'abandoned';
+}
+
+/** How long after its claim a delivery stays leased: the send timeout and time to record the attempt. */
+export const DEFAULT_LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
+
+/** Parses a Retry-After value (whole seconds or an HTTP date) into a delay from `now`; null if unusable. */
+export function parseRetryAfter(value: string | null, now: Date): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return null;
+  return Math.max(date - now.getTime(), 0);
+}
