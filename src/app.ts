@@ -6,7 +6,11 @@ import type { AppDeps } from './app-deps.js';
 import { handlers } from './http/handler-map.js';
 import { ApiKeyAuthenticator } from './orgs/authenticator.js';
 import { backendMiddleware, createBackend } from './http/backend.js';
-import { accessLog, bodyGuard, errorBoundary, requestId } from './http/request-context.js';
+import { requestId } from './http/request-id.js';
+import { accessLog } from './http/access-log.js';
+import { errorBoundary } from './http/error-boundary.js';
+import { bodyGuard } from './http/body-guard.js';
+import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
 import { docsRoutes, specRoutes } from './http/docs.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -14,7 +18,8 @@ import { securityHeaders } from './http/security-headers.js';
 /** Builds the HTTP application; throws when the spec cannot be loaded. */
 export async function createApp(deps: AppDeps): Promise<Koa> {
   const authenticator = new ApiKeyAuthenticator(deps.db, deps.clock, deps.config.apiKeyCacheTtlMs);
-  const api = await createBackend(handlers, deps, authenticator);
+  const limiter = new RateLimiter(deps.db, deps.clock);
+  const api = await createBackend(handlers, { deps, authenticator, limiter });
 
   const router = new Router();
   healthRoutes(router, deps.db);

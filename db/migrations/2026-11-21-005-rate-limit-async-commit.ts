@@ -1,10 +1,6 @@
-// rate_limit_take commits asynchronously. Every API request runs it in its own transaction while
-// holding its org's advisory lock until commit, so with synchronous commit each org's requests queue
-// behind one WAL flush (fsync) each: about 500-900 requests/s per org on this machine, whatever the
-// pool size. Without waiting for the flush, 3,300-4,300/s. A crash can lose at most the last
-// ~0.6 s (3 x wal_writer_delay) of counted hits, so an org may exceed its limit by that much once,
-// after a crash; rows are never corrupted. Only the function's own transaction is affected: the
-// service calls it alone (src/http/rate-limit.ts), never inside a transaction that pays for anything.
+// rate_limit_take commits asynchronously: each org's requests would otherwise queue behind one WAL
+// flush each while holding the org's advisory lock. A crash can lose the last fraction of a second of
+// counted hits; rows are never corrupted. Only the function's own transaction is affected.
 import { sql, type Kysely } from 'kysely';
 
 function rateLimitTake(asynchronousCommit: boolean) {

@@ -1,5 +1,5 @@
 // rate_limit_take takes several slots in one call. The service sends one call per org at a time for
-// all of the org's requests waiting for a slot (src/http/rate-limit.ts), so a busy org costs one
+// all of the org's requests waiting for a slot (src/orgs/rate-limiter.ts), so a busy org costs one
 // database round trip and one advisory-lock hold per batch instead of per request, with the same
 // answers. Still committed asynchronously (see migration 005).
 import { sql, type Kysely } from 'kysely';

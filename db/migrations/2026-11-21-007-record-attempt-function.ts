@@ -1,7 +1,6 @@
-// Recording a webhook attempt in one database round trip. The worker used to send seven statements
-// per attempt (BEGIN, lock the endpoint, settle the delivery, endpoint health, log line, prune, COMMIT),
-// which the benchmark found to bound the delivery rate. The same steps, in the same lock order
-// (endpoint row, then delivery row), now run inside one function call, itself one transaction.
+// Recording a webhook attempt in one database round trip: locking the endpoint, settling the delivery,
+// the endpoint's health, the log line and its pruning run inside one function call, in the lock order
+// endpoint row, then delivery row.
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,10 +1,10 @@
-// Handlers for the calls operations: HTTP in and out; the rules live in services/calls.
+// Handlers for the calls operations: HTTP in and out; the rules live in ./service.ts.
 import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
 import type { OperationHandler } from '../contract/operations.js';
 import { toCall, toCallDetail } from './mapper.js';
 import * as calls from './service.js';
 
-/** createCall: 201 with the queued call (replays carry Idempotent-Replayed). Errors: see services/calls placeCall. */
+/** createCall: 201 with the queued call (replays carry Idempotent-Replayed). Errors: see placeCall in ./service.ts. */
 export const createCall: OperationHandler<'createCall'> = async (input, deps) => {
   const { call, replayed } = await calls.placeCall(deps, {
     auth: input.auth,

@@ -3,12 +3,10 @@ import { createHash } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../database/connect.js';
 import { DomainError } from '../errors.js';
+import { IDEMPOTENCY_WINDOW_MS } from './policy.js';
 import { claimIdempotencyKey, findIdempotencyRecord, saveIdempotentResponse } from './idempotency-queries.js';
 
 type CallCreated = components['schemas']['CallCreated'];
-
-/** How long a key is remembered. */
-export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

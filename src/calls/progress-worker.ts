@@ -5,10 +5,7 @@ import type { AppDeps } from '../app-deps.js';
 import type { BackgroundWorker } from '../background-worker.js';
 import { claimDueCall } from './queries.js';
 import { advanceCall, withStatusCount } from './lifecycle.js';
-
-const LANES = 4;
-const MIN_IDLE_WAIT_MS = 10;
-const MAX_IDLE_WAIT_MS = 200;
+import { PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES } from './policy.js';
 
 /** Advances the most overdue call, if any; returns whether one was due. Throws on database or provider errors. */
 export async function advanceOneDueCall(deps: AppDeps): Promise<boolean> {
@@ -26,7 +23,7 @@ export async function advanceOneDueCall(deps: AppDeps): Promise<boolean> {
  * the others sleep until it finds work, then all lanes drain due calls in parallel. Never throws.
  */
 export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
-  const idleMs = Math.min(MAX_IDLE_WAIT_MS, Math.max(MIN_IDLE_WAIT_MS, deps.provider.secondMs));
+  const idleMs = Math.min(PROGRESS_IDLE_WAIT_MS.max, Math.max(PROGRESS_IDLE_WAIT_MS.min, deps.provider.secondMs));
   let stopping = false;
   const sleepers = new Set<() => void>();
   const wakeAll = () => {

@@ -2,7 +2,8 @@
 // default, JSON with --json; usage errors exit 2, failed operations exit 1.
 import { loadConfig } from '../config.js';
 import { openDatabase, type OpenDatabase } from '../database/open.js';
-import { OperatorError, addCredits, createAgent, createOrg, setPlan } from '../orgs/service.js';
+import { DomainError } from '../errors.js';
+import { addCredits, createAgent, createOrg, requireOrg, setPlan } from '../orgs/service.js';
 import { issueApiKey, listKeys, maskKey, revokeKey } from '../orgs/api-keys.js';
 import { ImportFileError, importContacts } from '../contacts/csv-import.js';
 import { listDeliveryLog } from '../webhooks/service.js';
@@ -97,9 +98,7 @@ const commands: Record<string, Command> = {
     const { values } = parse(argv, { org: { type: 'string' } });
     const id = orgId(values);
     const { db } = await database();
-    if (!(await db.selectFrom('orgs').select('id').where('id', '=', id).executeTakeFirst())) {
-      throw new OperatorError(`no org with id ${id}`);
-    }
+    await requireOrg(db, id);
     const { key, prefix } = await issueApiKey(db, id);
     return {
       human: `Created API key (shown once, store it now):\n${key}`,
@@ -133,7 +132,9 @@ const commands: Record<string, Command> = {
     const prefix = positionals[0];
     if (!prefix || positionals.length !== 1) throw new UsageError('key revoke takes exactly one PREFIX');
     const { db } = await database();
-    if (!(await revokeKey(db, prefix, new Date()))) throw new OperatorError(`no active key with prefix ${prefix}`);
+    if (!(await revokeKey(db, prefix, new Date()))) {
+      throw new DomainError('not_found', `no active key with prefix ${prefix}`);
+    }
     return {
       human: `Revoked key ${maskKey(prefix)}; it stops working within 30 seconds.`,
       json: { prefix, revoked: true },
@@ -166,9 +167,6 @@ const commands: Record<string, Command> = {
     const limit = optionalInteger(values, 'limit') ?? 100;
     if (limit < 1 || limit > 100) throw new UsageError('--limit must be from 1 to 100');
     const { db } = await database();
-    if (!(await db.selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst())) {
-      throw new OperatorError(`no webhook with id ${webhookId}`);
-    }
     const attempts = await listDeliveryLog(db, webhookId, { limit });
     const rows = attempts.map((attempt) => ({
       attempted_at: attempt.attempted_at.toISOString(),
@@ -197,9 +195,7 @@ const commands: Record<string, Command> = {
     const file = positionals[0];
     if (!file || positionals.length !== 1) throw new UsageError('contacts import takes exactly one FILE.csv');
     const { db } = await database();
-    if (!(await db.selectFrom('orgs').select('id').where('id', '=', id).executeTakeFirst())) {
-      throw new OperatorError(`no org with id ${id}`);
-    }
+    await requireOrg(db, id);
     const summary = await importContacts(db, id, file, (rows) => process.stderr.write(`… ${rows} rows read\n`));
     const lines = [
       `Imported ${file}: ${summary.rows} rows, ${summary.created} created, ${summary.updated} updated, ${summary.rejected} rejected.`,
@@ -228,7 +224,7 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write((json ? JSON.stringify(output.json, null, 2) : output.human) + '\n');
     return 0;
   } catch (error) {
-    const known = error instanceof UsageError || error instanceof OperatorError || error instanceof ImportFileError;
+    const known = error instanceof UsageError || error instanceof DomainError || error instanceof ImportFileError;
     const message = known ? (error as Error).message : `unexpected failure: ${(error as Error).message}`;
     if (json) process.stderr.write(JSON.stringify({ error: message }) + '\n');
     else process.stderr.write(`Error: ${message}\n${error instanceof UsageError ? `\n${USAGE}` : ''}`);

@@ -6,13 +6,12 @@ import type { Db } from '../database/connect.js';
 import { emitEvents } from '../webhooks/outbox.js';
 import * as contacts from './queries.js';
 import { validators } from '../contract/validators.js';
+import { IMPORT_BATCH_SIZE as BATCH_SIZE, MAX_LISTED_REJECTIONS } from './policy.js';
 
 /** A file that cannot be imported at all (bad encoding, header, or CSV structure); nothing was written. */
 export class ImportFileError extends Error {}
 
 export const IMPORT_COLUMNS = ['phone_e164', 'name', 'email', 'language_pref', 'consent_capture', 'metadata'] as const;
-const BATCH_SIZE = 1000;
-const MAX_LISTED_REJECTIONS = 1000;
 
 export interface ImportSummary {
   rows: number;

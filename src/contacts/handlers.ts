@@ -2,16 +2,12 @@
 import type { OperationHandler } from '../contract/operations.js';
 import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
 import * as contacts from './service.js';
+import { toUpsertResult } from './mapper.js';
 
 /** POST /contacts: create or update by phone number; always 200. */
 export const upsertContact: OperationHandler<'upsertContact'> = async ({ body, auth }, { db }) => {
   const row = await contacts.upsertContact(db, auth.orgId, body);
-  return {
-    status: 200,
-    body: {
-      data: { id: row.id, phone_e164: row.phone_e164, name: row.name, updated_at: row.updated_at.toISOString() },
-    },
-  };
+  return { status: 200, body: { data: toUpsertResult(row) } };
 };
 
 /** GET /contacts: newest first, optionally filtered by consent_capture. */

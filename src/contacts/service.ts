@@ -4,9 +4,9 @@ import type { Db } from '../database/connect.js';
 import { emitEvent } from '../webhooks/outbox.js';
 import { invalidField } from '../errors.js';
 import * as contacts from './queries.js';
+import { toContact, type Contact } from './mapper.js';
 
 type ContactUpsert = components['schemas']['ContactUpsert'];
-export type Contact = components['schemas']['Contact'];
 
 /**
  * Creates or updates the org's contact for `phone_e164` in one transaction, emitting contact.created
@@ -40,18 +40,5 @@ export async function listContacts(
   page: { limit: number; offset: number; consent?: contacts.ConsentCapture },
 ): Promise<{ items: Contact[]; total: number }> {
   const { rows, total } = await contacts.listContactRows(db, orgId, page);
-  return {
-    total,
-    items: rows.map((row) => ({
-      id: row.id,
-      phone_e164: row.phone_e164,
-      name: row.name,
-      email: row.email,
-      language_pref: row.language_pref,
-      metadata: row.metadata,
-      consent_capture: row.consent_capture,
-      created_at: row.created_at.toISOString(),
-      updated_at: row.updated_at.toISOString(),
-    })),
-  };
+  return { total, items: rows.map(toContact) };
 }

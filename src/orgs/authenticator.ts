@@ -3,6 +3,7 @@ import type { Db } from '../database/connect.js';
 import type { Clock } from '../app-deps.js';
 import { parseApiKey, secretMatches } from './api-keys.js';
 import { findKeyByPrefix, type KeyLookup } from './api-key-queries.js';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
 
 /** Who is calling: the org every query of the request is scoped to. */
 export interface AuthContext {
@@ -11,9 +12,6 @@ export interface AuthContext {
   planId: string | null;
   rateLimitPerMinute: number;
 }
-
-/** The limit for orgs without an active plan: the product's default. */
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 120;
 
 /** Resolves Authorization headers to orgs; caches each key lookup for at most ttlMs. */
 export class ApiKeyAuthenticator {

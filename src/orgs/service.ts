@@ -1,31 +1,37 @@
 // Operator actions on orgs: create, plans, agents, credits. Used by the CLI, the demo seed and tests.
+// Operator inputs are refused with DomainError invalid_request (param: the option) and unknown ids with
+// not_found; the CLI prints their messages.
 import type { Db } from '../database/connect.js';
+import { DomainError } from '../errors.js';
 import * as orgs from './queries.js';
 import * as agents from './agent-queries.js';
+import { AGENT_MAX_DURATION_BOUNDS, DEFAULT_AGENT, DEFAULT_PLAN_ID } from './policy.js';
 
-/** The provider's default caller id, used when neither the agent nor the org has one. */
-export const DEFAULT_FROM_E164 = '+918000000000';
-export const DEFAULT_AGENT_RATE_PAISE_PER_MINUTE = 200;
-export const DEFAULT_AGENT_MAX_DURATION_SEC = 600;
+export { DEFAULT_FROM_E164 } from './policy.js';
 
-/** A bad operator input; the message says what to fix. */
-export class OperatorError extends Error {}
+function refused(param: string, message: string): DomainError {
+  return new DomainError('invalid_request', message, { param });
+}
+
+function unknownOrg(orgId: string): DomainError {
+  return new DomainError('not_found', `no org with id ${orgId}`, { param: 'org' });
+}
 
 const E164 = /^\+[1-9][0-9]{6,14}$/;
 const LANGUAGE = /^[a-z]{2}-[A-Z]{2}$/;
 
-/** Creates an org with an opening credit balance; throws OperatorError on an unknown plan or bad input. */
+/** Creates an org with an opening credit balance; throws DomainError on an unknown plan or bad input. */
 export async function createOrg(
   db: Db,
   input: { name: string; creditsPaise?: number; planId?: string | null; fromE164?: string | null },
 ) {
-  if (!input.name.trim()) throw new OperatorError('name must not be empty');
-  if (input.fromE164 && !E164.test(input.fromE164)) throw new OperatorError('--from must be an E.164 number');
+  if (!input.name.trim()) throw refused('name', 'name must not be empty');
+  if (input.fromE164 && !E164.test(input.fromE164)) throw refused('from', '--from must be an E.164 number');
   const credits = input.creditsPaise ?? 0;
   if (!Number.isSafeInteger(credits) || credits < 0)
-    throw new OperatorError('credits must be a whole number of paise, 0 or more');
-  const planId = input.planId === undefined ? 'starter' : input.planId;
-  if (planId !== null && !(await orgs.findPlan(db, planId))) throw new OperatorError(`unknown plan "${planId}"`);
+    throw refused('credits', 'credits must be a whole number of paise, 0 or more');
+  const planId = input.planId === undefined ? DEFAULT_PLAN_ID : input.planId;
+  if (planId !== null && !(await orgs.findPlan(db, planId))) throw refused('plan', `unknown plan "${planId}"`);
   return db.transaction().execute(async (trx) => {
     const org = await orgs.insertOrg(trx, { name: input.name.trim(), planId, defaultFromE164: input.fromE164 ?? null });
     if (credits > 0)
@@ -34,7 +40,7 @@ export async function createOrg(
   });
 }
 
-/** Creates an agent in an org; throws OperatorError on an unknown org or bad input. */
+/** Creates an agent in an org; throws DomainError on an unknown org or bad input. */
 export async function createAgent(
   db: Db,
   input: {
@@ -46,16 +52,17 @@ export async function createAgent(
     ratePaisePerMinute?: number;
   },
 ) {
-  if (!(await findOrgOrNull(db, input.orgId))) throw new OperatorError(`no org with id ${input.orgId}`);
-  const language = input.language ?? 'en-IN';
-  if (!LANGUAGE.test(language)) throw new OperatorError('--language must look like xx-XX, for example hi-IN');
-  const maxDurationSec = input.maxDurationSec ?? DEFAULT_AGENT_MAX_DURATION_SEC;
-  if (!Number.isInteger(maxDurationSec) || maxDurationSec < 15 || maxDurationSec > 3600) {
-    throw new OperatorError('--max-duration must be a whole number of seconds from 15 to 3600');
+  if (!(await findOrgOrNull(db, input.orgId))) throw unknownOrg(input.orgId);
+  const language = input.language ?? DEFAULT_AGENT.language;
+  if (!LANGUAGE.test(language)) throw refused('language', '--language must look like xx-XX, for example hi-IN');
+  const maxDurationSec = input.maxDurationSec ?? DEFAULT_AGENT.maxDurationSec;
+  const { min, max } = AGENT_MAX_DURATION_BOUNDS;
+  if (!Number.isInteger(maxDurationSec) || maxDurationSec < min || maxDurationSec > max) {
+    throw refused('max-duration', `--max-duration must be a whole number of seconds from ${min} to ${max}`);
   }
-  if (input.fromE164 && !E164.test(input.fromE164)) throw new OperatorError('--from must be an E.164 number');
-  const rate = input.ratePaisePerMinute ?? DEFAULT_AGENT_RATE_PAISE_PER_MINUTE;
-  if (!Number.isInteger(rate) || rate < 0) throw new OperatorError('--rate must be a whole number of paise per minute');
+  if (input.fromE164 && !E164.test(input.fromE164)) throw refused('from', '--from must be an E.164 number');
+  const rate = input.ratePaisePerMinute ?? DEFAULT_AGENT.ratePaisePerMinute;
+  if (!Number.isInteger(rate) || rate < 0) throw refused('rate', '--rate must be a whole number of paise per minute');
   return orgs.insertAgent(db, {
     orgId: input.orgId,
     name: input.name,
@@ -66,20 +73,20 @@ export async function createAgent(
   });
 }
 
-/** Adds credits to an org (a top_up ledger row); returns the new balance. Throws OperatorError. */
+/** Adds credits to an org (a top_up ledger row); returns the new balance. Throws DomainError. */
 export async function addCredits(db: Db, orgId: string, paise: number): Promise<number> {
-  if (!Number.isSafeInteger(paise) || paise <= 0) throw new OperatorError('--paise must be a positive whole number');
-  if (!(await findOrgOrNull(db, orgId))) throw new OperatorError(`no org with id ${orgId}`);
+  if (!Number.isSafeInteger(paise) || paise <= 0) throw refused('paise', '--paise must be a positive whole number');
+  if (!(await findOrgOrNull(db, orgId))) throw unknownOrg(orgId);
   const balance = await db
     .transaction()
     .execute((trx) => orgs.moveCredits(trx, { orgId, amountPaise: paise, kind: 'top_up', note: 'operator top-up' }));
   return balance!;
 }
 
-/** Sets an org's plan, or removes it with null; throws OperatorError on an unknown org or plan. */
+/** Sets an org's plan, or removes it with null; throws DomainError on an unknown org or plan. */
 export async function setPlan(db: Db, orgId: string, planId: string | null): Promise<void> {
-  if (planId !== null && !(await orgs.findPlan(db, planId))) throw new OperatorError(`unknown plan "${planId}"`);
-  if (!(await findOrgOrNull(db, orgId))) throw new OperatorError(`no org with id ${orgId}`);
+  if (planId !== null && !(await orgs.findPlan(db, planId))) throw refused('plan', `unknown plan "${planId}"`);
+  if (!(await findOrgOrNull(db, orgId))) throw unknownOrg(orgId);
   await orgs.setOrgPlan(db, orgId, planId);
 }
 
@@ -88,6 +95,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 async function findOrgOrNull(db: Db, orgId: string) {
   if (!UUID.test(orgId)) return null;
   return (await orgs.findOrg(db, orgId)) ?? null;
+}
+
+/** The org's row; throws not_found (param org) for an unknown id. */
+export async function requireOrg(db: Db, orgId: string) {
+  const org = await findOrgOrNull(db, orgId);
+  if (!org) throw unknownOrg(orgId);
+  return org;
 }
 
 /** The org's row (balance, default caller id), or undefined for an unknown id. */

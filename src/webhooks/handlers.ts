@@ -1,4 +1,4 @@
-// Handlers for the webhooks operations: HTTP in and out; the rules live in services/webhooks.ts.
+// Handlers for the webhooks operations: HTTP in and out; the rules live in ./service.ts.
 import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
 import type { OperationHandler } from '../contract/operations.js';
 import * as webhooks from './service.js';

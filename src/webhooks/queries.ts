@@ -70,6 +70,11 @@ export async function findWebhookRow(db: Db, orgId: string, id: string): Promise
   return live(db).selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
+/** Whether a live endpoint with this id exists, in any org (for operators). */
+export async function webhookExists(db: Db, id: string): Promise<boolean> {
+  return (await live(db).select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
 /** Changes events and/or active; switching on clears the failure streak. Undefined when not found. */
 export async function updateWebhookRow(
   db: Db,

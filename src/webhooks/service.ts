@@ -236,11 +236,17 @@ export async function listDeliveries(
   return { items: await withAttempts(db, rows), total };
 }
 
-/** An endpoint's delivery log for operators: its newest `limit` attempts, newest first (empty for an unknown endpoint). */
+/**
+ * An endpoint's delivery log for operators, whatever its org: its newest `limit` attempts, newest
+ * first. Throws not_found (param webhook) for an unknown endpoint.
+ */
 export async function listDeliveryLog(
   db: Db,
   webhookId: string,
   options: { limit: number },
 ): Promise<attempts.DeliveryLogEntry[]> {
+  if (!(await webhooks.webhookExists(db, webhookId))) {
+    throw new DomainError('not_found', `no webhook with id ${webhookId}`, { param: 'webhook' });
+  }
   return attempts.listDeliveryLog(db, webhookId, options);
 }

@@ -15,7 +15,7 @@ const RECONNECT_DELAY_MS = 2_000;
 export interface DeliveryListenerHandlers {
   /** New deliveries may be due; also called after each (re)connection, so nothing notified meanwhile waits for long. */
   onDelivery(): void;
-  /** A deletion of the endpoint `webhookId` has begun (a missed one costs at most a lease length of waiting). */
+  /** A deletion of the endpoint `webhookId` has begun (a missed one is found by the in-flight watch within a second). */
   onDeletion(webhookId: string): void;
 }
 

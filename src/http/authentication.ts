@@ -1,0 +1,40 @@
+// The bearerAuth security scheme: resolves the API key to its org. A key that is unknown, malformed or
+// revoked is refused with 401; a failure to look the key up at all is never reported as a bad key.
+import type { Context } from 'openapi-backend';
+import type Koa from 'koa';
+import { DomainError } from '../errors.js';
+import type { ApiKeyAuthenticator, AuthContext } from '../orgs/authenticator.js';
+import { stateOf } from './request-state.js';
+
+/**
+ * The security handler: the caller's context, or false for a bad key. openapi-backend turns a throw
+ * into a plain "not authorised", so a lookup failure is kept in the request state instead and
+ * rethrown by rethrowAuthFault.
+ */
+export function bearerAuth(authenticator: ApiKeyAuthenticator) {
+  return async (_context: Context, ctx: Koa.Context): Promise<AuthContext | false> => {
+    const state = stateOf(ctx);
+    try {
+      const auth = await authenticator.authenticate(ctx.get('authorization') || undefined);
+      if (auth) state.auth = auth;
+      return auth ?? false;
+    } catch (error) {
+      state.authFault = error;
+      return false;
+    }
+  };
+}
+
+/** In postSecurityHandler: rethrows a failure of the key lookup, so it is answered as what it is. */
+export function rethrowAuthFault(ctx: Koa.Context): void {
+  const { authFault } = stateOf(ctx);
+  if (authFault !== undefined) throw authFault;
+}
+
+/** The unauthorizedHandler hook: throws unauthorized. */
+export function unauthorized(): never {
+  throw new DomainError(
+    'unauthorized',
+    'A valid API key is required in the Authorization header (Bearer svc_live_...).',
+  );
+}

@@ -1,0 +1,34 @@
+// Checks of a request that its operation's schemas cannot express, run after schema validation.
+import type { Context, Operation } from 'openapi-backend';
+import type Koa from 'koa';
+import { DomainError, invalidField } from '../errors.js';
+import { findUnstorableValue } from './text-guard.js';
+import { undeclaredQueryParameter } from './validation-errors.js';
+import { stateOf } from './request-state.js';
+
+function queryNamesOf(operation: Operation): Set<string> {
+  const names = new Set<string>();
+  for (const parameter of operation.parameters ?? []) {
+    if ('in' in parameter && parameter.in === 'query') names.add(parameter.name);
+  }
+  return names;
+}
+
+/**
+ * The preOperationHandler hook. Throws invalid_request for a body sent to an operation that takes
+ * none, a query parameter the operation does not declare (names such as `__proto__` never reach the
+ * schemas), and text or numbers the database cannot store as sent (U+0000, lone surrogates, 1e400).
+ */
+export function checkRequest(context: Context, ctx: Koa.Context): void {
+  const state = stateOf(ctx);
+  if (!context.operation.requestBody && state.hasBody) {
+    throw new DomainError('invalid_request', 'body: this operation takes no request body', {
+      param: 'body',
+      details: { body: ['this operation takes no request body'] },
+    });
+  }
+  const undeclared = undeclaredQueryParameter(ctx.querystring, queryNamesOf(context.operation));
+  if (undeclared !== null) throw invalidField(undeclared, 'is not a recognised field');
+  const unstorable = state.hasBody ? findUnstorableValue(context.request.requestBody) : null;
+  if (unstorable) throw invalidField(unstorable.path, unstorable.problem);
+}

@@ -1,0 +1,36 @@
+// The postResponseHandler hook: writes a handler's result to the response, after checking it against
+// the spec for its operation and status when responses are validated (always in tests).
+import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
+import type Koa from 'koa';
+
+/** What a handler returns. */
+export interface HandlerOutput {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Throws when a response's status is not declared for its operation, or its body breaks the schema. */
+export function checkResponse(api: OpenAPIBackend, operation: Operation, output: HandlerOutput): void {
+  if (!operation.responses?.[String(output.status)]) {
+    throw new Error(`Response contract violation: ${operation.operationId} does not declare status ${output.status}`);
+  }
+  if (output.body === undefined) return;
+  const result = api.validator.validateResponse(output.body, operation, output.status);
+  if (result.errors?.length) {
+    throw new Error(
+      `Response contract violation in ${operation.operationId} ${output.status}: ${JSON.stringify(result.errors)}`,
+    );
+  }
+}
+
+/** The hook; with `validate`, a response that breaks the contract becomes a loud internal error. */
+export function writeResponse(validate: boolean) {
+  return (context: Context, ctx: Koa.Context): void => {
+    const output = context.response as HandlerOutput;
+    if (validate) checkResponse(context.api, context.operation, output);
+    ctx.status = output.status;
+    if (output.body !== undefined) ctx.body = output.body;
+    for (const [name, value] of Object.entries(output.headers ?? {})) ctx.set(name, value);
+  };
+}

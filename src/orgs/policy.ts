@@ -1,0 +1,16 @@
+// The orgs feature's defaults and bounds, named in one place.
+
+/** Requests per minute for an org without an active plan: the product's default. */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 120;
+
+/** The provider's default caller id, used when neither the agent nor the org has one. */
+export const DEFAULT_FROM_E164 = '+918000000000';
+
+/** A new agent's settings unless the operator gives others. */
+export const DEFAULT_AGENT = { language: 'en-IN', maxDurationSec: 600, ratePaisePerMinute: 200 } as const;
+
+/** The range an agent's maximum call duration may be set in, in seconds. */
+export const AGENT_MAX_DURATION_BOUNDS = { min: 15, max: 3600 } as const;
+
+/** The plan a new org gets unless the operator names another (or none). */
+export const DEFAULT_PLAN_ID = 'starter';
