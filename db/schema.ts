@@ -56,6 +56,8 @@ export interface RateLimitBucketsTable {
   org_id: string;
   second: number;
   hits: number;
+  /** When the bucket's latest hit was, in epoch ms: the bucket counts until 60 s after it. */
+  last_ms: number;
 }
 
 export interface EventsTable {
@@ -66,6 +68,12 @@ export interface EventsTable {
   created_at: CreatedAt;
 }
 
+/** A secret a rotation replaced, and when it stops signing. */
+export interface PreviousSecret {
+  secret: string;
+  expires_at: string;
+}
+
 export interface WebhooksTable {
   id: Generated<string>;
   org_id: string;
@@ -73,8 +81,8 @@ export interface WebhooksTable {
   events: string[];
   active: Generated<boolean>;
   secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
+  /** Secrets replaced by rotations and still signing: [{secret, expires_at}], newest first. */
+  previous_secrets: ColumnType<PreviousSecret[], string | undefined, string>;
   failing_since: Date | null;
   last_delivery_at: Date | null;
   last_delivery_status: number | null;

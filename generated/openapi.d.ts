@@ -159,7 +159,7 @@ export type paths = {
          *     redirect, a reset connection, no answer within 10 seconds) is a failure and the delivery is
          *     retried 1 minute, 5 minutes, 15 minutes, 1 hour, 4 hours and 12 hours after the previous
          *     failed attempt (7 attempts in all), then abandoned. A `Retry-After` on a 429 or 503 answer
-         *     replaces the wait when it asks for up to 12 hours. Deliveries are at least once: use `id` to drop duplicates. An endpoint whose
+         *     makes the wait longer when it asks for more than the schedule, up to 12 hours; it never makes it shorter. Deliveries are at least once: use `id` to drop duplicates. An endpoint whose
          *     deliveries all fail for 5 days is switched to `active: false` and receives nothing until it
          *     is re-enabled with `PATCH /webhooks/{id}`.
          */
@@ -237,9 +237,12 @@ export type paths = {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Issues a new signing secret and returns it once. For the next 24 hours every delivery is
-         *     signed with both secrets (`v1=<new>,v1=<old>`), so receivers can switch over without losing
-         *     events; after that only the new secret signs. The request has no body.
+         * @description Issues a new signing secret and returns it once. The secret it replaces keeps signing for 24
+         *     hours, whatever rotations follow: every delivery carries one `v1` per live secret, newest
+         *     first (`v1=<new>,v1=<old>`), so receivers can switch over without losing events. Rotations
+         *     made at the same time are each kept. At most 4 replaced secrets may be in their grace period
+         *     at once; one more rotation is refused with `invalid_state` until the oldest expires. The
+         *     request has no body.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -443,7 +446,7 @@ export type components = {
          * @description A stable, machine-readable error code. Branch on this, not on the HTTP status.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "invalid_state" | "too_many_requests" | "internal_error" | "upstream_error";
+        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "invalid_state" | "too_many_requests" | "internal_error" | "upstream_error" | "service_unavailable" | "request_timeout" | "unsupported_media_type";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /** @description A sentence for humans; its wording may change. */
@@ -1067,6 +1070,44 @@ export type components = {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /**
+         * @description The service cannot reach its database, or could not answer within its deadline
+         *     (`service_unavailable`). Nothing was changed unless the same request, retried, says so; retry
+         *     after `Retry-After` seconds (with the same `Idempotency-Key` where the operation takes one).
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The request body did not arrive in time (`request_timeout`). The connection is closed. */
+        RequestTimeout: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description The body is sent with a `Content-Encoding` the service does not decode (`unsupported_media_type`).
+         *     Send it uncompressed, or compressed with `gzip`, `deflate` or `br`.
+         */
+        UnsupportedMediaType: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The voice provider refused or failed the request (`upstream_error`). Nothing was charged. */
         UpstreamError: {
             headers: {
@@ -1084,7 +1125,7 @@ export type components = {
             };
             content?: never;
         };
-        /** @description A 4xx answer is a failure like any other non-2xx answer; the delivery is retried on the schedule described under `createWebhook`, honouring a `Retry-After` of up to 12 hours on a 429. */
+        /** @description A 4xx answer is a failure like any other non-2xx answer; the delivery is retried on the schedule described under `createWebhook`, honouring a `Retry-After` on a 429 that asks for a longer wait than the schedule's, up to 12 hours. */
         DeliveryRejected: {
             headers: {
                 [name: string]: unknown;
@@ -1227,6 +1268,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCall: {
@@ -1268,10 +1310,13 @@ export interface operations {
             402: components["responses"]["InsufficientCredits"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCall: {
@@ -1307,6 +1352,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelCall: {
@@ -1343,6 +1389,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listContacts: {
@@ -1387,6 +1434,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     upsertContact: {
@@ -1417,8 +1465,11 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
@@ -1458,6 +1509,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhook: {
@@ -1489,8 +1541,11 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhook: {
@@ -1526,6 +1581,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhook: {
@@ -1559,6 +1615,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhook: {
@@ -1596,8 +1653,11 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     testWebhook: {
@@ -1633,6 +1693,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -1666,8 +1727,10 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -1719,6 +1782,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     redeliverWebhookDelivery: {
@@ -1760,6 +1824,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     onCallCompleted: {

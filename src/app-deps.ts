@@ -7,6 +7,7 @@ import type { Db } from './database/connect.js';
 import type { VoiceProvider } from './calls/provider/types.js';
 import { SimulatedProvider } from './calls/provider/simulator.js';
 import { createDeliveryRuntime, type DeliveryRuntime } from './webhooks/delivery/runtime.js';
+import { createReadiness, type Readiness } from './health/readiness.js';
 
 /** The source of "now"; tests substitute a controllable one. */
 export interface Clock {
@@ -25,6 +26,8 @@ export interface AppDeps {
   delivery: DeliveryRuntime;
   /** This process's name in logs and on the leases it takes: host, pid and a random suffix. */
   instanceId: string;
+  /** Whether the process should get traffic (draining, database probe). */
+  readiness: Readiness;
 }
 
 /** A name for this process, unique among the processes sharing a database. */
@@ -34,7 +37,7 @@ export function newInstanceId(): string {
 
 /**
  * Builds the dependencies of one process: the system clock and the simulated provider unless given.
- * Throws on an invalid WEBHOOK_PRIVATE_ALLOWLIST range. Close `delivery` when the process stops.
+ * Throws on an invalid WEBHOOK_PRIVATE_ALLOWLIST range. Release them with closeAppDeps.
  */
 export function createAppDeps(parts: {
   db: Db;
@@ -52,5 +55,11 @@ export function createAppDeps(parts: {
     provider: parts.provider ?? new SimulatedProvider(parts.config.simulatorStepMs),
     delivery: createDeliveryRuntime(parts.db, parts.config, parts.logger, instanceId),
     instanceId,
+    readiness: createReadiness(parts.config.databaseUrl),
   };
+}
+
+/** Closes what createAppDeps opened besides the database pool: the delivery agent and the readiness probe. */
+export async function closeAppDeps(deps: AppDeps): Promise<void> {
+  await Promise.all([deps.delivery.close(), deps.readiness.close()]);
 }

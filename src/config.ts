@@ -9,6 +9,12 @@ export interface Config {
   dataDir: string;
   embeddedPostgresPort: number;
   dbPoolSize: number;
+  /** How long a query may wait for its answer before the client gives the connection up (client side). */
+  dbQueryTimeoutMs: number;
+  /** How long the server may run one statement (server side; below dbQueryTimeoutMs). */
+  dbStatementTimeoutMs: number;
+  /** How long a request may wait for a free or new pool connection. */
+  dbConnectTimeoutMs: number;
   logLevel: string;
   /** How long a looked-up API key is trusted before it is checked again (bounds revocation delay). */
   apiKeyCacheTtlMs: number;
@@ -21,6 +27,24 @@ export interface Config {
   webhookCaCerts: string[];
   /** Validate every response against the spec before sending it (on in tests). */
   validateResponses: boolean;
+  /** How long a request may take before it is answered 503 (a test send or a deletion gets the delivery timeout on top). */
+  requestTimeoutMs: number;
+  /** How long a client may take to send a request's headers, and then its body (408 after that). */
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  /** How many proxies in front of the service append to X-Forwarded-For (0: the header is ignored). */
+  trustProxyHops: number;
+  /** Failed authentications one client address may make per minute before it gets 429. */
+  authFailuresPerMinute: number;
+  /** Webhook attempts in flight from one process: in all, for one org, for one endpoint. */
+  webhookConcurrency: number;
+  webhookConcurrencyPerOrg: number;
+  webhookConcurrencyPerEndpoint: number;
+  /** Test sends (POST /webhooks/{id}/test) in flight at once: for one org, and in one process. */
+  testSendsPerOrg: number;
+  testSendsPerProcess: number;
+  /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
+  shutdownDrainMs: number;
   shutdownTimeoutMs: number;
   /** The public base URL printed at start and used in links; derived from host and port by default. */
   publicBaseUrl: string;
@@ -64,6 +88,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`WEBHOOK_PRIVATE_ALLOWLIST entries must be CIDR ranges, got "${cidr}"`);
     }
   }
+  const statementTimeout = integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000);
+  if (statementTimeout >= integer(env, 'DB_QUERY_TIMEOUT_MS', 6_000, 100, 600_000)) {
+    throw new ConfigError(
+      'DB_STATEMENT_TIMEOUT_MS must be below DB_QUERY_TIMEOUT_MS, so the server cancels a slow statement first',
+    );
+  }
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
     port,
@@ -72,12 +102,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || '.data'),
     embeddedPostgresPort: integer(env, 'EMBEDDED_PG_PORT', 54329, 1, 65535),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+    dbQueryTimeoutMs: integer(env, 'DB_QUERY_TIMEOUT_MS', 6_000, 100, 600_000),
+    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000),
+    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 3_000, 100, 60_000),
     logLevel: env.LOG_LEVEL || 'info',
     apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 30_000),
     simulatorStepMs: integer(env, 'SIMULATOR_STEP_MS', 1000, 1, 600_000),
     webhookPrivateAllowlist: allowlist,
     webhookCaCerts: [],
     validateResponses: boolean(env, 'VALIDATE_RESPONSES', false),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
+    headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 120_000),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 10_000, 100, 120_000),
+    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
+    authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 1024, 1, 10_000),
+    webhookConcurrencyPerOrg: integer(env, 'WEBHOOK_CONCURRENCY_PER_ORG', 96, 1, 10_000),
+    webhookConcurrencyPerEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 100),
+    testSendsPerOrg: integer(env, 'TEST_SENDS_PER_ORG', 4, 1, 100),
+    testSendsPerProcess: integer(env, 'TEST_SENDS_PER_PROCESS', 32, 1, 1_000),
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 60_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 120_000),
     publicBaseUrl: env.PUBLIC_BASE_URL || `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
   };

@@ -44,3 +44,13 @@ export function internalError(): DomainError {
     'Something went wrong on our side. Quote the Request-Id header when contacting support.',
   );
 }
+
+/** How long a client is asked to wait after the database failed, in seconds. */
+export const UNAVAILABLE_RETRY_AFTER_S = 2;
+
+/** The answer for a database that cannot be reached or could not answer in time; the cause is logged. */
+export function serviceUnavailable(message = 'The service is temporarily unavailable'): DomainError {
+  return new DomainError('service_unavailable', `${message}; retry in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`, {
+    headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S) },
+  });
+}

@@ -1,12 +1,11 @@
 // Entry point: config -> database (embedded by default) -> migrations -> demo data -> app -> listen.
 // Stops gracefully on SIGTERM/SIGINT: no new connections, in-flight work finished within a bound.
-import http from 'node:http';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { openDatabase } from './database/open.js';
 import { createApp } from './app.js';
-import { answerClientErrors } from './http/client-errors.js';
-import { createAppDeps } from './app-deps.js';
+import { startHttpServer } from './http/server.js';
+import { closeAppDeps, createAppDeps } from './app-deps.js';
 import { startWorkers } from './workers.js';
 import { seedDemoData } from './orgs/demo.js';
 
@@ -29,16 +28,9 @@ async function main(): Promise<void> {
 
   const demo = database.embedded ? await seedDemoData(database.db) : null;
   const app = await createApp(deps);
-  const server = http.createServer(app.callback());
-  answerClientErrors(server);
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  const server = await startHttpServer(app, config, deps.readiness, logger);
   const workers = await startWorkers(deps);
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const port = server.port;
   const base = config.publicBaseUrl.replace(/:\d+$/, `:${port}`);
 
   const lines = [
@@ -70,12 +62,10 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     const timeout = config.shutdownTimeoutMs;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeout).unref())]);
-    server.closeAllConnections();
+    // An interactive Ctrl-C stops at once; a SIGTERM from an orchestrator drains first.
+    await server.shutdown({ drainMs: signal === 'SIGTERM' ? config.shutdownDrainMs : 0, timeoutMs: timeout });
     await Promise.all(workers.map((worker) => worker.stop(timeout)));
-    await deps.delivery.close();
+    await closeAppDeps(deps);
     await database.close();
     logger.info('stopped');
     process.exit(0);

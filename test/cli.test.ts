@@ -183,7 +183,7 @@ describe('contacts import', CLI_TESTS, () => {
       .execute();
   }
 
-  it('imports valid rows, reports rejected ones with row numbers, emits one event per new contact, and is idempotent', async () => {
+  it('imports valid rows, reports rejected ones (duplicates within the file too) by line, emits one event per new contact, and is idempotent', async () => {
     const orgId = await newOrg();
     const file = path.join(dir, 'contacts.csv');
     await writeFile(
@@ -200,10 +200,14 @@ describe('contacts import', CLI_TESTS, () => {
     const first = await admin('contacts', 'import', '--org', orgId, file, '--json');
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout);
-    expect(summary).toMatchObject({ rows: 5, created: 2, updated: 0, rejected: 2 });
-    expect(summary.rejections.map((rejection: { row: number }) => rejection.row)).toEqual([4, 5]);
+    // Every row is accounted for: rows = created + updated + rejected.
+    expect(summary).toMatchObject({ rows: 5, created: 2, updated: 0, rejected: 3 });
+    expect(summary.rejections.map((rejection: { row: number }) => rejection.row)).toEqual([4, 5, 6]);
     expect(summary.rejections[0].reasons[0]).toContain('phone_e164');
     expect(summary.rejections[1].reasons[0]).toContain('email');
+    expect(summary.rejections[2].reasons).toEqual([
+      'phone_e164: already given on line 2; only the first row of a number is imported',
+    ]);
 
     const stored = await database.db
       .selectFrom('contacts')
@@ -212,7 +216,7 @@ describe('contacts import', CLI_TESTS, () => {
       .orderBy('phone_e164')
       .execute();
     expect(stored.map((row) => [row.phone_e164, row.name, row.consent_capture])).toEqual([
-      ['+919811000001', 'Asha Verma', 'website_form'],
+      ['+919811000001', 'Asha', 'website_form'],
       ['+919811000002', 'Ravi', 'imported'],
     ]);
     expect(stored[0]!.metadata).toEqual({ tier: 'gold' });
@@ -221,7 +225,7 @@ describe('contacts import', CLI_TESTS, () => {
 
     const again = await admin('contacts', 'import', '--org', orgId, file, '--json');
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, updated: 2, rejected: 2 });
+    expect(JSON.parse(again.stdout)).toMatchObject({ rows: 5, created: 0, updated: 2, rejected: 3 });
     expect((await events(orgId)).length).toBe(2);
   });
 

@@ -1,5 +1,6 @@
 // PostgreSQL stopped for a few seconds under a running server process (its own embedded cluster, never
-// the machine's): API requests fail fast with 500 internal_error in the envelope, the process stays up,
+// the machine's): API requests fail fast with 503 service_unavailable and Retry-After in the envelope,
+// never 401 or 500, the process stays up,
 // /readyz says 503 while /healthz still answers, and everything resumes by itself once the database is
 // back: new requests, the calls that were in flight, and the deliveries of their events.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,12 +49,17 @@ async function timed(url: string, init: RequestInit = {}) {
   const started = performance.now();
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
   const text = await response.text();
-  return { status: response.status, text, ms: performance.now() - started };
+  return {
+    status: response.status,
+    text,
+    retryAfter: response.headers.get('retry-after'),
+    ms: performance.now() - started,
+  };
 }
 
 describe('PostgreSQL stopped for a few seconds', () => {
   it(
-    'fails fast with internal_error, keeps the process up, reports it on /readyz, and recovers alone',
+    'fails fast with service_unavailable, keeps the process up, reports it on /readyz, and recovers alone',
     { timeout: 120_000 },
     async () => {
       const auth = { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' };
@@ -79,7 +85,7 @@ describe('PostgreSQL stopped for a few seconds', () => {
 
       await cluster.stop();
       const outageEnds = Date.now() + OUTAGE_MS;
-      const failures: Array<{ status: number; text: string; ms: number }> = [];
+      const failures: Array<Awaited<ReturnType<typeof timed>>> = [];
       const probes: Array<{ ready: number; healthy: number }> = [];
       while (Date.now() < outageEnds) {
         const [list, upsert, ready, healthy] = await Promise.all([
@@ -100,8 +106,11 @@ describe('PostgreSQL stopped for a few seconds', () => {
       expect(server.running()).toBe(true);
       expect(failures.length).toBeGreaterThanOrEqual(8);
       for (const failure of failures) {
-        expect(failure.status, failure.text).toBe(500);
-        expect(JSON.parse(failure.text)).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
+        expect(failure.status, failure.text).toBe(503);
+        expect(JSON.parse(failure.text)).toEqual({
+          error: { code: 'service_unavailable', message: expect.any(String) },
+        });
+        expect(Number(failure.retryAfter)).toBeGreaterThanOrEqual(1);
         expect(failure.ms).toBeLessThan(FAIL_FAST_MS);
       }
       expect(probes.every((probe) => probe.ready === 503 && probe.healthy === 200)).toBe(true);

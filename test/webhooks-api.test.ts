@@ -214,8 +214,9 @@ describe('POST /webhooks/{id}/rotate-secret', () => {
     expect(data?.secret).not.toBe(secret);
     expect(data?.data.id).toBe(id);
     const row = await env.database.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    expect(row.previous_secret).toBe(secret);
-    expect(row.previous_secret_expires_at!.getTime() - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
+    expect(row.previous_secrets).toHaveLength(1);
+    expect(row.previous_secrets[0]!.secret).toBe(secret);
+    expect(Date.parse(row.previous_secrets[0]!.expires_at) - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
   });
 });
 

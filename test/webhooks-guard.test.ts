@@ -165,6 +165,11 @@ describe('the retry schedule', () => {
     expect(nextAttemptAt('call.completed', 1, at, 7_200_000)!.getTime()).toBe(7_200_000);
     expect(nextAttemptAt('call.completed', 1, at, 13 * 3_600_000)!.getTime()).toBe(60_000);
     expect(nextAttemptAt('call.completed', 7, at, 1_000)).toBeNull();
+    // A Retry-After shorter than the schedule's wait never brings the next attempt forward.
+    expect(nextAttemptAt('call.completed', 1, at, 2_000)!.getTime()).toBe(60_000);
+    expect(nextAttemptAt('call.completed', 3, at, 1_000)!.getTime()).toBe(900_000);
+    // A test event gets one attempt.
+    expect(nextAttemptAt('webhook.test', 1, at, null)).toBeNull();
   });
 
   it('parses Retry-After seconds and HTTP dates', () => {

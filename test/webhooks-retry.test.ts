@@ -115,6 +115,7 @@ describe('the retry schedule', () => {
       null,
     ],
     ['429 asking for more than 12 hours (schedule instead)', 429, () => String(24 * 3600), MINUTE],
+    ['503 asking for less than the schedule (schedule instead)', 503, () => '2', MINUTE],
     ['500 with Retry-After (ignored)', 500, () => '5', MINUTE],
   ])('honours %s', async (_name, status, retryAfter, expectedDelay) => {
     const header = retryAfter();

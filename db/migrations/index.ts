@@ -9,6 +9,7 @@ import * as rateLimitBatches from './2026-11-21-006-rate-limit-batches.js';
 import * as recordAttemptFunction from './2026-11-21-007-record-attempt-function.js';
 import * as schemaFunctions from './2026-11-25-008-schema-functions.js';
 import * as deliveryLeases from './2026-11-25-009-delivery-leases.js';
+import * as exactWindows from './2026-11-25-010-exact-windows.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21-007-record-attempt-function': recordAttemptFunction,
   '2026-11-25-008-schema-functions': schemaFunctions,
   '2026-11-25-009-delivery-leases': deliveryLeases,
+  '2026-11-25-010-exact-windows': exactWindows,
 };

@@ -5,6 +5,7 @@ import type { AppDeps } from '../app-deps.js';
 import type { BackgroundWorker } from '../background-worker.js';
 import { claimDueCall } from './queries.js';
 import { advanceCall, withStatusCount } from './lifecycle.js';
+import { OutageTracker } from '../database/outage.js';
 import { PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES } from './policy.js';
 
 /** Advances the most overdue call, if any; returns whether one was due. Throws on database or provider errors. */
@@ -20,7 +21,8 @@ export async function advanceOneDueCall(deps: AppDeps): Promise<boolean> {
 
 /**
  * Starts the worker. While idle only the first lane polls (every simulated second, within bounds);
- * the others sleep until it finds work, then all lanes drain due calls in parallel. Never throws.
+ * the others sleep until it finds work, then all lanes drain due calls in parallel. While the database
+ * is unavailable only the first lane tries, backing off. Never throws.
  */
 export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
   const idleMs = Math.min(PROGRESS_IDLE_WAIT_MS.max, Math.max(PROGRESS_IDLE_WAIT_MS.min, deps.provider.secondMs));
@@ -40,13 +42,17 @@ export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
       sleepers.add(wake);
     });
 
+  const outage = new OutageTracker(deps.logger, 'call progress');
   const lane = async (index: number) => {
     while (!stopping) {
       let advanced = false;
       try {
         advanced = await advanceOneDueCall(deps);
+        outage.succeeded();
       } catch (error) {
-        deps.logger.error({ err: error }, 'call progress step failed');
+        const wait = outage.failed(error);
+        if (!stopping) await sleep(index === 0 ? wait : null);
+        continue;
       }
       if (advanced) wakeAll();
       else if (!stopping) await sleep(index === 0 ? idleMs : null);

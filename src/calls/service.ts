@@ -6,7 +6,7 @@ import type { Db } from '../database/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import type { AuthContext } from '../orgs/authenticator.js';
 import { ProviderRefusedError } from './provider/types.js';
-import { findAgentInOrg, findOrg } from '../orgs/service.js';
+import { findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { findCall, insertCall, listCallsPage, lockCall, type CallListRow, type CallRow } from './queries.js';
 import { countCalls, shiftStatusCount } from './status-count-queries.js';
 import { insertTimelineEntry, listTimeline } from './timeline-queries.js';
@@ -35,7 +35,9 @@ async function createQueuedCall(trx: Db, deps: AppDeps, request: PlaceCallReques
   const { auth, body } = request;
   const agent = await findAgentInOrg(trx, auth.orgId, body.agent_id);
   if (!agent) throw notFound('agent', 'agent_id');
-  if (auth.planId === null) throw new DomainError('forbidden', 'The organisation has no active plan.');
+  // Read now, not from the key cache: a plan removed a moment ago stops placements at once.
+  if (!(await hasActivePlan(trx, auth.orgId)))
+    throw new DomainError('forbidden', 'The organisation has no active plan.');
   const org = await findOrg(trx, auth.orgId);
   if (!org) throw new Error(`the authenticated org ${auth.orgId} does not exist`);
 

@@ -1,35 +1,35 @@
-// CSV contact import: checks encoding and header first, then streams rows in batches through the
-// same validation as the API, upserting and emitting contact.created once per new number.
+// CSV contact import: checks the file (UTF-8, header, CSV structure) before writing anything, then
+// streams its rows through the same rules and messages as POST /contacts, all in one transaction:
+// every bad row is reported by line and skipped, and either the rest is imported or nothing is.
 import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import type { Db } from '../database/connect.js';
-import { emitEvents } from '../webhooks/outbox.js';
-import * as contacts from './queries.js';
+import { textProblem } from '../contract/text-rules.js';
+import { messagesByField } from '../contract/validation-messages.js';
 import { validators } from '../contract/validators.js';
+import { emitEvents } from '../webhooks/outbox.js';
 import { IMPORT_BATCH_SIZE as BATCH_SIZE, MAX_LISTED_REJECTIONS } from './policy.js';
+import * as contacts from './queries.js';
 
 /** A file that cannot be imported at all (bad encoding, header, or CSV structure); nothing was written. */
 export class ImportFileError extends Error {}
 
 export const IMPORT_COLUMNS = ['phone_e164', 'name', 'email', 'language_pref', 'consent_capture', 'metadata'] as const;
 
+/** What an import did: rows read = created + updated + rejected. */
 export interface ImportSummary {
   rows: number;
   created: number;
   updated: number;
   rejected: number;
+  /** The first rejected rows, by line number, with their reasons in the API's words. */
   rejections: Array<{ row: number; reasons: string[] }>;
 }
 
-/** Formats validator errors as `field: message` (field paths with dots). */
-function describeErrors(errors: typeof validators.ContactUpsert.errors): string[] {
-  return (errors ?? []).map((error) => {
-    const field = error.instancePath.split('/').filter(Boolean).join('.');
-    return `${field || 'row'}: ${error.message ?? 'is invalid'}`;
-  });
-}
-
 type CsvRecords = AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>;
+
+/** Physical lines listed in a bad-encoding report, at the most. */
+const MAX_LISTED_LINES = 20;
 
 function readRecords(file: string): CsvRecords {
   return createReadStream(file).pipe(
@@ -37,19 +37,48 @@ function readRecords(file: string): CsvRecords {
   ) as unknown as CsvRecords;
 }
 
+/** The numbers of the file's lines that are not valid UTF-8, in constant memory. */
+async function linesNotUtf8(file: string): Promise<number[]> {
+  const bad: number[] = [];
+  let line = 1;
+  let pending: Buffer[] = [];
+  const check = (bytes: Buffer) => {
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      bad.push(line);
+    }
+  };
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, start)) {
+      check(Buffer.concat([...pending, chunk.subarray(start, at)]));
+      pending = [];
+      start = at + 1;
+      line += 1;
+    }
+    pending.push(chunk.subarray(start));
+  }
+  check(Buffer.concat(pending));
+  return bad;
+}
+
 /**
  * Reads the whole file once, in constant memory, without writing anything: throws ImportFileError
- * unless it is valid UTF-8 with a known header and well-formed CSV. Returns the number of records.
+ * unless it is valid UTF-8 with a known header and well-formed CSV.
  */
-async function checkFile(file: string): Promise<number> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+async function checkFile(file: string): Promise<void> {
+  let bad: number[];
   try {
-    for await (const chunk of createReadStream(file)) decoder.decode(chunk as Buffer, { stream: true });
-    decoder.decode();
+    bad = await linesNotUtf8(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ImportFileError(`file not found: ${file}`);
-    if (error instanceof TypeError) throw new ImportFileError('the file is not valid UTF-8 text');
     throw error;
+  }
+  if (bad.length > 0) {
+    const listed = bad.slice(0, MAX_LISTED_LINES).join(', ');
+    const more = bad.length > MAX_LISTED_LINES ? ` and ${bad.length - MAX_LISTED_LINES} more` : '';
+    throw new ImportFileError(`the file is not valid UTF-8 text: line ${listed}${more}; nothing was imported`);
   }
   let records = 0;
   try {
@@ -62,7 +91,6 @@ async function checkFile(file: string): Promise<number> {
     throw error;
   }
   if (records === 0) throw new ImportFileError('the file has a header but no rows');
-  return records;
 }
 
 function checkHeader(header: string[]): string[] {
@@ -79,20 +107,28 @@ function checkHeader(header: string[]): string[] {
 /** Validates one record by the API's ContactUpsert rules; returns the row or the reasons it is refused. */
 function toRow(record: Record<string, string>): { row: contacts.ImportRow } | { reasons: string[] } {
   const candidate: Record<string, unknown> = {};
+  const reasons: string[] = [];
   for (const [column, raw] of Object.entries(record)) {
     const value = raw.trim();
     if (value === '') continue;
-    if (column === 'metadata') {
+    const problem = textProblem(value);
+    if (problem) {
+      reasons.push(`${column}: ${problem}`);
+    } else if (column === 'metadata') {
       try {
         candidate.metadata = JSON.parse(value);
       } catch {
-        return { reasons: ['metadata: must be a JSON object'] };
+        reasons.push('metadata: must be a JSON object');
       }
     } else {
       candidate[column] = value;
     }
   }
-  if (!validators.ContactUpsert(candidate)) return { reasons: describeErrors(validators.ContactUpsert.errors) };
+  if (reasons.length > 0) return { reasons };
+  if (!validators.ContactUpsert(candidate)) {
+    const byField = messagesByField((validators.ContactUpsert.errors ?? []) as never);
+    return { reasons: [...byField].flatMap(([field, messages]) => messages.map((message) => `${field}: ${message}`)) };
+  }
   return {
     row: {
       phone_e164: candidate.phone_e164,
@@ -105,60 +141,37 @@ function toRow(record: Record<string, string>): { row: contacts.ImportRow } | { 
   };
 }
 
-/** Folds repeated numbers within a batch into one row; later non-empty cells win. */
-function mergeByPhone(rows: contacts.ImportRow[]): contacts.ImportRow[] {
-  const byPhone = new Map<string, contacts.ImportRow>();
-  for (const row of rows) {
-    const previous = byPhone.get(row.phone_e164);
-    if (!previous) {
-      byPhone.set(row.phone_e164, row);
-      continue;
-    }
-    byPhone.set(row.phone_e164, {
-      phone_e164: row.phone_e164,
-      name: row.name ?? previous.name,
-      email: row.email ?? previous.email,
-      language_pref: row.language_pref ?? previous.language_pref,
-      metadata: row.metadata ?? previous.metadata,
-      consent_capture: row.consent_capture ?? previous.consent_capture,
-    });
-  }
-  return [...byPhone.values()];
-}
-
 async function writeBatch(
-  db: Db,
+  trx: Db,
   orgId: string,
-  batch: contacts.ImportRow[],
+  rows: contacts.ImportRow[],
 ): Promise<{ created: number; updated: number }> {
-  const rows = mergeByPhone(batch);
-  return db.transaction().execute(async (trx) => {
-    const inserted = await contacts.insertNewContacts(trx, orgId, rows);
-    await emitEvents(
-      trx,
-      orgId,
-      'contact.created',
-      inserted.map((row) => ({
-        contact_id: row.id,
-        phone_e164: row.phone_e164,
-        name: row.name,
-        consent_capture: row.consent_capture,
-      })),
-    );
-    const insertedPhones = new Set(inserted.map((row) => row.phone_e164));
-    const updated = await contacts.updateExistingContacts(
-      trx,
-      orgId,
-      rows.filter((row) => !insertedPhones.has(row.phone_e164)),
-    );
-    return { created: inserted.length, updated };
-  });
+  const inserted = await contacts.insertNewContacts(trx, orgId, rows);
+  await emitEvents(
+    trx,
+    orgId,
+    'contact.created',
+    inserted.map((row) => ({
+      contact_id: row.id,
+      phone_e164: row.phone_e164,
+      name: row.name,
+      consent_capture: row.consent_capture,
+    })),
+  );
+  const insertedPhones = new Set(inserted.map((row) => row.phone_e164));
+  const updated = await contacts.updateExistingContacts(
+    trx,
+    orgId,
+    rows.filter((row) => !insertedPhones.has(row.phone_e164)),
+  );
+  return { created: inserted.length, updated };
 }
 
 /**
- * Imports a CSV file of contacts into an org. Empty cells keep stored values; a new number without
- * consent_capture is recorded as `imported`. Throws ImportFileError, having written nothing, for a
- * file with bad encoding, header or CSV structure; invalid rows are skipped and reported.
+ * Imports a CSV file of contacts into an org, in one transaction. Empty cells keep stored values; a new
+ * number without consent_capture is recorded as `imported`; a number already given on an earlier line
+ * is rejected. Throws ImportFileError, having written nothing, for a file with bad encoding (naming its
+ * lines), header or CSV structure; database errors roll the whole import back.
  */
 export async function importContacts(
   db: Db,
@@ -168,29 +181,36 @@ export async function importContacts(
 ): Promise<ImportSummary> {
   await checkFile(file);
   const summary: ImportSummary = { rows: 0, created: 0, updated: 0, rejected: 0, rejections: [] };
-  let batch: contacts.ImportRow[] = [];
-  for await (const { record, info } of readRecords(file)) {
-    summary.rows += 1;
-    const result = toRow(record);
-    if ('reasons' in result) {
-      summary.rejected += 1;
-      if (summary.rejections.length < MAX_LISTED_REJECTIONS)
-        summary.rejections.push({ row: info.lines, reasons: result.reasons });
-    } else {
-      batch.push(result.row);
-    }
-    if (batch.length >= BATCH_SIZE) {
-      const written = await writeBatch(db, orgId, batch);
+  const reject = (line: number, reasons: string[]) => {
+    summary.rejected += 1;
+    if (summary.rejections.length < MAX_LISTED_REJECTIONS) summary.rejections.push({ row: line, reasons });
+  };
+  const firstLineOf = new Map<string, number>();
+  await db.transaction().execute(async (trx) => {
+    let batch: contacts.ImportRow[] = [];
+    const flush = async () => {
+      const written = await writeBatch(trx, orgId, batch);
       summary.created += written.created;
       summary.updated += written.updated;
       batch = [];
+    };
+    for await (const { record, info } of readRecords(file)) {
+      summary.rows += 1;
+      const result = toRow(record);
+      if ('reasons' in result) {
+        reject(info.lines, result.reasons);
+      } else if (firstLineOf.has(result.row.phone_e164)) {
+        reject(info.lines, [
+          `phone_e164: already given on line ${firstLineOf.get(result.row.phone_e164)}; only the first row of a number is imported`,
+        ]);
+      } else {
+        firstLineOf.set(result.row.phone_e164, info.lines);
+        batch.push(result.row);
+        if (batch.length >= BATCH_SIZE) await flush();
+      }
+      if (summary.rows % 10_000 === 0) onProgress(summary.rows);
     }
-    if (summary.rows % 10_000 === 0) onProgress(summary.rows);
-  }
-  if (batch.length > 0) {
-    const written = await writeBatch(db, orgId, batch);
-    summary.created += written.created;
-    summary.updated += written.updated;
-  }
+    if (batch.length > 0) await flush();
+  });
   return summary;
 }

@@ -1,4 +1,5 @@
-// Opens the Kysely/pg connection pool with row types mapped to JavaScript numbers.
+// Opens the Kysely/pg connection pool: row types mapped to JavaScript numbers, and every wait bounded
+// (for a connection, for a statement on the server, for an answer on the client).
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -8,7 +9,7 @@ export type Db = Kysely<Database>;
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
-// bigint and numeric columns hold paise, counts and epoch seconds: all far below 2^53.
+// bigint and numeric columns hold paise, counts and epoch milliseconds: all far below 2^53.
 const types = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
@@ -16,28 +17,60 @@ const types = {
   },
 };
 
+/** The message pg gives a query whose answer did not come within query_timeout. */
+export const QUERY_READ_TIMEOUT = 'Query read timeout';
+
+/**
+ * A pg client that gives its connection up when a query outlasts the client-side timeout: the server
+ * may be silent, and a later query on the same connection would wait behind the lost one. The broken
+ * connection is then no longer queryable, so the pool discards it when it comes back.
+ */
+class BoundedClient extends pg.Client {
+  override query(...args: unknown[]): never {
+    const result = (super.query as (...a: unknown[]) => unknown)(...args);
+    if (result instanceof Promise) {
+      return result.catch((error: unknown) => {
+        if (error instanceof Error && error.message === QUERY_READ_TIMEOUT) {
+          (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        }
+        throw error;
+      }) as never;
+    }
+    return result as never;
+  }
+}
+
+/** Pool settings; every timeout is in milliseconds and 0 turns it off. */
 export interface ConnectOptions {
   poolSize: number;
-  /** Milliseconds to wait for a free or new connection before failing the query. */
-  connectionTimeoutMs?: number;
+  /** How long to wait for a free or new connection before the query fails (default 3 s). */
+  connectTimeoutMs?: number;
+  /** How long the server may run one statement (default 5 s). */
   statementTimeoutMs?: number;
+  /** How long the client waits for a query's answer before giving the connection up (default 6 s). */
+  queryTimeoutMs?: number;
+  /** How long a session may sit idle inside a transaction before the server ends it (default 30 s). */
+  idleInTransactionTimeoutMs?: number;
 }
 
 /** Creates a pool-backed Kysely instance; connection errors surface on first query. */
 export function connectDatabase(url: string, options: ConnectOptions): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString: url,
+    Client: BoundedClient as unknown as typeof pg.Client,
     max: options.poolSize,
-    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
-    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
+    statement_timeout: options.statementTimeoutMs ?? 5_000,
+    query_timeout: options.queryTimeoutMs ?? 6_000,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 30_000,
+    keepAlive: true,
     types,
   });
   // An idle client losing its server connection must not crash the process.
   pool.on('error', () => undefined);
-  // Nor a checked-out one between two queries (a transaction awaiting other work, the webhook lock
-  // session holding its locks): the pool removes its idle listener while a client is out, and an
-  // 'error' event with no listener kills the process. The client's next query fails instead, and the
-  // pool discards the client when it comes back.
+  // Nor a checked-out one between two queries (a transaction awaiting other work): the pool removes its
+  // idle listener while a client is out, and an 'error' event with no listener kills the process. The
+  // client's next query fails instead, and the pool discards the client when it comes back.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };

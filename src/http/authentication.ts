@@ -8,14 +8,14 @@ import { stateOf } from './request-state.js';
 
 /**
  * The security handler: the caller's context, or false for a bad key. openapi-backend turns a throw
- * into a plain "not authorised", so a lookup failure is kept in the request state instead and
- * rethrown by rethrowAuthFault.
+ * into a plain "not authorised", so a failure that is not a bad key (the database, or an address over
+ * its allowance of failed authentications) is kept in the request state and rethrown by rethrowAuthFault.
  */
 export function bearerAuth(authenticator: ApiKeyAuthenticator) {
   return async (_context: Context, ctx: Koa.Context): Promise<AuthContext | false> => {
     const state = stateOf(ctx);
     try {
-      const auth = await authenticator.authenticate(ctx.get('authorization') || undefined);
+      const auth = await authenticator.authenticate(ctx.get('authorization') || undefined, ctx.ip);
       if (auth) state.auth = auth;
       return auth ?? false;
     } catch (error) {
@@ -25,7 +25,7 @@ export function bearerAuth(authenticator: ApiKeyAuthenticator) {
   };
 }
 
-/** In postSecurityHandler: rethrows a failure of the key lookup, so it is answered as what it is. */
+/** In postSecurityHandler: rethrows a failure that is not a bad key, so it is answered as what it is. */
 export function rethrowAuthFault(ctx: Koa.Context): void {
   const { authFault } = stateOf(ctx);
   if (authFault !== undefined) throw authFault;

@@ -15,6 +15,7 @@ import { patchRouter } from './openapi-backend-patches.js';
 import { headerNamesOf, operationInput } from './operation-input.js';
 import { takeRateLimitSlot } from './rate-limit.js';
 import { checkRequest } from './request-checks.js';
+import { declaresBody, readJsonBody } from './request-body.js';
 import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
 import { methodNotAllowed, notFound } from './routing-errors.js';
@@ -56,10 +57,13 @@ export async function createBackend(handlers: HandlerMap, parts: BackendParts): 
     },
     notFound,
     methodNotAllowed: methodNotAllowed(api),
-    // After authentication, before validation: every authenticated request counts against the limit.
-    postSecurityHandler: async (_context: Context, ctx: Koa.Context) => {
+    // After authentication, before validation: every authenticated request counts against the limit,
+    // and only then is its body read.
+    postSecurityHandler: async (context: Context, ctx: Koa.Context) => {
       rethrowAuthFault(ctx);
+      if (!context.security?.authorized) return;
       await takeRateLimitSlot(limiter, ctx);
+      await readBody(api, context, ctx, deps.config.bodyTimeoutMs);
     },
     unauthorizedHandler: unauthorized,
     validationFail: (context: Context) => {
@@ -81,22 +85,34 @@ export async function createBackend(handlers: HandlerMap, parts: BackendParts): 
   return api;
 }
 
+/**
+ * Reads the body of an operation that takes one into the request openapi-backend validates, and parses
+ * the request again with it. A body sent to an operation that takes none is left unread (refused in
+ * checkRequest). Throws what readJsonBody throws.
+ */
+async function readBody(api: OpenAPIBackend, context: Context, ctx: Koa.Context, timeoutMs: number): Promise<void> {
+  const state = stateOf(ctx);
+  if (!state.hasBody || !context.operation.requestBody || !state.apiRequest) return;
+  state.apiRequest.body = await readJsonBody(ctx, timeoutMs);
+  context.request = api.router.parseRequest(state.apiRequest, context.operation);
+}
+
 /** Koa middleware that hands every request under /api/v1 (and anything unmatched) to the backend. */
 export function backendMiddleware(api: OpenAPIBackend): Koa.Middleware {
   return async (ctx) => {
     const state = stateOf(ctx);
+    state.hasBody = declaresBody(ctx);
+    state.apiRequest = {
+      method: ctx.method,
+      path: ctx.path,
+      query: ctx.querystring,
+      headers: ctx.headers as Record<string, string | string[]>,
+    };
     try {
-      await api.handleRequest(
-        {
-          method: ctx.method,
-          path: ctx.path,
-          query: ctx.querystring,
-          headers: ctx.headers as Record<string, string | string[]>,
-          body: state.hasBody ? (ctx.request as unknown as { body: unknown }).body : undefined,
-        },
-        ctx,
-      );
+      await api.handleRequest(state.apiRequest, ctx);
     } finally {
+      // A body never read (refused before it was needed) is not waited for: the connection goes.
+      if (state.hasBody && !ctx.req.complete) ctx.set('Connection', 'close');
       for (const [name, value] of Object.entries(state.rateLimitHeaders ?? {})) ctx.set(name, value);
     }
   };

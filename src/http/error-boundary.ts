@@ -1,53 +1,32 @@
-// Turns every failure below it into the error envelope (body-parser errors included), in one place.
+// Turns every failure below it into the error envelope, in one place: domain errors as they are, a
+// database that cannot answer as 503 service_unavailable, anything else as a bare internal_error.
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { DomainError, internalError } from '../errors.js';
+import { DomainError, internalError, serviceUnavailable } from '../errors.js';
+import { isDatabaseUnavailable } from '../database/faults.js';
 import { envelopeOf, statusOf } from './error-envelope.js';
 import { stateOf } from './request-state.js';
 
-interface HttpError extends Error {
-  status?: number;
-  type?: string;
-  expose?: boolean;
-}
-
-/** Maps errors thrown by the body parser to invalid_request; null for anything else. */
-function bodyParserError(error: HttpError): DomainError | null {
-  if (error.type === 'entity.too.large' || error.status === 413) {
-    return new DomainError('invalid_request', 'body: the request body exceeds the 64 KiB limit', {
-      param: 'body',
-      details: { body: ['exceeds the 64 KiB limit'] },
-    });
-  }
-  if (error.status === 400 || error.status === 415 || error.type === 'entity.parse.failed') {
-    return new DomainError('invalid_request', 'body: the request body is not valid JSON', {
-      param: 'body',
-      details: { body: ['is not valid JSON'] },
-    });
-  }
-  if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') {
-    return new DomainError('invalid_request', 'body: unsupported content encoding or charset', {
-      param: 'body',
-      details: { body: ['unsupported content encoding or charset'] },
-    });
-  }
-  return null;
-}
-
 /**
- * Turns every failure into the error envelope. Domain errors go out as they are; anything else is
- * logged with its stack and answered with a bare internal_error. With `checkDeclared`, an error
- * status the matched operation does not declare in the spec becomes a loud contract violation.
+ * Turns every failure into the error envelope. Domain errors go out as they are; a database that
+ * cannot be reached or could not answer in time becomes service_unavailable with Retry-After (logged
+ * at debug: the access log has the 503 and the database monitor reports the outage); anything else is logged with its
+ * stack and answered with a bare internal_error. With `checkDeclared`, an error status the matched
+ * operation does not declare in the spec becomes a loud contract violation.
  */
 export function errorBoundary(logger: Logger, checkDeclared: boolean): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (caught) {
-      const error = caught as HttpError;
-      let apiError = error instanceof DomainError ? error : bodyParserError(error);
-      if (!apiError) {
-        logger.error({ err: error, requestId: stateOf(ctx).requestId }, 'unhandled error');
+      let apiError: DomainError;
+      if (caught instanceof DomainError) {
+        apiError = caught;
+      } else if (isDatabaseUnavailable(caught)) {
+        logger.debug({ err: caught, requestId: stateOf(ctx).requestId }, 'database unavailable');
+        apiError = serviceUnavailable();
+      } else {
+        logger.error({ err: caught, requestId: stateOf(ctx).requestId }, 'unhandled error');
         apiError = internalError();
       }
       const operation = stateOf(ctx).operation;

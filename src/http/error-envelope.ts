@@ -12,11 +12,14 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   idempotency_conflict: 409,
   invalid_state: 409,
+  unsupported_media_type: 415,
   too_many_requests: 429,
   internal_error: 500,
   upstream_error: 502,
+  service_unavailable: 503,
 };
 
 /** The HTTP status a domain error is answered with. */

@@ -1,23 +1,23 @@
 // Liveness and readiness probes, outside the API contract and without authentication.
 import type Router from '@koa/router';
-import { sql } from 'kysely';
-import type { Db } from '../database/connect.js';
+import type { Readiness } from '../health/readiness.js';
 
-/** Registers GET /healthz (the process answers) and GET /readyz (the database answers within 2 s). */
-export function healthRoutes(router: Router, db: Db): void {
+/**
+ * Registers GET /healthz (the process answers) and GET /readyz: 200 when the process should get
+ * traffic, 503 while it drains for a shutdown or its database does not answer (within about 1.5 s).
+ */
+export function healthRoutes(router: Router, readiness: Readiness): void {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    try {
-      await Promise.race([
-        sql`SELECT 1`.execute(db),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('database timeout')), 2_000).unref()),
-      ]);
+    const reason = await readiness.notReadyReason();
+    if (reason === null) {
       ctx.body = { status: 'ready', database: 'ok' };
-    } catch {
-      ctx.status = 503;
-      ctx.body = { status: 'unavailable', database: 'unreachable' };
+      return;
     }
+    ctx.status = 503;
+    ctx.set('Retry-After', '1');
+    ctx.body = reason === 'draining' ? { status: 'draining' } : { status: 'unavailable', database: 'unreachable' };
   });
 }

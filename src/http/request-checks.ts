@@ -2,7 +2,7 @@
 import type { Context, Operation } from 'openapi-backend';
 import type Koa from 'koa';
 import { DomainError, invalidField } from '../errors.js';
-import { findUnstorableValue } from './text-guard.js';
+import { findUnstorableValue } from '../contract/text-rules.js';
 import { undeclaredQueryParameter } from './validation-errors.js';
 import { stateOf } from './request-state.js';
 

@@ -1,6 +1,11 @@
-// Bearer API-key authentication with a short-lived cache that bounds how long a revoked key works.
+// Bearer API-key authentication. Found keys are cached for a short time (the bound on how long a revoked
+// key or a changed plan goes unnoticed); unknown keys are remembered apart, in a bounded cache that never
+// pushes out a valid key. Failed authentications are counted per client address, and an address over
+// its allowance gets no more database lookups until its allowance refills.
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../database/connect.js';
 import type { Clock } from '../app-deps.js';
+import { DomainError } from '../errors.js';
 import { parseApiKey, secretMatches } from './api-keys.js';
 import { findKeyByPrefix, type KeyLookup } from './api-key-queries.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
@@ -13,42 +18,111 @@ export interface AuthContext {
   rateLimitPerMinute: number;
 }
 
-/** Resolves Authorization headers to orgs; caches each key lookup for at most ttlMs. */
+/** Keys kept in the cache of found keys; far above the number of keys a deployment has in use. */
+const KNOWN_KEYS = 100_000;
+/** Unknown key prefixes remembered; the oldest are forgotten first. */
+const UNKNOWN_KEYS = 20_000;
+/** Client addresses whose failed authentications are counted; the quietest are forgotten first. */
+const COUNTED_ADDRESSES = 50_000;
+
+/** Settings of the authenticator. */
+export interface AuthenticatorOptions {
+  /** How long a key lookup is reused (0: never). */
+  cacheTtlMs: number;
+  /** Failed authentications one address may make per minute. */
+  failuresPerMinute: number;
+}
+
+/** A client address's allowance of failed authentications: a token bucket. */
+interface Allowance {
+  tokens: number;
+  at: number;
+}
+
+/** Resolves Authorization headers to orgs. */
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, { lookup: KeyLookup | undefined; expiresAt: number }>();
+  private readonly known: LRUCache<string, KeyLookup> | null;
+  private readonly unknown: LRUCache<string, true> | null;
+  private readonly allowances: LRUCache<string, Allowance>;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly ttlMs: number,
-  ) {}
+    private readonly options: AuthenticatorOptions,
+  ) {
+    const perf = { now: () => clock.now().getTime() };
+    const ttl = options.cacheTtlMs;
+    this.known = ttl > 0 ? new LRUCache({ max: KNOWN_KEYS, ttl, perf }) : null;
+    this.unknown = ttl > 0 ? new LRUCache({ max: UNKNOWN_KEYS, ttl, perf }) : null;
+    this.allowances = new LRUCache({ max: COUNTED_ADDRESSES });
+  }
 
-  /** The caller's context, or null for a missing, malformed, unknown or revoked key. DB errors propagate. */
-  async authenticate(authorization: string | undefined): Promise<AuthContext | null> {
-    if (!authorization) return null;
-    const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
-    if (!match) return null;
-    const parsed = parseApiKey(match[1]!);
-    if (!parsed) return null;
-    const lookup = await this.lookup(parsed.prefix);
-    if (!lookup || lookup.revoked || !secretMatches(parsed.secret, lookup.secretHash)) return null;
-    return {
-      orgId: lookup.orgId,
-      keyPrefix: parsed.prefix,
-      planId: lookup.planId,
-      rateLimitPerMinute: lookup.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
-    };
+  /**
+   * The caller's context, or null for a missing, malformed, unknown or revoked key. Throws DomainError
+   * too_many_requests when `address` has used up its failed authentications and the key is not one
+   * already known to be valid; database errors propagate.
+   */
+  async authenticate(authorization: string | undefined, address: string): Promise<AuthContext | null> {
+    const parsed = parseBearer(authorization);
+    const cached = parsed ? this.known?.get(parsed.prefix) : undefined;
+    if (parsed && cached && isValid(cached, parsed.secret)) return contextOf(cached, parsed.prefix);
+    this.refuseWhenExhausted(address);
+    const lookup = parsed ? await this.lookup(parsed.prefix) : undefined;
+    if (parsed && lookup && isValid(lookup, parsed.secret)) return contextOf(lookup, parsed.prefix);
+    this.countFailure(address);
+    return null;
   }
 
   private async lookup(prefix: string): Promise<KeyLookup | undefined> {
-    const now = this.clock.now().getTime();
-    const cached = this.cache.get(prefix);
-    if (cached && cached.expiresAt > now) return cached.lookup;
-    const lookup = await findKeyByPrefix(this.db, prefix);
-    if (this.ttlMs > 0) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(prefix, { lookup, expiresAt: now + this.ttlMs });
-    }
+    if (this.unknown?.has(prefix)) return undefined;
+    const lookup = this.known?.get(prefix) ?? (await findKeyByPrefix(this.db, prefix));
+    if (lookup) this.known?.set(prefix, lookup);
+    else this.unknown?.set(prefix, true);
     return lookup;
   }
+
+  private allowanceOf(address: string): Allowance {
+    const now = this.clock.now().getTime();
+    const perMinute = this.options.failuresPerMinute;
+    const allowance = this.allowances.get(address) ?? { tokens: perMinute, at: now };
+    allowance.tokens = Math.min(perMinute, allowance.tokens + ((now - allowance.at) * perMinute) / 60_000);
+    allowance.at = now;
+    return allowance;
+  }
+
+  private refuseWhenExhausted(address: string): void {
+    const allowance = this.allowanceOf(address);
+    if (allowance.tokens >= 1) return;
+    const waitS = Math.max(1, Math.ceil(((1 - allowance.tokens) * 60) / this.options.failuresPerMinute));
+    throw new DomainError(
+      'too_many_requests',
+      `Too many failed authentications from this address; retry in ${waitS} seconds with a valid API key.`,
+      { headers: { 'Retry-After': String(waitS) } },
+    );
+  }
+
+  private countFailure(address: string): void {
+    const allowance = this.allowanceOf(address);
+    allowance.tokens = Math.max(0, allowance.tokens - 1);
+    this.allowances.set(address, allowance);
+  }
+}
+
+function parseBearer(authorization: string | undefined): { prefix: string; secret: string } | null {
+  if (!authorization) return null;
+  const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
+  return match ? parseApiKey(match[1]!) : null;
+}
+
+function isValid(lookup: KeyLookup, secret: string): boolean {
+  return !lookup.revoked && secretMatches(secret, lookup.secretHash);
+}
+
+function contextOf(lookup: KeyLookup, prefix: string): AuthContext {
+  return {
+    orgId: lookup.orgId,
+    keyPrefix: prefix,
+    planId: lookup.planId,
+    rateLimitPerMinute: lookup.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+  };
 }

@@ -17,6 +17,17 @@ export async function findOrg(db: Db, orgId: string) {
   return db.selectFrom('orgs').selectAll().where('id', '=', orgId).executeTakeFirst();
 }
 
+/** The org's active plan (id and rate limit), or undefined when it has none or the plan is switched off. */
+export async function findActivePlanOfOrg(db: Db, orgId: string) {
+  return db
+    .selectFrom('orgs')
+    .innerJoin('plans', 'plans.id', 'orgs.plan_id')
+    .select(['plans.id', 'plans.rate_limit_per_minute'])
+    .where('orgs.id', '=', orgId)
+    .where('plans.active', '=', true)
+    .executeTakeFirst();
+}
+
 /** A plan by id, or undefined. */
 export async function findPlan(db: Db, planId: string) {
   return db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirst();

@@ -109,6 +109,11 @@ export async function findOrg(db: Db, orgId: string) {
   return orgs.findOrg(db, orgId);
 }
 
+/** Whether the org has an active plan now (read from the database, not from the key cache). */
+export async function hasActivePlan(db: Db, orgId: string): Promise<boolean> {
+  return (await orgs.findActivePlanOfOrg(db, orgId)) !== undefined;
+}
+
 /** The agent when it belongs to the org, or undefined. */
 export async function findAgentInOrg(db: Db, orgId: string, agentId: string) {
   return agents.findAgentInOrg(db, orgId, agentId);

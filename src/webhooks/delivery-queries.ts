@@ -43,8 +43,15 @@ interface ClaimedRow {
   event_created_at: Date;
   url: string;
   secret: string;
-  previous_secret: string | null;
+  previous_secrets: string[];
   active: boolean;
+}
+
+/** The endpoint's replaced secrets still signing at `now`, newest first, as a text array. */
+function liveSecrets(table: string, now: Date) {
+  return sql<string[]>`ARRAY(
+    SELECT p->>'secret' FROM jsonb_array_elements(${sql.ref(`${table}.previous_secrets`)}) AS p
+    WHERE (p->>'expires_at')::timestamptz > ${now} ORDER BY p->>'expires_at' DESC)`;
 }
 
 function claimedOf(row: ClaimedRow): ClaimedDelivery {
@@ -57,35 +64,52 @@ function claimedOf(row: ClaimedRow): ClaimedDelivery {
     event: { id: row.event_id, kind: row.kind, data: row.data, createdAt: row.event_created_at },
     endpoint: {
       url: row.url,
-      secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret],
+      secrets: [row.secret, ...row.previous_secrets],
       active: row.active,
     },
   };
 }
 
+/** A due delivery worth claiming: its id, endpoint and org. */
+export interface DueDelivery {
+  id: string;
+  webhook_id: string;
+  org_id: string;
+}
+
 /**
- * Due, unleased deliveries worth claiming, oldest due first, at most `perEndpoint` per endpoint and none
- * of the `skipEndpoints`. A read without locks: claimDeliveries decides who gets them.
+ * Due, unleased deliveries worth claiming, at most `perEndpoint` per endpoint and `perOrg` per org,
+ * none of the `skipEndpoints` or `skipOrgs`, in turns: every org's oldest due delivery before any
+ * org's second, so an org with a large backlog cannot push another's first attempt back. A read
+ * without locks: claimDeliveries decides who gets them.
  */
 export async function findDueDeliveries(
   db: Db,
   now: Date,
-  options: { perEndpoint: number; limit: number; skipEndpoints: string[] },
-): Promise<Array<{ id: string; webhook_id: string }>> {
-  const { rows } = await sql<{ id: string; webhook_id: string }>`
-    SELECT id, webhook_id FROM (
-      SELECT id, webhook_id, next_attempt_at, seq,
-             row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, seq) AS rank
+  options: {
+    perEndpoint: number;
+    perOrg: number;
+    limit: number;
+    skipEndpoints: string[];
+    skipOrgs: string[];
+  },
+): Promise<DueDelivery[]> {
+  const { rows } = await sql<DueDelivery>`
+    SELECT id, webhook_id, org_id FROM (
+      SELECT id, webhook_id, org_id, next_attempt_at, seq,
+             row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, seq) AS endpoint_turn,
+             row_number() OVER (PARTITION BY org_id ORDER BY next_attempt_at, seq) AS org_turn
       FROM (
-        SELECT id, webhook_id, next_attempt_at, seq FROM webhook_deliveries
+        SELECT id, webhook_id, org_id, next_attempt_at, seq FROM webhook_deliveries
         WHERE status = 'pending' AND next_attempt_at <= ${now}
           AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})
           AND webhook_id <> ALL(${options.skipEndpoints}::uuid[])
+          AND org_id <> ALL(${options.skipOrgs}::uuid[])
         ORDER BY next_attempt_at LIMIT 5000
       ) AS due
     ) AS ranked
-    WHERE rank <= ${options.perEndpoint}
-    ORDER BY next_attempt_at, seq
+    WHERE endpoint_turn <= ${options.perEndpoint} AND org_turn <= ${options.perOrg}
+    ORDER BY org_turn, next_attempt_at, seq
     LIMIT ${options.limit}`.execute(db);
   return rows;
 }
@@ -116,36 +140,42 @@ export async function claimDeliveries(
     WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
     RETURNING d.id, d.webhook_id, d.org_id, d.attempt_count, d.lease_owner, d.lease_expires_at,
               e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at, w.url, w.secret, w.active,
-              CASE WHEN w.previous_secret_expires_at > ${lease.now} THEN w.previous_secret END AS previous_secret`.execute(
-    db,
-  );
+              ${liveSecrets('w', lease.now)} AS previous_secrets`.execute(db);
   return rows.map(claimedOf);
 }
 
 /**
  * Records a test event and a delivery of it to the org's endpoint, already claimed by `lease.owner`, in
- * one transaction; undefined when the org has no such endpoint (or its deletion has begun).
+ * one transaction. 'not_found' when the org has no such endpoint (or its deletion has begun); 'busy'
+ * when the org already has `maxInFlight` test deliveries out on lease, in any process.
  */
 export async function insertClaimedTestDelivery(
   db: Db,
-  test: { orgId: string; webhookId: string; event: StoredEvent },
+  test: { orgId: string; webhookId: string; event: StoredEvent; maxInFlight: number },
   lease: { now: Date; owner: string; expiresAt: Date },
-): Promise<ClaimedDelivery | undefined> {
+): Promise<ClaimedDelivery | 'not_found' | 'busy'> {
   return db.transaction().execute(async (trx) => {
     const endpoint = await trx
       .selectFrom('webhooks')
       .select(['id', 'url', 'secret', 'active'])
-      .select(
-        sql<string | null>`CASE WHEN previous_secret_expires_at > ${lease.now} THEN previous_secret END`.as(
-          'previous_secret',
-        ),
-      )
+      .select(liveSecrets('webhooks', lease.now).as('previous_secrets'))
       .where('id', '=', test.webhookId)
       .where('org_id', '=', test.orgId)
       .where('deleted_at', 'is', null)
       .forKeyShare()
       .executeTakeFirst();
-    if (!endpoint) return undefined;
+    if (!endpoint) return 'not_found';
+    // One org's test sends are counted one transaction at a time.
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`test-sends-of:${test.orgId}`}, 0))`.execute(trx);
+    const { count } = await trx
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('d.org_id', '=', test.orgId)
+      .where('d.lease_expires_at', '>', lease.now)
+      .where('e.kind', '=', 'webhook.test')
+      .executeTakeFirstOrThrow();
+    if (Number(count) >= test.maxInFlight) return 'busy';
     const { event } = test;
     await trx
       .insertInto('events')
@@ -184,7 +214,7 @@ export async function insertClaimedTestDelivery(
       event_created_at: event.createdAt,
       url: endpoint.url,
       secret: endpoint.secret,
-      previous_secret: endpoint.previous_secret,
+      previous_secrets: endpoint.previous_secrets,
       active: endpoint.active,
     });
   });

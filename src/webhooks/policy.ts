@@ -5,8 +5,14 @@ import type { EventKind } from '../../generated/events.js';
 /** Endpoints one org may register. */
 export const MAX_ENDPOINTS_PER_ORG = 20;
 
-/** How long the previous secret keeps signing after a rotation. */
+/** How long a secret keeps signing after a rotation replaced it. */
 export const SECRET_GRACE_MS = 24 * 3_600_000;
+
+/** Replaced secrets that may be in their grace period at once (each delivery carries one v1 per secret). */
+export const MAX_SECRETS_IN_GRACE = 4;
+
+/** How long a test send over its concurrency cap is asked to wait, in seconds. */
+export const TEST_SEND_RETRY_AFTER_S = 2;
 
 /** Attempts kept in each endpoint's delivery log. */
 export const ATTEMPT_LOG_SIZE = 100;
@@ -26,9 +32,6 @@ export const RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 3_600_000, 14_400_000,
 /** The longest Retry-After honoured; a longer one falls back to the schedule. */
 export const MAX_RETRY_AFTER_MS = 12 * 3_600_000;
 
-/** The shortest wait a Retry-After can ask for. */
-const MIN_RETRY_AFTER_MS = 1_000;
-
 /** Attempts a delivery of `kind` gets in all: the first plus one per retry step; a test event gets one. */
 export function maxAttempts(kind: EventKind): number {
   return kind === 'webhook.test' ? 1 : RETRY_DELAYS_MS.length + 1;
@@ -36,8 +39,8 @@ export function maxAttempts(kind: EventKind): number {
 
 /**
  * When the next attempt is due after `attemptsMade` failed attempts of `kind`, the last failing at
- * `failedAt`, or null when the delivery is to be given up. A Retry-After delay (ms) within bounds wins
- * over the schedule.
+ * `failedAt`, or null when the delivery is to be given up. A receiver's Retry-After delay (ms) may make
+ * the wait longer than the schedule's, up to 12 hours, never shorter.
  */
 export function nextAttemptAt(
   kind: EventKind,
@@ -47,8 +50,7 @@ export function nextAttemptAt(
 ): Date | null {
   if (attemptsMade >= maxAttempts(kind)) return null;
   const step = RETRY_DELAYS_MS[Math.max(attemptsMade, 1) - 1]!;
-  const delay =
-    retryAfterMs !== null && retryAfterMs <= MAX_RETRY_AFTER_MS ? Math.max(retryAfterMs, MIN_RETRY_AFTER_MS) : step;
+  const delay = retryAfterMs !== null && retryAfterMs <= MAX_RETRY_AFTER_MS ? Math.max(retryAfterMs, step) : step;
   return new Date(failedAt.getTime() + delay);
 }
 

@@ -97,26 +97,37 @@ export async function updateWebhookRow(
     .executeTakeFirst();
 }
 
-/** Replaces the secret, keeping the old one valid until `graceUntil`. Undefined when not found. */
+/**
+ * Replaces the secret; the old one keeps signing until `graceUntil`, and so do earlier ones until their
+ * own ends of grace (those already over are dropped). Concurrent rotations queue on the row and each
+ * keeps its predecessor. 'not_found' when there is no such endpoint; 'too_many' (nothing changed) when
+ * `maxPrevious` replaced secrets are still signing.
+ */
 export async function rotateSecretRow(
   db: Db,
   orgId: string,
   id: string,
-  change: { secret: string; graceUntil: Date; now: Date },
-): Promise<WebhookRow | undefined> {
-  return db
+  change: { secret: string; graceUntil: Date; now: Date; maxPrevious: number },
+): Promise<WebhookRow | 'not_found' | 'too_many'> {
+  const stillSigning = sql`(
+    SELECT coalesce(jsonb_agg(p ORDER BY p->>'expires_at' DESC), '[]'::jsonb)
+    FROM jsonb_array_elements(webhooks.previous_secrets) AS p
+    WHERE (p->>'expires_at')::timestamptz > ${change.now})`;
+  const row = await db
     .updateTable('webhooks')
-    .set((eb) => ({
-      previous_secret: eb.ref('secret'),
-      previous_secret_expires_at: change.graceUntil,
+    .set({
+      previous_secrets: sql`jsonb_build_array(jsonb_build_object('secret', webhooks.secret, 'expires_at', ${change.graceUntil.toISOString()}::text)) || ${stillSigning}`,
       secret: change.secret,
       updated_at: change.now,
-    }))
+    })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
+    .where(sql<boolean>`jsonb_array_length(${stillSigning}) < ${change.maxPrevious}`)
     .returningAll()
     .executeTakeFirst();
+  if (row) return row;
+  return (await findWebhookRow(db, orgId, id)) ? 'too_many' : 'not_found';
 }
 
 /**

@@ -14,7 +14,7 @@ import { assertDeliverableUrl, UrlRefusedError } from './delivery/url-guard.js';
 import { toDelivery, toWebhook, type Webhook, type WebhookDelivery } from './mapper.js';
 import { newEventId } from './outbox.js';
 import { notifyDeliveryWorkers } from './event-queries.js';
-import { MAX_ENDPOINTS_PER_ORG, SECRET_GRACE_MS } from './policy.js';
+import { MAX_ENDPOINTS_PER_ORG, MAX_SECRETS_IN_GRACE, SECRET_GRACE_MS, TEST_SEND_RETRY_AFTER_S } from './policy.js';
 import * as webhooks from './queries.js';
 
 export type { Webhook, WebhookDelivery } from './mapper.js';
@@ -143,7 +143,10 @@ export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): P
   await webhooks.removeDeletedWebhook(deps.db, id);
 }
 
-/** Issues a new secret; the old one keeps signing for 24 hours. Throws not_found. */
+/**
+ * Issues a new secret; the old one keeps signing for 24 hours, whatever rotations follow. Throws
+ * not_found, or invalid_state when as many replaced secrets as allowed are still in their grace period.
+ */
 export async function rotateWebhookSecret(
   deps: AppDeps,
   orgId: string,
@@ -155,41 +158,69 @@ export async function rotateWebhookSecret(
     secret,
     graceUntil: new Date(now.getTime() + SECRET_GRACE_MS),
     now,
+    maxPrevious: MAX_SECRETS_IN_GRACE,
   });
-  if (!row) throw notFound(ENDPOINT);
+  if (row === 'not_found') throw notFound(ENDPOINT);
+  if (row === 'too_many') {
+    throw new DomainError(
+      'invalid_state',
+      `This endpoint already has ${MAX_SECRETS_IN_GRACE} replaced secrets in their 24-hour grace period; rotate again once the oldest has expired.`,
+    );
+  }
   return { webhook: toWebhook(row), secret };
+}
+
+/** The answer to a test send over a concurrency cap. */
+function tooManyTestSends(scope: string, cap: number): DomainError {
+  return new DomainError(
+    'too_many_requests',
+    `At most ${cap} test sends may be in flight ${scope}; retry in ${TEST_SEND_RETRY_AFTER_S} seconds.`,
+    { headers: { 'Retry-After': String(TEST_SEND_RETRY_AFTER_S) } },
+  );
 }
 
 /**
  * Sends a signed webhook.test event to the endpoint now (even when it is switched off), once, without
  * retry, through the one delivery path, and returns the recorded delivery. Throws not_found (also when
- * the endpoint is deleted while the test is under way).
+ * the endpoint is deleted while the test is under way), too_many_requests when the org or this process
+ * already has as many test sends in flight as allowed.
  */
 export async function sendTestEvent(deps: AppDeps, orgId: string, id: string): Promise<WebhookDelivery> {
-  const now = deps.clock.now();
-  const claimed = await deliveries.insertClaimedTestDelivery(
-    deps.db,
-    {
-      orgId,
-      webhookId: id,
-      event: {
-        id: newEventId(),
-        kind: 'webhook.test',
-        data: { webhook_id: id, message: 'This is a test delivery.' },
-        createdAt: now,
+  const { config, delivery } = deps;
+  if (delivery.testSends.inFlight >= config.testSendsPerProcess) {
+    throw tooManyTestSends('on this server', config.testSendsPerProcess);
+  }
+  delivery.testSends.inFlight += 1;
+  try {
+    const now = deps.clock.now();
+    const claimed = await deliveries.insertClaimedTestDelivery(
+      deps.db,
+      {
+        orgId,
+        webhookId: id,
+        event: {
+          id: newEventId(),
+          kind: 'webhook.test',
+          data: { webhook_id: id, message: 'This is a test delivery.' },
+          createdAt: now,
+        },
+        maxInFlight: config.testSendsPerOrg,
       },
-    },
-    { now, owner: deps.delivery.owner, expiresAt: new Date(now.getTime() + deps.delivery.leaseMs) },
-  );
-  if (!claimed) throw notFound(ENDPOINT);
-  const outcome = await deliverOnce(deps, claimed);
-  if (outcome.kind === 'aborted' || (outcome.kind === 'attempted' && outcome.recorded === 'gone')) {
-    throw notFound(ENDPOINT);
+      { now, owner: delivery.owner, expiresAt: new Date(now.getTime() + delivery.leaseMs) },
+    );
+    if (claimed === 'not_found') throw notFound(ENDPOINT);
+    if (claimed === 'busy') throw tooManyTestSends('for an organisation', config.testSendsPerOrg);
+    const outcome = await deliverOnce(deps, claimed);
+    if (outcome.kind === 'aborted' || (outcome.kind === 'attempted' && outcome.recorded === 'gone')) {
+      throw notFound(ENDPOINT);
+    }
+    if (outcome.kind === 'attempted' && outcome.recorded === 'lease_lost') {
+      throw new Error(`the lease of test delivery ${claimed.id} lapsed before its attempt was recorded`);
+    }
+    return await deliveryView(deps.db, id, claimed.id);
+  } finally {
+    delivery.testSends.inFlight -= 1;
   }
-  if (outcome.kind === 'attempted' && outcome.recorded === 'lease_lost') {
-    throw new Error(`the lease of test delivery ${claimed.id} lapsed before its attempt was recorded`);
-  }
-  return deliveryView(deps.db, id, claimed.id);
 }
 
 /**

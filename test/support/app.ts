@@ -6,7 +6,7 @@ import type { paths } from '../../generated/openapi.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createAppDeps, type AppDeps, type Clock } from '../../src/app-deps.js';
+import { closeAppDeps, createAppDeps, type AppDeps, type Clock } from '../../src/app-deps.js';
 import { startWorkers, type BackgroundWorker } from '../../src/workers.js';
 import type { Db } from '../../src/database/connect.js';
 import type { TestDatabase } from './database.js';
@@ -64,6 +64,8 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
     port: 0,
     logLevel: 'silent',
     apiKeyCacheTtlMs: 0,
+    // Tests send many bad keys from 127.0.0.1; the tests of this limit set their own.
+    authFailuresPerMinute: 1_000_000,
     simulatorStepMs: 5,
     validateResponses: true,
     shutdownTimeoutMs: 2_000,
@@ -93,7 +95,7 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
       createClient<paths>({ baseUrl: apiUrl, fetch: apiFetch, headers: key ? { Authorization: `Bearer ${key}` } : {} }),
     close: async () => {
       await Promise.all(workers.map((worker) => worker.stop(2_000)));
-      await deps.delivery.close();
+      await closeAppDeps(deps);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

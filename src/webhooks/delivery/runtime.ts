@@ -18,6 +18,8 @@ export interface DeliveryRuntime {
   owner: string;
   /** How long a claim lasts; every send ends before it does. */
   leaseMs: number;
+  /** Test sends this process has in flight (capped by TEST_SENDS_PER_PROCESS). */
+  testSends: { inFlight: number };
   /** Closes the agent's connections, ending any request still open. */
   close(): Promise<void>;
 }
@@ -41,6 +43,7 @@ export function createDeliveryRuntime(
     ),
     owner,
     leaseMs: DEFAULT_LEASE_MS,
+    testSends: { inFlight: 0 },
     close: () => dispatcher.destroy(),
   };
 }

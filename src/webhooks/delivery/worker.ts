@@ -1,10 +1,12 @@
 // The delivery worker: claims due deliveries from the PostgreSQL queue (a lease, FOR UPDATE SKIP
-// LOCKED) and runs deliverOnce on each, in parallel under a per-endpoint and a per-process cap. Woken at
-// once by LISTEN/NOTIFY, and by a periodic sweep for retries that fall due and leases that lapsed.
+// LOCKED) and runs deliverOnce on each, in parallel under a per-endpoint, a per-org and a per-process
+// cap, taking orgs in turns. Woken at once by LISTEN/NOTIFY, and by a periodic sweep for retries that
+// fall due and leases that lapsed; backs off while the database is unavailable.
 import type { AppDeps } from '../../app-deps.js';
 import type { BackgroundWorker } from '../../background-worker.js';
 import { claimDeliveries, findDueDeliveries, type ClaimedDelivery } from '../delivery-queries.js';
 import { removeAbandonedDeletions } from '../queries.js';
+import { OutageTracker } from '../../database/outage.js';
 import { deliverOnce } from './deliver-once.js';
 import { listenForDeliveries, type DeliveryListener } from './notifications.js';
 
@@ -14,19 +16,16 @@ export interface DeliveryWorkerOptions {
   listenUrl: string | null;
   /** Attempts in flight to one endpoint from this process. */
   perEndpointConcurrency: number;
+  /** Attempts in flight for one org from this process. */
+  perOrgConcurrency: number;
   /** Attempts in flight from this process in all. */
   globalConcurrency: number;
   /** How often due retries and lapsed leases are looked for. */
   sweepIntervalMs: number;
 }
 
-const DEFAULTS: Omit<DeliveryWorkerOptions, 'listenUrl'> = {
-  perEndpointConcurrency: 4,
-  // Attempts are network waits, cheap to hold; the cap must stay far above what hanging endpoints can
-  // take (4 each, up to 10 s each).
-  globalConcurrency: 256,
-  sweepIntervalMs: 1_000,
-};
+/** The default sweep interval; the caps come from the configuration. */
+const SWEEP_INTERVAL_MS = 1_000;
 
 /** How often deletions left unfinished by a process that stopped are completed. */
 const DELETION_CLEANUP_EVERY_MS = 30_000;
@@ -35,6 +34,9 @@ const DELETION_CLEANUP_EVERY_MS = 30_000;
 export class DeliveryWorker implements BackgroundWorker {
   private readonly options: DeliveryWorkerOptions;
   private readonly perEndpoint = new Map<string, number>();
+  private readonly perOrg = new Map<string, number>();
+  private readonly outage: OutageTracker;
+  private pausedUntil = 0;
   private readonly running = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   private fillChain: Promise<unknown> = Promise.resolve();
@@ -47,7 +49,15 @@ export class DeliveryWorker implements BackgroundWorker {
     private readonly deps: AppDeps,
     options: Partial<DeliveryWorkerOptions> & Pick<DeliveryWorkerOptions, 'listenUrl'>,
   ) {
-    this.options = { ...DEFAULTS, ...options };
+    const { config } = deps;
+    this.options = {
+      perEndpointConcurrency: config.webhookConcurrencyPerEndpoint,
+      perOrgConcurrency: config.webhookConcurrencyPerOrg,
+      globalConcurrency: config.webhookConcurrency,
+      sweepIntervalMs: SWEEP_INTERVAL_MS,
+      ...options,
+    };
+    this.outage = new OutageTracker(deps.logger, 'webhook delivery');
   }
 
   /** Starts listening for new deliveries and sweeping for due ones. */
@@ -105,8 +115,15 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   private wake(): void {
-    if (this.stopping.signal.aborted) return;
-    this.fill().catch((error: unknown) => this.deps.logger.error({ err: error }, 'webhook delivery sweep failed'));
+    if (this.stopping.signal.aborted || performance.now() < this.pausedUntil) return;
+    this.fill().then(
+      () => this.outage.succeeded(),
+      (error: unknown) => this.backOff(error),
+    );
+  }
+
+  private backOff(error: unknown): void {
+    this.pausedUntil = performance.now() + this.outage.failed(error);
   }
 
   private async cleanUpDeletions(): Promise<void> {
@@ -137,20 +154,27 @@ export class DeliveryWorker implements BackgroundWorker {
   private async claimAndLaunch(): Promise<number> {
     const free = this.options.globalConcurrency - this.running.size;
     if (this.stopping.signal.aborted || free <= 0) return 0;
-    const cap = this.options.perEndpointConcurrency;
+    const endpointCap = this.options.perEndpointConcurrency;
+    const orgCap = this.options.perOrgConcurrency;
+    const full = (counts: Map<string, number>, cap: number) =>
+      [...counts].filter(([, count]) => count >= cap).map(([id]) => id);
     const now = this.deps.clock.now();
-    const busy = [...this.perEndpoint].filter(([, count]) => count >= cap).map(([id]) => id);
     const candidates = await findDueDeliveries(this.deps.db, now, {
-      perEndpoint: cap,
+      perEndpoint: endpointCap,
+      perOrg: orgCap,
       limit: free * 2,
-      skipEndpoints: busy,
+      skipEndpoints: full(this.perEndpoint, endpointCap),
+      skipOrgs: full(this.perOrg, orgCap),
     });
-    const planned = new Map(this.perEndpoint);
+    const endpoints = new Map(this.perEndpoint);
+    const orgs = new Map(this.perOrg);
     const picked: string[] = [];
     for (const candidate of candidates) {
-      const count = planned.get(candidate.webhook_id) ?? 0;
-      if (count >= cap || picked.length >= free) continue;
-      planned.set(candidate.webhook_id, count + 1);
+      const byEndpoint = endpoints.get(candidate.webhook_id) ?? 0;
+      const byOrg = orgs.get(candidate.org_id) ?? 0;
+      if (byEndpoint >= endpointCap || byOrg >= orgCap || picked.length >= free) continue;
+      endpoints.set(candidate.webhook_id, byEndpoint + 1);
+      orgs.set(candidate.org_id, byOrg + 1);
       picked.push(candidate.id);
     }
     const claimed = await claimDeliveries(this.deps.db, picked, {
@@ -163,17 +187,22 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   private launch(delivery: ClaimedDelivery): void {
-    const endpoint = delivery.webhookId;
-    this.perEndpoint.set(endpoint, (this.perEndpoint.get(endpoint) ?? 0) + 1);
+    const count = (counts: Map<string, number>, key: string, by: number) => {
+      const value = (counts.get(key) ?? 0) + by;
+      if (value > 0) counts.set(key, value);
+      else counts.delete(key);
+    };
+    count(this.perEndpoint, delivery.webhookId, 1);
+    count(this.perOrg, delivery.orgId, 1);
     const run: Promise<void> = deliverOnce(this.deps, delivery, this.stopping.signal)
-      .then(() => undefined)
-      .catch((error: unknown) => {
-        this.deps.logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery failed to run');
-      })
+      .then(
+        () => this.outage.succeeded(),
+        // The attempt could not be recorded: its lease lapses and the delivery is tried again.
+        (error: unknown) => this.backOff(error),
+      )
       .finally(() => {
-        const left = (this.perEndpoint.get(endpoint) ?? 1) - 1;
-        if (left > 0) this.perEndpoint.set(endpoint, left);
-        else this.perEndpoint.delete(endpoint);
+        count(this.perEndpoint, delivery.webhookId, -1);
+        count(this.perOrg, delivery.orgId, -1);
         this.running.delete(run);
         this.wake();
       });

@@ -1,0 +1,38 @@
+// Every request has a deadline: past it, the client gets 503 service_unavailable with Retry-After
+// instead of waiting on a database that does not answer. The work itself is bounded by the pool's
+// timeouts and ends on its own; its late result is dropped.
+import type Koa from 'koa';
+import { serviceUnavailable } from '../errors.js';
+import { stateOf } from './request-state.js';
+
+/** Operations that wait on a webhook receiver (up to the delivery timeout) besides their own work. */
+const WAITS_ON_RECEIVERS = new Set(['testWebhook', 'deleteWebhook']);
+
+/**
+ * Middleware answering 503 once a request has run `timeoutMs`, or `timeoutMs + receiverWaitMs` for an
+ * operation that waits on a webhook receiver. Place it inside the error boundary.
+ */
+export function requestDeadline(timeoutMs: number, receiverWaitMs: number): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      const check = () => {
+        const operationId = stateOf(ctx).operation?.operationId ?? '';
+        const limit = timeoutMs + (WAITS_ON_RECEIVERS.has(operationId) ? receiverWaitMs : 0);
+        const left = limit - (performance.now() - started);
+        if (left > 0) timer = setTimeout(check, left);
+        else reject(serviceUnavailable('The request could not be answered in time'));
+      };
+      timer = setTimeout(check, timeoutMs);
+    });
+    const work = next();
+    // The work goes on after the deadline; what it throws then has no one to answer.
+    work.catch(() => undefined);
+    try {
+      await Promise.race([work, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
