@@ -218,6 +218,10 @@ export type paths = {
          * @description Sends a signed `webhook.test` event to the endpoint straight away, whatever it subscribes to
          *     and even when it is inactive, and answers with the result of that single attempt. A failed
          *     test is not retried. The request has no body.
+         *
+         *     An org may have 4 test sends in flight at once (and each server a few dozen, whichever orgs
+         *     they are for); one more is refused with `429 too_many_requests` and `Retry-After`. A test send
+         *     waits up to 10 seconds for the receiver, so this operation may take that long.
          */
         post: operations["testWebhook"];
         delete?: never;

@@ -55,7 +55,7 @@ export function createAppDeps(parts: {
     provider: parts.provider ?? new SimulatedProvider(parts.config.simulatorStepMs),
     delivery: createDeliveryRuntime(parts.db, parts.config, parts.logger, instanceId),
     instanceId,
-    readiness: createReadiness(parts.config.databaseUrl),
+    readiness: createReadiness(parts.config.databaseUrl, parts.logger),
   };
 }
 

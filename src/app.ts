@@ -13,6 +13,7 @@ import { healthRoutes } from './http/health.js';
 import { docsRoutes, specRoutes } from './http/docs.js';
 import { securityHeaders } from './http/security-headers.js';
 import { closeConnectionsWhenDraining } from './http/connection-close.js';
+import { databaseBreaker } from './http/database-breaker.js';
 import { requestDeadline } from './http/deadline.js';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';
 
@@ -37,10 +38,11 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   app.use(requestId());
   app.use(closeConnectionsWhenDraining(deps.readiness));
   app.use(accessLog(deps.logger));
-  app.use(errorBoundary(deps.logger, deps.config.validateResponses));
+  app.use(errorBoundary(deps.logger, deps.readiness, deps.config.validateResponses));
   app.use(requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs)));
   app.use(securityHeaders());
   app.use(router.routes());
+  app.use(databaseBreaker(deps.readiness));
   app.use(backendMiddleware(api));
   return app;
 }

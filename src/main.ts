@@ -28,7 +28,7 @@ async function main(): Promise<void> {
 
   const demo = database.embedded ? await seedDemoData(database.db) : null;
   const app = await createApp(deps);
-  const server = await startHttpServer(app, config, deps.readiness, logger);
+  const server = await startHttpServer(app.callback(), config, deps.readiness, logger);
   const workers = await startWorkers(deps);
   const port = server.port;
   const base = config.publicBaseUrl.replace(/:\d+$/, `:${port}`);

@@ -267,6 +267,43 @@ describe('contacts import', CLI_TESTS, () => {
     expect(await events(orgId)).toHaveLength(0);
   });
 
+  it('reports cells the database cannot store by line, imports the rest, and accounts for every row', async () => {
+    const orgId = await newOrg();
+    const file = path.join(dir, 'edges.csv');
+    const rows = ['phone_e164,name,consent_capture'];
+    for (let i = 0; i < 1500; i += 1) rows.push(`+9198130${String(i).padStart(5, '0')},Row ${i},manual`);
+    rows[700] = '+919813099990,Nul\u0000Byte,manual';
+    rows[1200] = '+91981,Short number,manual';
+    await writeFile(file, rows.join('\n') + '\n');
+    const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ rows: 1500, created: 1498, updated: 0, rejected: 2 });
+    expect(summary.created + summary.updated + summary.rejected).toBe(summary.rows);
+    expect(summary.rejections).toEqual([
+      { row: 701, reasons: ['name: must not contain the character U+0000'] },
+      { row: 1201, reasons: [expect.stringMatching(/^phone_e164: must match the pattern/)] },
+    ]);
+    expect(await events(orgId)).toHaveLength(1498);
+
+    // Bytes that are not UTF-8 are reported by line, and nothing is imported.
+    const broken = path.join(dir, 'not-utf8.csv');
+    await writeFile(
+      broken,
+      Buffer.concat([
+        Buffer.from('phone_e164,name,consent_capture\n+919813200001,Fine,manual\n+919813200002,Bad'),
+        Buffer.from([0xed, 0xa0, 0x80]),
+        Buffer.from(',manual\n+919813200003,Also bad'),
+        Buffer.from([0xff]),
+        Buffer.from(',manual\n'),
+      ]),
+    );
+    const refused = await admin('contacts', 'import', '--org', orgId, broken);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('not valid UTF-8 text: line 3, 4');
+    expect(await events(orgId)).toHaveLength(1498);
+  });
+
   it('imports 100,000 rows in batches with progress on stderr', async () => {
     const orgId = await newOrg();
     const file = path.join(dir, 'large.csv');

@@ -1,5 +1,8 @@
-// The statuses every operation declares but no feature test reaches: 429 over the rate limit and 500
-// when the database fails, each in the error envelope, for every operation of the spec.
+// The statuses every operation declares but no feature test reaches: 429 over the rate limit, 500 on an
+// unexpected failure, 503 when the database does not answer, and for operations with a body 408 for a
+// body sent too slowly and 415 for an unknown Content-Encoding, each in the error envelope, for every
+// operation of the spec.
+import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
@@ -87,6 +90,63 @@ describe('every operation', () => {
         const response = await rawRequest(app, operation.method, path, init);
         expect(response.status, operation.id).toBe(500);
         expect(response.body, operation.id).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('answers 503 service_unavailable with Retry-After when the database cannot be reached', async () => {
+    const org = await createTestOrg(database.db);
+    // A port nothing listens on: every connection is refused.
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const url = `postgres://postgres@127.0.0.1:${port}/nowhere`;
+    const { db } = connectDatabase(url, { poolSize: 2, connectTimeoutMs: 500 });
+    const app = await startTestApp({ db, url }, { workers: false });
+    try {
+      for (const operation of operations) {
+        const { path, init } = exampleRequest(operation, org.key);
+        const response = await rawRequest(app, operation.method, path, init);
+        expect(response.status, operation.id).toBe(503);
+        expect(response.body.error.code, operation.id).toBe('service_unavailable');
+        expect(Number(response.headers.get('retry-after')), operation.id).toBeGreaterThanOrEqual(1);
+      }
+    } finally {
+      await app.close();
+      await db.destroy();
+    }
+  });
+
+  it('answers 415 for an unknown Content-Encoding and 408 for a body too slow, where a body is taken', async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale' });
+    const app = await startTestApp(database, { workers: false, config: { bodyTimeoutMs: 300 } });
+    const port = Number(new URL(app.baseUrl).port);
+    try {
+      const withBody = operations.filter((operation) => exampleRequest(operation, org.key).init.body !== undefined);
+      expect(withBody.length).toBeGreaterThan(0);
+      for (const operation of withBody) {
+        const { path, init } = exampleRequest(operation, org.key);
+        const encoded = await rawRequest(app, operation.method, path, {
+          ...init,
+          headers: { ...init.headers, 'Content-Encoding': 'zstd' },
+        });
+        expect(encoded.status, operation.id).toBe(415);
+        expect(encoded.body.error.code, operation.id).toBe('unsupported_media_type');
+
+        const socket = net.connect(port, '127.0.0.1');
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString()));
+        const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+        const head = Object.entries({ ...init.headers, Host: 'x', 'Content-Length': '1000' })
+          .map(([name, value]) => `${name}: ${value}`)
+          .join('\r\n');
+        socket.write(`${operation.method} /api/v1${path} HTTP/1.1\r\n${head}\r\n\r\n{`);
+        await ended;
+        expect(answer, operation.id).toMatch(/^HTTP\/1\.1 408 /);
+        expect(answer, operation.id).toContain('"code":"request_timeout"');
       }
     } finally {
       await app.close();

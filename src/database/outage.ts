@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from './faults.js';
 
 const FIRST_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 30_000;
+const MAX_BACKOFF_MS = 5_000;
 
 /** One worker's view of the database's availability. */
 export class OutageTracker {

@@ -1,15 +1,26 @@
 // Whether this process should receive traffic: not while it drains for a shutdown, nor while its
-// database does not answer. Read by GET /readyz.
+// database does not answer. Once a request finds the database unavailable, API requests are refused at
+// once (no request waits on a database known to be down) and a probe looks every second until it
+// answers again; the outage is logged once when it begins and once when it ends.
+import type { Logger } from 'pino';
 import { DatabaseProbe } from '../database/probe.js';
 
 /** Why the process is not ready, or null when it is. */
 export type NotReadyReason = 'draining' | 'database_unavailable' | null;
 
-/** The process's readiness: a draining flag set at shutdown and a live database probe. */
+/** How often a database known to be down is probed. */
+const PROBE_EVERY_MS = 1_000;
+
+/** The process's readiness: a draining flag set at shutdown and the database's availability. */
 export class Readiness {
   private drainingSince: number | null = null;
+  private downSince: number | null = null;
+  private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly probe: DatabaseProbe | null) {}
+  constructor(
+    private readonly probe: DatabaseProbe | null,
+    private readonly logger: Logger,
+  ) {}
 
   /** Marks the process as shutting down: from now on it reports itself not ready. */
   startDraining(): void {
@@ -21,20 +32,48 @@ export class Readiness {
     return this.drainingSince !== null;
   }
 
+  /** Whether the database is known to be down (until a probe finds it answering). */
+  get databaseDown(): boolean {
+    return this.downSince !== null;
+  }
+
+  /** Reports that the database could not be reached or did not answer in time. Never throws. */
+  noteDatabaseFailure(): void {
+    if (this.downSince !== null || !this.probe) return;
+    this.downSince = Date.now();
+    this.logger.warn('database unavailable: API requests answer 503 until it answers again');
+    this.timer = setInterval(() => void this.probeWhileDown(), PROBE_EVERY_MS);
+    this.timer.unref();
+  }
+
   /** Why the process should not get traffic now, or null. Never throws. */
   async notReadyReason(): Promise<NotReadyReason> {
     if (this.draining) return 'draining';
-    if (this.probe && !(await this.probe.check())) return 'database_unavailable';
+    if (this.databaseDown) return 'database_unavailable';
+    if (this.probe && !(await this.probe.check())) {
+      this.noteDatabaseFailure();
+      return 'database_unavailable';
+    }
     return null;
   }
 
-  /** Closes the probe's connection. */
+  /** Stops probing and closes the probe's connection. */
   async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
     await this.probe?.close();
+  }
+
+  private async probeWhileDown(): Promise<void> {
+    if (this.downSince === null || !this.probe || !(await this.probe.check())) return;
+    this.logger.info({ outageMs: Date.now() - this.downSince }, 'database available again');
+    this.downSince = null;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 }
 
 /** The readiness of a process using the database at `databaseUrl` (no probe without one). */
-export function createReadiness(databaseUrl: string | null): Readiness {
-  return new Readiness(databaseUrl ? new DatabaseProbe(databaseUrl) : null);
+export function createReadiness(databaseUrl: string | null, logger: Logger): Readiness {
+  return new Readiness(databaseUrl ? new DatabaseProbe(databaseUrl) : null, logger);
 }

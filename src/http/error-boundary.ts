@@ -3,18 +3,20 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { DomainError, internalError, serviceUnavailable } from '../errors.js';
-import { isDatabaseUnavailable } from '../database/faults.js';
+import { databaseFault } from '../database/faults.js';
 import { envelopeOf, statusOf } from './error-envelope.js';
 import { stateOf } from './request-state.js';
+import type { Readiness } from '../health/readiness.js';
 
 /**
  * Turns every failure into the error envelope. Domain errors go out as they are; a database that
  * cannot be reached or could not answer in time becomes service_unavailable with Retry-After (logged
- * at debug: the access log has the 503 and the database monitor reports the outage); anything else is logged with its
+ * at debug: the access log has the 503; the readiness probe logs the outage and refuses further requests
+ * until the database answers); anything else is logged with its
  * stack and answered with a bare internal_error. With `checkDeclared`, an error status the matched
  * operation does not declare in the spec becomes a loud contract violation.
  */
-export function errorBoundary(logger: Logger, checkDeclared: boolean): Koa.Middleware {
+export function errorBoundary(logger: Logger, readiness: Readiness, checkDeclared: boolean): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -22,8 +24,9 @@ export function errorBoundary(logger: Logger, checkDeclared: boolean): Koa.Middl
       let apiError: DomainError;
       if (caught instanceof DomainError) {
         apiError = caught;
-      } else if (isDatabaseUnavailable(caught)) {
+      } else if (databaseFault(caught)) {
         logger.debug({ err: caught, requestId: stateOf(ctx).requestId }, 'database unavailable');
+        if (databaseFault(caught) === 'unreachable') readiness.noteDatabaseFailure();
         apiError = serviceUnavailable();
       } else {
         logger.error({ err: caught, requestId: stateOf(ctx).requestId }, 'unhandled error');

@@ -1,7 +1,6 @@
 // The HTTP server around the Koa app: its read timeouts, the answers to requests Node cannot parse,
 // and a shutdown that loses no request (drain, stop accepting, finish, then close).
 import http from 'node:http';
-import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Readiness } from '../health/readiness.js';
@@ -10,6 +9,8 @@ import { answerClientErrors } from './client-errors.js';
 /** A listening server. */
 export interface HttpServer {
   port: number;
+  /** Closes every connection at once and stops listening (tests). */
+  close(): Promise<void>;
   /**
    * Stops taking traffic without resetting a connection: reports not ready, keeps serving for
    * `drainMs` (every answer closing its connection) so load balancers move away, stops accepting,
@@ -18,14 +19,18 @@ export interface HttpServer {
   shutdown(options: { drainMs: number; timeoutMs: number }): Promise<void>;
 }
 
-/** Listens on the configured host and port; throws when the port cannot be had. */
+/** Listens on the configured host and port with `listener` (the Koa app's callback); throws when the port cannot be had. */
 export async function startHttpServer(
-  app: Koa,
+  listener: http.RequestListener,
   config: Pick<Config, 'host' | 'port' | 'headersTimeoutMs' | 'bodyTimeoutMs'>,
   readiness: Readiness,
   logger: Logger,
 ): Promise<HttpServer> {
-  const server = http.createServer(app.callback());
+  // Read timeouts are enforced on this interval: keep it well under the shortest of them.
+  const server = http.createServer(
+    { connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs / 2) },
+    listener,
+  );
   answerClientErrors(server);
   // Idle keep-alive connections live longer than the usual load balancer's (60 s), so the balancer
   // closes them first and never sends a request on a connection being closed.
@@ -41,6 +46,10 @@ export async function startHttpServer(
   const port = typeof address === 'object' && address ? address.port : config.port;
   return {
     port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
     shutdown: async ({ drainMs, timeoutMs }) => {
       readiness.startDraining();
       if (drainMs > 0) {

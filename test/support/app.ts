@@ -1,9 +1,8 @@
 // Starts the real app (real Koa stack, real PostgreSQL) on a loopback port for black-box tests.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/openapi.js';
 import { createApp } from '../../src/app.js';
+import { startHttpServer } from '../../src/http/server.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { closeAppDeps, createAppDeps, type AppDeps, type Clock } from '../../src/app-deps.js';
@@ -48,6 +47,8 @@ export interface TestAppOptions {
   config?: Partial<Config>;
   clock?: Clock;
   workers?: boolean;
+  /** Where the app's JSON log lines go (at config.logLevel); nowhere by default. */
+  logStream?: { write(line: string): void };
 }
 
 /** The database a test app runs on: its Kysely instance and the URL it connects to (for LISTEN). */
@@ -74,13 +75,17 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
   const deps = createAppDeps({
     db,
     config,
-    logger: createLogger(config.logLevel),
+    logger: createLogger(config.logLevel, options.logStream as never),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const app = await createApp(deps);
-  const server = http.createServer(recordResponses(app.callback()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await startHttpServer(
+    recordResponses(app.callback()),
+    { ...config, host: '127.0.0.1', port: 0 },
+    deps.readiness,
+    deps.logger,
+  );
+  const { port } = server;
   const workers: BackgroundWorker[] = options.workers === false ? [] : await startWorkers(deps);
   const baseUrl = `http://127.0.0.1:${port}`;
   const apiUrl = `${baseUrl}/api/v1`;
@@ -96,8 +101,7 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
     close: async () => {
       await Promise.all(workers.map((worker) => worker.stop(2_000)));
       await closeAppDeps(deps);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     },
   };
 }

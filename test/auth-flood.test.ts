@@ -1,0 +1,126 @@
+// Unauthenticated traffic is bounded: a flood of made-up keys from one address gets 429 once the address
+// has used up its failed authentications, costing the database at most one lookup per allowed failure;
+// X-Forwarded-For counts only behind a trusted proxy; valid keys keep working; unknown keys are
+// remembered apart from valid ones, so a flood of them never pushes a valid key out of the cache.
+import { randomBytes } from 'node:crypto';
+import { Kysely, PostgresDialect } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../db/schema.js';
+import { connectDatabase } from '../src/database/connect.js';
+import { ApiKeyAuthenticator } from '../src/orgs/authenticator.js';
+import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+
+const FAILURES_PER_MINUTE = 30;
+
+let database: TestDatabase;
+let counted: Kysely<Database>;
+let lookups = 0;
+let direct: TestApp;
+let proxied: TestApp;
+let org: TestOrg;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const { pool } = connectDatabase(database.url, { poolSize: 5 });
+  counted = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => {
+      if (event.level === 'query' && event.query.sql.includes('"api_keys"')) lookups += 1;
+    },
+  });
+  const config = { authFailuresPerMinute: FAILURES_PER_MINUTE, apiKeyCacheTtlMs: 10_000 };
+  direct = await startTestApp({ db: counted, url: database.url }, { workers: false, config });
+  proxied = await startTestApp(
+    { db: counted, url: database.url },
+    { workers: false, config: { ...config, trustProxyHops: 1 } },
+  );
+  org = await createTestOrg(database.db);
+});
+
+afterAll(async () => {
+  await direct?.close();
+  await proxied?.close();
+  await counted?.destroy();
+  await database?.drop();
+});
+
+const madeUpKey = () => `svc_live_${randomBytes(4).toString('hex')}_${randomBytes(16).toString('hex')}`;
+const bearer = (key: string, extra: Record<string, string> = {}) => ({ Authorization: `Bearer ${key}`, ...extra });
+
+describe('a flood of made-up keys from one address', () => {
+  it('gets 401 for its allowance, then 429 with Retry-After, costing one lookup per allowed failure', async () => {
+    // The valid key is used (and cached) before the flood starts.
+    expect((await rawRequest(direct, 'GET', '/contacts', { headers: bearer(org.key) })).status).toBe(200);
+    lookups = 0;
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 200; i += 1) {
+      // A forged X-Forwarded-For changes nothing: this app trusts no proxy.
+      const response = await rawRequest(direct, 'GET', '/contacts', {
+        headers: bearer(madeUpKey(), { 'X-Forwarded-For': `203.0.113.${i % 250}` }),
+      });
+      statuses.push(response.status);
+      if (response.status === 429) retryAfter = response.headers.get('retry-after');
+    }
+    expect(statuses.slice(0, FAILURES_PER_MINUTE).every((status) => status === 401)).toBe(true);
+    expect(statuses.slice(FAILURES_PER_MINUTE + 1).every((status) => status === 429)).toBe(true);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+    expect(lookups).toBeLessThanOrEqual(FAILURES_PER_MINUTE + 1);
+    console.log(
+      `bad-key flood: 200 requests, ${statuses.filter((s) => s === 429).length} refused with 429, ${lookups} key lookups`,
+    );
+
+    // The flooding address's own valid key, known to the cache, still works.
+    expect((await rawRequest(direct, 'GET', '/contacts', { headers: bearer(org.key) })).status).toBe(200);
+  });
+
+  it('is counted per client address behind a trusted proxy, leaving other clients alone', async () => {
+    const flooder = { 'X-Forwarded-For': '198.51.100.7' };
+    for (let i = 0; i < FAILURES_PER_MINUTE; i += 1) {
+      expect((await rawRequest(proxied, 'GET', '/contacts', { headers: bearer(madeUpKey(), flooder) })).status).toBe(
+        401,
+      );
+    }
+    const refused = await rawRequest(proxied, 'GET', '/contacts', { headers: bearer(madeUpKey(), flooder) });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('too_many_requests');
+    // Another client behind the same proxy, with a valid key never seen before by this app.
+    const other = await createTestOrg(database.db);
+    const fine = await rawRequest(proxied, 'GET', '/contacts', {
+      headers: bearer(other.key, { 'X-Forwarded-For': '198.51.100.8' }),
+    });
+    expect(fine.status).toBe(200);
+  });
+
+  it('looks an unknown key up once, then remembers it', async () => {
+    const key = madeUpKey();
+    const address = { 'X-Forwarded-For': '192.0.2.44' };
+    lookups = 0;
+    for (let i = 0; i < 5; i += 1) {
+      expect((await rawRequest(proxied, 'GET', '/contacts', { headers: bearer(key, address) })).status).toBe(401);
+    }
+    expect(lookups).toBe(1);
+  });
+});
+
+describe('the key caches', () => {
+  it('never push a valid key out, however many unknown keys are tried', async () => {
+    const authenticator = new ApiKeyAuthenticator(
+      counted,
+      { now: () => new Date() },
+      {
+        cacheTtlMs: 30_000,
+        failuresPerMinute: 1_000_000,
+      },
+    );
+    expect(await authenticator.authenticate(`Bearer ${org.key}`, '192.0.2.1')).toMatchObject({ orgId: org.orgId });
+    for (let i = 0; i < 25_000; i += 1) {
+      expect(await authenticator.authenticate(`Bearer ${madeUpKey()}`, `10.0.${i >> 8}.${i & 255}`)).toBeNull();
+    }
+    lookups = 0;
+    expect(await authenticator.authenticate(`Bearer ${org.key}`, '192.0.2.1')).toMatchObject({ orgId: org.orgId });
+    expect(lookups).toBe(0);
+  }, 120_000);
+});

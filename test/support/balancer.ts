@@ -1,0 +1,73 @@
+// A small HTTP load balancer on 127.0.0.1 for restart tests: it sends each request to the next backend
+// whose /readyz answered 200 at its last check (every 100 ms), over keep-alive connections, and counts
+// the requests it could not forward (a reset or refused backend connection), which it answers 502.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Balancer {
+  url: string;
+  /** Requests that failed between the balancer and a backend. */
+  readonly forwardFailures: string[];
+  /** Whether the backend at `port` is currently taking traffic. */
+  healthy(port: number): boolean;
+  close(): Promise<void>;
+}
+
+/** Starts a balancer in front of the backends on `ports` (127.0.0.1). */
+export async function startBalancer(ports: number[]): Promise<Balancer> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  const probeAgent = new http.Agent({ keepAlive: false });
+  const healthy = new Map(ports.map((port) => [port, false]));
+  const forwardFailures: string[] = [];
+  let turn = 0;
+
+  const check = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const request = http.get(
+        { host: '127.0.0.1', port, path: '/readyz', agent: probeAgent, timeout: 500 },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode === 200);
+        },
+      );
+      request.on('timeout', () => request.destroy());
+      request.on('error', () => resolve(false));
+    });
+  const timer = setInterval(() => {
+    for (const port of ports) void check(port).then((ok) => healthy.set(port, ok));
+  }, 100);
+
+  const server = http.createServer((request, response) => {
+    const ready = ports.filter((port) => healthy.get(port));
+    if (ready.length === 0) {
+      response.writeHead(503).end('no backend');
+      return;
+    }
+    const port = ready[turn++ % ready.length]!;
+    const upstream = http.request(
+      { host: '127.0.0.1', port, method: request.method, path: request.url, headers: request.headers, agent },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    upstream.on('error', (error) => {
+      forwardFailures.push(`${request.method} ${request.url} -> ${port}: ${error.message}`);
+      if (!response.headersSent) response.writeHead(502).end('backend failed');
+      else response.destroy();
+    });
+    request.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    forwardFailures,
+    healthy: (port) => healthy.get(port) === true,
+    close: async () => {
+      clearInterval(timer);
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
