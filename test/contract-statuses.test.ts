@@ -1,16 +1,13 @@
 // The statuses every operation declares but no feature test reaches: 429 over the rate limit and 500
 // when the database fails, each in the error envelope, for every operation of the spec.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { connectDatabase } from '../src/database/connect.js';
-import { fillPath, listOperations, resolve, type Operation, type SpecDocument } from '../scripts/conformance/spec.js';
-
-const document = JSON.parse(
-  readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'),
-) as SpecDocument;
-const operations = listOperations(document);
+import { resolve } from './support/spec/document.js';
+import type { Operation } from './support/spec/operations.js';
+import { fillPath } from './support/spec/paths.js';
+import { publishedOperations as operations, publishedSpec as document } from './support/spec/published.js';
 
 /** A request the spec calls valid: path examples and the first request-body example. */
 function exampleRequest(operation: Operation, key: string) {

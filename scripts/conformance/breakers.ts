@@ -1,5 +1,5 @@
 // Invalid values: for a schema, values that each break exactly one of its constraints.
-import { mergeAllOf, resolve, type Schema, type SpecDocument } from './spec.js';
+import { mergeAllOf, resolve, type Schema, type SpecDocument } from '../../test/support/spec/document.js';
 
 /** One broken constraint: the value to put at `at` (relative to the schema's value), or DELETE. */
 export interface Breaker {

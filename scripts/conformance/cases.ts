@@ -5,7 +5,8 @@ import { arbitraryFor } from './arbitrary.js';
 import { DELETE, UNKNOWN_FIELD, scalarBreakers, valueBreakers } from './breakers.js';
 import type { Expectation, SchemaJudge } from './judge.js';
 import type { RequestInput } from './request.js';
-import type { Operation, SpecDocument } from './spec.js';
+import type { SpecDocument } from '../../test/support/spec/document.js';
+import type { Operation } from '../../test/support/spec/operations.js';
 
 /** An invalid request and the error it must get. */
 export interface InvalidCase {

@@ -2,7 +2,8 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { createSpecAjv, type SpecAjv } from '../../src/contract/ajv.js';
 import type { Exchange } from './http.js';
-import type { Operation, SpecDocument } from './spec.js';
+import type { SpecDocument } from '../../test/support/spec/document.js';
+import type { Operation } from '../../test/support/spec/operations.js';
 
 /** What a case expects: a 2xx, any declared answer, or one error with its code and (when known) param. */
 export type Expectation =

@@ -2,7 +2,8 @@
 // path parameters, headers, and the body (syntax, content type, size, nesting, each field by its schema).
 import type { ErrorCode } from '../../src/errors.js';
 import { badValuesFor, fullWidth, nested, SQL_INJECTION, UNSTORABLE_TEXT } from './bad-values.js';
-import { deref, fillPath, pathParameterNames, type SpecOperation } from './spec-operations.js';
+import type { Operation } from './spec/operations.js';
+import { fillPath, pathParameterNames } from './spec/paths.js';
 
 /** One bad request and the error code it must get. */
 export interface BadRequest {
@@ -17,7 +18,7 @@ export interface BadRequest {
 
 /** A valid request of an operation, which each bad request changes in one way. */
 export interface ValidRequest {
-  operation: SpecOperation;
+  operation: Operation;
   /** The path parameters' values (the caller's own ids). */
   pathValues: Record<string, string>;
   key: string;
@@ -72,7 +73,7 @@ function query(valid: ValidRequest): BadRequest[] {
     at('__proto__ parameter', '__proto__[admin]=1'),
   ];
   for (const parameter of valid.operation.parameters.filter((candidate) => candidate.in === 'query')) {
-    const schema = deref(parameter.schema);
+    const schema = parameter.schema;
     const name = parameter.name;
     const sample = schema.enum?.[0] ?? schema.default ?? schema.minimum ?? 'x';
     bad.push(
@@ -195,8 +196,8 @@ function sizes(valid: ValidRequest): BadRequest[] {
 }
 
 function fields(valid: ValidRequest): BadRequest[] {
-  const schema = valid.operation.bodySchema!;
-  const examples = valid.operation.bodyExamples as Array<Record<string, unknown>>;
+  const schema = valid.operation.body!.schema;
+  const examples = valid.operation.body!.examples as Array<Record<string, unknown>>;
   const withField = (field: string, json: string) =>
     JSON.stringify({ ...valid.body, [field]: MARK }).replace(JSON.stringify(MARK), json);
   const bad: BadRequest[] = [];
@@ -227,8 +228,7 @@ function fields(valid: ValidRequest): BadRequest[] {
 /** Every bad request derived from the operation's declaration around one valid request of it. */
 export function badRequestsFor(valid: ValidRequest): BadRequest[] {
   const bad = [...authentication(valid), ...query(valid), ...pathIds(valid), ...idempotencyKey(valid)];
-  if (valid.operation.bodySchema)
-    bad.push(...bodySyntax(valid), ...contentTypes(valid), ...sizes(valid), ...fields(valid));
+  if (valid.operation.body) bad.push(...bodySyntax(valid), ...contentTypes(valid), ...sizes(valid), ...fields(valid));
   else bad.push(build(valid, 'a body where none is taken', { body: '{}' }));
   return bad;
 }

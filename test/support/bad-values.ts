@@ -1,6 +1,9 @@
 // Values that break a JSON schema, as raw JSON text (so 1e400 and 2^53+1 reach the server's parser as
 // written), chosen from what the schema declares: types, pattern/format/enum, bounds, lengths, items, keys.
-import { deref, type SpecNode } from './spec-operations.js';
+import { resolve, type Schema as SpecNode } from './spec/document.js';
+import { publishedSpec } from './spec/published.js';
+
+const deref = (node: unknown): SpecNode => resolve(publishedSpec, node);
 
 /** A bad value: its JSON text and what is wrong with it. */
 export interface BadValue {
