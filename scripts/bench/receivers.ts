@@ -24,7 +24,7 @@ export interface ReceiverFarm {
   close(): Promise<void>;
 }
 
-/** Starts `count` receivers with `tls`; those whose index is in `hanging` never answer. Rejects when one cannot listen. */
+/** Starts `count` receivers with `tls`; those whose index is in `hanging` never answer. Rejects if one cannot start. */
 export async function startReceivers(
   tls: ServerCertificate,
   count: number,

@@ -19,7 +19,7 @@ export function testTls(): Promise<LocalTls> {
   return cached;
 }
 
-/** A self-signed certificate for 127.0.0.1 that no test CA signed (for TLS failures); rejects when it cannot be made. */
+/** A self-signed certificate for 127.0.0.1 that no test CA signed (for TLS failures); rejects if it cannot be made. */
 export function untrustedTls(): Promise<ServerCertificate> {
   return makeServerCertificate();
 }
@@ -84,7 +84,10 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** Starts an HTTPS receiver on 127.0.0.1 that records every request, then answers with `behaviour`; rejects when it cannot listen. */
+/**
+ * Starts an HTTPS receiver on 127.0.0.1 that records every request, then answers with `behaviour`; rejects when
+ * it cannot listen.
+ */
 export async function startReceiver(
   behaviour: Behaviour = answer(200, 'ok'),
   tls?: ServerCertificate,

@@ -24,7 +24,7 @@ export function resolve<T = Schema>(document: SpecDocument, node: unknown): T {
   return current as T;
 }
 
-/** Merges the `allOf` branches of object schemas into one (properties and required lists combined); throws as resolve does. */
+/** Merges the `allOf` branches of object schemas into one (properties and required lists joined); throws as resolve. */
 export function mergeAllOf(document: SpecDocument, schema: Schema): Schema {
   const { allOf, ...rest } = schema;
   return ((allOf as Schema[] | undefined) ?? [])

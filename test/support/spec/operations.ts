@@ -62,7 +62,9 @@ function requestBody(document: SpecDocument, raw: Schema | undefined, base: stri
     pointer: schemaPointer(raw, `${base}/requestBody`),
     examples: [
       ...(json.example !== undefined ? [json.example] : []),
-      ...Object.values((json.examples ?? {}) as Record<string, unknown>).map((example) => resolve(document, example).value),
+      ...Object.values((json.examples ?? {}) as Record<string, unknown>).map(
+        (example) => resolve(document, example).value,
+      ),
     ],
   };
 }
@@ -74,7 +76,7 @@ function isPage(document: SpecDocument, responses: Schema): boolean {
   return data !== undefined && resolve(document, data).type === 'array';
 }
 
-/** Every operation under the document's `paths`, path by path in document order; throws on a reference resolve refuses. */
+/** Every operation under the document's `paths`, path by path in document order; throws on a bad reference. */
 export function listOperations(document: SpecDocument): Operation[] {
   const operations: Operation[] = [];
   const globalSecurity = (document.security as unknown[] | undefined) ?? [];

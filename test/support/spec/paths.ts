@@ -2,7 +2,7 @@
 // them in, and finding the operation a concrete path belongs to.
 import type { Operation } from './operations.js';
 
-/** The names of a path template's parameters, in order (`/webhooks/{id}/deliveries/{delivery_id}` → id, delivery_id). */
+/** The names of a path template's parameters in order (`/webhooks/{id}/deliveries/{delivery_id}`: id, delivery_id). */
 export function pathParameterNames(path: string): string[] {
   return [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
 }
