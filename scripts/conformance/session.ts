@@ -39,15 +39,23 @@ export class Session {
     private readonly judge: SchemaJudge,
     private readonly fetchFn: typeof fetch,
   ) {
-    for (const operation of operations) {
-      this.tallies.set(operation.id, {
+    for (const operation of operations) this.tallyOf(operation);
+  }
+
+  /** The tally of an operation, started on first use (routing scenarios send operations the spec lacks). */
+  private tallyOf(operation: Operation): OperationTally {
+    let tally = this.tallies.get(operation.id);
+    if (!tally) {
+      tally = {
         operation,
         cases: { valid: 0, invalid: 0, scenario: 0 },
         statuses: new Set(),
         violations: 0,
         notes: [],
-      });
+      };
+      this.tallies.set(operation.id, tally);
     }
+    return tally;
   }
 
   /** The operation with this id, if the spec has it. */
@@ -74,16 +82,7 @@ export class Session {
     extra: (exchange: Exchange) => string[] = () => [],
   ): Promise<Exchange> {
     const request = buildRequest(this.baseUrl, operation, input, this.apiKey);
-    if (!this.tallies.has(operation.id)) {
-      this.tallies.set(operation.id, {
-        operation,
-        cases: { valid: 0, invalid: 0, scenario: 0 },
-        statuses: new Set(),
-        violations: 0,
-        notes: [],
-      });
-    }
-    const tally = this.tallies.get(operation.id)!;
+    const tally = this.tallyOf(operation);
     tally.cases[kind] += 1;
     let exchange: Exchange;
     try {
