@@ -84,37 +84,28 @@ export class Session {
     const request = buildRequest(this.baseUrl, operation, input, this.apiKey);
     const tally = this.tallyOf(operation);
     tally.cases[kind] += 1;
+    const violation = (problems: string[], status: number, body: string) => {
+      tally.violations += 1;
+      this.violations.push({
+        operationId: operation.id,
+        kind,
+        label,
+        problems,
+        status,
+        body,
+        curl: curlLine(request, this.apiKey),
+      });
+    };
     let exchange: Exchange;
     try {
       exchange = await send(this.fetchFn, request);
     } catch (error) {
-      const problems = [`request failed: ${(error as Error).message}`];
-      this.violations.push({
-        operationId: operation.id,
-        kind,
-        label,
-        problems,
-        status: 0,
-        body: '',
-        curl: curlLine(request, this.apiKey),
-      });
-      tally.violations += 1;
+      violation([`request failed: ${(error as Error).message}`], 0, '');
       throw error;
     }
     tally.statuses.add(exchange.status);
     const problems = [...this.judge.judge(operation, exchange, expectation), ...extra(exchange)];
-    if (problems.length > 0) {
-      tally.violations += 1;
-      this.violations.push({
-        operationId: operation.id,
-        kind,
-        label,
-        problems,
-        status: exchange.status,
-        body: exchange.text.slice(0, 400),
-        curl: curlLine(request, this.apiKey),
-      });
-    }
+    if (problems.length > 0) violation(problems, exchange.status, exchange.text.slice(0, 400));
     return exchange;
   }
 }
