@@ -4,13 +4,8 @@ import fc from 'fast-check';
 import { arbitraryFor } from './arbitrary.js';
 import type { Expectation, SchemaJudge } from './judge.js';
 import type { RequestInput } from './request.js';
-import {
-  badParameterValues,
-  badValues,
-  UNKNOWN_FIELD,
-  withBadValue,
-  withExampleMembers,
-} from '../../test/support/spec/bad-values.js';
+import { withBadValue, withExampleMembers } from '../../test/support/spec/bad-bodies.js';
+import { badParameterValues, badValues, UNKNOWN_FIELD } from '../../test/support/spec/bad-values.js';
 import type { SpecDocument } from '../../test/support/spec/document.js';
 import type { Operation } from '../../test/support/spec/operations.js';
 

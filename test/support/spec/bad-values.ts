@@ -102,31 +102,32 @@ function constraintBreakers(
   return found;
 }
 
-const value = (label: string, json: string, prose?: true): BadValue => ({
+const bad = (label: string, json: string, prose?: true): BadValue => ({
   label,
   at: [],
   json,
   ...(prose ? { prose } : {}),
 });
-const text = (label: string, string: string, prose?: true) => value(label, JSON.stringify(string), prose);
+const badString = (label: string, string: string, prose?: true) => bad(label, JSON.stringify(string), prose);
 
 /** Text the prose refuses in any string, and hostile variants of a valid value of a pattern, format or enum. */
 function hostileStrings(schema: Schema, valid: string | undefined): BadValue[] {
-  const found = UNSTORABLE_TEXT.map(([label, string]) => text(label, string, true));
+  const found = UNSTORABLE_TEXT.map(([label, string]) => badString(label, string, true));
   const constrained = Boolean(schema.pattern || schema.format || schema.enum);
   if (constrained) {
     if (valid === undefined)
       throw new Error(`no valid example value for a constrained string (${JSON.stringify(schema)})`);
     found.push(
-      ...SQL_INJECTION.map((string) => text(`SQL ${string}`, string)),
-      text('an RTL override appended', `${valid}\u202e`),
-      text('an emoji appended', `${valid}😀`),
-      text('a zero-width space in front', `\u200b${valid}`),
-      text('spaces around', ` ${valid} `),
-      text('full-width characters', fullWidth(valid)),
+      ...SQL_INJECTION.map((string) => badString(`SQL ${string}`, string)),
+      badString('an RTL override appended', `${valid}\u202e`),
+      badString('an emoji appended', `${valid}😀`),
+      badString('a zero-width space in front', `\u200b${valid}`),
+      badString('spaces around', ` ${valid} `),
+      badString('full-width characters', fullWidth(valid)),
     );
   }
-  if (constrained || (schema.maxLength ?? Infinity) < 10_000) found.push(text('10,000 characters', 'x'.repeat(10_000)));
+  if (constrained || (schema.maxLength ?? Infinity) < 10_000)
+    found.push(badString('10,000 characters', 'x'.repeat(10_000)));
   return found;
 }
 
@@ -134,15 +135,15 @@ function hostileStrings(schema: Schema, valid: string | undefined): BadValue[] {
 function hostileIntegers(schema: Schema): BadValue[] {
   const min = schema.minimum as number | undefined;
   const found = [
-    value('a number in a string', JSON.stringify(String(min ?? 1))),
-    value('2^53+1', '9007199254740993'),
-    value('-(2^53+1)', '-9007199254740993'),
-    value('1e400 (Infinity once parsed)', '1e400', true),
-    value('-1e400', '-1e400', true),
-    value('400 digits', '9'.repeat(400), true),
+    bad('a number in a string', JSON.stringify(String(min ?? 1))),
+    bad('2^53+1', '9007199254740993'),
+    bad('-(2^53+1)', '-9007199254740993'),
+    bad('1e400 (Infinity once parsed)', '1e400', true),
+    bad('-1e400', '-1e400', true),
+    bad('400 digits', '9'.repeat(400), true),
   ];
-  if (min !== undefined && min >= 0) found.push(value('negative', '-1'));
-  if (min !== undefined && min > 0) found.push(value('1e-400 (0 once parsed)', '1e-400'));
+  if (min !== undefined && min >= 0) found.push(bad('negative', '-1'));
+  if (min !== undefined && min > 0) found.push(bad('1e-400 (0 once parsed)', '1e-400'));
   return found;
 }
 
@@ -151,12 +152,12 @@ function branchValues(document: SpecDocument, branch: Schema, valid: unknown, de
   const types = allowedTypes(document, branch);
   const validText = typeof valid === 'string' ? valid : (branch.examples?.[0] ?? branch.enum?.[0]);
   const found = constraintBreakers(branch, types, validText, false).map((broken) =>
-    value(broken.label, JSON.stringify(broken.value)),
+    bad(broken.label, JSON.stringify(broken.value)),
   );
   if (types.has('string')) found.push(...hostileStrings(branch, validText));
   if (types.has('integer')) found.push(...hostileIntegers(branch));
   else if (types.has('number'))
-    found.push(value('1e400 (Infinity once parsed)', '1e400', true), value('-1e400', '-1e400', true));
+    found.push(bad('1e400 (Infinity once parsed)', '1e400', true), bad('-1e400', '-1e400', true));
   if (types.has('array')) found.push(...arrayValues(document, branch, valid, depth));
   if (types.has('object') || branch.properties) found.push(...objectValues(document, branch, valid, depth));
   return found;
@@ -169,7 +170,7 @@ function objectValues(document: SpecDocument, schema: Schema, valid: unknown, de
   const current = (valid && typeof valid === 'object' && !Array.isArray(valid) ? valid : {}) as Record<string, unknown>;
   const found: BadValue[] = [];
   for (const name of (schema.required ?? []) as string[]) found.push({ label: 'missing', at: [name], json: REMOVE });
-  if (schema.minProperties) found.push(value('an empty object', '{}'));
+  if (schema.minProperties) found.push(bad('an empty object', '{}'));
   if (schema.additionalProperties === false) found.push({ label: 'an unknown member', at: [UNKNOWN_FIELD], json: '1' });
   if (depth < 2) {
     for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Schema>))
@@ -181,20 +182,9 @@ function objectValues(document: SpecDocument, schema: Schema, valid: unknown, de
       found.push({ label: `a key with ${label}`, at: [key], json: '1', prose: true });
   }
   if (typeof schema.maxProperties === 'number') {
-    const keys = (count: number, member: (i: number) => number) =>
-      JSON.stringify(Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, member(i)])));
-    found.push(
-      value(
-        `${schema.maxProperties + 1} keys`,
-        keys(schema.maxProperties + 1, (i) => i),
-      ),
-    );
-    found.push(
-      value(
-        '5,000 keys',
-        keys(5_000, () => 0),
-      ),
-    );
+    const keys = (count: number) =>
+      JSON.stringify(Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i])));
+    found.push(bad(`${schema.maxProperties + 1} keys`, keys(schema.maxProperties + 1)), bad('5,000 keys', keys(5_000)));
   }
   const names = resolve(document, schema.propertyNames ?? {});
   if (typeof names.maxLength === 'number')
@@ -209,14 +199,14 @@ function arrayValues(document: SpecDocument, schema: Schema, valid: unknown, dep
   const itemSchema = resolve(document, schema.items ?? {});
   const item = (Array.isArray(valid) ? valid[0] : undefined) ?? itemSchema.enum?.[0] ?? 'x';
   const found: BadValue[] = [{ label: 'nested 10,000 deep', at: [], json: nested(10_000, 'array'), below: ['0'] }];
-  if (schema.minItems) found.push(value('an empty array', '[]'));
+  if (schema.minItems) found.push(bad('an empty array', '[]'));
   if (typeof schema.maxItems === 'number') {
     // Distinct items where the schema lists them, so only the count is wrong.
     const pool = Array.isArray(itemSchema.enum) ? (itemSchema.enum as unknown[]) : [item];
     const items = Array.from({ length: schema.maxItems + 1 }, (_, i) => pool[i % pool.length]);
-    found.push(value(`${schema.maxItems + 1} items`, JSON.stringify(items)));
+    found.push(bad(`${schema.maxItems + 1} items`, JSON.stringify(items)));
   }
-  if (schema.uniqueItems) found.push(value('a duplicate item', JSON.stringify([item, item])));
+  if (schema.uniqueItems) found.push(bad('a duplicate item', JSON.stringify([item, item])));
   for (const inner of collect(document, itemSchema, item, depth + 1)) {
     if (inner.at.length > 0 || inner.json === REMOVE) continue;
     found.push({
@@ -235,7 +225,7 @@ function collect(document: SpecDocument, raw: unknown, valid: unknown, depth: nu
   const allowed = allowedTypes(document, schema);
   const found = Object.entries(SAMPLE_BY_TYPE)
     .filter(([type]) => allowed.size > 0 && !allowed.has(type) && !(type === 'integer' && allowed.has('number')))
-    .map(([type, json]) => value(`a value of type ${type}`, json));
+    .map(([type, json]) => bad(`a value of type ${type}`, json));
   const branches = ((schema.oneOf ?? schema.anyOf) as unknown[] | undefined)?.map((branch) =>
     resolve(document, branch),
   );
@@ -254,16 +244,10 @@ export function badValues(document: SpecDocument, raw: unknown, valid: unknown):
   const seen = new Set<string>();
   return collect(document, raw, valid, 0).filter((bad) => {
     const key = JSON.stringify([bad.at, bad.json === REMOVE ? null : bad.json]);
-    return !seen.has(key) && Boolean(seen.add(key));
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
-}
-
-/** A valid value to vary: `value`, its missing or null members taken from the first of `examples` that has each. */
-export function withExampleMembers(value: unknown, examples: readonly unknown[]): unknown {
-  const present = Object.entries(value && typeof value === 'object' ? value : {}).filter(
-    ([, member]) => member !== null,
-  );
-  return Object.assign({}, ...[...examples].reverse(), Object.fromEntries(present));
 }
 
 /** Text values that parameter schema `raw` refuses, each breaking one declared constraint. */
@@ -279,23 +263,4 @@ export function badParameterValues(document: SpecDocument, raw: unknown): BadTex
     text: String(broken),
   }));
   return types.has('integer') || types.has('number') ? [{ label: 'not a number', text: 'ten' }, ...found] : found;
-}
-
-const MARK = '@@bad-value@@';
-
-function setAt(root: unknown, at: string[], member: unknown): Record<string, unknown> {
-  const copy = { ...(root && typeof root === 'object' && !Array.isArray(root) ? root : {}) } as Record<string, unknown>;
-  const [head, ...rest] = at as [string, ...string[]];
-  if (rest.length > 0) copy[head] = setAt(copy[head], rest, member);
-  else if (member === REMOVE) delete copy[head];
-  else copy[head] = member;
-  return copy;
-}
-
-/** The JSON text of `root` with the bad value in its place (or its member left out). */
-export function withBadValue(root: unknown, bad: BadValue): string {
-  const json = bad.json;
-  if (json === REMOVE) return JSON.stringify(setAt(root, bad.at, REMOVE));
-  if (bad.at.length === 0) return json;
-  return JSON.stringify(setAt(root, bad.at, MARK)).replace(JSON.stringify(MARK), () => json);
 }
