@@ -1,15 +1,10 @@
 // The handler map and the spec match one to one, and every error status the spec declares has a code.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { handlers } from '../src/http/handler-map.js';
 import { STATUS_BY_CODE } from '../src/http/error-envelope.js';
-import { listOperations, resolve, type SpecDocument } from '../scripts/conformance/spec.js';
 import { declaredCodes, errorCodeTable } from '../scripts/contract-coverage/contract.js';
-
-const document = JSON.parse(
-  readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'),
-) as SpecDocument;
-const operations = listOperations(document);
+import { resolve } from './support/spec/document.js';
+import { publishedOperations as operations, publishedSpec as document } from './support/spec/published.js';
 
 describe('contract coverage', () => {
   it('has a handler for every operation and an operation for every handler', () => {

@@ -3,17 +3,14 @@
 // body sent too slowly and 415 for an unknown Content-Encoding, each in the error envelope, for every
 // operation of the spec.
 import net from 'node:net';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { connectDatabase } from '../src/database/connect.js';
-import { fillPath, listOperations, resolve, type Operation, type SpecDocument } from '../scripts/conformance/spec.js';
-
-const document = JSON.parse(
-  readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'),
-) as SpecDocument;
-const operations = listOperations(document);
+import { resolve } from './support/spec/document.js';
+import type { Operation } from './support/spec/operations.js';
+import { fillPath } from './support/spec/paths.js';
+import { publishedOperations as operations, publishedSpec as document } from './support/spec/published.js';
 
 /** A request the spec calls valid: path examples and the first request-body example. */
 function exampleRequest(operation: Operation, key: string) {

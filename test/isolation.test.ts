@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { snapshotTables } from './support/db-snapshot.js';
-import { fillPath, pathParameterNames, type SpecOperation } from './support/spec-operations.js';
+import type { Operation as SpecOperation } from './support/spec/operations.js';
+import { fillPath, pathParameterNames } from './support/spec/paths.js';
+import { publishedOperations as operations } from './support/spec/published.js';
 import {
   BODY_FIXTURES,
   createOwnedOrg,
   exampleBody,
-  operations,
   ownPath,
   pathIds,
   sendOperation,
@@ -112,13 +113,13 @@ describe("another org's ids in the path", () => {
 
 describe("another org's ids in request bodies", () => {
   const withBodyIds = operations.filter((candidate) =>
-    Object.values(candidate.bodySchema?.properties ?? {}).some((property: any) => property.format === 'uuid'),
+    Object.values(candidate.body?.schema.properties ?? {}).some((property: any) => property.format === 'uuid'),
   );
   for (const target of withBodyIds) {
     it(`${target.id}: org B's ids in the body are not_found, nothing changes`, async () => {
       const bIds = await idsOf(b.orgId);
       const before = await snapshotTables(database.db);
-      for (const [field, property] of Object.entries(target.bodySchema!.properties as Record<string, any>)) {
+      for (const [field, property] of Object.entries(target.body!.schema.properties as Record<string, any>)) {
         if (property.format !== 'uuid') continue;
         const fixture = BODY_FIXTURES[field];
         if (!fixture) throw new Error(`${target.id}: no fixture for body field "${field}"; add one to BODY_FIXTURES`);

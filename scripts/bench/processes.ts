@@ -1,8 +1,8 @@
 // Child processes under test: started by node itself (TypeScript through tsx's loader), so the pid is
 // the server's; watched until they print their address, sampled for resident memory, and stopped by
 // their own pid.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { spawnReady } from '../../test/support/child-process.js';
 
 /** A running child process started by the benchmark. */
 export interface Child {
@@ -20,62 +20,37 @@ export interface Child {
 }
 
 /**
- * Spawns `node <script>` (with `--import tsx` for a .ts script, plus `nodeArgs`) and resolves once its stdout matches `ready`.
- * Rejects, killing the child, when it exits first or `timeoutMs` passes.
+ * Spawns `node <script>` (with `--import tsx` for a .ts script, plus `nodeArgs`) and resolves once its output
+ * matches `ready`. Rejects, killing the child, when it exits first or `timeoutMs` passes.
  */
 export async function startChild(
   script: string,
   options: { args?: string[]; nodeArgs?: string[]; env: NodeJS.ProcessEnv; ready: RegExp; timeoutMs: number },
 ): Promise<Child> {
   const started = performance.now();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      ...(options.nodeArgs ?? []),
-      ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []),
-      script,
-      ...(options.args ?? []),
-    ],
-    { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => fail(new Error(`${script} did not start within ${options.timeoutMs} ms`)),
-      options.timeoutMs,
-    );
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`${error.message}\n${output}`));
-    };
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = options.ready.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1] ?? '');
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => fail(new Error(`${script} exited with ${code} before it was ready`)));
+  const nodeArgs = [...(options.nodeArgs ?? []), ...(script.endsWith('.ts') ? ['--import', 'tsx'] : [])];
+  const ready = await spawnReady(process.execPath, [...nodeArgs, script, ...(options.args ?? [])], {
+    env: options.env,
+    ready: options.ready,
+    timeoutMs: options.timeoutMs,
+    name: script,
   });
   const startMs = performance.now() - started;
+  const child = ready.process;
+  const running = () => child.exitCode === null && child.signalCode === null;
   return {
     pid: child.pid!,
-    address,
+    address: ready.match[1] ?? '',
     startMs,
-    output: () => output,
+    output: ready.output,
     kill: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (running()) child.kill('SIGKILL');
     },
     stop: async (graceMs = 15_000) => {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      if (!running()) return child.exitCode;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      const code = await exited;
+      const code = await ready.exited;
       clearTimeout(timer);
       return code;
     },

@@ -10,12 +10,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../../src/database/connect.js';
 import type { OpenDatabase } from '../../src/database/open.js';
+import { makeLocalTls } from '../../src/tools/local-ca.js';
 import type { BaselinePlan } from './baseline-server.js';
 import { captureStatements } from './capture.js';
 import { openBenchDatabase } from './database.js';
 import { runLoad, type LoadResult } from './load.js';
 import { cpuMs, rssMiB, sampleRss, startChild, type Child } from './processes.js';
-import { generateTls, startReceivers } from './receivers.js';
+import { startReceivers } from './receivers.js';
 import { evaluateTargets, formatReport, median, type BenchReport, type ScenarioReport } from './report.js';
 import { buildScenarios, type Scenario } from './scenarios.js';
 import { seedBenchmark } from './seed.js';
@@ -127,7 +128,7 @@ async function main(): Promise<void> {
         : 'reusing the seeded data of an earlier run',
     );
 
-    const tls = await generateTls();
+    const tls = await makeLocalTls({ caName: 'Benchmark webhook CA' });
     const caFile = path.join(temp, 'ca.pem');
     writeFileSync(caFile, tls.caCert);
     const farm = await startReceivers(tls, RECEIVER_COUNT, new Set([HANGING_RECEIVER]));

@@ -2,10 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { arbitraryFor } from './arbitrary.js';
-import { DELETE, UNKNOWN_FIELD, scalarBreakers, valueBreakers } from './breakers.js';
 import type { Expectation, SchemaJudge } from './judge.js';
 import type { RequestInput } from './request.js';
-import type { Operation, SpecDocument } from './spec.js';
+import { withBadValue, withExampleMembers } from '../../test/support/spec/bad-bodies.js';
+import { badParameterValues, badValues, UNKNOWN_FIELD } from '../../test/support/spec/bad-values.js';
+import type { SpecDocument } from '../../test/support/spec/document.js';
+import type { Operation } from '../../test/support/spec/operations.js';
 
 /** An invalid request and the error it must get. */
 export interface InvalidCase {
@@ -56,19 +58,6 @@ export function validInputs(
   return fc.sample(input, { seed, numRuns: count });
 }
 
-function setAt(root: unknown, at: string[], value: unknown): unknown {
-  if (at.length === 0) return value;
-  const copy = { ...(root as Record<string, unknown>) };
-  const [head, ...rest] = at;
-  if (rest.length === 0) {
-    if (value === DELETE) delete copy[head!];
-    else copy[head!] = value;
-  } else {
-    copy[head!] = setAt(copy[head!] ?? {}, rest, value);
-  }
-  return copy;
-}
-
 /** The invalid cases for an operation, each built from one of the valid `bases` (taken in turn). */
 export function invalidCases(
   document: SpecDocument,
@@ -103,8 +92,8 @@ export function invalidCases(
           : where === 'query'
             ? { ...input, query: { ...input.query, [parameter.name]: value } }
             : { ...input, headers: { ...input.headers, [parameter.name]: String(value) } };
-    for (const breaker of scalarBreakers(document, parameter.schema, true)) {
-      add(`${where} ${parameter.name}: ${breaker.label}`, put(breaker.value), invalid(parameter.name));
+    for (const bad of badParameterValues(document, parameter.schema)) {
+      add(`${where} ${parameter.name}: ${bad.label}`, put(bad.text), invalid(parameter.name));
     }
     if (where === 'path') {
       add(`path ${parameter.name}: no such resource`, put(randomUUID()), {
@@ -138,13 +127,19 @@ export function invalidCases(
   );
   const validate = judge.validator(operation.body.pointer);
   const sample = base();
-  for (const breaker of valueBreakers(document, operation.body.schema, sample.body)) {
-    const body = setAt(sample.body, breaker.at, breaker.value);
-    if (!breaker.prose && validate(body)) continue; // the change did not break the schema after all (a oneOf branch took it)
-    const path = [...breaker.at, ...(breaker.below ?? [])];
+  for (const bad of badValues(
+    document,
+    operation.body.schema,
+    withExampleMembers(sample.body, operation.body.examples),
+  )) {
+    const rawBody = withBadValue(sample.body, bad);
+    const body: unknown = JSON.parse(rawBody);
+    if (!bad.prose && validate(body)) continue; // the change did not break the schema after all (a oneOf branch took it)
+    const path = [...bad.at, ...(bad.below ?? [])];
     found.push({
-      label: `body ${path.join('.') || '(root)'}: ${breaker.label}`,
-      input: { ...sample, body },
+      label: `body ${path.join('.') || '(root)'}: ${bad.label}`,
+      // Sent as written: some values (1e400, 2^53+1) change when parsed and serialised again.
+      input: { ...sample, body, rawBody },
       expectation: invalid(path.length > 0 ? path.join('.') : 'body'),
     });
   }

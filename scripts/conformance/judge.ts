@@ -1,8 +1,9 @@
 // Judges one exchange against the spec: declared status, body schema for that status, error envelope.
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { createSpecAjv, type SpecAjv } from '../../src/contract/ajv.js';
 import type { Exchange } from './http.js';
-import type { Operation, SpecDocument } from './spec.js';
+import type { SpecDocument } from '../../test/support/spec/document.js';
+import type { Operation } from '../../test/support/spec/operations.js';
 
 /** What a case expects: a 2xx, any declared answer, or one error with its code and (when known) param. */
 export type Expectation =
@@ -12,12 +13,10 @@ const SPEC_ID = 'conformance-spec';
 
 /** Compiles and caches validators for schemas inside the spec, addressed by JSON pointer. */
 export class SchemaJudge {
-  private readonly ajv: InstanceType<typeof Ajv2020.default>;
+  private readonly ajv: SpecAjv = createSpecAjv();
   private readonly cache = new Map<string, ValidateFunction>();
 
   constructor(document: SpecDocument) {
-    this.ajv = new Ajv2020.default({ strict: false, allErrors: true, validateSchema: false });
-    addFormats.default(this.ajv);
     this.ajv.addSchema(document, SPEC_ID);
   }
 

@@ -7,7 +7,8 @@ import { SchemaJudge } from './judge.js';
 import type { RequestInput } from './request.js';
 import { runScenarios } from './scenarios.js';
 import { Session, type OperationTally, type Violation } from './session.js';
-import { listOperations, type Operation, type SpecDocument } from './spec.js';
+import type { SpecDocument } from '../../test/support/spec/document.js';
+import { listOperations, type Operation } from '../../test/support/spec/operations.js';
 
 /** How to run: where, as whom, how many cases, and what the deployment needs beyond the spec. */
 export interface ConformanceOptions extends FixtureOptions {

@@ -4,7 +4,9 @@ import type { Fixtures } from './fixtures.js';
 import { unique } from './hints.js';
 import type { Exchange } from './http.js';
 import type { Session } from './session.js';
-import type { Operation, SpecDocument } from './spec.js';
+import type { SpecDocument } from '../../test/support/spec/document.js';
+import type { Operation } from '../../test/support/spec/operations.js';
+import { pathParameterNames } from '../../test/support/spec/paths.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const notFound = (param?: string) =>
@@ -22,6 +24,7 @@ async function routing(session: Session, document: SpecDocument): Promise<void> 
     parameters: [],
     responses: { '404': errorSchema, '405': errorSchema },
     secured: true,
+    isList: false,
   });
   await session.call(
     route('(unknown route)', 'GET', '/zz-no-such-route'),
@@ -30,13 +33,11 @@ async function routing(session: Session, document: SpecDocument): Promise<void> 
     'scenario',
     'unknown route',
   );
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
+  for (const [path, item] of Object.entries((document.paths ?? {}) as Record<string, object>)) {
     const declared = METHODS.filter((method) => method.toLowerCase() in item);
     const method = METHODS.find((candidate) => !declared.includes(candidate));
     if (!method) continue;
-    const values = Object.fromEntries(
-      [...path.matchAll(/\{([^}]+)\}/g)].map((match) => [match[1]!, crypto.randomUUID()]),
-    );
+    const values = Object.fromEntries(pathParameterNames(path).map((name) => [name, crypto.randomUUID()]));
     await session.call(
       route('(method not allowed)', method, path),
       { path: values, query: {}, headers: {} },

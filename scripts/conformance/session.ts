@@ -2,7 +2,7 @@
 import { buildRequest, type RequestInput } from './request.js';
 import { curlLine, send, type Exchange } from './http.js';
 import type { Expectation, SchemaJudge } from './judge.js';
-import type { Operation } from './spec.js';
+import type { Operation } from '../../test/support/spec/operations.js';
 
 /** Why a request was sent: a generated valid request, one broken constraint, or a documented scenario. */
 export type CaseKind = 'valid' | 'invalid' | 'scenario';
@@ -39,15 +39,23 @@ export class Session {
     private readonly judge: SchemaJudge,
     private readonly fetchFn: typeof fetch,
   ) {
-    for (const operation of operations) {
-      this.tallies.set(operation.id, {
+    for (const operation of operations) this.tallyOf(operation);
+  }
+
+  /** The tally of an operation, started on first use (routing scenarios send operations the spec lacks). */
+  private tallyOf(operation: Operation): OperationTally {
+    let tally = this.tallies.get(operation.id);
+    if (!tally) {
+      tally = {
         operation,
         cases: { valid: 0, invalid: 0, scenario: 0 },
         statuses: new Set(),
         violations: 0,
         notes: [],
-      });
+      };
+      this.tallies.set(operation.id, tally);
     }
+    return tally;
   }
 
   /** The operation with this id, if the spec has it. */
@@ -74,48 +82,30 @@ export class Session {
     extra: (exchange: Exchange) => string[] = () => [],
   ): Promise<Exchange> {
     const request = buildRequest(this.baseUrl, operation, input, this.apiKey);
-    if (!this.tallies.has(operation.id)) {
-      this.tallies.set(operation.id, {
-        operation,
-        cases: { valid: 0, invalid: 0, scenario: 0 },
-        statuses: new Set(),
-        violations: 0,
-        notes: [],
-      });
-    }
-    const tally = this.tallies.get(operation.id)!;
+    const tally = this.tallyOf(operation);
     tally.cases[kind] += 1;
+    const violation = (problems: string[], status: number, body: string) => {
+      tally.violations += 1;
+      this.violations.push({
+        operationId: operation.id,
+        kind,
+        label,
+        problems,
+        status,
+        body,
+        curl: curlLine(request, this.apiKey),
+      });
+    };
     let exchange: Exchange;
     try {
       exchange = await send(this.fetchFn, request);
     } catch (error) {
-      const problems = [`request failed: ${(error as Error).message}`];
-      this.violations.push({
-        operationId: operation.id,
-        kind,
-        label,
-        problems,
-        status: 0,
-        body: '',
-        curl: curlLine(request, this.apiKey),
-      });
-      tally.violations += 1;
+      violation([`request failed: ${(error as Error).message}`], 0, '');
       throw error;
     }
     tally.statuses.add(exchange.status);
     const problems = [...this.judge.judge(operation, exchange, expectation), ...extra(exchange)];
-    if (problems.length > 0) {
-      tally.violations += 1;
-      this.violations.push({
-        operationId: operation.id,
-        kind,
-        label,
-        problems,
-        status: exchange.status,
-        body: exchange.text.slice(0, 400),
-        curl: curlLine(request, this.apiKey),
-      });
-    }
+    if (problems.length > 0) violation(problems, exchange.status, exchange.text.slice(0, 400));
     return exchange;
   }
 }

@@ -2,14 +2,10 @@
 // code the spec declares for every operation, and that handlers and operations match one to one.
 import { readFileSync } from 'node:fs';
 import { handlers } from '../../src/http/handler-map.js';
-import { listOperations, type SpecDocument } from '../conformance/spec.js';
+import { publishedOperations as operations, publishedSpec as document } from '../../test/support/spec/published.js';
 import { contractCoverage, errorCodeTable, type ContractRecord } from './contract.js';
 
 const recordsPath = process.argv[2] ?? 'coverage/contract-records.jsonl';
-const document = JSON.parse(
-  readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'),
-) as SpecDocument;
-const operations = listOperations(document);
 let records: ContractRecord[];
 try {
   records = readFileSync(recordsPath, 'utf8')

@@ -1,8 +1,12 @@
 // Requests that each break one rule of an operation as the spec declares it: authentication, query and
 // path parameters, headers, and the body (syntax, content type, size, nesting, each field by its schema).
 import type { ErrorCode } from '../../src/errors.js';
-import { badValuesFor, fullWidth, nested, SQL_INJECTION, UNSTORABLE_TEXT } from './bad-values.js';
-import { deref, fillPath, pathParameterNames, type SpecOperation } from './spec-operations.js';
+import { withBadValue, withExampleMembers } from './spec/bad-bodies.js';
+import { badParameterValues, badValues } from './spec/bad-values.js';
+import { fullWidth, nested, SQL_INJECTION } from './spec/hostile-input.js';
+import type { Operation } from './spec/operations.js';
+import { fillPath, pathParameterNames } from './spec/paths.js';
+import { publishedSpec } from './spec/published.js';
 
 /** One bad request and the error code it must get. */
 export interface BadRequest {
@@ -17,14 +21,12 @@ export interface BadRequest {
 
 /** A valid request of an operation, which each bad request changes in one way. */
 export interface ValidRequest {
-  operation: SpecOperation;
+  operation: Operation;
   /** The path parameters' values (the caller's own ids). */
   pathValues: Record<string, string>;
   key: string;
   body?: Record<string, unknown>;
 }
-
-const MARK = '@@bad-value@@';
 
 function build(valid: ValidRequest, label: string, change: Partial<Omit<BadRequest, 'label'>>): BadRequest {
   const body = change.body ?? (valid.body ? JSON.stringify(valid.body) : undefined);
@@ -72,7 +74,7 @@ function query(valid: ValidRequest): BadRequest[] {
     at('__proto__ parameter', '__proto__[admin]=1'),
   ];
   for (const parameter of valid.operation.parameters.filter((candidate) => candidate.in === 'query')) {
-    const schema = deref(parameter.schema);
+    const schema = parameter.schema;
     const name = parameter.name;
     const sample = schema.enum?.[0] ?? schema.default ?? schema.minimum ?? 'x';
     bad.push(
@@ -83,6 +85,9 @@ function query(valid: ValidRequest): BadRequest[] {
       at(`${name} with CRLF`, `${name}=${encodeURIComponent(`${sample}\r\nX-Injected: 1`)}`),
       at(`${name} of 10,000 characters`, `${name}=${'9'.repeat(10_000)}`),
       ...SQL_INJECTION.map((value) => at(`${name} = ${value}`, `${name}=${encodeURIComponent(value)}`)),
+      ...badParameterValues(publishedSpec, schema).map(({ label, text }) =>
+        at(`${name} ${label}`, `${name}=${encodeURIComponent(text)}`),
+      ),
     );
     if (schema.type === 'integer') {
       for (const value of ['-1', '1.5', 'abc', '', '9007199254740993', '1e400', '-1e400', `${schema.maximum ?? 0}1`]) {
@@ -103,6 +108,10 @@ function pathIds(valid: ValidRequest): BadRequest[] {
   const bad: BadRequest[] = [];
   for (const name of pathParameterNames(valid.operation.path)) {
     const own = valid.pathValues[name]!;
+    const parameter = valid.operation.parameters.find(
+      (candidate) => candidate.in === 'path' && candidate.name === name,
+    );
+    if (!parameter) throw new Error(`${valid.operation.id}: {${name}} is not a declared path parameter`);
     const at = (label: string, value: string, code: ErrorCode = 'invalid_request') =>
       build(valid, `path ${name} ${label}`, {
         path: fillPath(valid.operation.path, { ...valid.pathValues, [name]: value }),
@@ -118,13 +127,15 @@ function pathIds(valid: ValidRequest): BadRequest[] {
       at('with SQL appended', `${own}' OR '1'='1`),
       ...SQL_INJECTION.map((value) => at(`= ${value}`, value)),
       at('unknown (the nil UUID)', '00000000-0000-0000-0000-000000000000', 'not_found'),
+      ...badParameterValues(publishedSpec, parameter.schema).map(({ label, text }) => at(label, text)),
     );
   }
   return bad;
 }
 
 function idempotencyKey(valid: ValidRequest): BadRequest[] {
-  if (!valid.operation.parameters.some((parameter) => parameter.name === 'Idempotency-Key')) return [];
+  const parameter = valid.operation.parameters.find((candidate) => candidate.name === 'Idempotency-Key');
+  if (!parameter) return [];
   const base = build(valid, '', {});
   const at = (label: string, value: string) =>
     build(valid, `Idempotency-Key ${label}`, { headers: { ...base.headers, 'Idempotency-Key': value } });
@@ -136,6 +147,7 @@ function idempotencyKey(valid: ValidRequest): BadRequest[] {
     at('of 256 characters', 'k'.repeat(256)),
     at('of 8,000 characters', 'k'.repeat(8_000)),
     ...SQL_INJECTION.filter((value) => value.includes(' ')).map((value) => at(`= ${value}`, value)),
+    ...badParameterValues(publishedSpec, parameter.schema).map(({ label, text }) => at(label, text)),
   ];
 }
 
@@ -195,31 +207,18 @@ function sizes(valid: ValidRequest): BadRequest[] {
 }
 
 function fields(valid: ValidRequest): BadRequest[] {
-  const schema = valid.operation.bodySchema!;
-  const examples = valid.operation.bodyExamples as Array<Record<string, unknown>>;
-  const withField = (field: string, json: string) =>
-    JSON.stringify({ ...valid.body, [field]: MARK }).replace(JSON.stringify(MARK), json);
-  const bad: BadRequest[] = [];
-  for (const [field, property] of Object.entries((schema.properties ?? {}) as Record<string, unknown>)) {
-    const example = valid.body?.[field] ?? examples.find((candidate) => field in candidate)?.[field];
-    for (const value of badValuesFor(property as Record<string, unknown>, example)) {
-      bad.push(build(valid, `${field} ${value.label}`, { body: withField(field, value.json) }));
-    }
-  }
+  const body = valid.operation.body!;
+  const bad = badValues(publishedSpec, body.schema, withExampleMembers(valid.body, body.examples)).map((value) =>
+    build(valid, `${value.at.join('.') || 'body'} ${value.label}`, { body: withBadValue(valid.body, value) }),
+  );
   const text = JSON.stringify(valid.body);
   const extra = (label: string, members: string) =>
     build(valid, label, { body: `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${members}}` });
-  for (const field of (schema.required ?? []) as string[]) {
-    const { [field]: _, ...rest } = valid.body ?? {};
-    bad.push(build(valid, `${field} missing`, { body: JSON.stringify(rest) }));
-  }
-  if (schema.minProperties) bad.push(build(valid, 'an empty object', { body: '{}' }));
   bad.push(
     extra('a __proto__ field', '"__proto__":{"admin":true}'),
     extra('a constructor.prototype field', '"constructor":{"prototype":{"admin":true}}'),
     extra('a field named with SQL', `${JSON.stringify(SQL_INJECTION[1])}:1`),
     extra('5,000 unknown fields', Array.from({ length: 5_000 }, (_, i) => `"f${i}":0`).join(',')),
-    ...UNSTORABLE_TEXT.map(([label, value]) => extra(`a field name with ${label}`, `${JSON.stringify(value)}:1`)),
   );
   return bad;
 }
@@ -227,8 +226,7 @@ function fields(valid: ValidRequest): BadRequest[] {
 /** Every bad request derived from the operation's declaration around one valid request of it. */
 export function badRequestsFor(valid: ValidRequest): BadRequest[] {
   const bad = [...authentication(valid), ...query(valid), ...pathIds(valid), ...idempotencyKey(valid)];
-  if (valid.operation.bodySchema)
-    bad.push(...bodySyntax(valid), ...contentTypes(valid), ...sizes(valid), ...fields(valid));
+  if (valid.operation.body) bad.push(...bodySyntax(valid), ...contentTypes(valid), ...sizes(valid), ...fields(valid));
   else bad.push(build(valid, 'a body where none is taken', { body: '{}' }));
   return bad;
 }

@@ -1,16 +1,14 @@
 // Records the (operationId, status, error code) of every answer a test app sends, one JSONL file per
 // test process, so a check after the suite can tell which declared statuses and codes tests produce.
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { listOperations, matchOperation, type SpecDocument } from '../../scripts/conformance/spec.js';
 import type { ContractRecord } from '../../scripts/contract-coverage/contract.js';
+import { matchOperation } from './spec/paths.js';
+import { publishedOperations } from './spec/published.js';
 
 const API_ROOT = '/api/v1';
-const operations = listOperations(
-  JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as SpecDocument,
-);
 
 /** Wraps a request listener so every answer to an API operation is appended to this process's record file. */
 export function recordResponses(listener: http.RequestListener): http.RequestListener {
@@ -18,7 +16,7 @@ export function recordResponses(listener: http.RequestListener): http.RequestLis
   return (request, response) => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
     const operation = pathname.startsWith(`${API_ROOT}/`)
-      ? matchOperation(operations, request.method ?? 'GET', pathname.slice(API_ROOT.length))
+      ? matchOperation(publishedOperations, request.method ?? 'GET', pathname.slice(API_ROOT.length))
       : undefined;
     if (operation) {
       const chunks: Buffer[] = [];

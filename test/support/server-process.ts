@@ -1,11 +1,12 @@
 // The service as a real process (`node --import tsx src/main.ts`, as `npm start` runs it), for fault,
 // secrets and soak tests: its own environment, its output captured, killed with any signal, its
 // memory read on demand (test/support/heap-probe.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { spawnReady } from './child-process.js';
 import { testTls } from './webhook-receiver.js';
 
 /** A running server process. */
@@ -57,57 +58,42 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const inherited = { ...process.env };
   delete inherited.DATABASE_URL;
   delete inherited.TEST_DATABASE_URL;
-  const child = spawn(
+  const ready = await spawnReady(
     process.execPath,
     ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts'],
     {
       env: { ...inherited, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // The start-up banner, printed once the server listens, whatever LOG_LEVEL says.
+      ready: /Base URL : http:\/\/[^\s]+:(\d+)\/api\/v1/,
+      timeoutMs,
+      name: 'the server',
     },
   );
+  const child = ready.process;
   running.add(child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  void exited.then(() => running.delete(child));
-  let output = '';
-  let scanned = 0;
+  void ready.exited.then(() => running.delete(child));
   const probes: Array<(line: string) => void> = [];
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString();
+  let scanned = 0;
+  // heap-probe answers on stderr; the lines are read from the output the child keeps.
+  const scan = () => {
+    const output = ready.output();
     const end = output.lastIndexOf('\n') + 1;
     for (const line of output.slice(scanned, end).split('\n'))
       if (line.startsWith('heap-probe ')) probes.shift()?.(line);
     scanned = Math.max(scanned, end);
   };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`the server did not start within ${timeoutMs} ms:\n${output}`)),
-      timeoutMs,
-    );
-    const check = () => {
-      // The start-up banner, printed once the server listens, whatever LOG_LEVEL says.
-      const match = /Base URL : http:\/\/[^\s]+:(\d+)\/api\/v1/.exec(output);
-      if (!match) return;
-      clearTimeout(timer);
-      resolve(Number(match[1]));
-    };
-    child.stdout!.on('data', check);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${child.exitCode ?? child.signalCode} before listening:\n${output}`));
-    });
-  });
-  const baseUrl = `http://127.0.0.1:${port}`;
+  child.stdout!.on('data', scan);
+  child.stderr!.on('data', scan);
+  const baseUrl = `http://127.0.0.1:${ready.match[1]}`;
   return {
     pid: child.pid!,
     baseUrl,
     apiUrl: `${baseUrl}/api/v1`,
-    output: () => output,
+    output: ready.output,
     running: () => child.exitCode === null && child.signalCode === null,
     stop: async (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
+      await ready.exited;
     },
     memory: () =>
       new Promise((resolve) => {

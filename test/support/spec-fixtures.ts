@@ -4,7 +4,9 @@
 import { expect } from 'vitest';
 import type { Db } from '../../src/database/connect.js';
 import { createTestOrg, rawRequest, type TestApp, type TestOrg } from './app.js';
-import { fillPath, pathParameterNames, pathPrefix, specOperations, type SpecOperation } from './spec-operations.js';
+import type { Operation } from './spec/operations.js';
+import { fillPath, pathParameterNames, pathPrefix } from './spec/paths.js';
+import { publishedOperations } from './spec/published.js';
 
 /** An org with one resource of each kind. */
 export interface OwnedOrg extends TestOrg {
@@ -30,18 +32,15 @@ export const BODY_FIXTURES: Record<string, (org: OwnedOrg) => string> = {
   url: (org) => org.receiverUrl,
 };
 
-/** The spec's operations, read once. */
-export const operations = specOperations();
-
 /** The operation with this id; throws when the spec has none. */
-export function operationById(id: string): SpecOperation {
-  const found = operations.find((candidate) => candidate.id === id);
+export function operationById(id: string): Operation {
+  const found = publishedOperations.find((candidate) => candidate.id === id);
   if (!found) throw new Error(`the spec has no operation ${id}`);
   return found;
 }
 
 /** The values of an operation's path parameters, each taken from the org `owners[name]`; throws when one has no fixture. */
-export function pathIds(operation: SpecOperation, owners: Record<string, OwnedOrg>): Record<string, string> {
+export function pathIds(operation: Operation, owners: Record<string, OwnedOrg>): Record<string, string> {
   const values: Record<string, string> = {};
   for (const name of pathParameterNames(operation.path)) {
     const key = `${name}@${pathPrefix(operation.path, name)}`;
@@ -53,7 +52,7 @@ export function pathIds(operation: SpecOperation, owners: Record<string, OwnedOr
 }
 
 /** The operation's path with every id taken from `org`. */
-export function ownPath(operation: SpecOperation, org: OwnedOrg): string {
+export function ownPath(operation: Operation, org: OwnedOrg): string {
   return fillPath(
     operation.path,
     pathIds(operation, Object.fromEntries(pathParameterNames(operation.path).map((name) => [name, org]))),
@@ -61,13 +60,14 @@ export function ownPath(operation: SpecOperation, org: OwnedOrg): string {
 }
 
 /** The spec's example body with the org-bound fields set for `org`; throws when the spec gives no example or a body id has no fixture. */
-export function exampleBody(operation: SpecOperation, org: OwnedOrg): Record<string, unknown> | undefined {
-  if (!operation.bodySchema) return undefined;
-  if (operation.bodyExample === undefined) throw new Error(`${operation.id}: the spec gives no request body example`);
-  const body = { ...(operation.bodyExample as Record<string, unknown>) };
+export function exampleBody(operation: Operation, org: OwnedOrg): Record<string, unknown> | undefined {
+  if (!operation.body) return undefined;
+  const [example] = operation.body.examples;
+  if (example === undefined) throw new Error(`${operation.id}: the spec gives no request body example`);
+  const body = { ...(example as Record<string, unknown>) };
   for (const field of Object.keys(body)) {
     if (field in BODY_FIXTURES) body[field] = BODY_FIXTURES[field]!(org);
-    else if (operation.bodySchema.properties?.[field]?.format === 'uuid') {
+    else if (operation.body.schema.properties?.[field]?.format === 'uuid') {
       throw new Error(`${operation.id}: no fixture for body field "${field}"; add one to BODY_FIXTURES`);
     }
   }
@@ -77,7 +77,7 @@ export function exampleBody(operation: SpecOperation, org: OwnedOrg): Record<str
 /** Sends an operation as `caller` (with an Idempotency-Key when given and the operation takes one). */
 export function sendOperation(
   app: TestApp,
-  operation: SpecOperation,
+  operation: Operation,
   caller: TestOrg,
   path: string,
   body?: unknown,

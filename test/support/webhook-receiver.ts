@@ -1,57 +1,27 @@
-// HTTPS webhook receivers on 127.0.0.1 for tests, with a throwaway CA generated at test time.
-import https from 'node:https';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { generate } from 'selfsigned';
+// HTTPS webhook receivers on 127.0.0.1 for tests (src/tools/https-receiver.ts), trusted through a
+// throwaway CA made once per test file, with behaviours that answer well or badly.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startHttpsReceiver, type ReceivedRequest } from '../../src/tools/https-receiver.js';
+import {
+  makeLocalTls,
+  makeServerCertificate,
+  type LocalTls,
+  type ServerCertificate,
+} from '../../src/tools/local-ca.js';
 
-/** A test CA and a server certificate it signed for 127.0.0.1. */
-export interface TestTls {
-  caCert: string;
-  key: string;
-  cert: string;
-}
+export type { ReceivedRequest };
 
-let cached: Promise<TestTls> | null = null;
+let cached: Promise<LocalTls> | null = null;
 
-/** The throwaway CA and 127.0.0.1 certificate (generated once per test file). */
-export function testTls(): Promise<TestTls> {
-  cached ??= (async () => {
-    const ca = await generate([{ name: 'commonName', value: 'Webhook test CA' }], {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      extensions: [
-        { name: 'basicConstraints', cA: true, critical: true },
-        { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-      ],
-    });
-    const leaf = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      ca: { key: ca.private, cert: ca.cert },
-      extensions: [
-        { name: 'basicConstraints', cA: false },
-        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-        { name: 'extKeyUsage', serverAuth: true },
-        { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
-      ],
-    });
-    return { caCert: ca.cert, key: leaf.private, cert: leaf.cert };
-  })();
+/** The test CA and the 127.0.0.1 certificate it signed, made once per test file; rejects when they cannot be made. */
+export function testTls(): Promise<LocalTls> {
+  cached ??= makeLocalTls({ caName: 'Webhook test CA' });
   return cached;
 }
 
-/** A certificate for 127.0.0.1 that no test CA signed (for TLS failures). */
-export async function untrustedTls(): Promise<{ key: string; cert: string }> {
-  const self = await generate([{ name: 'commonName', value: '127.0.0.1' }], { keyType: 'ec', algorithm: 'sha256' });
-  return { key: self.private, cert: self.cert };
-}
-
-export interface ReceivedRequest {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  rawBody: string;
-  receivedAt: number;
+/** A self-signed certificate for 127.0.0.1 that no test CA signed (for TLS failures); rejects if it cannot be made. */
+export function untrustedTls(): Promise<ServerCertificate> {
+  return makeServerCertificate();
 }
 
 /** How a receiver answers one request (after its body was read). */
@@ -96,6 +66,7 @@ export const hugeBody =
     pump();
   };
 
+/** A running test receiver: what reached it, and its behaviour. */
 export interface Receiver {
   url: string;
   port: number;
@@ -109,74 +80,59 @@ export interface Receiver {
   behaviour: Behaviour;
   /** Resolves once at least `count` requests arrived; rejects after `timeoutMs`. */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  /** Cuts every open connection and stops listening. */
   close(): Promise<void>;
 }
 
-/** Starts an HTTPS receiver on 127.0.0.1 that records every request, then answers with `behaviour`. */
+/**
+ * Starts an HTTPS receiver on 127.0.0.1 that records every request, then answers with `behaviour`; rejects when
+ * it cannot listen.
+ */
 export async function startReceiver(
   behaviour: Behaviour = answer(200, 'ok'),
-  tls?: { key: string; cert: string },
+  tls?: ServerCertificate,
 ): Promise<Receiver> {
-  const { key, cert } = tls ?? (await testTls());
-  const sockets = new Set<Socket>();
+  const requests: ReceivedRequest[] = [];
+  const started: number[] = [];
   const waiters: Array<() => void> = [];
   let pending = 0;
+  const server = await startHttpsReceiver({
+    tls: tls ?? (await testTls()),
+    onArrival: (_request, response) => {
+      started.push(Date.now());
+      pending += 1;
+      response.once('close', () => (pending -= 1));
+    },
+    answer: (received, request, response) => {
+      requests.push(received);
+      for (const waiter of [...waiters]) waiter();
+      receiver.behaviour(request, response);
+    },
+  });
   const receiver: Receiver = {
-    url: '',
-    port: 0,
-    requests: [],
-    started: [],
+    url: `${server.origin}/hooks`,
+    port: server.port,
+    requests,
+    started,
     get pending() {
       return pending;
     },
     behaviour,
     waitFor: (count, timeoutMs = 5_000) =>
       new Promise((resolve, reject) => {
-        const check = () => receiver.requests.length >= count;
-        if (check()) return resolve(receiver.requests);
+        const check = () => requests.length >= count;
+        if (check()) return resolve(requests);
         const timer = setTimeout(
-          () => reject(new Error(`expected ${count} requests, got ${receiver.requests.length}`)),
+          () => reject(new Error(`expected ${count} requests, got ${requests.length}`)),
           timeoutMs,
         );
         waiters.push(() => {
           if (!check()) return;
           clearTimeout(timer);
-          resolve(receiver.requests);
+          resolve(requests);
         });
       }),
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: server.close,
   };
-  const server = https.createServer({ key, cert }, (request, response) => {
-    receiver.started.push(Date.now());
-    pending += 1;
-    response.once('close', () => (pending -= 1));
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      receiver.requests.push({
-        method: request.method ?? '',
-        path: request.url ?? '',
-        headers: request.headers,
-        rawBody: Buffer.concat(chunks).toString('utf8'),
-        receivedAt: Date.now(),
-      });
-      for (const waiter of [...waiters]) waiter();
-      receiver.behaviour(request, response);
-    });
-  });
-  // Every TCP connection, from accept on: one still in its TLS handshake when close() is called would
-  // otherwise keep server.close() waiting until the client gives up (undici, for one, dials again when
-  // a request in flight is aborted).
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  server.on('tlsClientError', () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.port = (server.address() as AddressInfo).port;
-  receiver.url = `https://127.0.0.1:${receiver.port}/hooks`;
   return receiver;
 }
