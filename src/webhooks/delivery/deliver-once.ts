@@ -18,6 +18,7 @@ import { buildDelivery, isEventKind } from './envelope.js';
 import { classifyError, describeError, type FailureKind } from './failure.js';
 import { EndpointDeletedError } from './in-flight.js';
 import { excerptOf, postDelivery } from './send.js';
+import { isDatabaseUnavailable } from '../../database/faults.js';
 
 /** What deliverOnce needs: the database, the clock, the logger and the process's delivery runtime. */
 export type DeliveryDeps = Pick<AppDeps, 'db' | 'clock' | 'logger' | 'delivery'>;
@@ -143,23 +144,50 @@ export async function deliverOnce(
       return { kind: 'aborted', endpointDeleted: send.signal.reason instanceof EndpointDeletedError };
     }
     const state = stateAfter(claimed, result);
-    const recorded = await attempts.recordAttempt(deps.db, lease, state, {
-      id: result.id,
-      webhookId: claimed.webhookId,
-      statusCode: result.statusCode,
-      failureKind: result.failureKind,
-      excerpt: result.excerpt,
-      durationMs: result.durationMs,
-      attemptedAt: result.attemptedAt,
-      // A delivery we refused to send says nothing about the endpoint's health.
-      affectsHealth: result.failureKind !== 'invalid_payload',
-      logSize: ATTEMPT_LOG_SIZE,
-      disableAfterMs: AUTO_DISABLE_AFTER_MS,
-    });
+    const recorded = await recordWithRetries(deps, claimed, () =>
+      attempts.recordAttempt(deps.db, lease, state, {
+        id: result.id,
+        webhookId: claimed.webhookId,
+        statusCode: result.statusCode,
+        failureKind: result.failureKind,
+        excerpt: result.excerpt,
+        durationMs: result.durationMs,
+        attemptedAt: result.attemptedAt,
+        // A delivery we refused to send says nothing about the endpoint's health.
+        affectsHealth: result.failureKind !== 'invalid_payload',
+        logSize: ATTEMPT_LOG_SIZE,
+        disableAfterMs: AUTO_DISABLE_AFTER_MS,
+      }),
+    );
     report(deps, claimed, result, state, recorded);
     return { kind: 'attempted', result, recorded: recorded.outcome };
   } finally {
     send.end();
+  }
+}
+
+/** Waits between tries to record an attempt when the database connection failed. */
+const RECORD_RETRY_DELAYS_MS = [100, 400, 1_000];
+
+/**
+ * Records an attempt, trying again on a new connection when the database could not be reached, as long
+ * as the lease lasts: the receiver has the request, and a lapsed lease would have it sent twice.
+ * Rethrows the last failure, or any failure that is not the database's.
+ */
+async function recordWithRetries<T>(
+  deps: DeliveryDeps,
+  claimed: ClaimedDelivery,
+  record: () => Promise<T>,
+): Promise<T> {
+  for (let tried = 0; ; tried += 1) {
+    try {
+      return await record();
+    } catch (error) {
+      const wait = RECORD_RETRY_DELAYS_MS[tried];
+      const leaseLeft = claimed.lease.expiresAt.getTime() - deps.clock.now().getTime();
+      if (wait === undefined || !isDatabaseUnavailable(error) || leaseLeft <= wait) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 }
 
