@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { startHttpsReceiver } from '../src/tools/https-receiver.js';
 import { makeLocalTls } from '../src/tools/local-ca.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
+import { summarizeEvent } from '../src/tools/event-summary.js';
 
 const { values } = parseArgs({
   options: {
@@ -59,12 +60,15 @@ const receiver = await startHttpsReceiver({
       return;
     }
     let pretty = bytes.toString('utf8');
+    let summary = String(kind);
     try {
-      pretty = JSON.stringify(JSON.parse(pretty), null, 2);
+      const envelope = JSON.parse(pretty) as { event: string; data: unknown };
+      summary = summarizeEvent(envelope.event, envelope.data);
+      pretty = JSON.stringify(envelope, null, 2);
     } catch {
       // Printed as received.
     }
-    console.log(`${stamp}  verified ${kind} delivery=${delivery}\n${pretty}\n`);
+    console.log(`${stamp}  verified ${kind} delivery=${delivery}: ${summary}\n${pretty}\n`);
     response.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
   },
 });

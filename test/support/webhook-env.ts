@@ -1,6 +1,7 @@
 // Shared setup for webhook tests: an app that trusts the test CA and allowlists loopback, delivery
 // workers under the test's control, and events emitted the way calls and contacts emit them.
 import { randomUUID } from 'node:crypto';
+import type { components } from '../../generated/openapi.js';
 import type { Clock } from '../../src/app-deps.js';
 import type { Config } from '../../src/config.js';
 import { emitEvent, type EventDataByKind, type EventKind } from '../../src/webhooks/outbox.js';
@@ -70,9 +71,7 @@ export async function emit<K extends EventKind>(
 export async function register(
   env: WebhookEnv,
   url: string,
-  events: Array<
-    'call.completed' | 'call.failed' | 'call.no_answer' | 'call.busy' | 'call.canceled' | 'contact.created'
-  > = ['contact.created'],
+  events: Array<components['schemas']['SubscribableEventKind']> = ['contact.created'],
   key: string = env.org.key,
 ): Promise<{ id: string; secret: string }> {
   const { data, error, response } = await env.app.client(key).POST('/webhooks', { body: { url, events } });
