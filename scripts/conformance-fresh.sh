@@ -13,7 +13,7 @@ port=$(free_port)
 unset DATABASE_URL
 export DATA_DIR="$data_dir" EMBEDDED_PG_PORT="$(free_port)" LOG_LEVEL=warn
 # Webhook test deliveries go to a closed loopback port, so nothing leaves the machine.
-PORT="$port" VALIDATE_RESPONSES=true WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 node --import tsx src/main.ts >"$data_dir/server.log" 2>&1 &
+PORT="$port" VALIDATE_RESPONSES=true WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 node --import tsx src/main.ts serve >"$data_dir/server.log" 2>&1 &
 server=$!
 cleanup() {
   kill -TERM "$server" 2>/dev/null && wait "$server" 2>/dev/null || true

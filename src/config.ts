@@ -15,6 +15,11 @@ export interface Config {
   dbStatementTimeoutMs: number;
   /** How long a request may wait for a free or new pool connection. */
   dbConnectTimeoutMs: number;
+  /** Apply pending migrations when the service starts; when false, refuse to start on an older schema. */
+  migrateOnStart: boolean;
+  /** How long one migration statement may run, and how long to wait for another process's migration. */
+  migrationStatementTimeoutMs: number;
+  migrationLockTimeoutMs: number;
   logLevel: string;
   /** How long a looked-up API key is trusted before it is checked again (bounds revocation delay). */
   apiKeyCacheTtlMs: number;
@@ -105,6 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbQueryTimeoutMs: integer(env, 'DB_QUERY_TIMEOUT_MS', 6_000, 100, 600_000),
     dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 3_000, 100, 60_000),
+    migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
+    migrationStatementTimeoutMs: integer(env, 'MIGRATION_STATEMENT_TIMEOUT_MS', 600_000, 1_000, 86_400_000),
+    migrationLockTimeoutMs: integer(env, 'MIGRATION_LOCK_TIMEOUT_MS', 60_000, 1_000, 3_600_000),
     logLevel: env.LOG_LEVEL || 'info',
     apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 30_000),
     simulatorStepMs: integer(env, 'SIMULATOR_STEP_MS', 1000, 1, 600_000),

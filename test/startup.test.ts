@@ -49,7 +49,7 @@ function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: s
     const timer = setTimeout(() => reject(new Error(`no banner in time:\n${output}`)), 90_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('"msg":"listening"')) {
+      if (output.includes('"msg":"started"')) {
         clearTimeout(timer);
         resolve({ child, banner: output });
       }

@@ -20,7 +20,8 @@ beforeAll(async () => {
   listener = spawn(process.execPath, [
     '--import',
     'tsx',
-    'scripts/webhook-listen.ts',
+    'src/main.ts',
+    'webhook:listen',
     '--port',
     '0',
     '--secret',

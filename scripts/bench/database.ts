@@ -15,6 +15,9 @@ export async function openBenchDatabase(poolSize: number): Promise<OpenDatabase>
     DATA_DIR: process.env.DATA_DIR || BENCH_DATA_DIR,
     EMBEDDED_PG_PORT: process.env.EMBEDDED_PG_PORT || BENCH_PG_PORT,
     DB_POOL_SIZE: String(poolSize),
+    // Seeding runs statements far longer than a request's.
+    DB_STATEMENT_TIMEOUT_MS: '3600000',
+    DB_QUERY_TIMEOUT_MS: '3600001',
   });
-  return openDatabase(config);
+  return openDatabase(config, { migrations: 'apply' });
 }

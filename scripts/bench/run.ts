@@ -38,11 +38,13 @@ const SERVICE_SETTINGS = {
   SIMULATOR_STEP_MS: '600000',
   WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8',
 };
-// The service exactly as `npm start` runs it (`exec node [flags] dist/src/main.js`, the build that
-// `npm run bench` makes first): its node flags and script are read from package.json.
+// The service exactly as `npm start` runs it (`exec node [flags] dist/src/main.js serve`, the build that
+// `npm run bench` makes first): its node flags, script and arguments are read from package.json.
 const START_WORDS = startCommand();
-const SERVICE_SCRIPT = START_WORDS[START_WORDS.length - 1]!;
-const SERVICE_NODE_ARGS = START_WORDS.slice(0, -1);
+const SCRIPT_AT = START_WORDS.findIndex((word) => word.endsWith('.js'));
+const SERVICE_NODE_ARGS = START_WORDS.slice(0, SCRIPT_AT);
+const SERVICE_SCRIPT = START_WORDS[SCRIPT_AT]!;
+const SERVICE_ARGS = START_WORDS.slice(SCRIPT_AT + 1);
 const SERVICE_READY = /Base URL : (http:\/\/[^\s/]+)\/api\/v1/;
 const BASELINE_READY = /baseline listening on (http:\/\/\S+)/;
 
@@ -160,6 +162,7 @@ async function main(): Promise<void> {
     for (let boot = 1; boot <= BOOTS; boot += 1) {
       const t0 = performance.now();
       const child = await startChild(SERVICE_SCRIPT, {
+        args: SERVICE_ARGS,
         env: serviceEnv,
         ready: SERVICE_READY,
         timeoutMs: 60_000,

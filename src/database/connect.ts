@@ -51,6 +51,8 @@ export interface ConnectOptions {
   queryTimeoutMs?: number;
   /** How long a session may sit idle inside a transaction before the server ends it (default 30 s). */
   idleInTransactionTimeoutMs?: number;
+  /** How long a statement may wait for a lock (default: as long as the statement may run). */
+  lockTimeoutMs?: number;
 }
 
 /** Creates a pool-backed Kysely instance; connection errors surface on first query. */
@@ -63,6 +65,7 @@ export function connectDatabase(url: string, options: ConnectOptions): { db: Db;
     statement_timeout: options.statementTimeoutMs ?? 5_000,
     query_timeout: options.queryTimeoutMs ?? 6_000,
     idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 30_000,
+    ...(options.lockTimeoutMs !== undefined ? { lock_timeout: options.lockTimeoutMs } : {}),
     keepAlive: true,
     types,
   });

@@ -1,9 +1,11 @@
-// Opens the service database: DATABASE_URL when set, else the embedded PostgreSQL under DATA_DIR.
+// Opens the service database: DATABASE_URL when set, else the embedded PostgreSQL under DATA_DIR; then
+// applies pending migrations, or checks there are none, on a connection with the migration timeouts.
 import pg from 'pg';
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { connectDatabase, type Db } from './connect.js';
 import { startEmbeddedPostgres, embeddedUrl } from './embedded.js';
-import { migrateToLatest } from './migrate.js';
+import { migrateToLatest, pendingMigrations, SchemaBehindError, withMigrationConnection } from './migrate.js';
 
 export interface OpenDatabase {
   db: Db;
@@ -13,6 +15,9 @@ export interface OpenDatabase {
   /** Closes the pool and, if this process started it, stops the embedded server. */
   close(): Promise<void>;
 }
+
+/** What to do about migrations when opening: apply them, insist there are none pending, or leave them. */
+export type MigrationMode = 'apply' | 'require-current' | 'ignore';
 
 async function answers(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
@@ -26,11 +31,20 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
+/** The mode the configuration asks for at start: apply, unless MIGRATE_ON_START=false. */
+export function startupMigrationMode(config: Pick<Config, 'migrateOnStart'>): MigrationMode {
+  return config.migrateOnStart ? 'apply' : 'require-current';
+}
+
 /**
  * Connects (starting the embedded server when there is no DATABASE_URL and none is running yet) and
- * applies pending migrations. Throws when the database cannot be reached or migrated.
+ * handles migrations as `mode` says, logging each one applied. Throws when the database cannot be
+ * reached or migrated, and SchemaBehindError when `require-current` finds pending migrations.
  */
-export async function openDatabase(config: Config): Promise<OpenDatabase> {
+export async function openDatabase(
+  config: Config,
+  options: { migrations: MigrationMode; logger?: Logger },
+): Promise<OpenDatabase> {
   let url = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | null = null;
   if (!url) {
@@ -41,14 +55,31 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
       stopEmbedded = embedded.stop;
     }
   }
-  const { db, pool } = connectDatabase(url, { poolSize: config.dbPoolSize });
   try {
-    await migrateToLatest(db);
+    if (options.migrations !== 'ignore') {
+      const timeouts = {
+        statementTimeoutMs: config.migrationStatementTimeoutMs,
+        lockTimeoutMs: config.migrationLockTimeoutMs,
+      };
+      await withMigrationConnection(url, timeouts, async (db) => {
+        if (options.migrations === 'apply') {
+          await migrateToLatest(db, (kind, name) => options.logger?.info({ [kind]: name }, `applied ${kind} ${name}`));
+        } else {
+          const pending = await pendingMigrations(db);
+          if (pending.length > 0) throw new SchemaBehindError(pending);
+        }
+      });
+    }
   } catch (error) {
-    await db.destroy();
     if (stopEmbedded) await stopEmbedded();
     throw error;
   }
+  const { db, pool } = connectDatabase(url, {
+    poolSize: config.dbPoolSize,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
+  });
   return {
     db,
     pool,

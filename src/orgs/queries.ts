@@ -12,6 +12,15 @@ export async function insertOrg(db: Db, org: { name: string; planId: string | nu
     .executeTakeFirstOrThrow();
 }
 
+/** How many orgs there are. */
+export async function countOrgs(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('orgs')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /** An org by id, or undefined. */
 export async function findOrg(db: Db, orgId: string) {
   return db.selectFrom('orgs').selectAll().where('id', '=', orgId).executeTakeFirst();

