@@ -66,6 +66,15 @@ export interface EventsTable {
   kind: string;
   data: Json<Record<string, unknown>>;
   created_at: CreatedAt;
+  /** The W3C traceparent of the request that caused the event, when it carried one. */
+  traceparent: string | null;
+}
+
+/** Deliveries per endpoint and status, kept by triggers on webhook_deliveries. */
+export interface WebhookDeliveryCountsTable {
+  webhook_id: string;
+  status: WebhookDeliveriesTable['status'];
+  count: number;
 }
 
 /** A secret a rotation replaced, and when it stops signing. */
@@ -215,4 +224,5 @@ export interface Database {
   call_status_counts: CallStatusCountsTable;
   call_idempotency_keys: CallIdempotencyKeysTable;
   schema_functions: SchemaFunctionsTable;
+  webhook_delivery_counts: WebhookDeliveryCountsTable;
 }

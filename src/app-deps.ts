@@ -8,6 +8,8 @@ import type { VoiceProvider } from './calls/provider/types.js';
 import { SimulatedProvider } from './calls/provider/simulator.js';
 import { createDeliveryRuntime, type DeliveryRuntime } from './webhooks/delivery/runtime.js';
 import { createReadiness, type Readiness } from './health/readiness.js';
+import { createMetrics, watchPool, type Metrics } from './observability/metrics.js';
+import type pg from 'pg';
 
 /** The source of "now"; tests substitute a controllable one. */
 export interface Clock {
@@ -28,6 +30,8 @@ export interface AppDeps {
   instanceId: string;
   /** Whether the process should get traffic (draining, database probe). */
   readiness: Readiness;
+  /** The process's Prometheus metrics. */
+  metrics: Metrics;
 }
 
 /** A name for this process, unique among the processes sharing a database. */
@@ -45,17 +49,26 @@ export function createAppDeps(parts: {
   logger: Logger;
   clock?: Clock;
   provider?: VoiceProvider;
+  /** The pool behind `db`, whose use the metrics report. */
+  pool?: pg.Pool;
+  /** The process's name when its logger already carries it (see createLogger); made here otherwise. */
+  instanceId?: string;
 }): AppDeps {
-  const instanceId = newInstanceId();
+  const instanceId = parts.instanceId ?? newInstanceId();
+  const metrics = createMetrics();
+  if (parts.pool) watchPool(metrics, parts.pool);
+  // Every line this process logs names it.
+  const logger = parts.instanceId ? parts.logger : parts.logger.child({ instance: instanceId });
   return {
     db: parts.db,
     config: parts.config,
-    logger: parts.logger,
+    logger,
     clock: parts.clock ?? systemClock,
     provider: parts.provider ?? new SimulatedProvider(parts.config.simulatorStepMs),
-    delivery: createDeliveryRuntime(parts.db, parts.config, parts.logger, instanceId),
+    delivery: createDeliveryRuntime(parts.db, parts.config, logger, instanceId),
     instanceId,
-    readiness: createReadiness(parts.config.databaseUrl, parts.logger),
+    readiness: createReadiness(parts.config.databaseUrl, logger),
+    metrics,
   };
 }
 

@@ -6,6 +6,7 @@ import { handlers } from './http/handler-map.js';
 import { ApiKeyAuthenticator } from './orgs/authenticator.js';
 import { backendMiddleware, createBackend } from './http/backend.js';
 import { requestId } from './http/request-id.js';
+import { requestMetrics } from './http/request-metrics.js';
 import { accessLog } from './http/access-log.js';
 import { errorBoundary } from './http/error-boundary.js';
 import { RateLimiter } from './orgs/rate-limiter.js';
@@ -36,6 +37,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   app.proxy = deps.config.trustProxyHops > 0;
   app.maxIpsCount = deps.config.trustProxyHops;
   app.use(requestId());
+  app.use(requestMetrics(deps.metrics));
   app.use(closeConnectionsWhenDraining(deps.readiness));
   app.use(accessLog(deps.logger));
   app.use(errorBoundary(deps.logger, deps.readiness, deps.config.validateResponses));

@@ -45,6 +45,12 @@ export interface Config {
   webhookConcurrency: number;
   webhookConcurrencyPerOrg: number;
   webhookConcurrencyPerEndpoint: number;
+  /** How long a claimed delivery stays leased (the bound on a deletion's wait for a process that died). */
+  webhookLeaseMs: number;
+  /** How often the delivery worker looks for retries that fall due and leases that lapsed. */
+  webhookSweepIntervalMs: number;
+  /** The longest the call-progress worker sleeps between looks for due calls while idle. */
+  callPollIntervalMs: number;
   /** Test sends (POST /webhooks/{id}/test) in flight at once: for one org, and in one process. */
   testSendsPerOrg: number;
   testSendsPerProcess: number;
@@ -53,6 +59,13 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** The public base URL printed at start and used in links; derived from host and port by default. */
   publicBaseUrl: string;
+  /** How often the retention job runs, and how long history is kept. */
+  retentionIntervalMs: number;
+  deliveryRetentionDays: number;
+  timelineRetentionDays: number;
+  /** The port of the metrics server (/metrics, /healthz, /readyz); null: no metrics server. */
+  metricsPort: number | null;
+  metricsHost: string;
 }
 
 /** A configuration value that cannot be used; its message names the variable. */
@@ -127,10 +140,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 1024, 1, 10_000),
     webhookConcurrencyPerOrg: integer(env, 'WEBHOOK_CONCURRENCY_PER_ORG', 96, 1, 10_000),
     webhookConcurrencyPerEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 100),
+    webhookLeaseMs: integer(env, 'WEBHOOK_LEASE_MS', 15_000, 13_000, 600_000),
+    webhookSweepIntervalMs: integer(env, 'WEBHOOK_SWEEP_INTERVAL_MS', 1_000, 50, 60_000),
+    callPollIntervalMs: integer(env, 'CALL_POLL_INTERVAL_MS', 200, 10, 60_000),
     testSendsPerOrg: integer(env, 'TEST_SENDS_PER_ORG', 4, 1, 100),
     testSendsPerProcess: integer(env, 'TEST_SENDS_PER_PROCESS', 32, 1, 1_000),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 60_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 120_000),
     publicBaseUrl: env.PUBLIC_BASE_URL || `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
+    retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
+    deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
+    timelineRetentionDays: integer(env, 'TIMELINE_RETENTION_DAYS', 90, 1, 3650),
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    metricsHost: env.METRICS_HOST || host,
   };
 }

@@ -1,12 +1,13 @@
-// Background work that runs beside the HTTP server: call progress and webhook delivery.
+// Background work of the worker role: call progress, webhook delivery and the retention job.
 import type { AppDeps } from './app-deps.js';
 import type { BackgroundWorker } from './background-worker.js';
 import { startCallProgressWorker } from './calls/progress-worker.js';
 import { startDeliveryWorker } from './webhooks/delivery/worker.js';
+import { startRetentionWorker } from './maintenance/retention.js';
 
 export type { BackgroundWorker } from './background-worker.js';
 
-/** Starts every background worker; resource issues register theirs here. */
+/** Starts every background worker. */
 export async function startWorkers(deps: AppDeps): Promise<BackgroundWorker[]> {
-  return [startCallProgressWorker(deps), startDeliveryWorker(deps)];
+  return [startCallProgressWorker(deps), startDeliveryWorker(deps), startRetentionWorker(deps)];
 }

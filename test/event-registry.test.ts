@@ -36,7 +36,7 @@ describe('the generated registry', () => {
 
   it.each(EVENT_KINDS)('builds, checks and signs a %s delivery, and refuses one that breaks its schema', (kind) => {
     const data = sampleEventData()[kind as EventKind];
-    const event = { id: `evt_${'a'.repeat(24)}`, kind, data, createdAt: new Date() };
+    const event = { id: `evt_${'a'.repeat(24)}`, kind, data, createdAt: new Date(), traceparent: null };
     const timestampMs = Date.now();
     const built = buildDelivery(event, { id: randomUUID(), timestampMs, secrets: [secret] });
     expect(built.ok).toBe(true);

@@ -10,6 +10,7 @@ import * as recordAttemptFunction from './2026-11-21-007-record-attempt-function
 import * as schemaFunctions from './2026-11-25-008-schema-functions.js';
 import * as deliveryLeases from './2026-11-25-009-delivery-leases.js';
 import * as exactWindows from './2026-11-25-010-exact-windows.js';
+import * as historyAndTracing from './2026-11-25-011-history-and-tracing.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-008-schema-functions': schemaFunctions,
   '2026-11-25-009-delivery-leases': deliveryLeases,
   '2026-11-25-010-exact-windows': exactWindows,
+  '2026-11-25-011-history-and-tracing': historyAndTracing,
 };

@@ -1,5 +1,5 @@
 // SQL for the Idempotency-Key records of POST /calls, scoped per org.
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import type { CallIdempotencyKeysTable } from '../../db/schema.js';
 
@@ -56,4 +56,12 @@ export async function saveIdempotentResponse(
     .where('org_id', '=', record.orgId)
     .where('key', '=', record.key)
     .execute();
+}
+
+/** Deletes up to `limit` Idempotency-Key records created before `before`; returns how many. */
+export async function deleteExpiredIdempotencyKeys(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    DELETE FROM call_idempotency_keys WHERE (org_id, key) IN (
+      SELECT org_id, key FROM call_idempotency_keys WHERE created_at < ${before} LIMIT ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

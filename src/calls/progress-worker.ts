@@ -8,15 +8,20 @@ import { advanceCall, withStatusCount } from './lifecycle.js';
 import { OutageTracker } from '../database/outage.js';
 import { PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES } from './policy.js';
 
-/** Advances the most overdue call, if any; returns whether one was due. Throws on database or provider errors. */
+/**
+ * Advances the most overdue call, if any; returns whether one was due, and counts a status change in
+ * the metrics once committed. Throws on database or provider errors.
+ */
 export async function advanceOneDueCall(deps: AppDeps): Promise<boolean> {
-  return deps.db.transaction().execute(async (trx) => {
+  const step = await deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const call = await claimDueCall(trx, now);
-    if (!call) return false;
-    await withStatusCount(trx, call, (locked) => advanceCall(trx, deps.provider, locked, now));
-    return true;
+    if (!call) return null;
+    const after = await withStatusCount(trx, call, (locked) => advanceCall(trx, deps.provider, locked, now));
+    return { from: call.status, to: after.status };
   });
+  if (step && step.from !== step.to) deps.metrics.callStatusChanges.inc(step);
+  return step !== null;
 }
 
 /**
@@ -25,7 +30,7 @@ export async function advanceOneDueCall(deps: AppDeps): Promise<boolean> {
  * is unavailable only the first lane tries, backing off. Never throws.
  */
 export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
-  const idleMs = Math.min(PROGRESS_IDLE_WAIT_MS.max, Math.max(PROGRESS_IDLE_WAIT_MS.min, deps.provider.secondMs));
+  const idleMs = Math.min(deps.config.callPollIntervalMs, Math.max(PROGRESS_IDLE_WAIT_MS.min, deps.provider.secondMs));
   let stopping = false;
   const sleepers = new Set<() => void>();
   const wakeAll = () => {

@@ -9,7 +9,9 @@ import { ProviderRefusedError } from './provider/types.js';
 import { findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { findCall, insertCall, listCallsPage, lockCall, type CallListRow, type CallRow } from './queries.js';
 import { countCalls, shiftStatusCount } from './status-count-queries.js';
-import { insertTimelineEntry, listTimeline } from './timeline-queries.js';
+import { deleteOldTimelineEntries, insertTimelineEntry, listTimeline } from './timeline-queries.js';
+import { deleteExpiredIdempotencyKeys } from './idempotency-queries.js';
+import { deleteInBatches } from '../database/batches.js';
 import { holdFor, takeHold } from '../orgs/credits.js';
 import { claimOrReplay, rememberResponse } from './idempotency.js';
 import { advanceCall, endCall, hangUpCall, providerRef, withStatusCount } from './lifecycle.js';
@@ -95,7 +97,7 @@ export async function placeCall(
   const now = deps.clock.now();
   const { orgId } = request.auth;
   const key = request.idempotencyKey;
-  return deps.db.transaction().execute(async (trx) => {
+  const placed = await deps.db.transaction().execute(async (trx) => {
     if (key !== undefined) {
       const replay = await claimOrReplay(trx, { orgId, key, body: request.body, now });
       if (replay) return { call: replay, replayed: true };
@@ -104,6 +106,8 @@ export async function placeCall(
     if (key !== undefined) await rememberResponse(trx, { orgId, key, response: call });
     return { call, replayed: false };
   });
+  if (!placed.replayed) deps.metrics.callStatusChanges.inc({ from: 'none', to: 'queued' });
+  return placed;
 }
 
 /** One page of the org's calls, newest first, and how many match in all (from the counters). */
@@ -134,9 +138,11 @@ export async function getCall(db: Db, orgId: string, id: string) {
  * Throws DomainError not_found (param id), or invalid_state when the call has already ended.
  */
 export async function cancelCall(deps: AppDeps, orgId: string, id: string): Promise<CallRow> {
-  return deps.db.transaction().execute(async (trx) => {
+  let from: CallStatus | null = null;
+  const ended = await deps.db.transaction().execute(async (trx) => {
     const locked = await lockCall(trx, orgId, id);
     if (!locked) throw notFound('call');
+    from = locked.status;
     const now = deps.clock.now();
     return withStatusCount(trx, locked, async (before) => {
       const call = isTerminal(before.status) ? before : await advanceCall(trx, deps.provider, before, now);
@@ -148,4 +154,28 @@ export async function cancelCall(deps: AppDeps, orgId: string, id: string): Prom
       return endCall(trx, call, { status: 'canceled', reason: 'canceled_by_client', at: now, conversation: null });
     });
   });
+  deps.metrics.callStatusChanges.inc({ from: from ?? 'none', to: ended.status });
+  return ended;
+}
+
+/**
+ * Removes call history: timeline entries from before `timelineBefore` and Idempotency-Key records from
+ * before `keysBefore`, in batches of `batchSize`. Returns the rows removed per table; database errors
+ * propagate.
+ */
+export async function pruneCallHistory(
+  db: Db,
+  cutoffs: { timelineBefore: Date; keysBefore: Date },
+  batchSize: number,
+): Promise<{ call_timeline: number; call_idempotency_keys: number }> {
+  return {
+    call_timeline: await deleteInBatches(
+      () => deleteOldTimelineEntries(db, cutoffs.timelineBefore, batchSize),
+      batchSize,
+    ),
+    call_idempotency_keys: await deleteInBatches(
+      () => deleteExpiredIdempotencyKeys(db, cutoffs.keysBefore, batchSize),
+      batchSize,
+    ),
+  };
 }

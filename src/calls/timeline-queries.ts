@@ -1,5 +1,5 @@
 // SQL for the timeline entries of calls.
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import type { CallTimelineTable } from '../../db/schema.js';
 
@@ -24,4 +24,13 @@ export async function listTimeline(db: Db, callId: string) {
     .orderBy('at')
     .orderBy('id')
     .execute();
+}
+
+/** Deletes up to `limit` timeline entries from before `before`; returns how many. */
+export async function deleteOldTimelineEntries(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    DELETE FROM call_timeline WHERE id IN (SELECT id FROM call_timeline WHERE at < ${before} LIMIT ${limit})`.execute(
+    db,
+  );
+  return Number(result.numAffectedRows ?? 0);
 }

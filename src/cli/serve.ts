@@ -1,11 +1,12 @@
 // `serve [--role api|worker|all] [--processes N]`: runs the service. The api role serves HTTP, the
-// worker role runs call progress and webhook delivery, all does both; processes coordinate through
-// PostgreSQL. With --processes N (api and all roles), N child processes share the HTTP port
-// (node:cluster) while the primary opens the database (and migrates it), prints the banner and, for
-// the all role, runs the background work.
+// worker role runs call progress, webhook delivery and retention, all does both; processes coordinate
+// through PostgreSQL. With --processes N (api and all roles), N child processes share the HTTP port
+// (node:cluster), one more runs the background work of the all role, and the primary opens (and
+// migrates) the database, prints the banner and serves the metrics of them all.
 import cluster from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
 import { createApp } from '../app.js';
-import { closeAppDeps, createAppDeps, type AppDeps } from '../app-deps.js';
+import { closeAppDeps, createAppDeps, newInstanceId, type AppDeps } from '../app-deps.js';
 import type { Config } from '../config.js';
 import { openDatabase, startupMigrationMode, type OpenDatabase } from '../database/open.js';
 import { startHttpServer, type HttpServer } from '../http/server.js';
@@ -13,6 +14,8 @@ import { createLogger } from '../logger.js';
 import { seedDemoData, type DemoData } from '../orgs/demo.js';
 import { countOrgs } from '../orgs/service.js';
 import { startWorkers, type BackgroundWorker } from '../workers.js';
+import { watchWebhookQueue, type Metrics } from '../observability/metrics.js';
+import { startMetricsServer, type MetricsSource } from '../observability/metrics-server.js';
 import { parse, UsageError } from './args.js';
 import { configOrExit, reported, wantsHelp } from './command.js';
 
@@ -29,11 +32,6 @@ start. Pending migrations are applied first unless MIGRATE_ON_START=false.
 
 /** Which parts of the service a process runs. */
 export type Role = 'api' | 'worker' | 'all';
-
-/** A message a cluster child sends its primary once it listens. */
-interface ListeningMessage {
-  listening: number | null;
-}
 
 function parseServe(argv: string[]): { role: Role; processes: number } {
   const { values, positionals } = parse(argv, { role: { type: 'string' }, processes: { type: 'string' } });
@@ -96,35 +94,60 @@ function printBanner(
 /** A running process of the service. */
 interface Running {
   port: number | null;
+  deps: AppDeps;
   stop(signal: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts this process's part of the service on an opened database. */
+/** Starts this process's part of the service on an opened database, and its metrics server when asked. */
 async function startParts(
   config: Config,
   database: OpenDatabase,
-  parts: { http: boolean; background: boolean },
-): Promise<Running & { deps: AppDeps }> {
-  const logger = createLogger(config.logLevel);
+  parts: { http: boolean; background: boolean; metricsServer: boolean },
+): Promise<Running> {
   // The process works on the database actually opened (embedded when DATABASE_URL is unset).
-  const deps = createAppDeps({ db: database.db, config: { ...config, databaseUrl: database.url }, logger });
+  const deps = createAppDeps({
+    db: database.db,
+    pool: database.pool,
+    config: { ...config, databaseUrl: database.url },
+    logger: processLogger(config),
+    instanceId: INSTANCE_ID,
+  });
+  if (parts.background) watchWebhookQueue(deps.metrics, database.db);
   const server: HttpServer | null = parts.http
-    ? await startHttpServer((await createApp(deps)).callback(), config, deps.readiness, logger)
+    ? await startHttpServer((await createApp(deps)).callback(), config, deps.readiness, deps.logger)
     : null;
   const workers: BackgroundWorker[] = parts.background ? await startWorkers(deps) : [];
+  const metricsServer =
+    parts.metricsServer && config.metricsPort !== null
+      ? await startMetricsServer(processMetrics(deps.metrics), deps.readiness, {
+          host: config.metricsHost,
+          port: config.metricsPort,
+        })
+      : null;
+  if (cluster.isWorker) {
+    // A cluster child answers its primary's requests for metrics (constructing one installs the listener).
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries(deps.metrics.registry);
+  }
   return {
     deps,
     port: server?.port ?? null,
     stop: async (signal) => {
-      logger.info({ signal }, 'shutting down');
+      deps.logger.info({ signal }, 'shutting down');
       const timeoutMs = config.shutdownTimeoutMs;
       // An interactive Ctrl-C stops at once; a SIGTERM from an orchestrator drains first.
       await server?.shutdown({ drainMs: signal === 'SIGTERM' ? config.shutdownDrainMs : 0, timeoutMs });
       await Promise.all(workers.map((worker) => worker.stop(timeoutMs)));
+      await metricsServer?.close();
       await closeAppDeps(deps);
-      logger.info('stopped');
+      deps.logger.info('stopped');
     },
   };
+}
+
+/** The metrics of this process alone. */
+function processMetrics(metrics: Metrics): MetricsSource {
+  return { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() };
 }
 
 /** Resolves with the first of SIGTERM and SIGINT, once `stop` has run for it; later signals are ignored. */
@@ -141,8 +164,15 @@ function untilStopped(stop: (signal: NodeJS.Signals) => Promise<void>): Promise<
   });
 }
 
+/** This process's name, on every line it logs and on the leases it takes. */
+const INSTANCE_ID = newInstanceId();
+
+function processLogger(config: Config) {
+  return createLogger(config.logLevel, undefined, INSTANCE_ID);
+}
+
 async function openForServing(config: Config) {
-  return openDatabase(config, { migrations: startupMigrationMode(config), logger: createLogger(config.logLevel) });
+  return openDatabase(config, { migrations: startupMigrationMode(config), logger: processLogger(config) });
 }
 
 /** A single process: the role's parts, the banner, then until a signal. */
@@ -151,7 +181,11 @@ async function runSingle(role: Role): Promise<number> {
   const config = configOrExit();
   const database = await openForServing(config);
   const demo = database.embedded ? await seedDemoData(database.db) : null;
-  const running = await startParts(config, database, { http: role !== 'worker', background: role !== 'api' });
+  const running = await startParts(config, database, {
+    http: role !== 'worker',
+    background: role !== 'api',
+    metricsServer: true,
+  });
   printBanner(config, { port: running.port, role, processes: 1, database, demo, orgs: await countOrgs(database.db) });
   running.deps.logger.info({ role, port: running.port, readyMs: Math.round(performance.now() - startedAt) }, 'started');
   return untilStopped(async (signal) => {
@@ -160,38 +194,63 @@ async function runSingle(role: Role): Promise<number> {
   });
 }
 
-/** A cluster child: one HTTP process on the shared port; tells the primary once it listens. */
+/** The role a cluster child runs, set by its primary. */
+const CHILD_ROLE = 'VOICE_CALL_API_CHILD_ROLE';
+
+/** A cluster child: one HTTP process on the shared port, or the background work. */
 async function runChild(): Promise<number> {
   const config = configOrExit();
+  const role = process.env[CHILD_ROLE] === 'worker' ? 'worker' : 'api';
   // The primary opened (and migrated) the database already.
   const database = await openDatabase(config, { migrations: 'ignore' });
-  const running = await startParts(config, database, { http: true, background: false });
-  process.send?.({ listening: running.port } satisfies ListeningMessage);
+  const running = await startParts(config, database, {
+    http: role === 'api',
+    background: role === 'worker',
+    metricsServer: false,
+  });
   return untilStopped(async (signal) => {
     await running.stop(signal);
     await database.close();
   });
 }
 
-/** The cluster primary: opens the database, forks the HTTP processes, runs the background work of the all role. */
+/**
+ * The cluster primary: opens (and migrates) the database, forks the HTTP processes and, for the all
+ * role, one background process, serves the metrics of all of them, and stops them on a signal.
+ */
 async function runPrimary(role: Role, processes: number): Promise<number> {
   const config = configOrExit();
   const database = await openForServing(config);
   const demo = database.embedded ? await seedDemoData(database.db) : null;
-  const background = role === 'all' ? await startParts(config, database, { http: false, background: true }) : null;
-  cluster.setupPrimary({ args: ['serve', '--role', 'api'] });
-  const children = Array.from({ length: processes }, () =>
-    cluster.fork(database.embedded ? {} : { DATABASE_URL: database.url }),
-  );
+  cluster.setupPrimary({ args: ['serve'] });
+  const fork = (childRole: 'api' | 'worker') => cluster.fork({ DATABASE_URL: database.url, [CHILD_ROLE]: childRole });
+  const apis = Array.from({ length: processes }, () => fork('api'));
+  const children = role === 'all' ? [...apis, fork('worker')] : apis;
   const exited = children.map((child) => new Promise<void>((resolve) => child.once('exit', () => resolve())));
-  const port = await new Promise<number | null>((resolve) =>
-    children[0]!.once('message', (message: ListeningMessage) => resolve(message.listening)),
+  // An HTTP child is up once it listens; the background child once it runs.
+  const started = children.map(
+    (child, index) =>
+      new Promise<number | null>((resolve) =>
+        index < apis.length
+          ? child.once('listening', (address) => resolve(address.port))
+          : child.once('online', () => resolve(null)),
+      ),
   );
-  printBanner(config, { port, role, processes, database, demo, orgs: await countOrgs(database.db) });
+  const [port] = await Promise.all(started);
+  const aggregator = new AggregatorRegistry();
+  const metricsServer =
+    config.metricsPort !== null
+      ? await startMetricsServer(
+          { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() },
+          null,
+          { host: config.metricsHost, port: config.metricsPort },
+        )
+      : null;
+  printBanner(config, { port: port ?? null, role, processes, database, demo, orgs: await countOrgs(database.db) });
   return untilStopped(async (signal) => {
     for (const child of children) if (!child.isDead()) child.process.kill(signal);
     await Promise.all(exited);
-    await background?.stop(signal);
+    await metricsServer?.close();
     await database.close();
   });
 }

@@ -11,9 +11,13 @@ export function loggablePath(path: string): string {
   return path.replace(/[A-Za-z0-9]{32,}/g, '[redacted]');
 }
 
+/** Paths of the probes, logged at debug: an orchestrator calls them every few seconds. */
+const PROBES = new Set(['/healthz', '/readyz']);
+
 /**
- * One JSON log line per request: method, path (see loggablePath), status, duration, request id, org.
- * Runs outside the error boundary, so it logs the status actually sent.
+ * One JSON log line per request: method, path (see loggablePath), status, duration, request id,
+ * traceparent, org. Probes are logged at debug, everything else at info. Runs outside the error
+ * boundary, so it logs the status actually sent.
  */
 export function accessLog(logger: Logger): Koa.Middleware {
   return async (ctx, next) => {
@@ -21,16 +25,18 @@ export function accessLog(logger: Logger): Koa.Middleware {
     try {
       await next();
     } finally {
-      // The line is built only when it will be written (LOG_LEVEL may be above info).
-      if (logger.isLevelEnabled('info')) logLine(ctx, started);
+      const level = PROBES.has(ctx.path) ? 'debug' : 'info';
+      // The line is built only when it will be written.
+      if (logger.isLevelEnabled(level)) logLine(ctx, started, level);
     }
   };
 
-  function logLine(ctx: Koa.Context, started: number): void {
+  function logLine(ctx: Koa.Context, started: number, level: 'debug' | 'info'): void {
     const state = stateOf(ctx);
-    logger.info(
+    logger[level](
       {
         requestId: state.requestId,
+        ...(state.traceparent ? { traceparent: state.traceparent } : {}),
         method: ctx.method,
         path: loggablePath(ctx.path),
         status: ctx.status,

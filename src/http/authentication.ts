@@ -5,6 +5,7 @@ import type Koa from 'koa';
 import { DomainError } from '../errors.js';
 import type { ApiKeyAuthenticator, AuthContext } from '../orgs/authenticator.js';
 import { stateOf } from './request-state.js';
+import type { Metrics } from '../observability/metrics.js';
 
 /**
  * The security handler: the caller's context, or false for a bad key. openapi-backend turns a throw
@@ -26,9 +27,13 @@ export function bearerAuth(authenticator: ApiKeyAuthenticator) {
 }
 
 /** In postSecurityHandler: rethrows a failure that is not a bad key, so it is answered as what it is. */
-export function rethrowAuthFault(ctx: Koa.Context): void {
+export function rethrowAuthFault(ctx: Koa.Context, metrics: Metrics): void {
   const { authFault } = stateOf(ctx);
-  if (authFault !== undefined) throw authFault;
+  if (authFault === undefined) return;
+  if (authFault instanceof DomainError && authFault.code === 'too_many_requests') {
+    metrics.rateLimitRejections.inc({ reason: 'auth_failures' });
+  }
+  throw authFault;
 }
 
 /** The unauthorizedHandler hook: throws unauthorized. */

@@ -60,9 +60,9 @@ export async function createBackend(handlers: HandlerMap, parts: BackendParts): 
     // After authentication, before validation: every authenticated request counts against the limit,
     // and only then is its body read.
     postSecurityHandler: async (context: Context, ctx: Koa.Context) => {
-      rethrowAuthFault(ctx);
+      rethrowAuthFault(ctx, deps.metrics);
       if (!context.security?.authorized) return;
-      await takeRateLimitSlot(limiter, ctx);
+      await takeRateLimitSlot(limiter, deps.metrics, ctx);
       await readBody(api, context, ctx, deps.config.bodyTimeoutMs);
     },
     unauthorizedHandler: unauthorized,

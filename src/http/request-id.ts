@@ -1,12 +1,17 @@
-// The first middleware of the chain: gives every request an id, echoed in the Request-Id header.
+// The first middleware of the chain: gives every request an id, echoed in the Request-Id header, and
+// runs the rest of the chain in the request's trace context (its id and incoming traceparent).
 import { randomBytes } from 'node:crypto';
 import type Koa from 'koa';
+import { parseTraceparent, runInTrace } from '../observability/trace-context.js';
 import { stateOf } from './request-state.js';
 
 const ID_BYTES = 8;
 const POOL_IDS = 512;
 
-/** Middleware naming each request `req_<16 hex>`, cut from a pool of CSPRNG bytes refilled as it runs out. */
+/**
+ * Middleware naming each request `req_<16 hex>` (cut from a pool of CSPRNG bytes refilled as it runs
+ * out) and keeping a well-formed W3C traceparent header for the logs.
+ */
 export function requestId(): Koa.Middleware {
   let pool = Buffer.alloc(0);
   let offset = 0;
@@ -17,8 +22,10 @@ export function requestId(): Koa.Middleware {
     }
     const id = `req_${pool.toString('hex', offset, offset + ID_BYTES)}`;
     offset += ID_BYTES;
-    stateOf(ctx).requestId = id;
+    const state = stateOf(ctx);
+    state.requestId = id;
+    state.traceparent = parseTraceparent(ctx.get('traceparent') || undefined);
     ctx.set('Request-Id', id);
-    await next();
+    await runInTrace({ requestId: id, traceparent: state.traceparent }, next);
   };
 }

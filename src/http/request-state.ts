@@ -6,6 +6,8 @@ import type { AuthContext } from '../orgs/authenticator.js';
 /** The request's facts as the pipeline learns them. */
 export interface RequestState {
   requestId: string;
+  /** The incoming W3C traceparent, when well formed. */
+  traceparent: string | null;
   hasBody: boolean;
   operation?: Operation;
   auth?: AuthContext;

@@ -22,3 +22,9 @@ export async function takeRateLimitSlots(
   );
   return rows[0]!;
 }
+
+/** Deletes rate-limit buckets whose latest hit left the window before `nowMs`; returns how many. */
+export async function deleteLapsedBuckets(db: Db, nowMs: number): Promise<number> {
+  const result = await sql`DELETE FROM rate_limit_buckets WHERE last_ms <= ${nowMs - 60_000}`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}

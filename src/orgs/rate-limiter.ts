@@ -5,7 +5,7 @@
 import type { Clock } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
 import { DomainError } from '../errors.js';
-import { takeRateLimitSlots } from './rate-limit-queries.js';
+import { deleteLapsedBuckets, takeRateLimitSlots } from './rate-limit-queries.js';
 
 /** What a granted request sends back: its X-RateLimit-* headers. */
 export interface RateLimitOutcome {
@@ -100,4 +100,9 @@ export class RateLimiter {
     }
     this.queues.delete(key);
   }
+}
+
+/** Removes the rate-limit buckets that no longer count at `nowMs` (orgs that went quiet); returns how many. */
+export async function pruneRateLimitBuckets(db: Db, nowMs: number): Promise<number> {
+  return deleteLapsedBuckets(db, nowMs);
 }

@@ -16,6 +16,8 @@ export interface StoredEvent {
   kind: string;
   data: unknown;
   createdAt: Date;
+  /** The W3C traceparent of the request that caused it, for the logs of its deliveries. */
+  traceparent: string | null;
 }
 
 /** A delivery claimed for one attempt: leased to `lease.owner` until `lease.expiresAt`, with what to send where. */
@@ -41,6 +43,7 @@ interface ClaimedRow {
   kind: string;
   data: unknown;
   event_created_at: Date;
+  traceparent: string | null;
   url: string;
   secret: string;
   previous_secrets: string[];
@@ -61,7 +64,13 @@ function claimedOf(row: ClaimedRow): ClaimedDelivery {
     orgId: row.org_id,
     attemptCount: row.attempt_count,
     lease: { owner: row.lease_owner, expiresAt: row.lease_expires_at },
-    event: { id: row.event_id, kind: row.kind, data: row.data, createdAt: row.event_created_at },
+    event: {
+      id: row.event_id,
+      kind: row.kind,
+      data: row.data,
+      createdAt: row.event_created_at,
+      traceparent: row.traceparent,
+    },
     endpoint: {
       url: row.url,
       secrets: [row.secret, ...row.previous_secrets],
@@ -139,7 +148,8 @@ export async function claimDeliveries(
     FROM claimable AS c, events AS e, webhooks AS w
     WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
     RETURNING d.id, d.webhook_id, d.org_id, d.attempt_count, d.lease_owner, d.lease_expires_at,
-              e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at, w.url, w.secret, w.active,
+              e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at, e.traceparent,
+              w.url, w.secret, w.active,
               ${liveSecrets('w', lease.now)} AS previous_secrets`.execute(db);
   return rows.map(claimedOf);
 }
@@ -185,6 +195,7 @@ export async function insertClaimedTestDelivery(
         kind: event.kind,
         data: JSON.stringify(event.data),
         created_at: event.createdAt,
+        traceparent: event.traceparent,
       })
       .execute();
     const delivery = await trx
@@ -212,6 +223,7 @@ export async function insertClaimedTestDelivery(
       kind: event.kind,
       data: event.data,
       event_created_at: event.createdAt,
+      traceparent: event.traceparent,
       url: endpoint.url,
       secret: endpoint.secret,
       previous_secrets: endpoint.previous_secrets,
@@ -316,12 +328,27 @@ export async function listDeliveryRows(
       .limit(page.limit)
       .offset(page.offset)
       .execute(),
+    // From the per-status counts kept by triggers, not a count over the endpoint's history.
     db
-      .selectFrom('webhook_deliveries')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .selectFrom('webhook_delivery_counts')
+      .select(sql<number>`coalesce(sum(count), 0)`.as('count'))
       .where('webhook_id', '=', webhookId)
       .$if(page.status !== undefined, (qb) => qb.where('status', '=', page.status!))
       .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.count) };
+}
+
+/**
+ * Deletes up to `limit` finished deliveries (succeeded, failed or abandoned) created before `before`
+ * that no kept attempt of the delivery log refers to; returns how many.
+ */
+export async function deleteOldDeliveries(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    DELETE FROM webhook_deliveries WHERE id IN (
+      SELECT d.id FROM webhook_deliveries d
+      WHERE d.status <> 'pending' AND d.created_at < ${before}
+        AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id)
+      LIMIT ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

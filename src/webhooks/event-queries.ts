@@ -10,6 +10,8 @@ export interface EventRow {
   kind: string;
   data: unknown;
   createdAt?: Date;
+  /** The W3C traceparent of the request that caused the event. */
+  traceparent?: string | null;
 }
 
 /** Inserts events (created now unless given). */
@@ -23,6 +25,7 @@ export async function insertEvents(trx: Db, events: EventRow[]): Promise<void> {
         org_id: event.orgId,
         kind: event.kind,
         data: JSON.stringify(event.data),
+        traceparent: event.traceparent ?? null,
         ...(event.createdAt ? { created_at: event.createdAt } : {}),
       })),
     )
@@ -48,4 +51,15 @@ export async function queueDeliveries(trx: Db, orgId: string, kind: string, ids:
 /** Wakes the listening delivery workers once the transaction commits. */
 export async function notifyDeliveryWorkers(trx: Db, payload: string): Promise<void> {
   await sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${payload})`.execute(trx);
+}
+
+/** Deletes up to `limit` events created before `before` that no delivery refers to any more; returns how many. */
+export async function deleteOldEvents(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    DELETE FROM events WHERE id IN (
+      SELECT e.id FROM events e
+      WHERE e.created_at < ${before}
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+      LIMIT ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

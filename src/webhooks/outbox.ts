@@ -5,6 +5,7 @@ import { randomInt } from 'node:crypto';
 import type { EventDataByKind, EventKind } from '../../generated/events.js';
 import type { Db } from '../database/connect.js';
 import * as events from './event-queries.js';
+import { currentTrace } from '../observability/trace-context.js';
 
 export type { EventDataByKind, EventKind } from '../../generated/events.js';
 
@@ -18,8 +19,9 @@ export function newEventId(): string {
 }
 
 /**
- * Records events of one kind for an org and queues a delivery of each to every active endpoint
- * subscribed to that kind. Must run inside the transaction of the state change the events report.
+ * Records events of one kind for an org, with the traceparent of the request being served, and queues
+ * a delivery of each to every active endpoint subscribed to that kind. Must run inside the transaction
+ * of the state change the events report.
  * Returns the new event ids in the order of `payloads`; database errors propagate.
  */
 export async function emitEvents<K extends EventKind>(
@@ -30,9 +32,10 @@ export async function emitEvents<K extends EventKind>(
 ): Promise<string[]> {
   if (payloads.length === 0) return [];
   const ids = payloads.map(() => newEventId());
+  const traceparent = currentTrace()?.traceparent ?? null;
   await events.insertEvents(
     trx,
-    payloads.map((data, i) => ({ id: ids[i]!, orgId, kind, data })),
+    payloads.map((data, i) => ({ id: ids[i]!, orgId, kind, data, traceparent })),
   );
   if ((await events.queueDeliveries(trx, orgId, kind, ids)) > 0) await events.notifyDeliveryWorkers(trx, ids[0]!);
   return ids;

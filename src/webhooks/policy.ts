@@ -59,9 +59,6 @@ export function givenUpStatus(kind: EventKind): 'failed' | 'abandoned' {
   return kind === 'webhook.test' ? 'failed' : 'abandoned';
 }
 
-/** How long after its claim a delivery stays leased: the send timeout and time to record the attempt. */
-export const DEFAULT_LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
-
 /** Parses a Retry-After value (whole seconds or an HTTP date) into a delay from `now`; null if unusable. */
 export function parseRetryAfter(value: string | null, now: Date): number | null {
   if (!value) return null;

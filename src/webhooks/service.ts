@@ -6,6 +6,7 @@ import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
 import { DomainError, invalidField, notFound } from '../errors.js';
 import * as attempts from './attempt-queries.js';
+import { deleteInBatches } from '../database/batches.js';
 import * as deliveries from './delivery-queries.js';
 import { deliverOnce } from './delivery/deliver-once.js';
 import { waitForSendsToEnd } from './delivery/in-flight.js';
@@ -13,7 +14,8 @@ import { parseAllowlist } from './delivery/address-policy.js';
 import { assertDeliverableUrl, UrlRefusedError } from './delivery/url-guard.js';
 import { toDelivery, toWebhook, type Webhook, type WebhookDelivery } from './mapper.js';
 import { newEventId } from './outbox.js';
-import { notifyDeliveryWorkers } from './event-queries.js';
+import { currentTrace } from '../observability/trace-context.js';
+import { deleteOldEvents, notifyDeliveryWorkers } from './event-queries.js';
 import { MAX_ENDPOINTS_PER_ORG, MAX_SECRETS_IN_GRACE, SECRET_GRACE_MS, TEST_SEND_RETRY_AFTER_S } from './policy.js';
 import * as webhooks from './queries.js';
 
@@ -188,6 +190,7 @@ function tooManyTestSends(scope: string, cap: number): DomainError {
 export async function sendTestEvent(deps: AppDeps, orgId: string, id: string): Promise<WebhookDelivery> {
   const { config, delivery } = deps;
   if (delivery.testSends.inFlight >= config.testSendsPerProcess) {
+    deps.metrics.rateLimitRejections.inc({ reason: 'test_sends' });
     throw tooManyTestSends('on this server', config.testSendsPerProcess);
   }
   delivery.testSends.inFlight += 1;
@@ -203,13 +206,17 @@ export async function sendTestEvent(deps: AppDeps, orgId: string, id: string): P
           kind: 'webhook.test',
           data: { webhook_id: id, message: 'This is a test delivery.' },
           createdAt: now,
+          traceparent: currentTrace()?.traceparent ?? null,
         },
         maxInFlight: config.testSendsPerOrg,
       },
       { now, owner: delivery.owner, expiresAt: new Date(now.getTime() + delivery.leaseMs) },
     );
     if (claimed === 'not_found') throw notFound(ENDPOINT);
-    if (claimed === 'busy') throw tooManyTestSends('for an organisation', config.testSendsPerOrg);
+    if (claimed === 'busy') {
+      deps.metrics.rateLimitRejections.inc({ reason: 'test_sends' });
+      throw tooManyTestSends('for an organisation', config.testSendsPerOrg);
+    }
     const outcome = await deliverOnce(deps, claimed);
     if (outcome.kind === 'aborted' || (outcome.kind === 'attempted' && outcome.recorded === 'gone')) {
       throw notFound(ENDPOINT);
@@ -280,4 +287,20 @@ export async function listDeliveryLog(
     throw new DomainError('not_found', `no webhook with id ${webhookId}`, { param: 'webhook' });
   }
   return attempts.listDeliveryLog(db, webhookId, options);
+}
+
+/**
+ * Removes delivery history older than `before`, in batches of `batchSize`: finished deliveries no kept
+ * attempt refers to (each endpoint keeps its last 100 attempts, and their deliveries), then events no
+ * delivery refers to. Returns the rows removed per table; database errors propagate.
+ */
+export async function pruneDeliveryHistory(
+  db: Db,
+  before: Date,
+  batchSize: number,
+): Promise<{ webhook_deliveries: number; events: number }> {
+  return {
+    webhook_deliveries: await deleteInBatches(() => deliveries.deleteOldDeliveries(db, before, batchSize), batchSize),
+    events: await deleteInBatches(() => deleteOldEvents(db, before, batchSize), batchSize),
+  };
 }

@@ -53,18 +53,28 @@ export async function serverEnvironment(
   };
 }
 
-/** Starts `src/main.ts serve` with `env` (on top of this process's, minus any DATABASE_URL) and resolves once it listens. */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+/**
+ * Starts `src/main.ts serve [args]` with `env` (on top of this process's, minus any DATABASE_URL) and
+ * resolves once it runs: once it listens, or, for `--role worker` (no HTTP port), once its banner says
+ * it is running (baseUrl is then empty).
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  args: string[] = [],
+): Promise<ServerProcess> {
   const inherited = { ...process.env };
   delete inherited.DATABASE_URL;
   delete inherited.TEST_DATABASE_URL;
   const ready = await spawnReady(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts', 'serve'],
+    ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts', 'serve', ...args],
     {
       env: { ...inherited, ...env },
-      // The start-up banner, printed once the server listens, whatever LOG_LEVEL says.
-      ready: /Base URL : http:\/\/[^\s]+:(\d+)\/api\/v1/,
+      // The start-up banner, printed once the server runs, whatever LOG_LEVEL says.
+      ready: args.includes('worker')
+        ? /Voice-call API is running \(role worker\)()/
+        : /Base URL : http:\/\/[^\s]+:(\d+)\/api\/v1/,
       timeoutMs,
       name: 'the server',
     },
@@ -84,7 +94,7 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   };
   child.stdout!.on('data', scan);
   child.stderr!.on('data', scan);
-  const baseUrl = `http://127.0.0.1:${ready.match[1]}`;
+  const baseUrl = ready.match[1] ? `http://127.0.0.1:${ready.match[1]}` : '';
   return {
     pid: child.pid!,
     baseUrl,

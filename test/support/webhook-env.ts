@@ -7,7 +7,7 @@ import type { Config } from '../../src/config.js';
 import { emitEvent, type EventDataByKind, type EventKind } from '../../src/webhooks/outbox.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/delivery/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
-import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './app.js';
+import { createTestOrg, startTestApp, type TestApp, type TestAppOptions, type TestOrg } from './app.js';
 import { testTls } from './webhook-receiver.js';
 
 export interface WebhookEnv {
@@ -20,12 +20,15 @@ export interface WebhookEnv {
 }
 
 /** A fresh database, an app (no background workers) that trusts the test CA, and an org. */
-export async function webhookEnv(options: { clock?: Clock; config?: Partial<Config> } = {}): Promise<WebhookEnv> {
+export async function webhookEnv(
+  options: { clock?: Clock; config?: Partial<Config>; logStream?: TestAppOptions['logStream'] } = {},
+): Promise<WebhookEnv> {
   const database = await createTestDatabase();
   const tls = await testTls();
   const app = await startTestApp(database, {
     workers: false,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.logStream ? { logStream: options.logStream } : {}),
     config: {
       webhookPrivateAllowlist: ['127.0.0.0/8'],
       webhookCaCerts: [tls.caCert],

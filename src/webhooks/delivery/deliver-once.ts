@@ -20,8 +20,8 @@ import { EndpointDeletedError } from './in-flight.js';
 import { excerptOf, postDelivery } from './send.js';
 import { isDatabaseUnavailable } from '../../database/faults.js';
 
-/** What deliverOnce needs: the database, the clock, the logger and the process's delivery runtime. */
-export type DeliveryDeps = Pick<AppDeps, 'db' | 'clock' | 'logger' | 'delivery'>;
+/** What deliverOnce needs: the database, the clock, the logger, the metrics and the delivery runtime. */
+export type DeliveryDeps = Pick<AppDeps, 'db' | 'clock' | 'logger' | 'delivery' | 'metrics'>;
 
 /** The outcome of one attempt, as the delivery log records it. */
 export interface AttemptResult {
@@ -198,20 +198,34 @@ function report(
   state: attempts.DeliveryState,
   recorded: attempts.RecordOutcome,
 ): void {
-  const { logger } = deps;
-  const context = { deliveryId: claimed.id, webhookId: claimed.webhookId, eventId: claimed.event.id };
+  const { logger, metrics } = deps;
+  const { event } = claimed;
+  const context = {
+    deliveryId: claimed.id,
+    webhookId: claimed.webhookId,
+    eventId: event.id,
+    event: event.kind,
+    ...(event.traceparent ? { traceparent: event.traceparent } : {}),
+  };
   if (recorded.outcome === 'lease_lost') {
     logger.warn(context, 'webhook delivery was taken over by another process; this attempt was not recorded');
     return;
   }
   if (recorded.outcome !== 'recorded') return;
+  metrics.webhookAttempts.inc({ outcome: result.failureKind ?? 'success' });
   if (recorded.switchedOff) {
     logger.warn(
       { webhookId: claimed.webhookId, failingSince: recorded.failingSince, dropped: recorded.abandoned },
       'webhook endpoint switched off after 5 days of failures',
     );
   }
-  if (result.failureKind !== null && result.failureKind !== 'invalid_payload') {
+  if (state.status === 'abandoned') {
+    metrics.webhookDeliveriesAbandoned.inc();
+    logger.warn(
+      { ...context, attempts: state.attemptCount, failureKind: result.failureKind, status: result.statusCode },
+      'webhook delivery abandoned after its last attempt failed',
+    );
+  } else if (result.failureKind !== null && result.failureKind !== 'invalid_payload') {
     logger.info(
       { ...context, attempt: state.attemptCount, failureKind: result.failureKind, status: result.statusCode },
       'webhook attempt failed',

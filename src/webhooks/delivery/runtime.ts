@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../database/connect.js';
 import { findDeletedWebhooks } from '../queries.js';
-import { DEFAULT_LEASE_MS } from '../policy.js';
 import { parseAllowlist } from './address-policy.js';
 import { createGuardedAgent } from './guarded-agent.js';
 import { InFlightSends } from './in-flight.js';
@@ -27,7 +26,7 @@ export interface DeliveryRuntime {
 /** Builds the runtime from the configuration; throws on an invalid WEBHOOK_PRIVATE_ALLOWLIST range. */
 export function createDeliveryRuntime(
   db: Db,
-  config: Pick<Config, 'webhookPrivateAllowlist' | 'webhookCaCerts'>,
+  config: Pick<Config, 'webhookPrivateAllowlist' | 'webhookCaCerts' | 'webhookLeaseMs'>,
   logger: Logger,
   owner: string,
 ): DeliveryRuntime {
@@ -42,7 +41,7 @@ export function createDeliveryRuntime(
       (error) => logger.warn({ err: error }, 'could not look for deletions of endpoints with sends in flight'),
     ),
     owner,
-    leaseMs: DEFAULT_LEASE_MS,
+    leaseMs: config.webhookLeaseMs,
     testSends: { inFlight: 0 },
     close: () => dispatcher.destroy(),
   };

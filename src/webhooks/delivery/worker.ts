@@ -24,9 +24,6 @@ export interface DeliveryWorkerOptions {
   sweepIntervalMs: number;
 }
 
-/** The default sweep interval; the caps come from the configuration. */
-const SWEEP_INTERVAL_MS = 1_000;
-
 /** How often deletions left unfinished by a process that stopped are completed. */
 const DELETION_CLEANUP_EVERY_MS = 30_000;
 
@@ -54,7 +51,7 @@ export class DeliveryWorker implements BackgroundWorker {
       perEndpointConcurrency: config.webhookConcurrencyPerEndpoint,
       perOrgConcurrency: config.webhookConcurrencyPerOrg,
       globalConcurrency: config.webhookConcurrency,
-      sweepIntervalMs: SWEEP_INTERVAL_MS,
+      sweepIntervalMs: config.webhookSweepIntervalMs,
       ...options,
     };
     this.outage = new OutageTracker(deps.logger, 'webhook delivery');

@@ -1,0 +1,33 @@
+-- Keeps webhook_delivery_counts (deliveries per endpoint and status) in step with webhook_deliveries,
+-- so the deliveries list has its total without counting an endpoint's whole history. Runs once per
+-- statement (AFTER ... FOR EACH STATEMENT with transition tables) and adds up each statement's changes:
+-- new rows, rows whose status changed, deleted rows. Endpoints already deleted are skipped (their
+-- counts went with them). Counter rows are touched in (webhook_id, status) order, so concurrent
+-- statements never deadlock on them.
+CREATE OR REPLACE FUNCTION count_webhook_deliveries() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO webhook_delivery_counts AS c (webhook_id, status, count)
+    SELECT n.webhook_id, n.status, count(*) FROM new_rows n
+    WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = n.webhook_id)
+    GROUP BY n.webhook_id, n.status ORDER BY n.webhook_id, n.status
+    ON CONFLICT (webhook_id, status) DO UPDATE SET count = c.count + excluded.count;
+  ELSIF TG_OP = 'UPDATE' THEN
+    INSERT INTO webhook_delivery_counts AS c (webhook_id, status, count)
+    SELECT webhook_id, status, sum(delta) FROM (
+      SELECT o.webhook_id, o.status, -1 AS delta FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE o.status <> n.status
+      UNION ALL
+      SELECT n.webhook_id, n.status, 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE o.status <> n.status
+    ) AS changed
+    WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = changed.webhook_id)
+    GROUP BY webhook_id, status ORDER BY webhook_id, status
+    ON CONFLICT (webhook_id, status) DO UPDATE SET count = c.count + excluded.count;
+  ELSE
+    INSERT INTO webhook_delivery_counts AS c (webhook_id, status, count)
+    SELECT o.webhook_id, o.status, -count(*) FROM old_rows o
+    WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = o.webhook_id)
+    GROUP BY o.webhook_id, o.status ORDER BY o.webhook_id, o.status
+    ON CONFLICT (webhook_id, status) DO UPDATE SET count = c.count + excluded.count;
+  END IF;
+  RETURN NULL;
+END $$;

@@ -1,0 +1,81 @@
+// The retention job: every RETENTION_INTERVAL_MS a worker process removes history past its keeping
+// period, through each feature's own pruning: finished webhook deliveries and their events after
+// DELIVERY_RETENTION_DAYS (the last 100 attempts of each endpoint and their deliveries always stay),
+// call timeline entries after TIMELINE_RETENTION_DAYS, Idempotency-Key records once they have expired,
+// and rate-limit buckets no longer counted. One process at a time does it (an advisory lock).
+import { sql } from 'kysely';
+import type { AppDeps } from '../app-deps.js';
+import type { BackgroundWorker } from '../background-worker.js';
+import { IDEMPOTENCY_WINDOW_MS } from '../calls/policy.js';
+import { pruneCallHistory } from '../calls/service.js';
+import { pruneRateLimitBuckets } from '../orgs/rate-limiter.js';
+import { pruneDeliveryHistory } from '../webhooks/service.js';
+
+/** Rows one delete statement removes at the most. */
+const BATCH_SIZE = 5_000;
+const DAY_MS = 86_400_000;
+
+/** Rows removed by one run, by table. */
+export type RetentionReport = Record<string, number>;
+
+/**
+ * Runs the retention rules once, unless another process is running them (then returns null). Database
+ * errors propagate.
+ */
+export async function runRetention(deps: Pick<AppDeps, 'db' | 'clock' | 'config'>): Promise<RetentionReport | null> {
+  const { db, clock, config } = deps;
+  return db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ locked: boolean }>`
+      SELECT pg_try_advisory_lock(hashtextextended('retention', 0)) AS locked`.execute(conn);
+    if (!rows[0]?.locked) return null;
+    try {
+      const now = clock.now().getTime();
+      return {
+        ...(await pruneDeliveryHistory(conn, new Date(now - config.deliveryRetentionDays * DAY_MS), BATCH_SIZE)),
+        ...(await pruneCallHistory(
+          conn,
+          {
+            timelineBefore: new Date(now - config.timelineRetentionDays * DAY_MS),
+            keysBefore: new Date(now - IDEMPOTENCY_WINDOW_MS),
+          },
+          BATCH_SIZE,
+        )),
+        rate_limit_buckets: await pruneRateLimitBuckets(conn, now),
+      };
+    } finally {
+      await sql`SELECT pg_advisory_unlock(hashtextextended('retention', 0))`.execute(conn);
+    }
+  });
+}
+
+/** Starts the retention job: a first run soon after start, then every interval. Never throws. */
+export function startRetentionWorker(deps: AppDeps): BackgroundWorker {
+  let running: Promise<void> = Promise.resolve();
+  const run = () => {
+    running = running.then(async () => {
+      try {
+        const report = await runRetention(deps);
+        if (!report) return;
+        for (const [table, count] of Object.entries(report)) deps.metrics.retentionDeletedRows.inc({ table }, count);
+        const removed = Object.values(report).reduce((sum, count) => sum + count, 0);
+        deps.logger[removed > 0 ? 'info' : 'debug']({ removed: report }, 'retention removed old history');
+      } catch (error) {
+        deps.logger.warn({ err: error }, 'retention run failed; it runs again at the next interval');
+      }
+    });
+  };
+  // The first run waits a little, so a fleet restarting together does not prune at the same moment.
+  const first = setTimeout(run, Math.min(deps.config.retentionIntervalMs, 30_000 + Math.random() * 30_000));
+  const every = setInterval(run, deps.config.retentionIntervalMs);
+  first.unref();
+  every.unref();
+  return {
+    async stop(timeoutMs: number) {
+      clearTimeout(first);
+      clearInterval(every);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// The operator's port (METRICS_PORT): Prometheus text at GET /metrics, and the same /healthz and
+// /readyz as the API port, so a worker process, which has no API port, can be probed too. Nothing of
+// the API is served here and nothing of this is served on the API port.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Readiness } from '../health/readiness.js';
+
+/** A listening metrics server. */
+export interface MetricsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Where the metrics come from: this process's registry, or the cluster's aggregated view. */
+export interface MetricsSource {
+  contentType: string;
+  metrics(): Promise<string>;
+}
+
+/** Starts the metrics server on `host`:`port`; throws when the port cannot be had. */
+export async function startMetricsServer(
+  source: MetricsSource,
+  readiness: Readiness | null,
+  options: { host: string; port: number },
+): Promise<MetricsServer> {
+  const server = http.createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const reply = (status: number, type: string, body: string) =>
+      response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+    if (request.method !== 'GET' && request.method !== 'HEAD') return reply(405, 'text/plain', 'GET only\n');
+    if (path === '/metrics') {
+      source.metrics().then(
+        (text) => reply(200, source.contentType, text),
+        (error: unknown) => reply(500, 'text/plain', `metrics unavailable: ${String(error)}\n`),
+      );
+      return;
+    }
+    if (path === '/healthz') return reply(200, 'application/json', '{"status":"ok"}');
+    if (path === '/readyz') {
+      if (!readiness) return reply(200, 'application/json', '{"status":"ready"}');
+      readiness
+        .notReadyReason()
+        .then((reason) =>
+          reason === null
+            ? reply(200, 'application/json', '{"status":"ready"}')
+            : reply(
+                503,
+                'application/json',
+                JSON.stringify({ status: reason === 'draining' ? 'draining' : 'unavailable' }),
+              ),
+        );
+      return;
+    }
+    return reply(404, 'text/plain', 'not found: /metrics, /healthz, /readyz\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,143 @@
+// The service's Prometheus metrics (prom-client), one registry per process: HTTP requests by operation
+// and status, requests in flight, rate-limit refusals, webhook attempts by outcome, abandoned
+// deliveries, the webhook queue's depth and age, the database pool, call status changes, rows the
+// retention job removed, and Node's own process metrics.
+import type pg from 'pg';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Db } from '../database/connect.js';
+import { sql } from 'kysely';
+
+/** Every metric a process records, on its own registry. */
+export interface Metrics {
+  registry: Registry;
+  httpRequestDuration: Histogram<'operation' | 'method' | 'status'>;
+  httpRequestsInFlight: Gauge;
+  rateLimitRejections: Counter<'reason'>;
+  webhookAttempts: Counter<'outcome'>;
+  webhookDeliveriesAbandoned: Counter;
+  callStatusChanges: Counter<'from' | 'to'>;
+  retentionDeletedRows: Counter<'table'>;
+}
+
+/** Why a request was refused with 429. */
+export type RejectionReason = 'org_rate_limit' | 'auth_failures' | 'test_sends';
+
+/** Latency buckets for API requests, in seconds: 1 ms to 10 s. */
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Creates the registry and its metrics. Never throws. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const on = { registers: [registry] };
+  return {
+    registry,
+    httpRequestDuration: new Histogram({
+      ...on,
+      name: 'http_request_duration_seconds',
+      help: 'API requests by operation, method and HTTP status, from arrival to the last byte handed to Node.',
+      labelNames: ['operation', 'method', 'status'],
+      buckets: REQUEST_BUCKETS,
+    }),
+    httpRequestsInFlight: new Gauge({ ...on, name: 'http_requests_in_flight', help: 'Requests being handled now.' }),
+    rateLimitRejections: new Counter({
+      ...on,
+      name: 'rate_limit_rejections_total',
+      help: 'Requests refused with 429: over an org rate limit, too many failed authentications, too many test sends.',
+      labelNames: ['reason'],
+    }),
+    webhookAttempts: new Counter({
+      ...on,
+      name: 'webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: success, or the failure kind (http_status, timeout, tls, ...).',
+      labelNames: ['outcome'],
+    }),
+    webhookDeliveriesAbandoned: new Counter({
+      ...on,
+      name: 'webhook_deliveries_abandoned_total',
+      help: 'Deliveries given up after their last attempt failed.',
+    }),
+    callStatusChanges: new Counter({
+      ...on,
+      name: 'call_status_changes_total',
+      help: 'Calls moving from one status to another (from is "none" for a new call).',
+      labelNames: ['from', 'to'],
+    }),
+    retentionDeletedRows: new Counter({
+      ...on,
+      name: 'retention_deleted_rows_total',
+      help: 'Rows of history the retention job removed, by table.',
+      labelNames: ['table'],
+    }),
+  };
+}
+
+/** Adds the pool's size, idle and waiting counts, read at each scrape (summed over a cluster's processes). */
+export function watchPool(metrics: Metrics, pool: pg.Pool): void {
+  const on = { registers: [metrics.registry] };
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      ...on,
+      name,
+      help,
+      collect() {
+        this.set(read());
+      },
+    });
+  gauge('db_pool_connections', 'Connections the pool holds.', () => pool.totalCount);
+  gauge('db_pool_idle_connections', 'Connections the pool holds unused.', () => pool.idleCount);
+  gauge('db_pool_waiting_requests', 'Queries waiting for a connection.', () => pool.waitingCount);
+}
+
+/** What one scrape reads of the webhook queue. */
+interface QueueReading {
+  due: number;
+  scheduled: number;
+  oldestDueS: number;
+}
+
+/**
+ * Adds the webhook queue's depth (due now and scheduled) and the age of its oldest due delivery, read
+ * at each scrape (a cluster reports the largest reading, not a sum: every process sees the same queue).
+ * A scrape while the database does not answer keeps the last values.
+ */
+export function watchWebhookQueue(metrics: Metrics, db: Db): void {
+  const on = { registers: [metrics.registry], aggregator: 'max' as const };
+  let last: QueueReading = { due: 0, scheduled: 0, oldestDueS: 0 };
+  let reading: Promise<QueueReading> | null = null;
+  const read = () =>
+    (reading ??= sql<{ due: number; scheduled: number; oldest: Date | null }>`
+      SELECT count(*) FILTER (WHERE next_attempt_at <= now()) AS due,
+             count(*) FILTER (WHERE next_attempt_at > now()) AS scheduled,
+             min(next_attempt_at) AS oldest
+      FROM webhook_deliveries WHERE status = 'pending'`
+      .execute(db)
+      .then(({ rows }) => {
+        const row = rows[0]!;
+        const oldestDueS =
+          row.oldest && row.oldest.getTime() <= Date.now() ? (Date.now() - row.oldest.getTime()) / 1000 : 0;
+        last = { due: Number(row.due), scheduled: Number(row.scheduled), oldestDueS };
+        return last;
+      })
+      .catch(() => last)
+      .finally(() => setTimeout(() => (reading = null), 0)));
+  new Gauge({
+    ...on,
+    name: 'webhook_queue_depth',
+    help: 'Pending webhook deliveries: due now, or scheduled for a retry.',
+    labelNames: ['state'],
+    async collect() {
+      const { due, scheduled } = await read();
+      this.set({ state: 'due' }, due);
+      this.set({ state: 'scheduled' }, scheduled);
+    },
+  });
+  new Gauge({
+    ...on,
+    name: 'webhook_queue_oldest_due_age_seconds',
+    help: 'How long the oldest due delivery has been waiting (0 when none is due).',
+    async collect() {
+      this.set((await read()).oldestDueS);
+    },
+  });
+}

@@ -1,0 +1,119 @@
+// Roles and scale-out: an API-only process never delivers, and two worker-only processes sharing the
+// database deliver every event to every endpoint exactly once, with exactly one attempt each.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestOrg, type TestOrg } from './support/app.js';
+import { testNumber, waitFor } from './support/calls.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import {
+  killServerProcesses,
+  serverEnvironment,
+  startServerProcess,
+  type ServerProcess,
+} from './support/server-process.js';
+import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+// At most the 100 attempts each endpoint's log keeps, so every attempt can be checked.
+const EVENTS = 100;
+
+let database: TestDatabase;
+let org: TestOrg;
+let api: ServerProcess;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  org = await createTestOrg(database.db, { planId: 'scale' });
+  api = await startServerProcess(await serverEnvironment(database.url, { LOG_LEVEL: 'warn' }), 60_000, [
+    '--role',
+    'api',
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  killServerProcesses();
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+  await database?.drop();
+});
+
+describe('one API process and two worker processes', () => {
+  it('deliver every event exactly once, with no attempt made twice', { timeout: 120_000 }, async () => {
+    const headers = { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' };
+    const endpoints: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const receiver = await startReceiver(answer(200));
+      receivers.push(receiver);
+      const created = await fetch(`${api.apiUrl}/webhooks`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ url: receiver.url, events: ['contact.created'] }),
+      });
+      expect(created.status).toBe(201);
+      endpoints.push(((await created.json()) as { data: { id: string } }).data.id);
+    }
+    for (let i = 0; i < EVENTS; i += 1) {
+      const upserted = await fetch(`${api.apiUrl}/contacts`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ phone_e164: testNumber(String(1000 + i)), consent_capture: 'manual' }),
+      });
+      expect(upserted.status).toBe(200);
+    }
+    // The API process has no delivery worker: nothing goes out yet.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(receivers.every((receiver) => receiver.requests.length === 0)).toBe(true);
+
+    const env = await serverEnvironment(database.url, { LOG_LEVEL: 'warn' });
+    await Promise.all([
+      startServerProcess(env, 60_000, ['--role', 'worker']),
+      startServerProcess(env, 60_000, ['--role', 'worker']),
+    ]);
+    for (const receiver of receivers) await receiver.waitFor(EVENTS, 60_000);
+    await waitFor(
+      'every delivery to be recorded',
+      async () =>
+        (await database.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('status', '<>', 'succeeded')
+          .executeTakeFirst()) === undefined,
+      20_000,
+    );
+    // Wait a little for any late duplicate.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    for (const receiver of receivers) {
+      const eventIds = receiver.requests.map((request) => JSON.parse(request.rawBody).id as string);
+      expect(eventIds).toHaveLength(EVENTS);
+      expect(new Set(eventIds).size).toBe(EVENTS);
+    }
+    const deliveries = await database.db.selectFrom('webhook_deliveries').select(['id', 'attempt_count']).execute();
+    expect(deliveries).toHaveLength(EVENTS * endpoints.length);
+    expect(deliveries.every((delivery) => delivery.attempt_count === 1)).toBe(true);
+    const attempts = await database.db.selectFrom('webhook_attempts').select('delivery_id').execute();
+    expect(attempts).toHaveLength(EVENTS * endpoints.length);
+    expect(new Set(attempts.map((attempt) => attempt.delivery_id)).size).toBe(attempts.length);
+  });
+});
+
+describe('an API served by two processes', () => {
+  it('shares one port and reports the metrics of both on METRICS_PORT', { timeout: 120_000 }, async () => {
+    const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+    const cluster = await startServerProcess(
+      await serverEnvironment(database.url, { LOG_LEVEL: 'warn', METRICS_PORT: String(metricsPort) }),
+      60_000,
+      ['--role', 'api', '--processes', '2'],
+    );
+    const headers = { Authorization: `Bearer ${org.key}` };
+    for (let i = 0; i < 20; i += 1)
+      expect((await fetch(`${cluster.apiUrl}/calls?limit=1`, { headers })).status).toBe(200);
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const served = metrics
+      .split('\n')
+      .filter(
+        (line) => line.startsWith('http_request_duration_seconds_count{') && line.includes('operation="listCalls"'),
+      )
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    expect(served).toBe(20);
+    await cluster.stop('SIGTERM');
+  });
+});
