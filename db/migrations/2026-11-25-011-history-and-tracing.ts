@@ -21,12 +21,16 @@ export async function up(db: Kysely<any>): Promise<void> {
   // The trigger function is kept with the others in db/functions; the triggers need it to exist now.
   await sql.raw(readFileSync(projectFile('db/functions/count_webhook_deliveries.sql'), 'utf8')).execute(db);
   await sql`CREATE TRIGGER webhook_deliveries_counted_insert AFTER INSERT ON webhook_deliveries
-            REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_webhook_deliveries()`.execute(db);
+            REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_webhook_deliveries()`.execute(
+    db,
+  );
   await sql`CREATE TRIGGER webhook_deliveries_counted_update AFTER UPDATE ON webhook_deliveries
             REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
             FOR EACH STATEMENT EXECUTE FUNCTION count_webhook_deliveries()`.execute(db);
   await sql`CREATE TRIGGER webhook_deliveries_counted_delete AFTER DELETE ON webhook_deliveries
-            REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION count_webhook_deliveries()`.execute(db);
+            REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION count_webhook_deliveries()`.execute(
+    db,
+  );
 
   // What the retention job deletes by.
   await sql`CREATE INDEX webhook_deliveries_final_created_idx ON webhook_deliveries (created_at)
