@@ -15,9 +15,20 @@ import { startHttpsReceiver } from '../tools/https-receiver.js';
 import { makeLocalTls } from '../tools/local-ca.js';
 import { verifySignature } from '../webhooks/delivery/verify.js';
 import { summarizeEvent } from '../tools/event-summary.js';
+import { wantsHelp } from './command.js';
+
+const USAGE = `Usage: voice-call-api webhook:listen --secret HEX [--secret OLD_HEX] [--port 8443] [--host 127.0.0.1] [--cert-out FILE]
+
+A local HTTPS receiver that verifies each signed delivery and prints its event. The secrets may also
+be given as WEBHOOK_SECRETS=HEX[,HEX], the port as WEBHOOK_LISTEN_PORT.
+`;
 
 /** The webhook:listen command; resolves once stopped with SIGINT or SIGTERM. */
 export async function webhookListen(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const { values } = parseArgs({
     args: argv,
     options: {

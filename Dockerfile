@@ -1,0 +1,35 @@
+# The service's container image. Each stage runs exactly the commands test/production-path.test.ts runs
+# on a clean copy of the repository: `npm ci`, `npm run build`, `npm prune --omit=dev`, then the built
+# executable (`node dist/src/main.js <command>`) with production dependencies only.
+#
+#   docker build -t voice-call-api .
+#   docker run --rm -e DATABASE_URL=postgres://... voice-call-api migrate
+#   docker run -p 3000:3000 -e DATABASE_URL=postgres://... -e MIGRATE_ON_START=false voice-call-api serve --role api
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    METRICS_HOST=0.0.0.0
+WORKDIR /app
+# What the built executable reads at run time: its code, its production dependencies, the generated
+# contract (spec, validators) and the database functions installed by `migrate`.
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/generated ./generated
+COPY --from=build /app/db/functions ./db/functions
+USER node
+EXPOSE 3000 9464
+# The image's own probe: 200 from /readyz of the API role (a worker-only container is probed on METRICS_PORT).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/readyz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["node", "--max-old-space-size=192", "dist/src/main.js"]
+CMD ["serve"]

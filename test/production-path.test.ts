@@ -1,0 +1,111 @@
+// The production path, on a clean copy of the repository: exactly the Dockerfile's commands (`npm ci`,
+// `npm run build`, `npm prune --omit=dev`), then the built executable with production dependencies
+// only: `migrate`, `migrate --status`, `admin`, `serve` with MIGRATE_ON_START=false on the migrated
+// database, and `webhook:listen --help`. No tsx, no esbuild, nothing from devDependencies at run time.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve('.');
+
+let copy: string;
+let database: TestDatabase;
+const children: ChildProcess[] = [];
+
+/** The Dockerfile's RUN commands, in order. */
+async function dockerfileCommands(): Promise<string[]> {
+  const dockerfile = await readFile(path.join(ROOT, 'Dockerfile'), 'utf8');
+  return [...dockerfile.matchAll(/^RUN (.+)$/gm)].flatMap((match) => match[1]!.split('&&').map((part) => part.trim()));
+}
+
+async function sh(command: string, env: NodeJS.ProcessEnv = {}) {
+  return run('bash', ['-c', command], {
+    cwd: copy,
+    env: { ...process.env, DATABASE_URL: '', TEST_DATABASE_URL: '', ...env },
+    timeout: 240_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  copy = await mkdtemp(path.join(tmpdir(), 'voice-production-'));
+  // The files a clean clone has: tracked and untracked-but-not-ignored, from the working tree.
+  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT });
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    if (!existsSync(path.join(ROOT, file))) continue;
+    await mkdir(path.dirname(path.join(copy, file)), { recursive: true });
+    await cp(path.join(ROOT, file), path.join(copy, file));
+  }
+  for (const command of await dockerfileCommands()) await sh(command);
+}, 300_000);
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await database?.drop();
+  if (copy) await rm(copy, { recursive: true, force: true });
+});
+
+describe('the production path', () => {
+  it('runs the Dockerfile commands', async () => {
+    expect(await dockerfileCommands()).toEqual(['npm ci', 'npm run build', 'npm prune --omit=dev']);
+  });
+
+  it('leaves only production dependencies', async () => {
+    expect(existsSync(path.join(copy, 'dist/src/main.js'))).toBe(true);
+    for (const dev of ['tsx', 'esbuild', 'vitest', 'typescript', 'openapi-typescript']) {
+      expect(existsSync(path.join(copy, 'node_modules', dev)), dev).toBe(false);
+    }
+  });
+
+  it('migrates, administers and serves from the build alone', async () => {
+    const env = { DATABASE_URL: database.url, LOG_LEVEL: 'info' };
+    const status = await sh('node dist/src/main.js migrate --status', env);
+    expect(status.stdout).toContain('Up to date.');
+    const migrated = await sh('node dist/src/main.js migrate', env);
+    expect(migrated.stdout).toContain('Database schema is up to date.');
+
+    const org = JSON.parse(
+      (await sh('node dist/src/main.js admin org create --name "Production" --credits 100000 --json', env)).stdout,
+    ) as { id: string };
+    const key = JSON.parse((await sh(`node dist/src/main.js admin key create --org ${org.id} --json`, env)).stdout) as {
+      key: string;
+    };
+
+    const server = spawn('node', ['dist/src/main.js', 'serve', '--role', 'all'], {
+      cwd: copy,
+      env: { ...process.env, ...env, PORT: '0', MIGRATE_ON_START: 'false', TEST_DATABASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(server);
+    let output = '';
+    const base = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner:\n${output}`)), 60_000);
+      const read = (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /Base URL : (http:\/\/[^\s]+)\/api\/v1/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      };
+      server.stdout!.on('data', read);
+      server.stderr!.on('data', read);
+    });
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const listed = await fetch(`${base}/api/v1/calls`, { headers: { Authorization: `Bearer ${key.key}` } });
+    expect(listed.status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+    server.kill('SIGINT');
+    expect(await exited).toBe(0);
+
+    const listen = await sh('node dist/src/main.js webhook:listen --help');
+    expect(listen.stdout).toContain('webhook:listen');
+  }, 120_000);
+});
