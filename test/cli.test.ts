@@ -1,13 +1,16 @@
-// The operator CLI as a separate process: orgs, agents, keys, credits, plans, and CSV contact import.
+// The operator CLI as a separate process: orgs, agents, keys, credits, plans, CSV contact import, the
+// delivery log, and what every command shares (help, JSON output, exit statuses, no stack traces).
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { rawRequest, startTestApp, type TestApp } from './support/app.js';
-import { runAdmin } from './support/cli.js';
+import { runAdmin, type CliResult } from './support/cli.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
+import { GROUPS } from '../src/cli/admin/commands.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -34,6 +37,45 @@ async function newOrg(...extra: string[]): Promise<string> {
   const result = await admin('org', 'create', '--name', 'CLI org', '--json', ...extra);
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout).id;
+}
+
+/** Runs `run` on every item, a few CLI processes at a time (each start costs a second or two of CPU). */
+async function inParallel<T>(items: T[], run: (item: T) => Promise<void>, width = 3): Promise<void> {
+  const queue = [...items];
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await run(item);
+    }),
+  );
+}
+
+/** Checks a CLI run printed no stack trace on either stream. */
+function expectNoStackTrace(result: CliResult, label: string): void {
+  expect(result.stdout + result.stderr, label).not.toMatch(/^\s+at /m);
+}
+
+/** The X-RateLimit-Limit the API answers `key` with. */
+async function rateLimitOf(key: string): Promise<string | null> {
+  const response = await rawRequest(app, 'GET', '/contacts', { headers: { Authorization: `Bearer ${key}` } });
+  expect(response.status).toBe(200);
+  return response.headers.get('X-RateLimit-Limit');
+}
+
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `text` as a regular expression matching it literally. */
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A DATABASE_URL on a loopback port nothing listens on (it was free a moment ago). */
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return `postgres://postgres@127.0.0.1:${port}/none`;
 }
 
 describe('operator CLI', CLI_TESTS, () => {
@@ -92,11 +134,17 @@ describe('operator CLI', CLI_TESTS, () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`svc_live_${prefix}_${'*'.repeat(32)}`);
     expect(listed.stdout).not.toContain(apiKey);
+    const listedJson = await admin('key', 'list', '--org', org.id, '--json');
+    expect(listedJson.code, listedJson.stderr).toBe(0);
+    expect(JSON.parse(listedJson.stdout)).toEqual([
+      { prefix, masked: `svc_live_${prefix}_${'*'.repeat(32)}`, created_at: expect.any(String), revoked_at: null },
+    ]);
 
     const auth = { headers: { Authorization: `Bearer ${apiKey}` } };
     expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(200);
-    const revoked = await admin('key', 'revoke', prefix);
+    const revoked = await admin('key', 'revoke', prefix, '--json');
     expect(revoked.code, revoked.stderr).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toEqual({ prefix, revoked: true });
     expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(401);
     expect((await admin('key', 'revoke', prefix)).code).toBe(1);
   });
@@ -111,9 +159,147 @@ describe('operator CLI', CLI_TESTS, () => {
     expect((await admin('plan', 'set', '--org', orgId, '--plan', 'starter')).code).toBe(0);
     let org = await database.db.selectFrom('orgs').select('plan_id').where('id', '=', orgId).executeTakeFirstOrThrow();
     expect(org.plan_id).toBe('starter');
-    expect((await admin('plan', 'set', '--org', orgId, '--plan', 'none')).code).toBe(0);
+    const removed = await admin('plan', 'set', '--org', orgId, '--plan', 'none', '--json');
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(JSON.parse(removed.stdout)).toEqual({ org_id: orgId, plan: null });
     org = await database.db.selectFrom('orgs').select('plan_id').where('id', '=', orgId).executeTakeFirstOrThrow();
     expect(org.plan_id).toBeNull();
+  });
+
+  it("lists orgs newest first and an org's agents", async () => {
+    const older = await newOrg('--credits', '700');
+    const newer = await newOrg('--no-plan');
+    const agent = await admin('agent', 'create', '--org', newer, '--name', 'Kavya', '--rate', '150', '--json');
+    expect(agent.code, agent.stderr).toBe(0);
+    const agentId = JSON.parse(agent.stdout).id;
+
+    const orgs = await admin('org', 'list', '--json');
+    expect(orgs.code, orgs.stderr).toBe(0);
+    const rows = JSON.parse(orgs.stdout) as Array<{ id: string; created_at: string }>;
+    const ids = rows.map((row) => row.id);
+    expect(ids.indexOf(newer)).toBeLessThan(ids.indexOf(older));
+    expect(rows.find((row) => row.id === older)).toEqual({
+      id: older,
+      name: 'CLI org',
+      plan: 'starter',
+      balance_paise: 700,
+      from_e164: null,
+      created_at: expect.any(String),
+    });
+    const times = rows.map((row) => Date.parse(row.created_at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    const orgsHuman = await admin('org', 'list');
+    expect(orgsHuman.code, orgsHuman.stderr).toBe(0);
+    expect(orgsHuman.stdout).toMatch(/^ID +NAME +PLAN +BALANCE \(PAISE\) +CREATED$/m);
+    expect(orgsHuman.stdout).toMatch(new RegExp(`^${older} +CLI org +starter +700 +\\d{4}-`, 'm'));
+    expect(orgsHuman.stdout).toMatch(new RegExp(`^${newer} +CLI org +none +0 `, 'm'));
+
+    const agents = await admin('agent', 'list', '--org', newer, '--json');
+    expect(agents.code, agents.stderr).toBe(0);
+    expect(JSON.parse(agents.stdout)).toEqual([
+      {
+        id: agentId,
+        org_id: newer,
+        name: 'Kavya',
+        language: 'en-IN',
+        max_duration_sec: 600,
+        from_e164: null,
+        rate_paise_per_minute: 150,
+        created_at: expect.any(String),
+      },
+    ]);
+    const agentsHuman = await admin('agent', 'list', '--org', newer);
+    expect(agentsHuman.stdout).toMatch(new RegExp(`^${agentId} +Kavya +en-IN +600 s +150 paise/min`, 'm'));
+    const none = await admin('agent', 'list', '--org', older);
+    expect([none.code, none.stdout.trim()]).toEqual([0, 'No agents.']);
+  });
+
+  it('creates, lists, updates and assigns a plan above 1,200 requests per minute, and the API applies it', async () => {
+    const created = await admin(
+      'plan',
+      'create',
+      '--id',
+      'enterprise',
+      '--name',
+      'Enterprise',
+      '--rate-limit',
+      '5000',
+      '--json',
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toEqual({
+      id: 'enterprise',
+      name: 'Enterprise',
+      rate_limit_per_minute: 5000,
+      active: true,
+    });
+
+    const orgId = await newOrg('--plan', 'enterprise');
+    const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+    expect(await rateLimitOf(key)).toBe('5000');
+
+    const updated = await admin(
+      'plan',
+      'update',
+      '--id',
+      'enterprise',
+      '--rate-limit',
+      '6000',
+      '--name',
+      'Enterprise XL',
+      '--json',
+    );
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(JSON.parse(updated.stdout)).toEqual({
+      id: 'enterprise',
+      name: 'Enterprise XL',
+      rate_limit_per_minute: 6000,
+      active: true,
+    });
+    expect(await rateLimitOf(key)).toBe('6000');
+
+    const listed = await admin('plan', 'list', '--json');
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { id: 'starter', name: 'Starter', rate_limit_per_minute: 120, active: true, orgs: expect.any(Number) },
+      { id: 'scale', name: 'Scale', rate_limit_per_minute: 1200, active: true, orgs: expect.any(Number) },
+      { id: 'enterprise', name: 'Enterprise XL', rate_limit_per_minute: 6000, active: true, orgs: 1 },
+    ]);
+    const human = await admin('plan', 'list');
+    expect(human.stdout).toMatch(/^enterprise +Enterprise XL +6000 +yes +1$/m);
+
+    // Switched off: its orgs fall back to the default limit, and no org can be put on it.
+    const off = await admin('plan', 'update', '--id', 'enterprise', '--active', 'false');
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toContain('switched off');
+    expect(await rateLimitOf(key)).toBe('120');
+    const other = await newOrg('--no-plan');
+    const refused = await admin('plan', 'set', '--org', other, '--plan', 'enterprise');
+    expect([refused.code, refused.stderr.trim()]).toEqual([1, 'Error: plan "enterprise" is switched off']);
+    expect((await admin('plan', 'update', '--id', 'enterprise', '--active', 'true')).code).toBe(0);
+    expect(await rateLimitOf(key)).toBe('6000');
+
+    expect((await admin('plan', 'set', '--org', orgId, '--plan', 'none')).code).toBe(0);
+    expect(await rateLimitOf(key)).toBe('120');
+    const set = await admin('plan', 'set', '--org', orgId, '--plan', 'enterprise', '--json');
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toEqual({ org_id: orgId, plan: 'enterprise' });
+    expect(await rateLimitOf(key)).toBe('6000');
+
+    const cases: Array<[string[], number, string]> = [
+      [['plan', 'create', '--id', 'enterprise', '--name', 'Again', '--rate-limit', '10'], 1, 'exists already'],
+      [['plan', 'create', '--id', 'Big Plan', '--name', 'Big', '--rate-limit', '10'], 1, '--id must be'],
+      [['plan', 'create', '--id', 'none', '--name', 'None', '--rate-limit', '10'], 1, '--id must be'],
+      [['plan', 'create', '--id', 'zero', '--name', 'Zero', '--rate-limit', '0'], 1, '--rate-limit must be'],
+      [['plan', 'create', '--id', 'blank', '--name', ' ', '--rate-limit', '10'], 1, '--name must be'],
+      [['plan', 'update', '--id', 'enterprise', '--rate-limit=-5'], 1, '--rate-limit must be'],
+      [['plan', 'update', '--id', 'gold', '--rate-limit', '10'], 1, 'no plan with id gold'],
+    ];
+    await inParallel(cases, async ([args, code, message]) => {
+      const result = await admin(...args);
+      expect(result.code, args.join(' ')).toBe(code);
+      expect(result.stderr, args.join(' ')).toContain(message);
+    });
   });
 
   it('rejects bad arguments with a message and a non-zero status', async () => {
@@ -133,6 +319,135 @@ describe('operator CLI', CLI_TESTS, () => {
       expect(result.code, args.join(' ')).toBe(code);
       expect(result.stderr, args.join(' ')).toContain(message);
     }
+  });
+});
+
+describe('every command', CLI_TESTS, () => {
+  const COMMANDS = GROUPS.flatMap((group) => group.commands.map((command) => command.name));
+
+  it('has the documented commands', () => {
+    expect(COMMANDS).toEqual([
+      'org create',
+      'org list',
+      'agent create',
+      'agent list',
+      'key create',
+      'key list',
+      'key revoke',
+      'plan create',
+      'plan list',
+      'plan update',
+      'plan set',
+      'credits add',
+      'contacts import',
+      'deliveries',
+    ]);
+  });
+
+  it('prints its usage on stdout for --help and -h, without touching the database', async () => {
+    const closed = await closedPortUrl();
+    const groups = GROUPS.filter((group) => group.commands.length > 1 || group.commands[0]!.name !== group.name);
+    const cases: Array<{ args: string[]; shows: string }> = [
+      { args: [], shows: 'Usage: voice-call-api admin <command>' },
+      { args: ['--help'], shows: 'Usage: voice-call-api admin <command>' },
+      { args: ['-h'], shows: 'Usage: voice-call-api admin <command>' },
+      ...groups.map((group) => ({
+        args: [group.name, '--help'],
+        shows: `Usage: voice-call-api admin ${group.name} <command>`,
+      })),
+      ...COMMANDS.map((name) => ({
+        args: [...name.split(' '), '--help'],
+        shows: `Usage: voice-call-api admin ${name} `,
+      })),
+      { args: ['plan', 'update', '--id', 'x', '-h'], shows: 'Usage: voice-call-api admin plan update ' },
+      { args: ['key', 'revoke', '--json', '--help'], shows: 'Usage: voice-call-api admin key revoke ' },
+    ];
+    const top: string[] = [];
+    await inParallel(cases, async ({ args, shows }) => {
+      const label = args.join(' ') || '(no arguments)';
+      const result = await runAdmin(closed, args);
+      expect(result.code, label).toBe(0);
+      expect(result.stdout, label).toContain(shows);
+      expect(result.stderr, label).toBe('');
+      expect(result.stdout, label).not.toContain('Error');
+      expectNoStackTrace(result, label);
+      if (args[0] === '--help') top.push(result.stdout);
+    });
+    for (const name of COMMANDS) expect(top[0]).toContain(`  ${name} `);
+  });
+
+  it('exits 2 on a bad command line and 1 on an unknown id or an unreachable database, in one line', async () => {
+    const closed = await closedPortUrl();
+    // A case with json runs with --json, where the failure is one JSON line on stderr.
+    const cases: Array<{ args: string[]; code: number; message: string; url?: string; json?: boolean }> = [
+      { args: ['frobnicate', '--help'], code: 2, message: 'Unknown command: frobnicate' },
+      { args: ['org'], code: 2, message: 'org needs a command: create, list' },
+      { args: ['org', 'list', '--colour'], code: 2, message: "Unknown option '--colour'", json: true },
+      { args: ['plan', 'delete', '--id', 'scale'], code: 2, message: 'Unknown command: plan delete' },
+      { args: ['org', 'list', 'everything'], code: 2, message: 'org list takes no arguments' },
+      { args: ['agent', 'list'], code: 2, message: '--org is required' },
+      { args: ['agent', 'list', '--org', 'acme'], code: 2, message: '--org must be an org id' },
+      { args: ['key', 'revoke'], code: 2, message: 'key revoke takes exactly one PREFIX' },
+      { args: ['plan', 'create', '--id', 'x', '--name', 'X'], code: 2, message: '--rate-limit is required' },
+      {
+        args: ['plan', 'create', '--id', 'x', '--name', 'X', '--rate-limit', 'lots'],
+        code: 2,
+        message: 'whole number',
+        json: true,
+      },
+      {
+        args: ['plan', 'update', '--id', 'scale'],
+        code: 2,
+        message: 'plan update needs --name, --rate-limit or --active',
+      },
+      {
+        args: ['plan', 'update', '--id', 'scale', '--active', 'maybe'],
+        code: 2,
+        message: '--active must be true or false',
+      },
+      { args: ['plan', 'set', '--org', UNKNOWN_ID], code: 2, message: '--plan is required' },
+      {
+        args: ['deliveries', '--webhook', UNKNOWN_ID, '--limit', '0'],
+        code: 2,
+        message: '--limit must be from 1 to 100',
+      },
+      { args: ['agent', 'list', '--org', UNKNOWN_ID], code: 1, message: `no org with id ${UNKNOWN_ID}` },
+      { args: ['key', 'list', '--org', UNKNOWN_ID], code: 1, message: `no org with id ${UNKNOWN_ID}`, json: true },
+      { args: ['key', 'create', '--org', UNKNOWN_ID], code: 1, message: `no org with id ${UNKNOWN_ID}` },
+      { args: ['key', 'revoke', 'zzzzzzzz'], code: 1, message: 'no active key with prefix zzzzzzzz' },
+      {
+        args: ['plan', 'set', '--org', UNKNOWN_ID, '--plan', 'scale'],
+        code: 1,
+        message: `no org with id ${UNKNOWN_ID}`,
+      },
+      { args: ['plan', 'set', '--org', UNKNOWN_ID, '--plan', 'gold'], code: 1, message: 'unknown plan "gold"' },
+      { args: ['plan', 'update', '--id', 'gold', '--active', 'false'], code: 1, message: 'no plan with id gold' },
+      { args: ['contacts', 'import', '--org', UNKNOWN_ID, 'x.csv'], code: 1, message: `no org with id ${UNKNOWN_ID}` },
+      {
+        args: ['deliveries', '--webhook', UNKNOWN_ID],
+        code: 1,
+        message: `no webhook with id ${UNKNOWN_ID}`,
+        json: true,
+      },
+      { args: ['org', 'list'], code: 1, message: 'cannot reach the database', url: closed },
+      {
+        args: ['plan', 'set', '--org', UNKNOWN_ID, '--plan', 'scale'],
+        code: 1,
+        message: 'cannot reach the database',
+        url: closed,
+        json: true,
+      },
+    ];
+    await inParallel(cases, async ({ args, code, message, url, json }) => {
+      const label = `${args.join(' ')}${json ? ' --json' : ''}`;
+      const result = await runAdmin(url ?? database.url, json ? [...args, '--json'] : args);
+      expect(result.code, label).toBe(code);
+      expect(result.stdout, label).toBe('');
+      expect(result.stderr.endsWith('\n') && result.stderr.split('\n').length, label).toBe(2);
+      if (json) expect(JSON.parse(result.stderr), label).toEqual({ error: expect.stringContaining(message) });
+      else expect(result.stderr, label).toMatch(new RegExp(`^Error: .*${escape(message)}`));
+      expectNoStackTrace(result, label);
+    });
   });
 });
 
@@ -163,8 +478,11 @@ describe('delivery log', CLI_TESTS, () => {
       expect(rows[0]).toMatchObject({ event: 'webhook.test', attempt: 1, status_code: null });
       expect(rows[0].failure_kind).toBeTruthy();
       expect(Date.parse(rows[0].attempted_at)).toBeGreaterThanOrEqual(Date.parse(rows[1].attempted_at));
+      expect(rows[0].id).toMatch(UUID);
+      expect(rows[0].delivery_id).toMatch(UUID);
       const human = await admin('deliveries', '--webhook', webhookId);
       expect(human.stdout).toContain('webhook.test');
+      for (const row of rows) expect(human.stdout).toContain(`attempt ${row.id}  delivery ${row.delivery_id}`);
       expect((await admin('deliveries', '--webhook', '00000000-0000-4000-8000-000000000000')).code).toBe(1);
       expect((await admin('deliveries')).code).toBe(2);
     } finally {

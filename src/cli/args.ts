@@ -39,3 +39,33 @@ export function optionalInteger(values: Record<string, unknown>, name: string): 
   if (typeof value !== 'string' || !/^-?\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
   return Number(value);
 }
+
+/** A required whole-number option; throws UsageError when absent or not a whole number. */
+export function requiredInteger(values: Record<string, unknown>, name: string): number {
+  const value = optionalInteger(values, name);
+  if (value === undefined) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+/** An optional string option, or undefined when absent. */
+export function optionalString(values: Record<string, unknown>, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** An optional true/false option; throws UsageError when present but neither. */
+export function optionalBoolean(values: Record<string, unknown>, name: string): boolean | undefined {
+  const value = values[name];
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new UsageError(`--${name} must be true or false`);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A required option holding a UUID; throws UsageError, saying it must be `what`, when absent or malformed. */
+export function requiredUuid(values: Record<string, unknown>, name: string, what: string): string {
+  const value = required(values, name);
+  if (!UUID.test(value)) throw new UsageError(`--${name} must be ${what} (a UUID)`);
+  return value;
+}

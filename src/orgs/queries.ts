@@ -42,6 +42,53 @@ export async function findPlan(db: Db, planId: string) {
   return db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirst();
 }
 
+/** Every plan with how many orgs are on it, by rate limit then id. */
+export async function listPlans(db: Db) {
+  return db
+    .selectFrom('plans')
+    .leftJoin('orgs', 'orgs.plan_id', 'plans.id')
+    .select(['plans.id', 'plans.name', 'plans.rate_limit_per_minute', 'plans.active'])
+    .select((eb) => eb.fn.count<number>('orgs.id').as('orgs'))
+    .groupBy('plans.id')
+    .orderBy('plans.rate_limit_per_minute')
+    .orderBy('plans.id')
+    .execute();
+}
+
+/** Inserts a plan and returns its row; undefined when a plan with this id exists already. */
+export async function insertPlan(db: Db, plan: { id: string; name: string; rateLimitPerMinute: number }) {
+  return db
+    .insertInto('plans')
+    .values({ id: plan.id, name: plan.name, rate_limit_per_minute: plan.rateLimitPerMinute, active: true })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Changes the given fields of a plan and returns its row; undefined when there is no such plan. */
+export async function updatePlan(
+  db: Db,
+  planId: string,
+  changes: { name?: string; rateLimitPerMinute?: number; active?: boolean },
+) {
+  return db
+    .updateTable('plans')
+    .set({ name: changes.name, rate_limit_per_minute: changes.rateLimitPerMinute, active: changes.active })
+    .where('id', '=', planId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Every org with its plan id, balance and creation time, newest first. */
+export async function listOrgs(db: Db) {
+  return db
+    .selectFrom('orgs')
+    .select(['id', 'name', 'plan_id', 'balance_paise', 'default_from_e164', 'created_at'])
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+}
+
 /** Sets or clears an org's plan; returns false when the org does not exist. */
 export async function setOrgPlan(db: Db, orgId: string, planId: string | null): Promise<boolean> {
   const result = await db.updateTable('orgs').set({ plan_id: planId }).where('id', '=', orgId).executeTakeFirst();

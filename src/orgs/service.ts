@@ -1,4 +1,4 @@
-// Operator actions on orgs: create, plans, agents, credits. Used by the CLI, the demo seed and tests.
+// Operator actions on orgs, plans, agents and credits. Used by the CLI, the demo seed and tests.
 // Operator inputs are refused with DomainError invalid_request (param: the option) and unknown ids with
 // not_found; the CLI prints their messages.
 import type { Db } from '../database/connect.js';
@@ -17,8 +17,39 @@ function unknownOrg(orgId: string): DomainError {
   return new DomainError('not_found', `no org with id ${orgId}`, { param: 'org' });
 }
 
+function unknownPlan(planId: string): DomainError {
+  return new DomainError('not_found', `no plan with id ${planId}`, { param: 'id' });
+}
+
 const E164 = /^\+[1-9][0-9]{6,14}$/;
 const LANGUAGE = /^[a-z]{2}-[A-Z]{2}$/;
+const PLAN_ID = /^[a-z][a-z0-9_-]{0,31}$/;
+const PLAN_NAME_MAX = 100;
+/** The largest rate limit the plans table stores (a PostgreSQL integer). */
+const RATE_LIMIT_MAX = 2_147_483_647;
+
+function checkPlanName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed || trimmed.length > PLAN_NAME_MAX)
+    throw refused('name', `--name must be 1 to ${PLAN_NAME_MAX} characters`);
+  return trimmed;
+}
+
+function checkRateLimit(rateLimitPerMinute: number): number {
+  if (!Number.isInteger(rateLimitPerMinute) || rateLimitPerMinute < 1 || rateLimitPerMinute > RATE_LIMIT_MAX)
+    throw refused(
+      'rate-limit',
+      `--rate-limit must be a whole number of requests per minute from 1 to ${RATE_LIMIT_MAX}`,
+    );
+  return rateLimitPerMinute;
+}
+
+/** Throws invalid_request (param plan) unless the plan exists and is switched on, so an org may be put on it. */
+async function checkAssignable(db: Db, planId: string): Promise<void> {
+  const plan = await orgs.findPlan(db, planId);
+  if (!plan) throw refused('plan', `unknown plan "${planId}"`);
+  if (!plan.active) throw refused('plan', `plan "${planId}" is switched off`);
+}
 
 /** Creates an org with an opening credit balance; throws DomainError on an unknown plan or bad input. */
 export async function createOrg(
@@ -31,7 +62,7 @@ export async function createOrg(
   if (!Number.isSafeInteger(credits) || credits < 0)
     throw refused('credits', 'credits must be a whole number of paise, 0 or more');
   const planId = input.planId === undefined ? DEFAULT_PLAN_ID : input.planId;
-  if (planId !== null && !(await orgs.findPlan(db, planId))) throw refused('plan', `unknown plan "${planId}"`);
+  if (planId !== null) await checkAssignable(db, planId);
   return db.transaction().execute(async (trx) => {
     const org = await orgs.insertOrg(trx, { name: input.name.trim(), planId, defaultFromE164: input.fromE164 ?? null });
     if (credits > 0)
@@ -83,11 +114,73 @@ export async function addCredits(db: Db, orgId: string, paise: number): Promise<
   return balance!;
 }
 
-/** Sets an org's plan, or removes it with null; throws DomainError on an unknown org or plan. */
+/**
+ * Sets an org's plan, or removes it with null; throws DomainError on an unknown org, an unknown plan
+ * or a plan that is switched off.
+ */
 export async function setPlan(db: Db, orgId: string, planId: string | null): Promise<void> {
-  if (planId !== null && !(await orgs.findPlan(db, planId))) throw refused('plan', `unknown plan "${planId}"`);
+  if (planId !== null) await checkAssignable(db, planId);
   if (!(await findOrgOrNull(db, orgId))) throw unknownOrg(orgId);
   await orgs.setOrgPlan(db, orgId, planId);
+}
+
+/**
+ * Creates a plan, switched on. Throws invalid_request for an id that is not 1 to 32 lowercase letters,
+ * digits, '-' or '_' starting with a letter (or is "none", which means no plan), an empty name, a
+ * rate limit that is not a positive whole number, or an id already taken.
+ */
+export async function createPlan(db: Db, input: { id: string; name: string; rateLimitPerMinute: number }) {
+  if (!PLAN_ID.test(input.id) || input.id === 'none') {
+    throw refused(
+      'id',
+      '--id must be 1 to 32 lowercase letters, digits, - or _, starting with a letter, and not "none"',
+    );
+  }
+  const plan = await orgs.insertPlan(db, {
+    id: input.id,
+    name: checkPlanName(input.name),
+    rateLimitPerMinute: checkRateLimit(input.rateLimitPerMinute),
+  });
+  if (!plan) throw refused('id', `a plan with id ${input.id} exists already`);
+  return plan;
+}
+
+/**
+ * Changes a plan's name, rate limit or whether it is switched on; orgs on it see the change at their
+ * next key lookup. Throws not_found for an unknown plan and invalid_request for bad values or no change.
+ */
+export async function updatePlan(
+  db: Db,
+  planId: string,
+  changes: { name?: string; rateLimitPerMinute?: number; active?: boolean },
+) {
+  if (changes.name === undefined && changes.rateLimitPerMinute === undefined && changes.active === undefined) {
+    throw refused('id', 'nothing to change: give a new name, rate limit or active state');
+  }
+  const plan = await orgs.updatePlan(db, planId, {
+    name: changes.name === undefined ? undefined : checkPlanName(changes.name),
+    rateLimitPerMinute:
+      changes.rateLimitPerMinute === undefined ? undefined : checkRateLimit(changes.rateLimitPerMinute),
+    active: changes.active,
+  });
+  if (!plan) throw unknownPlan(planId);
+  return plan;
+}
+
+/** Every plan with how many orgs are on it, by rate limit. */
+export async function listPlans(db: Db) {
+  return orgs.listPlans(db);
+}
+
+/** Every org (plan, balance, creation time), newest first. */
+export async function listOrgs(db: Db) {
+  return orgs.listOrgs(db);
+}
+
+/** The org's agents, newest first; throws not_found (param org) for an unknown org. */
+export async function listAgents(db: Db, orgId: string) {
+  await requireOrg(db, orgId);
+  return agents.listAgents(db, orgId);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,0 +1,83 @@
+// `key create`, `key list` and `key revoke`: an org's API keys.
+import { DomainError } from '../../errors.js';
+import { requiredUuid } from '../args.js';
+import type { CommandGroup } from './command.js';
+
+const ORG_FLAG = { type: 'string', value: 'ORG_ID', help: 'the org' } as const;
+
+/** The API key commands. */
+export const keyCommands: CommandGroup = {
+  name: 'key',
+  summary: "API keys: an org's credentials for the API",
+  commands: [
+    {
+      name: 'key create',
+      summary: 'issue an API key for an org; the full key is printed this once',
+      synopsis: '--org ORG_ID',
+      flags: { org: ORG_FLAG },
+      run: async ({ values }, database) => {
+        const orgId = requiredUuid(values, 'org', 'an org id');
+        const [{ requireOrg }, { issueApiKey }] = await Promise.all([
+          import('../../orgs/service.js'),
+          import('../../orgs/api-keys.js'),
+        ]);
+        const db = await database();
+        await requireOrg(db, orgId);
+        const { key, prefix } = await issueApiKey(db, orgId);
+        return {
+          human: `Created API key (shown once, store it now):\n${key}`,
+          json: { key, prefix, org_id: orgId },
+        };
+      },
+    },
+    {
+      name: 'key list',
+      summary: "list an org's keys, masked, newest first",
+      synopsis: '--org ORG_ID',
+      flags: { org: ORG_FLAG },
+      run: async ({ values }, database) => {
+        const orgId = requiredUuid(values, 'org', 'an org id');
+        const [{ requireOrg }, { listKeys, maskKey }] = await Promise.all([
+          import('../../orgs/service.js'),
+          import('../../orgs/api-keys.js'),
+        ]);
+        const db = await database();
+        await requireOrg(db, orgId);
+        const rows = (await listKeys(db, orgId)).map((key) => ({
+          prefix: key.prefix,
+          masked: maskKey(key.prefix),
+          created_at: key.created_at.toISOString(),
+          revoked_at: key.revoked_at?.toISOString() ?? null,
+        }));
+        return {
+          human: rows.length
+            ? rows
+                .map(
+                  (row) =>
+                    `${row.masked}  created ${row.created_at}${row.revoked_at ? `  revoked ${row.revoked_at}` : ''}`,
+                )
+                .join('\n')
+            : 'No keys.',
+          json: rows,
+        };
+      },
+    },
+    {
+      name: 'key revoke',
+      summary: 'revoke the active key with this prefix; it stops working within 30 seconds',
+      synopsis: 'PREFIX',
+      flags: {},
+      args: ['PREFIX'],
+      run: async ({ args: [prefix] }, database) => {
+        const { maskKey, revokeKey } = await import('../../orgs/api-keys.js');
+        if (!(await revokeKey(await database(), prefix!, new Date()))) {
+          throw new DomainError('not_found', `no active key with prefix ${prefix}`);
+        }
+        return {
+          human: `Revoked key ${maskKey(prefix!)}; it stops working within 30 seconds.`,
+          json: { prefix, revoked: true },
+        };
+      },
+    },
+  ],
+};

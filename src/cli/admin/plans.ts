@@ -1,0 +1,127 @@
+// `plan create`, `plan list`, `plan update` and `plan set`: the plans orgs are on and their rate limits.
+import type { createPlan } from '../../orgs/service.js';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../orgs/policy.js';
+import {
+  optionalBoolean,
+  optionalInteger,
+  optionalString,
+  required,
+  requiredInteger,
+  requiredUuid,
+  UsageError,
+} from '../args.js';
+import type { CommandGroup } from './command.js';
+import { table } from './table.js';
+
+type PlanRow = Awaited<ReturnType<typeof createPlan>>;
+
+function planJson(plan: PlanRow) {
+  return { id: plan.id, name: plan.name, rate_limit_per_minute: plan.rate_limit_per_minute, active: plan.active };
+}
+
+function describePlan(plan: PlanRow): string {
+  return `plan ${plan.id} "${plan.name}" (${plan.rate_limit_per_minute} requests per minute, ${plan.active ? 'on' : 'switched off'})`;
+}
+
+/** The plan commands. */
+export const planCommands: CommandGroup = {
+  name: 'plan',
+  summary: "plans: an org's API rate limit; an org without an active plan cannot place calls",
+  commands: [
+    {
+      name: 'plan create',
+      summary: 'create a plan, switched on',
+      synopsis: '--id ID --name NAME --rate-limit N',
+      flags: {
+        id: { type: 'string', value: 'ID', help: 'its id: lowercase letters, digits, - or _, up to 32' },
+        name: { type: 'string', value: 'NAME', help: 'its name for people' },
+        'rate-limit': { type: 'string', value: 'N', help: 'API requests per minute for each org on it' },
+      },
+      run: async ({ values }, database) => {
+        const input = {
+          id: required(values, 'id'),
+          name: required(values, 'name'),
+          rateLimitPerMinute: requiredInteger(values, 'rate-limit'),
+        };
+        const { createPlan } = await import('../../orgs/service.js');
+        const plan = await createPlan(await database(), input);
+        return { human: `Created ${describePlan(plan)}.`, json: planJson(plan) };
+      },
+    },
+    {
+      name: 'plan list',
+      summary: 'list every plan with its rate limit and how many orgs are on it',
+      synopsis: '',
+      flags: {},
+      run: async (_input, database) => {
+        const { listPlans } = await import('../../orgs/service.js');
+        const rows = (await listPlans(await database())).map((plan) => ({ ...planJson(plan), orgs: plan.orgs }));
+        return {
+          human: table(
+            ['ID', 'NAME', 'REQUESTS/MIN', 'ACTIVE', 'ORGS'],
+            rows.map((plan) => [
+              plan.id,
+              plan.name,
+              String(plan.rate_limit_per_minute),
+              plan.active ? 'yes' : 'no',
+              String(plan.orgs),
+            ]),
+            'No plans.',
+          ),
+          json: rows,
+        };
+      },
+    },
+    {
+      name: 'plan update',
+      summary: "change a plan's name or rate limit, or switch it off or on",
+      synopsis: '--id ID [--name NAME] [--rate-limit N] [--active true|false]',
+      flags: {
+        id: { type: 'string', value: 'ID', help: 'the plan to change' },
+        name: { type: 'string', value: 'NAME', help: 'its new name' },
+        'rate-limit': { type: 'string', value: 'N', help: 'its new limit in API requests per minute' },
+        active: {
+          type: 'string',
+          value: 'true|false',
+          help: `false switches it off: its orgs cannot place calls and get ${DEFAULT_RATE_LIMIT_PER_MINUTE} requests per minute`,
+        },
+      },
+      run: async ({ values }, database) => {
+        const id = required(values, 'id');
+        const changes = {
+          name: optionalString(values, 'name'),
+          rateLimitPerMinute: optionalInteger(values, 'rate-limit'),
+          active: optionalBoolean(values, 'active'),
+        };
+        if (Object.values(changes).every((value) => value === undefined)) {
+          throw new UsageError('plan update needs --name, --rate-limit or --active');
+        }
+        const { updatePlan } = await import('../../orgs/service.js');
+        const plan = await updatePlan(await database(), id, changes);
+        return {
+          human: `Updated ${describePlan(plan)}; orgs on it see the change within API_KEY_CACHE_TTL_MS.`,
+          json: planJson(plan),
+        };
+      },
+    },
+    {
+      name: 'plan set',
+      summary: 'put an org on a plan, or take it off its plan with --plan none',
+      synopsis: '--org ORG_ID --plan ID|none',
+      flags: {
+        org: { type: 'string', value: 'ORG_ID', help: 'the org' },
+        plan: { type: 'string', value: 'ID|none', help: 'an active plan, or none (the org cannot place calls)' },
+      },
+      run: async ({ values }, database) => {
+        const orgId = requiredUuid(values, 'org', 'an org id');
+        const plan = required(values, 'plan');
+        const { setPlan } = await import('../../orgs/service.js');
+        await setPlan(await database(), orgId, plan === 'none' ? null : plan);
+        return {
+          human: `Org ${orgId} plan set to ${plan}.`,
+          json: { org_id: orgId, plan: plan === 'none' ? null : plan },
+        };
+      },
+    },
+  ],
+};
