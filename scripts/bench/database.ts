@@ -16,8 +16,8 @@ export async function openBenchDatabase(poolSize: number): Promise<OpenDatabase>
     EMBEDDED_PG_PORT: process.env.EMBEDDED_PG_PORT || BENCH_PG_PORT,
     DB_POOL_SIZE: String(poolSize),
     // Seeding runs statements far longer than a request's.
-    DB_STATEMENT_TIMEOUT_MS: '3600000',
-    DB_QUERY_TIMEOUT_MS: '3600001',
+    DB_STATEMENT_TIMEOUT_MS: '590000',
+    DB_QUERY_TIMEOUT_MS: '600000',
   });
   return openDatabase(config, { migrations: 'apply' });
 }
