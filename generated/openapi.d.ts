@@ -107,9 +107,71 @@ export type paths = {
          *     number. Repeating the same request is harmless. On an update, fields you omit keep their
          *     value and `null` clears `name`, `email` or `language_pref`. `consent_capture` is required
          *     when the number is new. A new contact emits exactly one `contact.created` event; updates
-         *     emit none. The answer is `200` in both cases.
+         *     emit none. The answer is `200` in both cases, with the contact as stored (the same fields as
+         *     `GET /contacts/{id}`).
          */
         post: operations["upsertContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a contact
+         * @description Returns one of the org's contacts, with the same fields as in the list.
+         */
+        get: operations["getContact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agents
+         * @description Returns the org's voice agents, newest first (ties broken by `id`): the `agent_id` values it may
+         *     place calls with, with each agent's defaults for a call.
+         */
+        get: operations["listAgents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent
+         * @description Returns one of the org's voice agents.
+         */
+        get: operations["getAgent"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -656,13 +718,6 @@ export type components = {
             /** @description Required when the number is new to the org; may be changed later. */
             consent_capture?: components["schemas"]["ConsentCapture"];
         };
-        ContactUpsertResult: {
-            /** Format: uuid */
-            id: string;
-            phone_e164: components["schemas"]["PhoneNumber"];
-            name: string | null;
-            updated_at: components["schemas"]["Timestamp"];
-        };
         Contact: {
             /** Format: uuid */
             id: string;
@@ -676,8 +731,32 @@ export type components = {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
-        ContactUpsertResponse: {
-            data: components["schemas"]["ContactUpsertResult"];
+        /** @description A voice agent the org may place calls with, and its defaults for a call. */
+        Agent: {
+            /**
+             * Format: uuid
+             * @description The `agent_id` to place calls with.
+             */
+            id: string;
+            name: string;
+            language: components["schemas"]["LanguageTag"];
+            /** @description A call's longest duration unless `POST /calls` says otherwise. */
+            max_duration_sec: number;
+            /** @description The number the agent calls from, when it has its own (else the org's). */
+            from_e164: components["schemas"]["PhoneNumber"] | null;
+            /** @description What a connected minute costs, in paise. */
+            rate_paise_per_minute: number;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        AgentResponse: {
+            data: components["schemas"]["Agent"];
+        };
+        AgentList: {
+            data: components["schemas"]["Agent"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ContactResponse: {
+            data: components["schemas"]["Contact"];
         };
         ContactList: {
             data: components["schemas"]["Contact"][];
@@ -1156,6 +1235,16 @@ export type components = {
          */
         Offset: number;
         /**
+         * @description The contact's id.
+         * @example 5c8e1a2b-7f3d-4c9e-8b1a-2d3f4e5a6b7c
+         */
+        ContactId: string;
+        /**
+         * @description The agent's id.
+         * @example 3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b
+         */
+        AgentId: string;
+        /**
          * @description The call's id.
          * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
          */
@@ -1464,13 +1553,125 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ContactUpsertResponse"];
+                    "application/json": components["schemas"]["ContactResponse"];
                 };
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             408: components["responses"]["RequestTimeout"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The contact's id.
+                 * @example 5c8e1a2b-7f3d-4c9e-8b1a-2d3f4e5a6b7c
+                 */
+                id: components["parameters"]["ContactId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contact. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description How many items to skip from the start of the list.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of agents. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's id.
+                 * @example 3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b
+                 */
+                id: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -215,3 +215,35 @@ describe('GET /contacts', () => {
     expect(bad.body.error).toMatchObject({ code: 'invalid_request', param: 'consent_capture' });
   });
 });
+
+describe('GET /contacts/{id}', () => {
+  it('answers the contact as upsert and the list show it, and not_found for another org', async () => {
+    const client = app.client(org.key);
+    const upserted = await client.POST('/contacts', {
+      body: { phone_e164: '+919800000777', name: 'Ravi Kumar', consent_capture: 'manual', metadata: { tier: 'gold' } },
+    });
+    expect(upserted.response.status).toBe(200);
+    // The upsert answers the whole contact, as the list and the read do.
+    const contact = upserted.data!.data;
+    expect(contact).toMatchObject({
+      phone_e164: '+919800000777',
+      name: 'Ravi Kumar',
+      email: null,
+      language_pref: null,
+      metadata: { tier: 'gold' },
+      consent_capture: 'manual',
+    });
+    expect(contact.created_at).toBe(contact.updated_at);
+
+    const read = await client.GET('/contacts/{id}', { params: { path: { id: contact.id } } });
+    expect(read.response.status).toBe(200);
+    expect(read.data?.data).toEqual(contact);
+    const listed = await client.GET('/contacts', { params: { query: { limit: 100 } } });
+    expect(listed.data?.data.find((item) => item.id === contact.id)).toEqual(contact);
+
+    const other = await createTestOrg(database.db);
+    const foreign = await app.client(other.key).GET('/contacts/{id}', { params: { path: { id: contact.id } } });
+    expect(foreign.response.status).toBe(404);
+    expect(foreign.error).toMatchObject({ error: { code: 'not_found', param: 'id' } });
+  });
+});

@@ -2,12 +2,15 @@
 import type { OperationHandler } from '../contract/operations.js';
 import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
 import * as contacts from './service.js';
-import { toUpsertResult } from './mapper.js';
 
-/** POST /contacts: create or update by phone number; always 200. */
+/** upsertContact: create or update by phone number; 200 with the contact as stored. */
 export const upsertContact: OperationHandler<'upsertContact'> = async ({ body, auth }, { db }) => {
-  const row = await contacts.upsertContact(db, auth.orgId, body);
-  return { status: 200, body: { data: toUpsertResult(row) } };
+  return { status: 200, body: { data: await contacts.upsertContact(db, auth.orgId, body) } };
+};
+
+/** getContact: 200 with the contact. Errors: not_found. */
+export const getContact: OperationHandler<'getContact'> = async ({ params, auth }, { db }) => {
+  return { status: 200, body: { data: await contacts.getContact(db, auth.orgId, params.id) } };
 };
 
 /** GET /contacts: newest first, optionally filtered by consent_capture. */

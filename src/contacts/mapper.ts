@@ -1,4 +1,4 @@
-// Maps stored contacts to the API's Contact and upsert-result objects.
+// Maps stored contacts to the API's Contact object.
 import type { Selectable } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { ContactsTable } from '../../db/schema.js';
@@ -20,9 +20,4 @@ export function toContact(row: Selectable<ContactsTable>): Contact {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
-}
-
-/** The fields POST /contacts answers with. */
-export function toUpsertResult(row: { id: string; phone_e164: string; name: string | null; updated_at: Date }) {
-  return { id: row.id, phone_e164: row.phone_e164, name: row.name, updated_at: row.updated_at.toISOString() };
 }

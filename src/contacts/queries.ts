@@ -27,8 +27,6 @@ function columnValues(fields: ContactFields) {
   return values;
 }
 
-const RETURNED = ['id', 'phone_e164', 'name', 'consent_capture', 'updated_at'] as const;
-
 /**
  * Creates the contact or updates the provided fields of the existing one, in one statement.
  * `consent_capture` must be given (a new row needs it). Returns the row and whether it was inserted.
@@ -45,7 +43,8 @@ export async function upsertContactRow(db: Db, orgId: string, phone: string, fie
         return set as never;
       }),
     )
-    .returning([...RETURNED, sql<boolean>`(xmax = 0)`.as('inserted')])
+    .returningAll()
+    .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
     .executeTakeFirstOrThrow();
 }
 
@@ -56,7 +55,7 @@ export async function updateContactRow(db: Db, orgId: string, phone: string, fie
     .set({ ...columnValues(fields), updated_at: sql`clock_timestamp()` } as never)
     .where('org_id', '=', orgId)
     .where('phone_e164', '=', phone)
-    .returning([...RETURNED])
+    .returningAll()
     .executeTakeFirst();
 }
 
@@ -109,6 +108,11 @@ export async function updateExistingContacts(db: Db, orgId: string, rows: Import
       AS r(phone, name, email, lang, meta, consent)
     WHERE c.org_id = ${orgId}::uuid AND c.phone_e164 = r.phone`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+/** The org's contact with this id, or undefined (also for another org's contact). */
+export async function findContactRow(db: Db, orgId: string, id: string) {
+  return db.selectFrom('contacts').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
 /** One page of an org's contacts, newest first, with the total matching count. */

@@ -2,7 +2,7 @@
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../database/connect.js';
 import { emitEvent } from '../webhooks/outbox.js';
-import { invalidField } from '../errors.js';
+import { invalidField, notFound } from '../errors.js';
 import * as contacts from './queries.js';
 import { toContact, type Contact } from './mapper.js';
 
@@ -10,15 +10,15 @@ type ContactUpsert = components['schemas']['ContactUpsert'];
 
 /**
  * Creates or updates the org's contact for `phone_e164` in one transaction, emitting contact.created
- * when the number is new. Throws invalid_request (param consent_capture) for a new number without consent.
+ * when the number is new, and returns it as stored. Throws invalid_request (param consent_capture) for a new number without consent.
  */
-export async function upsertContact(db: Db, orgId: string, input: ContactUpsert) {
+export async function upsertContact(db: Db, orgId: string, input: ContactUpsert): Promise<Contact> {
   const { phone_e164: phone, ...fields } = input;
   return db.transaction().execute(async (trx) => {
     if (fields.consent_capture === undefined) {
       const updated = await contacts.updateContactRow(trx, orgId, phone, fields);
       if (!updated) throw invalidField('consent_capture', 'is required when the phone number is new');
-      return updated;
+      return toContact(updated);
     }
     const row = await contacts.upsertContactRow(trx, orgId, phone, fields);
     if (row.inserted) {
@@ -29,8 +29,15 @@ export async function upsertContact(db: Db, orgId: string, input: ContactUpsert)
         consent_capture: row.consent_capture,
       });
     }
-    return row;
+    return toContact(row);
   });
+}
+
+/** The org's contact in API form; throws not_found (param id) for an unknown or foreign id. */
+export async function getContact(db: Db, orgId: string, id: string): Promise<Contact> {
+  const row = await contacts.findContactRow(db, orgId, id);
+  if (!row) throw notFound('contact');
+  return toContact(row);
 }
 
 /** One page of the org's contacts in API form. */

@@ -3,9 +3,11 @@ import type { HandlerMap } from '../contract/operations.js';
 import * as calls from '../calls/handlers.js';
 import * as contacts from '../contacts/handlers.js';
 import * as webhooks from '../webhooks/handlers.js';
+import * as agents from '../orgs/handlers.js';
 
 export const handlers = {
   ...calls,
   ...contacts,
   ...webhooks,
+  ...agents,
 } satisfies HandlerMap;

@@ -2,7 +2,8 @@
 // Operator inputs are refused with DomainError invalid_request (param: the option) and unknown ids with
 // not_found; the CLI prints their messages.
 import type { Db } from '../database/connect.js';
-import { DomainError } from '../errors.js';
+import { DomainError, notFound } from '../errors.js';
+import { toAgent, type Agent } from './mapper.js';
 import * as orgs from './queries.js';
 import * as agents from './agent-queries.js';
 import { AGENT_MAX_DURATION_BOUNDS, DEFAULT_AGENT, DEFAULT_PLAN_ID } from './policy.js';
@@ -205,6 +206,23 @@ export async function findOrg(db: Db, orgId: string) {
 /** Whether the org has an active plan now (read from the database, not from the key cache). */
 export async function hasActivePlan(db: Db, orgId: string): Promise<boolean> {
   return (await orgs.findActivePlanOfOrg(db, orgId)) !== undefined;
+}
+
+/** One page of the org's agents in API form, newest first, with the total. */
+export async function listAgentsPage(
+  db: Db,
+  orgId: string,
+  page: { limit: number; offset: number },
+): Promise<{ items: Agent[]; total: number }> {
+  const { rows, total } = await agents.listAgentsPage(db, orgId, page);
+  return { items: rows.map(toAgent), total };
+}
+
+/** The org's agent in API form; throws not_found (param id) for an unknown or foreign id. */
+export async function getAgent(db: Db, orgId: string, id: string): Promise<Agent> {
+  const row = await agents.findAgentInOrg(db, orgId, id);
+  if (!row) throw notFound('agent');
+  return toAgent(row);
 }
 
 /** The agent when it belongs to the org, or undefined. */

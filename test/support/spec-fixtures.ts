@@ -11,6 +11,7 @@ import { publishedOperations } from './spec/published.js';
 /** An org with one resource of each kind. */
 export interface OwnedOrg extends TestOrg {
   callId: string;
+  contactId: string;
   webhookId: string;
   deliveryId: string;
   /** Where its webhook endpoint delivers. */
@@ -22,6 +23,8 @@ export interface OwnedOrg extends TestOrg {
 /** What each path parameter refers to, keyed `name@path prefix`. A new kind of path id needs a line here. */
 const PATH_FIXTURES: Record<string, (org: OwnedOrg) => string> = {
   'id@/calls/{id}': (org) => org.callId,
+  'id@/contacts/{id}': (org) => org.contactId,
+  'id@/agents/{id}': (org) => org.agentId,
   'id@/webhooks/{id}': (org) => org.webhookId,
   'delivery_id@/webhooks/{id}/deliveries/{delivery_id}': (org) => org.deliveryId,
 };
@@ -110,6 +113,7 @@ export async function createOwnedOrg(
   const owned: OwnedOrg = {
     ...org,
     callId: '',
+    contactId: '',
     webhookId: '',
     deliveryId: '',
     receiverUrl,
@@ -122,7 +126,7 @@ export async function createOwnedOrg(
     return response.body;
   };
   owned.webhookId = (await create('createWebhook', 201)).data.id;
-  await create('upsertContact', 200);
+  owned.contactId = (await create('upsertContact', 200)).data.id;
   owned.callId = (await create('createCall', 201, owned.idempotencyKey)).data.id;
   const delivery = await db
     .selectFrom('webhook_deliveries')
