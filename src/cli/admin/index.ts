@@ -1,6 +1,7 @@
 // `npm run admin -- <command>`: the operator CLI standing in for the dashboard. Human output by
 // default, JSON with --json; usage errors exit 2, failed operations exit 1.
 import { loadConfig } from '../../config.js';
+import { EmbeddedPostgresError } from '../../database/embedded.js';
 import { openDatabase, startupMigrationMode, type OpenDatabase } from '../../database/open.js';
 import { DomainError } from '../../errors.js';
 import { addCredits, createAgent, createOrg, requireOrg, setPlan } from '../../orgs/service.js';
@@ -225,7 +226,11 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write((json ? JSON.stringify(output.json, null, 2) : output.human) + '\n');
     return 0;
   } catch (error) {
-    const known = error instanceof UsageError || error instanceof DomainError || error instanceof ImportFileError;
+    const known =
+      error instanceof UsageError ||
+      error instanceof DomainError ||
+      error instanceof ImportFileError ||
+      error instanceof EmbeddedPostgresError;
     const message = known ? (error as Error).message : `unexpected failure: ${(error as Error).message}`;
     if (json) process.stderr.write(JSON.stringify({ error: message }) + '\n');
     else process.stderr.write(`Error: ${message}\n${error instanceof UsageError ? `\n${USAGE}` : ''}`);
