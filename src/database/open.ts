@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { connectDatabase, type Db } from './connect.js';
-import { startEmbeddedPostgres, embeddedUrl } from './embedded.js';
+import { embeddedDatabaseUrl, startEmbeddedPostgres } from './embedded.js';
 import { migrateToLatest, pendingMigrations, SchemaBehindError, withMigrationConnection } from './migrate.js';
 
 export interface OpenDatabase {
@@ -48,10 +48,13 @@ export async function openDatabase(
   let url = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | null = null;
   if (!url) {
-    url = embeddedUrl(config.embeddedPostgresPort);
     // Another process (the server, or the CLI beside it) may already run the embedded cluster.
-    if (!(await answers(url))) {
+    const running = await embeddedDatabaseUrl(config.dataDir, config.embeddedPostgresPort);
+    if (running && (await answers(running))) {
+      url = running;
+    } else {
       const embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort);
+      url = embedded.url;
       stopEmbedded = embedded.stop;
     }
   }

@@ -1,6 +1,6 @@
 // A PostgreSQL cluster of the test's own (embedded, in a temporary directory, on a free loopback port)
 // that the test may stop and start again for outage tests. The machine's shared server is never touched.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,6 +32,8 @@ export function freePort(): Promise<number> {
 /** Initialises, starts and migrates a cluster in a new temporary directory. */
 export async function startOwnPostgres(): Promise<OwnPostgres> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'own-postgres-'));
+  // Enterable by the cluster user when the tests run as root, so the cluster stays inside (and goes with) it.
+  await chmod(dataDir, 0o755);
   const port = await freePort();
   let server: EmbeddedDatabase | null = await startEmbeddedPostgres(dataDir, port);
   const { db } = connectDatabase(server.url, { poolSize: 1 });

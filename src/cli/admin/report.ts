@@ -18,19 +18,26 @@ function oneLine(error: unknown): string {
 
 /**
  * What a failure means for the operator: a one-line message and the exit status. A bad command line or
- * configuration is 2; a refused operation (DomainError, a bad import file, a schema behind the code), a
- * database that cannot be reached or is busy, and anything unexpected are 1.
+ * configuration is 2; a refused operation (DomainError, a bad import file, a schema behind the code), an
+ * embedded PostgreSQL that cannot start, a database that cannot be reached or is busy, and anything
+ * unexpected are 1.
  */
 async function describeFailure(error: unknown): Promise<{ message: string; status: 1 | 2 }> {
   if (error instanceof UsageError) return { message: oneLine(error), status: 2 };
   if (error instanceof ConfigError) return { message: `configuration error: ${oneLine(error)}`, status: 2 };
   // Loaded only now: a usage error is reported without loading the database stack.
-  const [{ databaseFault }, { SchemaBehindError }, { ImportFileError }] = await Promise.all([
+  const [{ databaseFault }, { SchemaBehindError }, { ImportFileError }, { EmbeddedPostgresError }] = await Promise.all([
     import('../../database/faults.js'),
     import('../../database/migrate.js'),
     import('../../contacts/csv-import.js'),
+    import('../../database/embedded.js'),
   ]);
-  if (error instanceof DomainError || error instanceof ImportFileError || error instanceof SchemaBehindError) {
+  if (
+    error instanceof DomainError ||
+    error instanceof ImportFileError ||
+    error instanceof SchemaBehindError ||
+    error instanceof EmbeddedPostgresError
+  ) {
     return { message: oneLine(error), status: 1 };
   }
   const fault = databaseFault(error);
