@@ -3,6 +3,7 @@
 // its normal latency with no error, its own event's first attempt is not held back, /readyz stays 200,
 // and the flooding org's test sends beyond its cap get 429 with Retry-After.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPlan } from '../src/orgs/service.js';
 import { emitEvents } from '../src/webhooks/outbox.js';
 import { createTestOrg, rawRequest, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
@@ -19,7 +20,9 @@ const receivers: Receiver[] = [];
 beforeAll(async () => {
   env = await webhookEnv();
   env.worker({ start: true });
-  quiet = await createTestOrg(env.database.db, { planId: 'scale' });
+  // The quiet org's traffic is measured, not limited: its plan allows far more than the test sends.
+  await createPlan(env.database.db, { id: 'unmetered', name: 'Unmetered', rateLimitPerMinute: 1_000_000 });
+  quiet = await createTestOrg(env.database.db, { planId: 'unmetered' });
 });
 
 afterAll(async () => {

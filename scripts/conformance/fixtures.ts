@@ -18,6 +18,8 @@ export class Fixtures {
   private sharedWebhook: Promise<string | undefined> | undefined;
   private sharedCall: Promise<string | undefined> | undefined;
   private sharedPhone: Promise<string | undefined> | undefined;
+  private sharedContact: Promise<string | undefined> | undefined;
+  private sharedAgent: Promise<string | undefined> | undefined;
 
   constructor(
     private readonly session: Session,
@@ -102,6 +104,35 @@ export class Fixtures {
       { phone_e164: phone, consent_capture: 'manual' },
       (data) => String(data.phone_e164),
     ));
+  }
+
+  /** The id of a contact of the org, made once by an upsert. */
+  async contactId(): Promise<string | undefined> {
+    const phone = `+9198${String(Date.now()).slice(-8)}`;
+    return (this.sharedContact ??= this.create(
+      'upsertContact',
+      { phone_e164: phone, consent_capture: 'manual' },
+      (data) => String(data.id),
+    ));
+  }
+
+  /** An agent of the org: the one the caller named, or the first the API lists. */
+  async agent(): Promise<string | undefined> {
+    if (this.options.agentId) return this.options.agentId;
+    return (this.sharedAgent ??= this.firstAgent());
+  }
+
+  private async firstAgent(): Promise<string | undefined> {
+    const operation = this.session.operation('listAgents');
+    if (!operation) return undefined;
+    const exchange = await this.session.call(
+      operation,
+      { path: {}, query: { limit: 1 }, headers: {} },
+      { kind: 'success' },
+      'scenario',
+      'fixture: listAgents',
+    );
+    return (exchange.json as { data?: Array<{ id: string }> } | undefined)?.data?.[0]?.id;
   }
 
   /** Remembers a webhook a case created, so it is deleted at the end. */

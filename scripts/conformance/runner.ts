@@ -57,7 +57,11 @@ async function pathValues(
           ? await fixtures.webhook(fresh)
           : collection === 'deliveries'
             ? await fixtures.delivery(values.id)
-            : undefined;
+            : collection === 'contacts'
+              ? await fixtures.contactId()
+              : collection === 'agents'
+                ? await fixtures.agent()
+                : undefined;
     if (!value) return undefined;
     values[parameter.name] = value;
   }
