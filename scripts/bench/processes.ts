@@ -1,7 +1,7 @@
 // Child processes under test: started by node itself (TypeScript through tsx's loader), so the pid is
 // the server's; watched until they print their address, sampled for resident memory, and stopped by
 // their own pid.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { spawnReady } from '../../test/support/child-process.js';
 
 /** A running child process started by the benchmark. */
@@ -70,8 +70,56 @@ export function rssMiB(pid: number): number | null {
 /** CPU time (user + system) a process has used so far, in ms (Linux /proc, 100 ticks per second). */
 export function cpuMs(pid: number): number {
   // Fields after the command name (which may contain spaces): state is field 3, utime 14, stime 15.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const stat = readStat(pid);
+  if (!stat) throw new Error(`process ${pid} is not running`);
+  return ticksToMs(stat.fields);
+}
+
+/** The pids of a process and all its descendants (Linux /proc), read now. */
+function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (!stat) continue;
+    const parent = Number(stat.fields[1]);
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i += 1) tree.push(...(children.get(tree[i]!) ?? []));
+  return tree;
+}
+
+/** A process's command name and the fields of /proc/PID/stat after it; null when it has exited. */
+function readStat(pid: number): { command: string; fields: string[] } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = text.lastIndexOf(')');
+    return { command: text.slice(text.indexOf('(') + 1, close), fields: text.slice(close + 2).split(' ') };
+  } catch {
+    return null;
+  }
+}
+
+const ticksToMs = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) * 10;
+
+/** CPU time used so far by a process and its descendants (a cluster's children), in ms. */
+export function treeCpuMs(pid: number): number {
+  return processTree(pid).reduce((sum, member) => {
+    const stat = readStat(member);
+    return sum + (stat ? ticksToMs(stat.fields) : 0);
+  }, 0);
+}
+
+/** CPU time used so far by every running PostgreSQL process on the machine, in ms. */
+export function postgresCpuMs(): number {
+  let sum = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat?.command === 'postgres') sum += ticksToMs(stat.fields);
+  }
+  return sum;
 }
 
 /** Samples a process's RSS every `intervalMs` until stopped; stop() returns the peak in MiB. */

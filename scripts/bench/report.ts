@@ -1,6 +1,7 @@
 // The benchmark report: the targets of the performance issue checked against the numbers, a text
 // table for stdout (and the README), and the JSON form.
 import type { LoadResult } from './load.js';
+import type { ScaleOutRow } from './scale-out.js';
 import type { WebhookReport } from './webhooks.js';
 
 /** One HTTP scenario's numbers, with the baseline's for reads. */
@@ -23,6 +24,8 @@ export interface BenchReport {
   seed: { seeded: boolean; seconds: number };
   scenarios: ScenarioReport[];
   webhooks: (WebhookReport & { serviceRssMiB: number }) | null;
+  /** The same reads served by 1, 2 and 4 API-only processes (null when not run). */
+  scaleOut: ScaleOutRow[] | null;
   startup: { readyMs: number[]; medianMs: number };
   memory: { idleRssMiB: number; peakRssMiB: number };
   targets: Array<{ target: string; measured: string; met: boolean }>;
@@ -125,25 +128,27 @@ export function formatReport(report: BenchReport): string {
     baseline ? ratio(service.p99 / baseline.p99) : '-',
     `${us(service.serverCpuMsPerRequest)}${baseline ? ` / ${us(baseline.serverCpuMsPerRequest)}` : ''}`,
   ]);
-  out.push(
-    table(
-      [
-        'Scenario',
-        'req/s',
-        'p50 ms',
-        'p99 ms',
-        'errors',
-        'floor req/s',
-        'floor p50',
-        'floor p99',
-        'floor errors',
-        'req/s ratio',
-        'p99 ratio',
-        'CPU us/req (floor)',
-      ],
-      rows,
-    ),
-  );
+  if (rows.length > 0) {
+    out.push(
+      table(
+        [
+          'Scenario',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'errors',
+          'floor req/s',
+          'floor p50',
+          'floor p99',
+          'floor errors',
+          'req/s ratio',
+          'p99 ratio',
+          'CPU us/req (floor)',
+        ],
+        rows,
+      ),
+    );
+  }
   const hooks = report.webhooks;
   if (hooks) {
     out.push(
@@ -164,6 +169,34 @@ export function formatReport(report: BenchReport): string {
             `${ms(hooks.withoutHanging.p50)} / ${ms(hooks.withoutHanging.p99)} ms (${hooks.withoutHanging.missing} missing)`,
           ],
         ],
+      ),
+    );
+  }
+  if (report.scaleOut) {
+    const single = new Map(report.scaleOut.filter((row) => row.processes === 1).map((row) => [row.scenario, row]));
+    out.push(
+      '',
+      table(
+        [
+          'API processes (serve --role api --processes N)',
+          'req/s',
+          'vs 1',
+          'p50 ms',
+          'p99 ms',
+          'errors',
+          'CPU % service / PostgreSQL / load',
+        ],
+        report.scaleOut.map((row) => [
+          `${row.title}, N = ${row.processes}`,
+          row.result.rps.toFixed(0),
+          ratio(row.result.rps / (single.get(row.scenario)?.result.rps ?? NaN)),
+          ms(row.result.p50),
+          ms(row.result.p99),
+          String(row.result.errors),
+          [row.cpuPercent.service, row.cpuPercent.postgres, row.cpuPercent.loadGenerator]
+            .map((v) => v.toFixed(0))
+            .join(' / '),
+        ]),
       ),
     );
   }

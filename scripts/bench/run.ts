@@ -1,8 +1,8 @@
 // `npm run bench`: seeds the benchmark database, starts the real service and the bare baseline as child
 // processes on loopback, runs every scenario, the webhook delivery test and the start-up and memory
 // measurements, then prints the report and writes bench-report.json. Stops by itself (15-minute watchdog).
-// Options: --duration=SECONDS (per measured run, default 10), --only=NAME,... (scenario names or
-// `webhooks`), --profile (CPU profile of the measured server in .data/bench-profiles).
+// Options: --duration=SECONDS (per measured run, default 10), --only=NAME,... (scenario names,
+// `webhooks` or `scale-out`), --profile (CPU profile of the measured server in .data/bench-profiles).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { runLoad, type LoadResult } from './load.js';
 import { cpuMs, rssMiB, sampleRss, startChild, type Child } from './processes.js';
 import { startReceivers } from './receivers.js';
 import { evaluateTargets, formatReport, median, type BenchReport, type ScenarioReport } from './report.js';
+import { benchScaleOut, type ScaleOutRow } from './scale-out.js';
 import { buildScenarios, type Scenario } from './scenarios.js';
 import { seedBenchmark } from './seed.js';
 import { benchWebhooks, HANGING_RECEIVER, RECEIVER_COUNT } from './webhooks.js';
@@ -138,7 +139,8 @@ async function main(): Promise<void> {
     writeFileSync(caFile, tls.caCert);
     const farm = await startReceivers(tls, RECEIVER_COUNT, new Set([HANGING_RECEIVER]));
 
-    const scenarios = buildScenarios(fixture, Math.floor(Date.now() / 1000) % 100_000).filter((s) => wanted(s.name));
+    const allScenarios = buildScenarios(fixture, Math.floor(Date.now() / 1000) % 100_000);
+    const scenarios = allScenarios.filter((s) => wanted(s.name));
     const plan: BaselinePlan = { databaseUrl: database.url, poolSize: POOL_SIZE, routes: {} };
     for (const scenario of scenarios) {
       if (!scenario.baseline) continue;
@@ -197,15 +199,9 @@ async function main(): Promise<void> {
       next: Scenario['service'],
       seconds = durationSec,
       warmupSec = WARMUP_SEC,
+      serverCpuMs = () => cpuMs(server.pid),
     ): Promise<LoadResult> =>
-      runLoad({
-        origin: server.address,
-        next,
-        connections: CONNECTIONS,
-        durationSec: seconds,
-        warmupSec,
-        serverCpuMs: () => cpuMs(server.pid),
-      });
+      runLoad({ origin: server.address, next, connections: CONNECTIONS, durationSec: seconds, warmupSec, serverCpuMs });
     // An untimed round over every scenario first, so the first measured ones do not pay for JIT
     // compilation and cold caches in both servers.
     for (const scenario of scenarios) {
@@ -251,6 +247,28 @@ async function main(): Promise<void> {
     await service!.stop();
     await baseline.stop();
 
+    // Last, with nothing else of the benchmark running: 1, 2 and 4 API-only processes.
+    let scaleOut: ScaleOutRow[] | null = null;
+    if (wanted('scale-out')) {
+      scaleOut = await benchScaleOut({
+        scenarios: allScenarios,
+        start: async (processes) => {
+          const child = await startChild(SERVICE_SCRIPT, {
+            args: [...SERVICE_ARGS, '--role', 'api', '--processes', String(processes)],
+            env: serviceEnv,
+            ready: SERVICE_READY,
+            timeoutMs: 60_000,
+            nodeArgs: SERVICE_NODE_ARGS,
+          });
+          children.push(child);
+          await waitReady(child.address, 10_000);
+          return child;
+        },
+        load: (server, next, serverCpuMs) => load(server, next, durationSec, WARMUP_SEC, serverCpuMs),
+        log,
+      });
+    }
+
     const { rows } = await sql<{ server_version: string }>`SHOW server_version`.execute(database.db);
     const cpus = os.cpus();
     const partial: Omit<BenchReport, 'targets'> = {
@@ -274,6 +292,7 @@ async function main(): Promise<void> {
       seed: { seeded: fixture.seeded, seconds: fixture.seedMs / 1000 },
       scenarios: results,
       webhooks,
+      scaleOut,
       startup: { readyMs, medianMs: median(readyMs) },
       memory: { idleRssMiB, peakRssMiB },
       totalSeconds: (performance.now() - started) / 1000,

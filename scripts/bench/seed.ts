@@ -161,6 +161,13 @@ async function insertListedWebhooks(trx: Db, orgId: string, count: number) {
     FROM generate_series(1, ${count}) AS i`.execute(trx);
 }
 
+/** Runs one seeding step and reports how long it took on stderr. */
+async function step(name: string, work: () => Promise<unknown>): Promise<void> {
+  const started = performance.now();
+  await work();
+  process.stderr.write(`[bench] seeded ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+}
+
 async function seedAll(db: Db): Promise<void> {
   await db.transaction().execute(async (trx) => {
     // The pool's 30 s statement timeout is for requests; a bulk seed takes longer.
@@ -171,20 +178,31 @@ async function seedAll(db: Db): Promise<void> {
     const big = await insertOrg(trx, 'big', ORG_NAMES.big);
     const small = await insertOrg(trx, 'small', ORG_NAMES.small);
     for (let n = 1; n <= SEED.hookOrgs; n += 1) await insertOrg(trx, `hooks${n}`, ORG_NAMES.hook(n));
-    await insertCalls(trx, 'big', big, SEED.bigCalls);
-    await insertCalls(trx, 'small', small, SEED.smallCalls);
-    await insertTimelines(trx, big.orgId, SEED.timelineEvery);
-    await insertTimelines(trx, small.orgId, 1);
-    await sql`
-      INSERT INTO call_status_counts (org_id, status, count)
-      SELECT org_id, status, count(*) FROM calls WHERE org_id IN (${big.orgId}::uuid, ${small.orgId}::uuid)
-      GROUP BY org_id, status`.execute(trx);
-    await insertContacts(trx, big.orgId, SEED.contacts);
+    await step('calls', async () => {
+      await insertCalls(trx, 'big', big, SEED.bigCalls);
+      await insertCalls(trx, 'small', small, SEED.smallCalls);
+      // Statistics that know the new rows (ANALYZE samples this transaction's own inserts), so the
+      // statements that read them below get plans made for a million rows, not for an empty table.
+      await sql`ANALYZE calls`.execute(trx);
+    });
+    await step('timelines', async () => {
+      await insertTimelines(trx, big.orgId, SEED.timelineEvery);
+      await insertTimelines(trx, small.orgId, 1);
+    });
+    await step('status counters', () =>
+      sql`
+        INSERT INTO call_status_counts (org_id, status, count)
+        SELECT org_id, status, count(*) FROM calls WHERE org_id IN (${big.orgId}::uuid, ${small.orgId}::uuid)
+        GROUP BY org_id, status`.execute(trx),
+    );
+    await step('contacts', () => insertContacts(trx, big.orgId, SEED.contacts));
     await insertListedWebhooks(trx, big.orgId, SEED.listedWebhooks);
   });
   // Set hint bits and the visibility map, and give the planner fresh statistics.
-  await sql`VACUUM (ANALYZE) calls, call_timeline, call_status_counts, contacts, webhooks, orgs, agents, credit_ledger`.execute(
-    db,
+  await step('VACUUM ANALYZE', () =>
+    sql`VACUUM (ANALYZE) calls, call_timeline, call_status_counts, contacts, webhooks, orgs, agents, credit_ledger`.execute(
+      db,
+    ),
   );
   // Write the seeded pages out now: otherwise the checkpointer does it during the first scenarios
   // (the 1,000,000-call org's), which made them slower than the same scenarios on reused data.
