@@ -1,5 +1,6 @@
 // The floor of the stack: a bare Koa app whose routes replay, through pg with the service's pool
-// settings, the SQL the service sends for each read scenario (captured from the real services). No
+// settings, the SQL the service sends for each scenario (captured from the real services): for reads
+// the same statements, for writes the same transaction with the request's values and fresh ids. No
 // validation, authentication, rate limit, logging or mapping. Run as a child: `baseline-server.ts PLAN.json`.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -9,12 +10,15 @@ import Router from '@koa/router';
 import type pg from 'pg';
 import { connectDatabase } from '../../src/database/connect.js';
 import type { Statement, StatementPlan } from './capture.js';
+import { bindWrite, type WriteBody, type WritePlan } from './write-plan.js';
 
 /** What the baseline serves: per scenario, the captured statements and the id parameter to replace. */
 export interface BaselinePlan {
   databaseUrl: string;
   poolSize: number;
   routes: Record<string, { plan: StatementPlan; idParameter?: string }>;
+  /** Per write scenario, per case, the transaction to run. */
+  writes: Record<string, Record<string, WritePlan>>;
 }
 
 const TRANSACTION_START = /^(begin|start transaction)\b/i;
@@ -51,6 +55,31 @@ async function replay(pool: pg.Pool, plan: StatementPlan, bind: (value: unknown)
   return results;
 }
 
+/** Runs a write plan's statements one after the other on one client (its begin and commit included). */
+async function runWrite(pool: pg.Pool, plan: WritePlan, body: WriteBody, unique: () => string): Promise<unknown[][]> {
+  const parameters = bindWrite(plan, body, unique);
+  const client = await pool.connect();
+  try {
+    const results: unknown[][] = [];
+    for (const [i, statement] of plan.entries()) {
+      const result = await client.query(statement.sql, parameters[i]);
+      if (result.rows.length > 0) results.push(result.rows as unknown[]);
+    }
+    client.release();
+    return results;
+  } catch (error) {
+    client.release(true);
+    throw error;
+  }
+}
+
+/** The raw body of a request, parsed as JSON. */
+async function readJson(request: http.IncomingMessage): Promise<WriteBody> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as WriteBody;
+}
+
 async function main(): Promise<void> {
   const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as BaselinePlan;
   const { pool } = connectDatabase(plan.databaseUrl, { poolSize: plan.poolSize });
@@ -65,6 +94,18 @@ async function main(): Promise<void> {
     const data = await serve(ctx.params.scenario!, ctx.params.id);
     if (data === undefined) ctx.status = 404;
     else ctx.body = { data };
+  });
+  let written = 0;
+  const started = String(Date.now() % 1_000_000).padStart(6, '0');
+  const unique = () => `${started}${String(written++ % 1_000_000).padStart(6, '0')}`;
+  router.post('/:scenario/:case', async (ctx) => {
+    const write = plan.writes[ctx.params.scenario!]?.[ctx.params.case!];
+    if (!write) {
+      ctx.status = 404;
+      return;
+    }
+    ctx.status = 201;
+    ctx.body = { data: await runWrite(pool, write, await readJson(ctx.req), unique) };
   });
   const app = new Koa();
   app.use(router.routes());

@@ -13,6 +13,7 @@ import type { OpenDatabase } from '../../src/database/open.js';
 import { makeLocalTls } from '../../src/tools/local-ca.js';
 import type { BaselinePlan } from './baseline-server.js';
 import { captureStatements } from './capture.js';
+import { captureWritePlan } from './write-plan.js';
 import { openBenchDatabase } from './database.js';
 import { runLoad, type LoadResult } from './load.js';
 import { cpuMs, rssMiB, sampleRss, startChild, type Child } from './processes.js';
@@ -141,13 +142,21 @@ async function main(): Promise<void> {
 
     const allScenarios = buildScenarios(fixture, Math.floor(Date.now() / 1000) % 100_000);
     const scenarios = allScenarios.filter((s) => wanted(s.name));
-    const plan: BaselinePlan = { databaseUrl: database.url, poolSize: POOL_SIZE, routes: {} };
+    const plan: BaselinePlan = { databaseUrl: database.url, poolSize: POOL_SIZE, routes: {}, writes: {} };
     for (const scenario of scenarios) {
-      if (!scenario.baseline) continue;
-      plan.routes[scenario.name] = {
-        plan: await captureStatements(database.pool, scenario.baseline.capture),
-        ...(scenario.baseline.idParameter ? { idParameter: scenario.baseline.idParameter } : {}),
-      };
+      if (scenario.baseline) {
+        plan.routes[scenario.name] = {
+          plan: await captureStatements(database.pool, scenario.baseline.capture),
+          ...(scenario.baseline.idParameter ? { idParameter: scenario.baseline.idParameter } : {}),
+        };
+      }
+      const writes = scenario.writeBaseline;
+      if (writes) {
+        plan.writes[scenario.name] = {};
+        for (const [name, bodies] of Object.entries(writes.cases)) {
+          plan.writes[scenario.name]![name] = await captureWritePlan(database.pool, writes.write, bodies);
+        }
+      }
     }
     const planFile = path.join(temp, 'baseline-plan.json');
     writeFileSync(planFile, JSON.stringify(plan));
@@ -206,7 +215,8 @@ async function main(): Promise<void> {
     // compilation and cold caches in both servers.
     for (const scenario of scenarios) {
       await load(service!, scenario.service, WARMUP_SEC, 0);
-      if (scenario.baseline) await load(baseline, scenario.baseline.next, WARMUP_SEC, 0);
+      const floor = scenario.baseline ?? scenario.writeBaseline;
+      if (floor) await load(baseline, floor.next, WARMUP_SEC, 0);
     }
     for (const scenario of scenarios) {
       const scenarioRss = sampleRss(service!.pid);
@@ -214,12 +224,14 @@ async function main(): Promise<void> {
       const report: ScenarioReport = {
         name: scenario.name,
         title: scenario.title,
+        kind: scenario.writeBaseline ? 'write' : 'read',
         service: measured,
         serviceRssMiB: scenarioRss.stop(),
       };
       log(`${scenario.name}: ${describe(report.service)}, peak RSS ${report.serviceRssMiB.toFixed(0)} MiB`);
-      if (scenario.baseline) {
-        report.baseline = await load(baseline, scenario.baseline.next);
+      const floor = scenario.baseline ?? scenario.writeBaseline;
+      if (floor) {
+        report.baseline = await load(baseline, floor.next);
         log(`${scenario.name} floor: ${describe(report.baseline)}`);
       }
       results.push(report);

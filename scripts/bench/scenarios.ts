@@ -1,11 +1,16 @@
 // The HTTP scenarios: what each sends to the service, and for reads the service function whose SQL
 // the baseline replays (the one the operation's handler calls, with the same arguments).
+import { closeAppDeps, createAppDeps, type AppDeps } from '../../src/app-deps.js';
 import type { Db } from '../../src/database/connect.js';
 import { DEFAULT_LIMIT } from '../../src/contract/pagination.js';
 import * as calls from '../../src/calls/service.js';
+import * as contacts from '../../src/contacts/service.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
 import * as webhooks from '../../src/webhooks/service.js';
 import type { RequestSpec } from './load.js';
 import type { BenchFixture, BenchOrg } from './seed.js';
+import type { WriteBody } from './write-plan.js';
 
 /** One load scenario. Reads carry what the baseline needs; writes run against the service only. */
 export interface Scenario {
@@ -21,6 +26,15 @@ export interface Scenario {
     /** A parameter value in the captured SQL that the baseline replaces with the request's id. */
     idParameter?: string;
   };
+  /** A write's floor: the same transaction as the service's for each case the scenario mixes. */
+  writeBaseline?: {
+    /** The service function the handler calls, run twice per case to capture its SQL. */
+    write: (db: Db, body: WriteBody) => Promise<unknown>;
+    /** Per case (a path the write can take), two sample bodies that take it. */
+    cases: Record<string, [WriteBody, WriteBody]>;
+    /** The next request to the baseline: POST `/<name>/<case>` with a body. */
+    next: () => RequestSpec;
+  };
 }
 
 const API = '/api/v1';
@@ -29,12 +43,45 @@ function get(org: BenchOrg, path: string): RequestSpec {
   return { method: 'GET', path: `${API}${path}`, headers: { authorization: `Bearer ${org.key}` } };
 }
 
-function post(org: BenchOrg, path: string, body: unknown): RequestSpec {
+/** A POST with the org's key to `API + path`, or to `fullPath` as given (the baseline's routes). */
+function post(org: BenchOrg, path: string, body: unknown, fullPath = `${API}${path}`): RequestSpec {
   return {
     method: 'POST',
-    path: `${API}${path}`,
+    path: fullPath,
     headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
+  };
+}
+
+/** Runs `work` with the service's dependencies over `db` (the simulated provider, the system clock). */
+async function withDeps<T>(db: Db, work: (deps: AppDeps) => Promise<T>): Promise<T> {
+  const deps = createAppDeps({ db, config: loadConfig(process.env), logger: createLogger('silent') });
+  try {
+    return await work(deps);
+  } finally {
+    await closeAppDeps(deps);
+  }
+}
+
+/** A body for POST /contacts: number `n` either new (with `newPrefix`) or one of the seeded 100,000. */
+function contactBody(n: number, isNew: boolean, newPrefix: string): WriteBody {
+  return {
+    phone_e164: isNew
+      ? `${newPrefix}${String(n).padStart(6, '0')}`
+      : `+9170${String(1 + ((n * 7919) % 100_000)).padStart(8, '0')}`,
+    name: `Bench contact ${n}`,
+    email: `bench${n}@example.com`,
+    consent_capture: 'website_form',
+    metadata: { source: 'bench', n },
+  };
+}
+
+/** A body for POST /calls to number `n` (skipping numbers the simulated provider refuses). */
+function callBody(agentId: string, n: number, prefix = '+9197'): WriteBody {
+  return {
+    agent_id: agentId,
+    to_e164: `${prefix}${String(n % 100_000_000).padStart(8, '0')}`,
+    metadata: { campaign: 'bench' },
   };
 }
 
@@ -72,7 +119,15 @@ export function buildScenarios(fixture: BenchFixture, runTag: number): Scenario[
   const nextDetail = counter();
   const detailId = () => detailCallIds[nextDetail() % detailCallIds.length]!;
   const nextContact = counter();
+  const nextFloorContact = counter();
   const nextCall = counter();
+  const nextFloorCall = counter();
+  const tag = String(runTag).padStart(5, '0');
+  // Numbers ending in 0005 are refused by the simulated provider: skipped.
+  const nextNumber = (next: () => number) => {
+    const n = next();
+    return n % 10_000 === 5 ? next() : n;
+  };
   return [
     listScenario('calls-big', 'GET /calls, 1,000,000-call org', big, {}),
     listScenario('calls-small', 'GET /calls, 1,000-call org', small, {}),
@@ -100,34 +155,39 @@ export function buildScenarios(fixture: BenchFixture, runTag: number): Scenario[
     {
       name: 'contacts-upsert',
       title: 'POST /contacts (50% new, 50% update)',
+      // Even requests add a number never seen before; odd ones update one of the 100,000 seeded contacts.
       service: () => {
         const n = nextContact();
-        // Even requests add a number never seen before; odd ones update one of the 100,000 seeded contacts.
-        const phone =
-          n % 2 === 0
-            ? `+919${String(runTag).padStart(5, '0')}${String(n / 2).padStart(6, '0')}`
-            : `+9170${String(1 + ((n * 7919) % 100_000)).padStart(8, '0')}`;
-        return post(big, '/contacts', {
-          phone_e164: phone,
-          name: `Bench contact ${n}`,
-          email: `bench${n}@example.com`,
-          consent_capture: 'website_form',
-          metadata: { source: 'bench', n },
-        });
+        return post(big, '/contacts', contactBody(n, n % 2 === 0, `+919${tag}`));
+      },
+      writeBaseline: {
+        write: (db, body) => contacts.upsertContact(db, big.orgId, body as never),
+        cases: {
+          new: [contactBody(1, true, `+917${tag}`), contactBody(2, true, `+917${tag}`)],
+          update: [contactBody(1, false, ''), contactBody(2, false, '')],
+        },
+        next: () => {
+          const n = nextFloorContact();
+          const isNew = n % 2 === 0;
+          return post(big, '', contactBody(n, isNew, `+918${tag}`), `/contacts-upsert/${isNew ? 'new' : 'update'}`);
+        },
       },
     },
     {
       name: 'calls-create',
       title: 'POST /calls',
-      service: () => {
-        let n = nextCall();
-        // Numbers ending in 0005 are refused by the simulated provider.
-        if (n % 10_000 === 5) n = nextCall();
-        return post(big, '/calls', {
-          agent_id: big.agentId,
-          to_e164: `+9197${String(n % 100_000_000).padStart(8, '0')}`,
-          metadata: { campaign: 'bench' },
-        });
+      service: () => post(big, '/calls', callBody(big.agentId, nextNumber(nextCall))),
+      writeBaseline: {
+        write: (db, body) =>
+          withDeps(db, (deps) =>
+            calls.placeCall(deps, {
+              auth: { orgId: big.orgId, keyPrefix: 'bench', planId: 'bench', rateLimitPerMinute: 1 },
+              body: body as never,
+              idempotencyKey: undefined,
+            }),
+          ),
+        cases: { place: [callBody(big.agentId, 1, '+9196'), callBody(big.agentId, 2, '+9196')] },
+        next: () => post(big, '', callBody(big.agentId, nextNumber(nextFloorCall)), '/calls-create/place'),
       },
     },
   ];
