@@ -8,14 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../db/schema.js';
 import { connectDatabase } from '../src/database/connect.js';
 import { ApiKeyAuthenticator } from '../src/orgs/authenticator.js';
-import {
-  createTestOrg,
-  ManualClock,
-  rawRequest,
-  startTestApp,
-  type TestApp,
-  type TestOrg,
-} from './support/app.js';
+import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 
 const FAILURES_PER_MINUTE = 30;
