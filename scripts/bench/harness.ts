@@ -78,8 +78,11 @@ export interface BenchSession {
   temp: string;
   /** The service's environment (add NODE_EXTRA_CA_CERTS and the like before starting it). */
   serviceEnv: NodeJS.ProcessEnv;
-  /** Starts the service as `npm start` does, plus `args` and node flags; resolves once /readyz is 200. */
-  startService(options?: { args?: string[]; nodeArgs?: string[] }): Promise<Child>;
+  /**
+   * Starts the service as `npm start` does, plus `args` and node flags; resolves once /readyz is 200, or
+   * once its output matches `ready` when given (a process without an HTTP port).
+   */
+  startService(options?: { args?: string[]; nodeArgs?: string[]; ready?: RegExp }): Promise<Child>;
   /** Captures the SQL of the scenarios' floors and starts the floor server. */
   startFloor(scenarios: Scenario[]): Promise<Child>;
   /** A warm-up then a measured autocannon run against `server`. */
@@ -141,12 +144,12 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
       const child = await startChild(command.script, {
         args: [...command.args, ...(extra.args ?? [])],
         env: serviceEnv,
-        ready: SERVICE_READY,
+        ready: extra.ready ?? SERVICE_READY,
         timeoutMs: 60_000,
         nodeArgs: [...command.nodeArgs, ...(extra.nodeArgs ?? [])],
       });
       children.push(child);
-      await waitReady(child.address, 10_000);
+      if (!extra.ready) await waitReady(child.address, 10_000);
       return child;
     },
     startFloor: async (scenarios) => {

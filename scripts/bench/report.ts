@@ -1,6 +1,7 @@
 // The benchmark report: the targets of the performance issue checked against the numbers, a text
 // table for stdout (and the README), and the JSON form.
 import type { LoadResult } from './load.js';
+import type { DeliveryScaleRow } from './delivery-scale.js';
 import type { ScaleOutRow } from './scale-out.js';
 import type { WebhookReport } from './webhooks.js';
 
@@ -27,6 +28,8 @@ export interface BenchReport {
   webhooks: (WebhookReport & { serviceRssMiB: number }) | null;
   /** The same reads served by 1, 2 and 4 API-only processes (null when not run). */
   scaleOut: ScaleOutRow[] | null;
+  /** Backlog drain rates with 1, 2 and 4 worker processes over 1, 100 and 1,000 endpoints (null when not run). */
+  deliveryScale: DeliveryScaleRow[] | null;
   startup: { readyMs: number[]; medianMs: number };
   memory: { idleRssMiB: number; peakRssMiB: number };
   targets: Array<{ target: string; measured: string; met: boolean }>;
@@ -177,6 +180,21 @@ export function formatReport(report: BenchReport): string {
             `${ms(hooks.withoutHanging.p50)} / ${ms(hooks.withoutHanging.p99)} ms (${hooks.withoutHanging.missing} missing)`,
           ],
         ],
+      ),
+    );
+  }
+  if (report.deliveryScale) {
+    out.push(
+      '',
+      table(
+        ['Delivery backlog (serve --role worker x N)', 'deliveries/s', 'deliveries', 'seconds', 'missing'],
+        report.deliveryScale.map((row) => [
+          `${row.endpoints} endpoint(s), ${row.workers} worker process(es)`,
+          row.perSecond.toFixed(0),
+          String(row.deliveries),
+          row.seconds.toFixed(1),
+          String(row.missing),
+        ]),
       ),
     );
   }

@@ -2,7 +2,7 @@
 // processes on loopback, runs every scenario, the webhook delivery test, the start-up and memory
 // measurements and the scale-out phase, then prints the report and writes bench-report.json. Stops by
 // itself (25-minute watchdog). Options: --duration=SECONDS (per measured run, default 10),
-// --only=NAME,... (scenario names, `webhooks` or `scale-out`), --profile (CPU profile of the measured
+// --only=NAME,... (scenario names, `webhooks`, `delivery-scale` or `scale-out`), --profile (CPU profile of the measured
 // server in .data/bench-profiles; `npm run bench:profile` reads one by layer).
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,6 +17,7 @@ import { rssMiB, sampleRss, type Child } from './processes.js';
 import { startReceivers } from './receivers.js';
 import { evaluateTargets, formatReport, median, type BenchReport, type ScenarioReport } from './report.js';
 import { benchScaleOut, type ScaleOutRow } from './scale-out.js';
+import { benchDeliveryScale, type DeliveryScaleRow } from './delivery-scale.js';
 import { buildScenarios } from './scenarios.js';
 import { benchWebhooks, HANGING_RECEIVER, RECEIVER_COUNT } from './webhooks.js';
 
@@ -124,6 +125,19 @@ async function main(): Promise<void> {
     await service!.stop();
     await floorServer.stop();
 
+    // With the service stopped: backlogs drained by 1, 2 and 4 worker processes over 1, 100 and 1,000 endpoints.
+    let deliveryScale: DeliveryScaleRow[] | null = null;
+    if (wanted('delivery-scale')) {
+      deliveryScale = await benchDeliveryScale({
+        db: database.db,
+        tls,
+        deliveries: 4_000,
+        startWorker: () =>
+          session.startService({ args: ['--role', 'worker'], ready: /Voice-call API is running \(role worker\)/ }),
+        log,
+      });
+    }
+
     // Last, with nothing else of the benchmark running: 1, 2 and 4 API-only processes.
     let scaleOut: ScaleOutRow[] | null = null;
     if (wanted('scale-out')) {
@@ -159,6 +173,7 @@ async function main(): Promise<void> {
       scenarios: results,
       webhooks,
       scaleOut,
+      deliveryScale,
       startup: { readyMs, medianMs: median(readyMs) },
       memory: { idleRssMiB, peakRssMiB },
       totalSeconds: (performance.now() - started) / 1000,

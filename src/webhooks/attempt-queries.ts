@@ -1,5 +1,5 @@
-// SQL for the delivery log: recording an attempt (db/functions/record_webhook_attempt.sql) and reading
-// the kept attempts back.
+// SQL for the delivery log: recording attempts (db/functions/record_webhook_attempt.sql), several in one
+// statement, and reading the kept attempts back.
 import { sql, type Selectable } from 'kysely';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
@@ -46,49 +46,69 @@ export type RecordOutcome =
   | { outcome: 'recorded'; switchedOff: boolean; failingSince: Date | null; abandoned: number }
   | { outcome: 'gone' | 'lease_lost' };
 
+/** One attempt to record with the lease it was made under and the delivery's state after it. */
+export interface AttemptRecord {
+  lease: Lease;
+  state: DeliveryState;
+  attempt: AttemptToLog;
+}
+
 /**
- * Records an attempt in one round trip: ends the lease with `state`, appends the attempt to the log
- * (pruned to its size) and updates the endpoint's health. Nothing is written when the endpoint is gone
- * or the lease is no longer the caller's. Database errors propagate.
+ * Records attempts in one statement and one commit, each as record_webhook_attempt does: ends the lease
+ * with the new state, appends the attempt to the log (pruned to its size) and updates the endpoint's
+ * health; nothing is written for an attempt whose endpoint is gone or whose lease is no longer the
+ * caller's. Endpoint rows are locked in id order, so concurrent batches cannot deadlock each other.
+ * Returns the outcomes in the order of `records`; database errors propagate and then nothing is written.
  */
-export async function recordAttempt(
-  db: Db,
-  lease: Lease,
-  state: DeliveryState,
-  attempt: AttemptToLog,
-): Promise<RecordOutcome> {
-  const args = sql.join([
-    sql`${lease.deliveryId}::uuid`,
-    sql`${lease.owner}::text`,
-    sql`${lease.expiresAt}::timestamptz`,
-    sql`${state.status}::text`,
-    sql`${state.attemptCount}::integer`,
-    sql`${state.nextAttemptAt}::timestamptz`,
-    sql`${attempt.webhookId}::uuid`,
-    sql`${attempt.id}::uuid`,
-    sql`${attempt.statusCode}::integer`,
-    sql`${attempt.failureKind}::text`,
-    sql`${attempt.excerpt}::text`,
-    sql`${attempt.durationMs}::integer`,
-    sql`${attempt.attemptedAt}::timestamptz`,
-    sql`${attempt.affectsHealth}::boolean`,
-    sql`${attempt.logSize}::integer`,
-    sql`make_interval(secs => ${attempt.disableAfterMs / 1000})`,
-  ]);
+export async function recordAttempts(db: Db, records: AttemptRecord[]): Promise<RecordOutcome[]> {
+  if (records.length === 0) return [];
+  const order = records
+    .map((_, index) => index)
+    .sort((a, b) => {
+      const left = records[a]!.attempt.webhookId;
+      const right = records[b]!.attempt.webhookId;
+      return left < right ? -1 : left > right ? 1 : a - b;
+    });
+  const column = <T>(pick: (record: AttemptRecord) => T): T[] => order.map((index) => pick(records[index]!));
   const { rows } = await sql<{
+    ord: string;
     outcome: RecordOutcome['outcome'];
     switched_off: boolean;
     failing_since: Date | null;
     abandoned: number;
-  }>`SELECT * FROM record_webhook_attempt(${args})`.execute(db);
-  const row = rows[0]!;
-  if (row.outcome !== 'recorded') return { outcome: row.outcome };
-  return {
-    outcome: 'recorded',
-    switchedOff: row.switched_off,
-    failingSince: row.failing_since,
-    abandoned: row.abandoned,
-  };
+  }>`
+    SELECT a.ord, r.outcome, r.switched_off, r.failing_since, r.abandoned
+    FROM unnest(
+      ${column((r) => r.lease.deliveryId)}::uuid[], ${column((r) => r.lease.owner)}::text[],
+      ${column((r) => r.lease.expiresAt)}::timestamptz[], ${column((r) => r.state.status)}::text[],
+      ${column((r) => r.state.attemptCount)}::integer[], ${column((r) => r.state.nextAttemptAt)}::timestamptz[],
+      ${column((r) => r.attempt.webhookId)}::uuid[], ${column((r) => r.attempt.id)}::uuid[],
+      ${column((r) => r.attempt.statusCode)}::integer[], ${column((r) => r.attempt.failureKind)}::text[],
+      ${column((r) => r.attempt.excerpt)}::text[], ${column((r) => r.attempt.durationMs)}::integer[],
+      ${column((r) => r.attempt.attemptedAt)}::timestamptz[], ${column((r) => r.attempt.affectsHealth)}::boolean[],
+      ${column((r) => r.attempt.logSize)}::integer[], ${column((r) => r.attempt.disableAfterMs / 1000)}::float8[]
+    ) WITH ORDINALITY AS a(delivery, lease_owner, lease_expires_at, status, attempt_count, next_attempt_at,
+                           webhook, attempt_id, status_code, failure_kind, excerpt, duration_ms, attempted_at,
+                           affects_health, log_size, disable_after_secs, ord)
+    CROSS JOIN LATERAL record_webhook_attempt(
+      a.delivery, a.lease_owner, a.lease_expires_at, a.status, a.attempt_count, a.next_attempt_at, a.webhook,
+      a.attempt_id, a.status_code, a.failure_kind, a.excerpt, a.duration_ms, a.attempted_at, a.affects_health,
+      a.log_size, make_interval(secs => a.disable_after_secs)) AS r
+    ORDER BY a.ord`.execute(db);
+  const outcomes = new Array<RecordOutcome>(records.length);
+  for (const row of rows) {
+    const index = order[Number(row.ord) - 1]!;
+    outcomes[index] =
+      row.outcome === 'recorded'
+        ? {
+            outcome: 'recorded',
+            switchedOff: row.switched_off,
+            failingSince: row.failing_since,
+            abandoned: row.abandoned,
+          }
+        : { outcome: row.outcome };
+  }
+  return outcomes;
 }
 
 /** The kept attempts of the given deliveries, newest first. */

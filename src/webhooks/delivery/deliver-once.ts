@@ -38,7 +38,7 @@ export interface AttemptResult {
 
 /** What became of a claimed delivery. */
 export type DeliveryOutcome =
-  /** An attempt was made; `recorded` says whether it was written (see attempts.recordAttempt). */
+  /** An attempt was made; `recorded` says whether it was written (see attempts.recordAttempts). */
   | { kind: 'attempted'; result: AttemptResult; recorded: 'recorded' | 'gone' | 'lease_lost' }
   /** The endpoint is switched off: the delivery was abandoned without an attempt. */
   | { kind: 'abandoned' }
@@ -145,18 +145,22 @@ export async function deliverOnce(
     }
     const state = stateAfter(claimed, result);
     const recorded = await recordWithRetries(deps, claimed, () =>
-      attempts.recordAttempt(deps.db, lease, state, {
-        id: result.id,
-        webhookId: claimed.webhookId,
-        statusCode: result.statusCode,
-        failureKind: result.failureKind,
-        excerpt: result.excerpt,
-        durationMs: result.durationMs,
-        attemptedAt: result.attemptedAt,
-        // A delivery we refused to send says nothing about the endpoint's health.
-        affectsHealth: result.failureKind !== 'invalid_payload',
-        logSize: ATTEMPT_LOG_SIZE,
-        disableAfterMs: AUTO_DISABLE_AFTER_MS,
+      deps.delivery.recorder.record({
+        lease,
+        state,
+        attempt: {
+          id: result.id,
+          webhookId: claimed.webhookId,
+          statusCode: result.statusCode,
+          failureKind: result.failureKind,
+          excerpt: result.excerpt,
+          durationMs: result.durationMs,
+          attemptedAt: result.attemptedAt,
+          // A delivery we refused to send says nothing about the endpoint's health.
+          affectsHealth: result.failureKind !== 'invalid_payload',
+          logSize: ATTEMPT_LOG_SIZE,
+          disableAfterMs: AUTO_DISABLE_AFTER_MS,
+        },
       }),
     );
     report(deps, claimed, result, state, recorded);

@@ -1,5 +1,6 @@
 // What every sender in a process shares: the SSRF-guarded HTTP agent, the registry of sends in flight,
-// the name its leases carry and how long they last. Built once per process by the composition root.
+// the batching writer of attempts, the name its leases carry and how long they last. Built once per
+// process by the composition root.
 import type { Agent } from 'undici';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
@@ -7,12 +8,15 @@ import type { Db } from '../../database/connect.js';
 import { findDeletedWebhooks } from '../queries.js';
 import { parseAllowlist } from './address-policy.js';
 import { createGuardedAgent } from './guarded-agent.js';
+import { AttemptRecorder } from './attempt-recorder.js';
 import { InFlightSends } from './in-flight.js';
 
 /** A process's delivery machinery. */
 export interface DeliveryRuntime {
   dispatcher: Agent;
   inFlight: InFlightSends;
+  /** Writes finished attempts to the delivery log, several per round trip when busy. */
+  recorder: AttemptRecorder;
   /** The lease owner written on every claim this process takes (its instance id). */
   owner: string;
   /** How long a claim lasts; every send ends before it does. */
@@ -40,6 +44,7 @@ export function createDeliveryRuntime(
       (ids) => findDeletedWebhooks(db, ids),
       (error) => logger.warn({ err: error }, 'could not look for deletions of endpoints with sends in flight'),
     ),
+    recorder: new AttemptRecorder(db),
     owner,
     leaseMs: config.webhookLeaseMs,
     testSends: { inFlight: 0 },
