@@ -245,17 +245,10 @@ export async function seedBenchmark(db: Db): Promise<BenchFixture> {
   const hooks: BenchOrg[] = [];
   for (let n = 1; n <= SEED.hookOrgs; n += 1) hooks.push(await withKey(db, await orgByName(db, ORG_NAMES.hook(n))));
   if (existing) {
-    // Leftovers of an earlier run that would add background work to this one: its webhook endpoints
-    // (their receivers are gone, retries would keep failing) and the calls its POST /calls placed
+    // Leftovers of an earlier run that would add background work to this one: its webhook endpoints,
+    // in any org but the big one's listed ones (their receivers are gone, retries would keep failing), and the calls its POST /calls placed
     // (they take their next step 10 minutes later, SIMULATOR_STEP_MS): parked, never advanced.
-    await db
-      .deleteFrom('webhooks')
-      .where(
-        'org_id',
-        'in',
-        hooks.map((org) => org.orgId),
-      )
-      .execute();
+    await db.deleteFrom('webhooks').where('org_id', '<>', big.orgId).execute();
     await db.updateTable('calls').set({ next_step_at: null }).where('next_step_at', 'is not', null).execute();
   }
   const step = SEED.timelineEvery * 5;
