@@ -14,8 +14,12 @@ chmod 755 "$data_dir"
 port=$(free_port)
 unset DATABASE_URL
 export DATA_DIR="$data_dir" EMBEDDED_PG_PORT="$(free_port)" LOG_LEVEL=warn
-# Webhook test deliveries go to a closed loopback port, so nothing leaves the machine.
-PORT="$port" VALIDATE_RESPONSES=true WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 node --import tsx src/main.ts serve >"$data_dir/server.log" 2>&1 &
+# The check's own loopback receiver gets the webhook deliveries: its CA (webhook:listen's, in a private
+# folder of this run) is made first, so the server can trust it from the start.
+export WEBHOOK_LISTEN_DIR="$data_dir/listen"
+node --import tsx src/main.ts webhook:listen --setup >/dev/null
+PORT="$port" VALIDATE_RESPONSES=true WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 NODE_EXTRA_CA_CERTS="$WEBHOOK_LISTEN_DIR/ca.pem" \
+  node --import tsx src/main.ts serve >"$data_dir/server.log" 2>&1 &
 server=$!
 cleanup() {
   kill -TERM "$server" 2>/dev/null && wait "$server" 2>/dev/null || true
@@ -34,8 +38,7 @@ agent=$(npm run -s admin -- agent create --org "$org" --name Conformance --json 
 key=$(npm run -s admin -- key create --org "$org" --json | field key)
 
 status=0
-npm run -s conformance -- --base-url "http://127.0.0.1:$port/api/v1" --api-key "$key" --agent-id "$agent" \
-  --webhook-url https://127.0.0.1:5/conformance-hook "$@" || status=$?
+VOICE_CALL_API_KEY="$key" npm run -s conformance -- --base-url "http://127.0.0.1:$port/api/v1" --agent-id "$agent" "$@" || status=$?
 if grep -q '"level":50' "$data_dir/server.log"; then
   echo "server logged errors during the run:"; grep '"level":50' "$data_dir/server.log" | head -20
   status=1

@@ -9,7 +9,7 @@ Commands:
   serve [--role api|worker|all] [--processes N]   run the service (default: all roles, one process)
   migrate [--status]                               apply pending database migrations, or list them
   admin <command> ...                              the operator's commands (orgs, agents, keys, plans, ...)
-  webhook:listen [options]                         a local HTTPS receiver that verifies deliveries
+  webhook:listen [options]                         a local HTTPS receiver that verifies, prints and forwards deliveries
 
 Run \`voice-call-api <command> --help\` for a command's options. Every setting is an environment
 variable; see .env.example.

@@ -1,6 +1,12 @@
 // The conformance check (scripts/conformance) against the real app: a fixed seed, a bounded number of
-// cases, and zero violations. Under `npm run test:prism` its traffic also passes through Prism.
+// cases, and zero violations. Its own loopback receiver gets the webhook deliveries (the app trusts the
+// receiver's CA). Under `npm run test:prism` its traffic also passes through Prism.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openStateDir } from '../src/tools/listen/state-dir.js';
+import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { runConformance } from '../scripts/conformance/runner.js';
@@ -12,18 +18,28 @@ const CASES = 12;
 let database: TestDatabase;
 let app: TestApp;
 let org: TestOrg;
+let receiverDir: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
+  receiverDir = await mkdtemp(path.join(tmpdir(), 'conformance-receiver-'));
+  await openStateDir(receiverDir);
+  const { caFile } = await loadOrMakeTls(receiverDir, '127.0.0.1');
   // Calls step once a second, as in production, so a freshly placed call can still be canceled.
-  // Webhook URLs point at a closed loopback port: deliveries fail at once and never leave the machine.
-  app = await startTestApp(database, { config: { simulatorStepMs: 1_000, webhookPrivateAllowlist: ['127.0.0.0/8'] } });
+  app = await startTestApp(database, {
+    config: {
+      simulatorStepMs: 1_000,
+      webhookPrivateAllowlist: ['127.0.0.0/8'],
+      webhookCaCerts: [await readFile(caFile, 'utf8')],
+    },
+  });
   org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
 });
 
 afterAll(async () => {
   await app?.close();
   await database?.drop();
+  await rm(receiverDir, { recursive: true, force: true });
 });
 
 it('finds no violation of the published spec', { timeout: 120_000 }, async () => {
@@ -33,7 +49,7 @@ it('finds no violation of the published spec', { timeout: 120_000 }, async () =>
     seed: SEED,
     cases: CASES,
     agentId: org.agentId,
-    webhookUrl: 'https://127.0.0.1:5/conformance-hook',
+    receiverDir,
     fetch: app.fetch,
   });
   const operations = report.tallies.filter((tally) => !tally.operation.id.startsWith('('));
@@ -41,4 +57,7 @@ it('finds no violation of the published spec', { timeout: 120_000 }, async () =>
   for (const tally of operations)
     expect(tally.cases.valid, `${tally.operation.id} ran no valid case`).toBeGreaterThan(0);
   expect(report.violations, formatReport(report)).toEqual([]);
+  // Every webhook case ran: nothing was skipped for want of an endpoint or a trusted receiver.
+  expect(report.notes).toEqual([]);
+  expect(report.tallies.find((tally) => tally.operation.id === 'testWebhook')?.notes).toEqual([]);
 });

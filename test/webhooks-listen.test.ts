@@ -1,65 +1,207 @@
-// The integrators' receiver (npm run webhook:listen) as a real process, fed by the real sender:
-// it accepts deliveries signed with its secret and rejects the rest.
+// The integrators' receiver (npm run webhook:listen) as a real process, fed by the real sender over
+// HTTPS: it registers its own endpoint, verifies and forwards deliveries, survives a restart with the
+// same certificate, endpoint and secret, keeps its state private and never takes a secret in argv.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile, stat, mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { verifySignature } from '../src/webhooks/delivery/verify.js';
 import { register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
-const secret = 'c'.repeat(64);
-let listener: ChildProcessWithoutNullStreams;
-let output = '';
+type Line = Record<string, unknown> & { type: string };
+
+/** A running listener: its process and the JSON lines it printed so far. */
+interface Listener {
+  child: ChildProcessWithoutNullStreams;
+  lines: Line[];
+  stderr: () => string;
+  /** The first line of `type`, waiting for it (rejects when the listener exits first). */
+  next(type: string): Promise<Line>;
+}
+
+const KEY_VARIABLE = 'VOICE_CALL_API_KEY';
 let dir: string;
+let stateDir: string;
 let env: WebhookEnv;
-let url: string;
+let listener: Listener;
+let endpoint: { id: string; url: string };
+const forwarded: Array<{ headers: http.IncomingHttpHeaders; body: Buffer }> = [];
+let forwardServer: http.Server;
+let forwardUrl: string;
+
+function startListener(args: string[], extraEnv: Record<string, string> = {}, stdin?: string): Listener {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'webhook:listen', '--json', ...args], {
+    env: { ...process.env, ...extraEnv },
+  });
+  if (stdin !== undefined) child.stdin.end(stdin);
+  const lines: Line[] = [];
+  let pending = '';
+  let stderr = '';
+  const waiters: Array<() => void> = [];
+  child.stdout.on('data', (chunk: Buffer) => {
+    pending += chunk.toString();
+    const complete = pending.split('\n');
+    pending = complete.pop()!;
+    for (const text of complete) if (text) lines.push(JSON.parse(text) as Line);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const next = (type: string) =>
+    new Promise<Line>((resolve, reject) => {
+      const check = () => {
+        const found = lines.find((line) => line.type === type);
+        if (found) return resolve(found);
+        if (child.exitCode !== null) return reject(new Error(`listener exited ${child.exitCode}: ${stderr}`));
+        waiters.push(check);
+      };
+      child.once('exit', check);
+      check();
+    });
+  return { child, lines, stderr: () => stderr, next };
+}
+
+function stop(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+/** Runs the listener to its end. */
+async function runListener(args: string[], extraEnv: Record<string, string> = {}) {
+  const run = startListener(args, extraEnv);
+  const code = await new Promise<number | null>((resolve) => run.child.once('exit', resolve));
+  return { code, lines: run.lines, stderr: run.stderr() };
+}
+
+const selfRegistering = () => ['--config-dir', stateDir, '--api-url', env.app.baseUrl, '--forward-to', forwardUrl];
+
+async function sendTest(id: string) {
+  const { data } = await env.app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } });
+  return data!.data;
+}
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'webhook-listen-'));
-  const certFile = path.join(dir, 'cert.pem');
-  listener = spawn(process.execPath, [
-    '--import',
-    'tsx',
-    'src/main.ts',
-    'webhook:listen',
-    '--port',
-    '0',
-    '--secret',
-    secret,
-    '--cert-out',
-    certFile,
-  ]);
-  listener.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const port = await new Promise<string>((resolve, reject) => {
-    listener.stdout.on('data', () => {
-      const match = /Listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(output);
-      if (match) resolve(match[1]!);
+  stateDir = path.join(dir, 'state');
+  // The CA is made once, before the API starts, so the API can trust it from the start.
+  const setup = await runListener(['--setup', '--config-dir', stateDir]);
+  expect(setup.code, setup.stderr).toBe(0);
+  const caFile = setup.lines.find((line) => line.type === 'trust')!.ca_file as string;
+  env = await webhookEnv({ config: { webhookCaCerts: [await readFile(caFile, 'utf8')] } });
+
+  forwardServer = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      forwarded.push({ headers: request.headers, body: Buffer.concat(chunks) });
+      response.writeHead(202, { 'content-type': 'application/json' }).end('{"local":"ok"}');
     });
-    listener.once('exit', (code) => reject(new Error(`listener exited with ${code}: ${output}`)));
   });
-  url = `https://127.0.0.1:${port}/`;
-  env = await webhookEnv({ config: { webhookCaCerts: [await readFile(certFile, 'utf8')] } });
-}, 30_000);
+  await new Promise<void>((resolve) => forwardServer.listen(0, '127.0.0.1', resolve));
+  forwardUrl = `http://127.0.0.1:${(forwardServer.address() as AddressInfo).port}/hook`;
+
+  listener = startListener(['--port', '0', ...selfRegistering()], { [KEY_VARIABLE]: env.org.key });
+  const line = await listener.next('endpoint');
+  endpoint = { id: line.id as string, url: line.url as string };
+}, 60_000);
 
 afterAll(async () => {
-  listener?.kill('SIGTERM');
+  if (listener) await stop(listener.child);
+  await new Promise((resolve) => forwardServer?.close(resolve));
   await env?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-it('verifies a delivery signed with its secret and prints the event', async () => {
-  const { id } = await register(env, url);
-  await env.database.db.updateTable('webhooks').set({ secret }).where('id', '=', id).execute();
-  const { data } = await env.app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } });
-  expect(data?.data.attempts[0]).toMatchObject({ status_code: 200, response_excerpt: '{"received":true}' });
-  expect(output).toContain('verified webhook.test');
-  expect(output).toContain(data!.data.event_id);
+it('registers its own endpoint and keeps its state private', async () => {
+  expect(listener.lines.find((line) => line.type === 'endpoint')).toMatchObject({ registered: true });
+  const { data } = await env.app.client(env.org.key).GET('/webhooks/{id}', { params: { path: { id: endpoint.id } } });
+  expect(data?.data.url).toBe(endpoint.url);
+
+  expect((await stat(stateDir)).mode & 0o777).toBe(0o700);
+  for (const file of ['endpoint.json', 'key.pem', 'ca-key.pem']) {
+    expect((await stat(path.join(stateDir, file))).mode & 0o777, file).toBe(0o600);
+  }
+  const stored = JSON.parse(await readFile(path.join(stateDir, 'endpoint.json'), 'utf8')) as { secret: string };
+  expect(stored.secret).toMatch(/^[0-9a-f]{64}$/);
+  // Neither the secret nor the API key is on the process's command line.
+  const argv = await readFile(`/proc/${listener.child.pid}/cmdline`, 'utf8');
+  expect(argv).toContain('webhook:listen');
+  expect(argv).not.toContain(stored.secret);
+  expect(argv).not.toContain(env.org.key);
+});
+
+it('verifies a delivery and forwards it, answering with the local app’s status', async () => {
+  const delivery = await sendTest(endpoint.id);
+  expect(delivery.attempts[0]).toMatchObject({ status_code: 202, response_excerpt: '{"local":"ok"}' });
+  const { secret } = JSON.parse(await readFile(path.join(stateDir, 'endpoint.json'), 'utf8')) as { secret: string };
+  const received = forwarded.at(-1)!;
+  expect(received.headers['x-svc-event']).toBe('webhook.test');
+  expect(verifySignature(received.body, received.headers['x-svc-signature'] as string, [secret]).ok).toBe(true);
+  const printed = await listener.next('delivery');
+  expect(printed).toMatchObject({ verified: true, event: 'webhook.test', forward: { ok: true, status: 202 } });
+  expect(JSON.stringify(printed.body)).toContain(delivery.event_id);
 });
 
 it('rejects a delivery signed with another secret', async () => {
-  const { id } = await register(env, url);
-  const { data } = await env.app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } });
-  expect(data?.data).toMatchObject({ status: 'failed', attempts: [{ status_code: 400, failure_kind: 'http_status' }] });
-  expect(data?.data.attempts[0]?.response_excerpt).toMatch(/no v1 signature matches/);
-  expect(output).toMatch(/REJECTED webhook\.test/);
+  const other = await register(env, endpoint.url);
+  const delivery = await sendTest(other.id);
+  expect(delivery.attempts[0]).toMatchObject({ status_code: 400 });
+  expect(delivery.attempts[0]?.response_excerpt).toMatch(/no v1 signature matches/);
+  const count = forwarded.length;
+  await expect
+    .poll(() => listener.lines.some((line) => line.type === 'delivery' && line.verified === false))
+    .toBe(true);
+  expect(forwarded.length).toBe(count);
+  await env.app.client(env.org.key).DELETE('/webhooks/{id}', { params: { path: { id: other.id } } });
+});
+
+it('after a restart serves the same certificate, endpoint and secret', async () => {
+  expect(await stop(listener.child)).toBe(0);
+  listener = startListener(selfRegistering(), { [KEY_VARIABLE]: env.org.key });
+  expect(await listener.next('endpoint')).toMatchObject({ id: endpoint.id, url: endpoint.url, registered: false });
+  const delivery = await sendTest(endpoint.id);
+  // A TLS failure would be an attempt without a status.
+  expect(delivery.attempts[0]).toMatchObject({ status_code: 202 });
+  expect(await listener.next('delivery')).toMatchObject({ verified: true });
+}, 30_000);
+
+it('takes a secret from standard input and refuses one on the command line', async () => {
+  const refused = await runListener(['--config-dir', stateDir, '--secret', 'not-on-argv-1234']);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toMatch(/--secret-file/);
+  expect(refused.stderr).not.toContain('not-on-argv-1234');
+
+  const secret = 'd'.repeat(64);
+  const piped = startListener(['--port', '0', '--config-dir', stateDir, '--secret-file', '-'], {}, `${secret}\n`);
+  try {
+    const url = (await piped.next('listening')).url as string;
+    expect(await piped.next('secrets')).toMatchObject({ count: 1 });
+    const { id } = await register(env, url);
+    await env.database.db.updateTable('webhooks').set({ secret }).where('id', '=', id).execute();
+    expect((await sendTest(id)).attempts[0]).toMatchObject({ status_code: 200 });
+    await env.app.client(env.org.key).DELETE('/webhooks/{id}', { params: { path: { id } } });
+  } finally {
+    await stop(piped.child);
+  }
+}, 30_000);
+
+it('--forget deletes the endpoint through the API and removes the stored state', async () => {
+  await stop(listener.child);
+  const without = await runListener(['--forget', '--config-dir', stateDir]);
+  expect(without.code).toBe(2);
+  expect(without.stderr).toContain(KEY_VARIABLE);
+
+  const forgot = await runListener(['--forget', '--config-dir', stateDir], { [KEY_VARIABLE]: env.org.key });
+  expect(forgot.code, forgot.stderr).toBe(0);
+  expect(forgot.lines[0]).toMatchObject({ type: 'forgotten', id: endpoint.id });
+  const { response } = await env.app
+    .client(env.org.key)
+    .GET('/webhooks/{id}', { params: { path: { id: endpoint.id } } });
+  expect(response.status).toBe(404);
+  await expect(stat(path.join(stateDir, 'endpoint.json'))).rejects.toThrow(/ENOENT/);
 });

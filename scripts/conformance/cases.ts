@@ -58,13 +58,19 @@ export function validInputs(
   return fc.sample(input, { seed, numRuns: count });
 }
 
-/** The invalid cases for an operation, each built from one of the valid `bases` (taken in turn). */
+/**
+ * The invalid cases for an operation, each built from one of the valid `bases` (taken in turn). When the
+ * bases' path values are made up (`pathExists` false), only the first path parameter gets a "no such
+ * resource" case: for a later one, the spec does not say which of two unknown ids the 404 names.
+ */
 export function invalidCases(
   document: SpecDocument,
   operation: Operation,
   judge: SchemaJudge,
   bases: RequestInput[],
+  pathExists = true,
 ): InvalidCase[] {
+  const firstPathParameter = operation.parameters.find((parameter) => parameter.in === 'path');
   const found: InvalidCase[] = [];
   let turn = 0;
   const base = () => bases[turn++ % bases.length]!;
@@ -95,7 +101,7 @@ export function invalidCases(
     for (const bad of badParameterValues(document, parameter.schema)) {
       add(`${where} ${parameter.name}: ${bad.label}`, put(bad.text), invalid(parameter.name));
     }
-    if (where === 'path') {
+    if (where === 'path' && (pathExists || parameter === firstPathParameter)) {
       add(`path ${parameter.name}: no such resource`, put(randomUUID()), {
         kind: 'error',
         status: 404,

@@ -1,19 +1,27 @@
 // Resources the cases need (a contact, webhooks, calls, deliveries), created through the API and cleaned up after.
 import type { Session } from './session.js';
+import type { WebhookTarget } from './webhook-target.js';
 
 /** What the caller told the check about the deployment. */
 export interface FixtureOptions {
-  /** An agent of the key's org; without it no call can be placed (the API cannot create agents). */
+  /** An agent of the key's org to place calls with; the first one the API lists when not given. */
   agentId?: string;
-  /** An https URL the deployment accepts for webhook endpoints. */
-  webhookUrl: string;
 }
+
+/** Why nothing addresses a webhook endpoint when the server refused the check's receiver (the run's note says more). */
+export const NO_ENDPOINT = 'no webhook endpoint could be made (see the webhooks note above)';
+
+/** The collections whose ids fill path parameters. */
+export type Collection = 'calls' | 'webhooks' | 'deliveries' | 'contacts' | 'agents';
+
+const NO_AGENT =
+  'the org has no agent (the API cannot create agents: make one with `admin agent create` or pass --agent-id)';
 
 const CALL_NUMBER = '+919812345678';
 
 /** Creates resources on demand and remembers what to delete at the end. */
 export class Fixtures {
-  private readonly webhooks: string[] = [];
+  private readonly madeWebhooks: string[] = [];
   private readonly freshWebhooks: string[] = [];
   private sharedWebhook: Promise<string | undefined> | undefined;
   private sharedCall: Promise<string | undefined> | undefined;
@@ -24,6 +32,8 @@ export class Fixtures {
   constructor(
     private readonly session: Session,
     readonly options: FixtureOptions,
+    /** Where webhook endpoints point, or why none can be made. */
+    readonly webhooks: WebhookTarget,
   ) {}
 
   private async create(
@@ -46,28 +56,45 @@ export class Fixtures {
 
   /** A webhook endpoint subscribed to contact.created; `fresh` makes a new one the caller may use up (see releaseFresh). */
   async webhook(fresh = false): Promise<string | undefined> {
+    const url = this.webhooks.url;
+    if (!url) return undefined;
     const make = async (into: string[]) => {
-      const id = await this.create(
-        'createWebhook',
-        { url: this.options.webhookUrl, events: ['contact.created'] },
-        (data) => String(data.id),
-      );
+      const id = await this.create('createWebhook', { url, events: ['contact.created'] }, (data) => String(data.id));
       if (id) into.push(id);
       return id;
     };
     if (fresh) return make(this.freshWebhooks);
-    return (this.sharedWebhook ??= make(this.webhooks));
+    return (this.sharedWebhook ??= make(this.madeWebhooks));
   }
 
-  /** A call of the org; `fresh` places a new (still running) one. Undefined without an agent. */
+  /** A call of the org; `fresh` places a new (still running) one. Without an agent, an existing call or undefined. */
   async call(fresh = false): Promise<string | undefined> {
-    const make = async () =>
-      this.options.agentId
-        ? this.create('createCall', { agent_id: this.options.agentId, to_e164: CALL_NUMBER }, (data) => String(data.id))
-        : this.existingCall();
-    if (fresh) return this.options.agentId ? make() : undefined;
-    return (this.sharedCall ??= make());
+    const place = async (agentId: string) =>
+      this.create('createCall', { agent_id: agentId, to_e164: CALL_NUMBER }, (data) => String(data.id));
+    const agentId = await this.agent();
+    if (fresh) return agentId ? place(agentId) : undefined;
+    return (this.sharedCall ??= agentId ? place(agentId) : this.existingCall());
   }
+
+  /** Why no id of `collection` is available, for a note. */
+  async unavailable(collection: Collection): Promise<string> {
+    const webhookReason = this.webhooks.url ? undefined : NO_ENDPOINT;
+    switch (collection) {
+      case 'calls':
+        return (await this.agent()) ? 'placing a call failed (see createCall)' : `no call to address: ${NO_AGENT}`;
+      case 'webhooks':
+        return webhookReason ?? 'registering an endpoint failed (see createWebhook)';
+      case 'deliveries':
+        return webhookReason ?? 'sending a test event failed (see testWebhook)';
+      case 'contacts':
+        return 'creating a contact failed (see upsertContact)';
+      case 'agents':
+        return `no agent to address: ${NO_AGENT}`;
+    }
+  }
+
+  /** Why a request naming an agent cannot succeed, when the org has none. */
+  readonly noAgent = NO_AGENT;
 
   private async existingCall(): Promise<string | undefined> {
     const operation = this.session.operation('listCalls');
@@ -137,7 +164,7 @@ export class Fixtures {
 
   /** Remembers a webhook a case created, so it is deleted at the end. */
   adopt(webhookId: string): void {
-    this.webhooks.push(webhookId);
+    this.madeWebhooks.push(webhookId);
   }
 
   /** Deletes the fresh webhooks handed out so far (an org may hold only 20). */
@@ -147,7 +174,7 @@ export class Fixtures {
 
   /** Deletes every webhook the run created. */
   async cleanup(): Promise<void> {
-    await this.remove([...this.freshWebhooks.splice(0), ...this.webhooks.splice(0)]);
+    await this.remove([...this.freshWebhooks.splice(0), ...this.madeWebhooks.splice(0)]);
   }
 
   private async remove(ids: string[]): Promise<void> {

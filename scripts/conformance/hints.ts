@@ -1,14 +1,15 @@
 // What the spec says in prose about valid requests, applied to generated ones so they stay valid:
 // referenced agents must exist, webhook URLs must be deliverable, Idempotency-Keys are single-use
 // per body, `consent_capture` is required for a new contact, and the simulator refuses numbers ending 0005.
-import type { Fixtures } from './fixtures.js';
+import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import type { Expectation } from './judge.js';
 import type { RequestInput } from './request.js';
 
-/** A generated request made valid for this deployment, and what it should get. */
+/** A generated request made valid for this deployment, what it should get, and why not success (for a note). */
 export interface Pinned {
   input: RequestInput;
   expectation: Expectation;
+  unreachable?: string;
 }
 
 let counter = 0;
@@ -24,17 +25,31 @@ export function unique(): string {
 export async function pinValid(input: RequestInput, fixtures: Fixtures): Promise<Pinned> {
   const pinned: RequestInput = { ...input, headers: { ...input.headers } };
   let expectation: Expectation = { kind: 'success' };
+  let unreachable: string | undefined;
   if ('Idempotency-Key' in pinned.headers) {
     pinned.headers['Idempotency-Key'] = `${pinned.headers['Idempotency-Key']!.slice(0, 200)}.${unique()}`;
   }
   if (pinned.body && typeof pinned.body === 'object' && !Array.isArray(pinned.body)) {
     const body = { ...(pinned.body as Record<string, unknown>) };
     if ('agent_id' in body) {
-      // The API cannot create agents: without --agent-id the generated id names no agent of the org.
-      if (fixtures.options.agentId) body.agent_id = fixtures.options.agentId;
-      else expectation = { kind: 'error', status: 404, code: 'not_found', param: 'agent_id' };
+      // The API cannot create agents: without one in the org the generated id names no agent of it.
+      const agentId = await fixtures.agent();
+      if (agentId) body.agent_id = agentId;
+      else {
+        expectation = { kind: 'error', status: 404, code: 'not_found', param: 'agent_id' };
+        unreachable = fixtures.noAgent;
+      }
     }
-    if (typeof body.url === 'string') body.url = fixtures.options.webhookUrl;
+    if (typeof body.url === 'string') {
+      const target = fixtures.webhooks;
+      if (!('refusedUrl' in target)) body.url = target.url;
+      else {
+        // The URL the server refused when probed: it must refuse it here too, as the spec documents.
+        body.url = target.refusedUrl;
+        expectation = { kind: 'error', status: 400, code: 'invalid_request', param: 'url' };
+        unreachable = NO_ENDPOINT;
+      }
+    }
     if (typeof body.to_e164 === 'string' && body.to_e164.endsWith('0005'))
       body.to_e164 = `${body.to_e164.slice(0, -1)}6`;
     if (typeof body.phone_e164 === 'string' && !('consent_capture' in body)) {
@@ -44,5 +59,5 @@ export async function pinValid(input: RequestInput, fixtures: Fixtures): Promise
     }
     pinned.body = body;
   }
-  return { input: pinned, expectation };
+  return { input: pinned, expectation, ...(unreachable ? { unreachable } : {}) };
 }

@@ -54,11 +54,11 @@ export async function send(fetchFn: typeof fetch, request: HttpRequest): Promise
 
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 
-/** A shell command that repeats the request; the API key is shown as $API_KEY. */
+/** A shell command that repeats the request; the API key is shown as $VOICE_CALL_API_KEY. */
 export function curlLine(request: HttpRequest, apiKey: string): string {
   const parts = ['curl', '-i', '-X', request.method, quote(request.url)];
   for (const [name, value] of Object.entries(request.headers)) {
-    parts.push('-H', quote(`${name}: ${value}`).replace(apiKey, '\'"$API_KEY"\''));
+    parts.push('-H', quote(`${name}: ${value}`).replace(apiKey, '\'"$VOICE_CALL_API_KEY"\''));
   }
   if (request.body !== undefined) parts.push('--data-raw', quote(request.body));
   return parts.join(' ');

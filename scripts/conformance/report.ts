@@ -34,7 +34,10 @@ export function formatReport(report: ConformanceReport): string {
     '',
     `${report.tallies.length} rows, ${requests} requests, ${report.violations.length} violations (seed ${report.seed})`,
   );
-  const notes = report.tallies.flatMap((tally) => tally.notes.map((note) => `  ${tally.operation.id}: ${note}`));
+  const notes = [
+    ...report.notes.map((note) => `  ${note}`),
+    ...report.tallies.flatMap((tally) => tally.notes.map((note) => `  ${tally.operation.id}: ${note}`)),
+  ];
   if (notes.length > 0) lines.push('', 'Notes:', ...notes);
   report.violations.forEach((violation, index) => {
     lines.push(

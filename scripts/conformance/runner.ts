@@ -1,11 +1,13 @@
 // A whole conformance run: fetch the published spec, run every operation's cases and the scenarios, clean up.
 import { randomUUID } from 'node:crypto';
 import { invalidCases, validInputs } from './cases.js';
-import { Fixtures, type FixtureOptions } from './fixtures.js';
+import { Fixtures, type Collection, type FixtureOptions } from './fixtures.js';
 import { pinValid } from './hints.js';
 import { SchemaJudge } from './judge.js';
 import type { RequestInput } from './request.js';
+import { startLoopbackReceiver } from './receiver.js';
 import { runScenarios } from './scenarios.js';
+import { probeLoopback, type WebhookTarget } from './webhook-target.js';
 import { Session, type OperationTally, type Violation } from './session.js';
 import type { SpecDocument } from '../../test/support/spec/document.js';
 import { listOperations, type Operation } from '../../test/support/spec/operations.js';
@@ -18,6 +20,10 @@ export interface ConformanceOptions extends FixtureOptions {
   seed: number;
   /** Generated valid requests per operation. */
   cases: number;
+  /** An https URL the deployment accepts for webhook endpoints; the check's own loopback receiver when not given. */
+  webhookUrl?: string;
+  /** The folder of the receiver's CA (webhook:listen's state folder when not given). */
+  receiverDir?: string;
   fetch?: typeof fetch;
 }
 
@@ -28,6 +34,8 @@ export interface ConformanceReport {
   cases: number;
   tallies: OperationTally[];
   violations: Violation[];
+  /** What the whole run could not check, and how to enable it. */
+  notes: string[];
 }
 
 /** Finds the published spec at `<root>/openapi.json` (outside the contract, so plain fetch), trying the service root's /api/v1 too. */
@@ -40,16 +48,19 @@ async function fetchSpec(baseUrl: string): Promise<{ apiRoot: string; document: 
   throw new Error(`no spec found at ${trimmed}/openapi.json or ${trimmed}/api/v1/openapi.json`);
 }
 
-/** Path values for an operation from fixtures, by the collection each `{param}` follows; undefined when one is unavailable. */
+/**
+ * Path values for an operation from fixtures, by the collection each `{param}` follows; the collection
+ * without an id (so its reason can be noted) when one is unavailable.
+ */
 async function pathValues(
   operation: Operation,
   fixtures: Fixtures,
   fresh: boolean,
-): Promise<Record<string, string> | undefined> {
+): Promise<{ values: Record<string, string> } | { missing: Collection }> {
   const values: Record<string, string> = {};
   const segments = operation.path.split('/');
   for (const parameter of operation.parameters.filter((candidate) => candidate.in === 'path')) {
-    const collection = segments[segments.indexOf(`{${parameter.name}}`) - 1];
+    const collection = segments[segments.indexOf(`{${parameter.name}}`) - 1] as Collection;
     const value =
       collection === 'calls'
         ? await fixtures.call(fresh)
@@ -62,10 +73,10 @@ async function pathValues(
               : collection === 'agents'
                 ? await fixtures.agent()
                 : undefined;
-    if (!value) return undefined;
+    if (!value) return { missing: collection };
     values[parameter.name] = value;
   }
-  return values;
+  return { values };
 }
 
 async function runOperation(
@@ -86,13 +97,16 @@ async function runOperation(
   );
   for (const input of inputs) {
     const path = await pathValues(operation, fixtures, consumes);
-    if (!path) {
-      session.note(operation.id, 'success path not reachable: no resource to address (see --agent-id)');
+    if ('missing' in path) {
+      session.note(operation.id, `success path not checked: ${await fixtures.unavailable(path.missing)}`);
       break;
     }
-    const pinned = await pinValid({ ...input, path }, fixtures);
-    if (pinned.expectation.kind === 'error')
-      session.note(operation.id, `success path not reachable without --agent-id (expects ${pinned.expectation.code})`);
+    const pinned = await pinValid({ ...input, path: path.values }, fixtures);
+    if (pinned.unreachable && pinned.expectation.kind === 'error')
+      session.note(
+        operation.id,
+        `success path not checked (valid requests expect ${pinned.expectation.status} ${pinned.expectation.code}): ${pinned.unreachable}`,
+      );
     const exchange = await session.call(
       operation,
       pinned.input,
@@ -112,12 +126,14 @@ async function runOperation(
       );
     }
   }
+  const found = await pathValues(operation, fixtures, false);
   const shared =
-    (await pathValues(operation, fixtures, false)) ??
-    Object.fromEntries(operation.parameters.filter((p) => p.in === 'path').map((p) => [p.name, randomUUID()]));
+    'values' in found
+      ? found.values
+      : Object.fromEntries(operation.parameters.filter((p) => p.in === 'path').map((p) => [p.name, randomUUID()]));
   const bases: RequestInput[] = [];
   for (const input of inputs) bases.push((await pinValid({ ...input, path: shared }, fixtures)).input);
-  for (const testCase of invalidCases(document, operation, judge, bases)) {
+  for (const testCase of invalidCases(document, operation, judge, bases, 'values' in found)) {
     await session.call(operation, testCase.input, testCase.expectation, 'invalid', testCase.label);
   }
 }
@@ -129,8 +145,13 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const operations = listOperations(document);
   const judge = new SchemaJudge(document);
   const session = new Session(apiRoot, options.apiKey, operations, judge, fetchFn);
-  const fixtures = new Fixtures(session, options);
+  const receiver = options.webhookUrl ? undefined : await startLoopbackReceiver(options.receiverDir);
+  const notes: string[] = [];
+  let fixtures: Fixtures | undefined;
   try {
+    const webhooks: WebhookTarget = receiver ? await probeLoopback(session, receiver) : { url: options.webhookUrl! };
+    if ('reason' in webhooks) notes.push(`webhooks: ${webhooks.reason}`);
+    fixtures = new Fixtures(session, options, webhooks);
     for (const [index, operation] of operations.entries()) {
       try {
         await runOperation(session, fixtures, document, judge, operation, options.seed + index, options.cases);
@@ -140,7 +161,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     }
     await runScenarios(session, fixtures, document);
   } finally {
-    await fixtures.cleanup();
+    await fixtures?.cleanup();
+    await receiver?.close();
   }
   return {
     apiRoot,
@@ -148,5 +170,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     cases: options.cases,
     tallies: [...session.tallies.values()],
     violations: session.violations,
+    notes,
   };
 }

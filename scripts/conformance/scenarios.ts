@@ -1,9 +1,11 @@
 // Behaviour the spec documents in prose, checked as short request sequences: routing errors,
 // idempotent replays and conflicts, state conflicts, repeated deletes, refused URLs, the webhook limit.
-import type { Fixtures } from './fixtures.js';
+import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import { unique } from './hints.js';
 import type { Exchange } from './http.js';
 import type { Session } from './session.js';
+import type { ReceivedRequest } from '../../src/tools/https-receiver.js';
+import { verifySignature } from '../../src/webhooks/delivery/verify.js';
 import type { SpecDocument } from '../../test/support/spec/document.js';
 import type { Operation } from '../../test/support/spec/operations.js';
 import { pathParameterNames } from '../../test/support/spec/paths.js';
@@ -57,7 +59,7 @@ async function routing(session: Session, document: SpecDocument): Promise<void> 
 /** Idempotency-Key: same body replays (same id, Idempotent-Replayed: true), other body conflicts; 0005 numbers fail upstream on the simulator. */
 async function createCall(session: Session, fixtures: Fixtures): Promise<void> {
   const operation = session.operation('createCall');
-  const agentId = fixtures.options.agentId;
+  const agentId = await fixtures.agent();
   if (!operation || !agentId) return;
   const key = `conformance-${unique()}`;
   const input = {
@@ -115,11 +117,13 @@ async function deleteWebhook(session: Session, fixtures: Fixtures): Promise<void
   await session.call(operation, input, notFound('id'), 'scenario', 'delete it again');
 }
 
-/** Localhost URLs are refused; the 21st endpoint of an org is refused with forbidden. */
+const webhookBody = (url: string) => ({ path: {}, query: {}, headers: {}, body: { url, events: ['contact.created'] } });
+
+/** Localhost URLs are refused; the 21st endpoint of an org is refused with forbidden (when the server accepts an endpoint at all). */
 async function createWebhook(session: Session, fixtures: Fixtures): Promise<void> {
   const operation = session.operation('createWebhook');
   if (!operation) return;
-  const body = (url: string) => ({ path: {}, query: {}, headers: {}, body: { url, events: ['contact.created'] } });
+  const body = webhookBody;
   await session.call(
     operation,
     body('https://localhost/hook'),
@@ -127,12 +131,17 @@ async function createWebhook(session: Session, fixtures: Fixtures): Promise<void
     'scenario',
     'localhost URL',
   );
+  const url = fixtures.webhooks.url;
+  if (!url) {
+    session.note(operation.id, `the limit of 20 endpoints not checked: ${NO_ENDPOINT}`);
+    return;
+  }
   const created: string[] = [];
   let refused = false;
   for (let attempt = 0; attempt < 21 && !refused; attempt += 1) {
     const exchange = await session.call(
       operation,
-      body(fixtures.options.webhookUrl),
+      body(url),
       { kind: 'declared' },
       'scenario',
       'fill the webhook limit',
@@ -142,7 +151,7 @@ async function createWebhook(session: Session, fixtures: Fixtures): Promise<void
   }
   const last = await session.call(
     operation,
-    body(fixtures.options.webhookUrl),
+    body(url),
     { kind: 'error', status: 403, code: 'forbidden' },
     'scenario',
     'one endpoint over the limit of 20',
@@ -176,6 +185,78 @@ async function redeliver(session: Session, fixtures: Fixtures): Promise<void> {
   );
 }
 
+/** What is wrong with a delivery the receiver got, judged by the spec's delivery headers and signature rules. */
+function deliveryProblems(received: ReceivedRequest, secret: string): string[] {
+  const header = (name: string) => received.headers[name] as string | undefined;
+  const problems: string[] = [];
+  if (!header('content-type')?.startsWith('application/json')) problems.push('a delivery must be application/json');
+  if (header('x-svc-event') !== 'webhook.test')
+    problems.push(`x-svc-event must be webhook.test, got ${header('x-svc-event')}`);
+  if (!header('x-svc-delivery')) problems.push('a delivery must carry x-svc-delivery');
+  const verdict = verifySignature(received.bytes, header('x-svc-signature'), [secret]);
+  if (!verdict.ok) problems.push(`x-svc-signature does not verify with the endpoint's secret: ${verdict.reason}`);
+  else if (header('x-svc-timestamp') !== String(verdict.timestampMs))
+    problems.push("x-svc-timestamp must equal the signature's t");
+  return problems;
+}
+
+/** The event id of a received body, when it is a JSON envelope. */
+function eventIdOf(received: ReceivedRequest): unknown {
+  try {
+    return (JSON.parse(received.rawBody) as { id?: unknown }).id;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A test event reaches the check's own receiver with the spec's headers, signed with the endpoint's secret. */
+async function signedDelivery(session: Session, fixtures: Fixtures): Promise<void> {
+  const create = session.operation('createWebhook');
+  const send = session.operation('testWebhook');
+  const target = fixtures.webhooks;
+  if (!create || !send || !('receiver' in target) || !target.receiver) return;
+  const receiver = target.receiver;
+  const made = await session.call(
+    create,
+    webhookBody(target.url),
+    { kind: 'success' },
+    'scenario',
+    "an endpoint at the check's receiver",
+  );
+  const id = dataOf(made)?.id;
+  const secret = (made.json as { secret?: unknown } | undefined)?.secret;
+  if (typeof id !== 'string' || typeof secret !== 'string') return;
+  fixtures.adopt(id);
+  await session.call(
+    send,
+    { path: { id }, query: {}, headers: {} },
+    { kind: 'success' },
+    'scenario',
+    'a test event arrives signed',
+    (exchange) => {
+      const delivery = dataOf(exchange) as
+        | { event_id?: string; attempts?: Array<{ status_code: number | null; failure_kind: string | null }> }
+        | undefined;
+      const attempt = delivery?.attempts?.[0];
+      if (attempt?.status_code !== 200) {
+        const kind = attempt?.failure_kind ?? `status ${attempt?.status_code ?? 'none'}`;
+        const advice =
+          kind === 'tls'
+            ? `; start the server with NODE_EXTRA_CA_CERTS=${receiver.caFile} so it trusts the receiver`
+            : '';
+        session.note(
+          send.id,
+          `signed deliveries not checked: the test delivery to ${target.url} failed (${kind})${advice}`,
+        );
+        return [];
+      }
+      const received = receiver.received.find((request) => eventIdOf(request) === delivery?.event_id);
+      if (!received) return ['the test delivery was answered 200, but the receiver got no request with its event id'];
+      return deliveryProblems(received, secret);
+    },
+  );
+}
+
 /** Runs every scenario whose operations the spec has. */
 export async function runScenarios(session: Session, fixtures: Fixtures, document: SpecDocument): Promise<void> {
   for (const scenario of [
@@ -184,6 +265,7 @@ export async function runScenarios(session: Session, fixtures: Fixtures, documen
     () => cancelCall(session, fixtures),
     () => deleteWebhook(session, fixtures),
     () => redeliver(session, fixtures),
+    () => signedDelivery(session, fixtures),
     () => createWebhook(session, fixtures),
   ]) {
     await scenario();

@@ -1,99 +1,246 @@
-// webhook:listen: a local HTTPS receiver that verifies each signed delivery (raw body, 5-minute
-// tolerance, constant-time comparison, any matching v1) and prints the events.
-//
-//   npm run webhook:listen -- --secret <hex> [--secret <old hex>] [--port 8443] [--host 127.0.0.1]
-//   (or WEBHOOK_SECRETS=<hex>[,<hex>] and WEBHOOK_LISTEN_PORT)
-//
-// It makes a throwaway CA and a server certificate at start (src/tools/local-ca.ts) and writes the CA's
-// certificate to .data/webhook-listen-cert.pem; start the API with NODE_EXTRA_CA_CERTS pointing at that
-// file and WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 so deliveries to this loopback receiver are allowed and
-// its certificate is trusted.
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { startHttpsReceiver } from '../tools/https-receiver.js';
-import { makeLocalTls } from '../tools/local-ca.js';
-import { verifySignature } from '../webhooks/delivery/verify.js';
-import { summarizeEvent } from '../tools/event-summary.js';
+// webhook:listen: a local HTTPS receiver worth keeping open. It keeps its CA, certificate and (when it
+// registered one) its endpoint in a private state folder, so a restart changes nothing the API relies
+// on; it verifies every delivery, prints it, and can hand it on to a local app (--forward-to).
+import { isIP, isIPv6 } from 'node:net';
+import { parse, UsageError } from './args.js';
 import { wantsHelp } from './command.js';
+import { startHttpsReceiver } from '../tools/https-receiver.js';
+import { ApiCallError, apiRootOf, type ApiAccess } from '../tools/listen/api-client.js';
+import { forwardTarget } from '../tools/listen/forward.js';
+import { listenOutput, type ListenOutput } from '../tools/listen/output.js';
+import { receiveDelivery } from '../tools/listen/receive.js';
+import { endpointFile, ensureEndpoint, forgetEndpoint, readStoredEndpoint } from '../tools/listen/registration.js';
+import { readSecrets } from '../tools/listen/secrets.js';
+import { defaultStateDir, openStateDir } from '../tools/listen/state-dir.js';
+import { loadOrMakeTls } from '../tools/listen/stored-tls.js';
 
-const USAGE = `Usage: voice-call-api webhook:listen --secret HEX [--secret OLD_HEX] [--port 8443] [--host 127.0.0.1] [--cert-out FILE]
+const API_KEY_VARIABLE = 'VOICE_CALL_API_KEY';
 
-A local HTTPS receiver that verifies each signed delivery and prints its event. The secrets may also
-be given as WEBHOOK_SECRETS=HEX[,HEX], the port as WEBHOOK_LISTEN_PORT.
+const USAGE = `Usage: voice-call-api webhook:listen [options]
+       npm run webhook:listen -- [options]            (from a checkout)
+
+A local HTTPS receiver that verifies each signed delivery, prints its event and can forward it.
+
+Signing secret (never on the command line, where other users can read it):
+  WEBHOOK_SECRETS=HEX[,HEX]      environment variable (two during a rotation)
+  --secret-file FILE             a file holding the secret(s); "-" reads standard input
+  --api-url URL                  or register an endpoint for this listener through the API (needs
+                                 ${API_KEY_VARIABLE}); its id and secret are stored and reused on restart
+
+Options:
+  --forward-to URL               POST each verified delivery (body and x-svc-* headers) to a local
+                                 http(s) URL and answer the service with its status
+  --forget                       delete the registered endpoint through the API, remove its stored
+                                 state and exit (needs ${API_KEY_VARIABLE})
+  --setup                        make (or reuse) the certificate, print the API's trust settings, exit
+  --port N                       default: the registered endpoint's port, else WEBHOOK_LISTEN_PORT, else 8443
+  --host ADDRESS                 default 127.0.0.1
+  --config-dir DIR               state folder; default WEBHOOK_LISTEN_DIR, else
+                                 \${XDG_CONFIG_HOME:-~/.config}/voice-call-api/listen (now ${defaultStateDir()})
+  --json                         one JSON object per line instead of text
+  -h, --help                     print this usage
 `;
 
-/** The webhook:listen command; resolves once stopped with SIGINT or SIGTERM. */
-export async function webhookListen(argv: string[]): Promise<number> {
-  if (wantsHelp(argv)) {
-    process.stdout.write(USAGE);
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string', default: '127.0.0.1' },
+  'config-dir': { type: 'string' },
+  'secret-file': { type: 'string' },
+  'api-url': { type: 'string' },
+  'forward-to': { type: 'string' },
+  forget: { type: 'boolean' },
+  setup: { type: 'boolean' },
+  // Refused: only declared so its value is never echoed back in a parse error.
+  secret: { type: 'string', multiple: true },
+} as const;
+
+/** What the command line asks for, checked. */
+interface ListenRequest {
+  dir: string;
+  host: string;
+  port: number | undefined;
+  secretFile: string | undefined;
+  /** The API root from --api-url. */
+  apiRoot: string | undefined;
+  forwardTo: URL | undefined;
+  forget: boolean;
+  setup: boolean;
+  json: boolean;
+}
+
+function port(raw: string): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${raw}"`);
+  return value;
+}
+
+function readRequest(argv: string[]): ListenRequest {
+  const { values, positionals } = parse(argv, OPTIONS);
+  if (values.secret !== undefined) {
+    throw new UsageError(
+      '--secret is not accepted: a secret on the command line is visible to other users; use WEBHOOK_SECRETS, --secret-file FILE or --secret-file - (standard input)',
+    );
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (values['api-url'] !== undefined && typeof values.host === 'string' && !isIP(values.host)) {
+    throw new UsageError(
+      `--host must be an IP address when the listener registers its own endpoint, got "${values.host}"`,
+    );
+  }
+  const str = (name: keyof typeof OPTIONS) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const rawPort = str('port') ?? process.env.WEBHOOK_LISTEN_PORT;
+  let forwardTo: URL | undefined;
+  let apiRoot: string | undefined;
+  try {
+    forwardTo = str('forward-to') === undefined ? undefined : forwardTarget(str('forward-to')!);
+    apiRoot = str('api-url') === undefined ? undefined : apiRootOf(str('api-url')!);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return {
+    dir: str('config-dir') ?? defaultStateDir(),
+    host: str('host')!,
+    port: rawPort === undefined ? undefined : port(rawPort),
+    secretFile: str('secret-file'),
+    apiRoot,
+    forwardTo,
+    forget: values.forget === true,
+    setup: values.setup === true,
+    json: values.json === true,
+  };
+}
+
+function apiKey(why: string): string {
+  const key = process.env[API_KEY_VARIABLE];
+  if (!key)
+    throw new UsageError(`${why} needs an API key of the org in ${API_KEY_VARIABLE} (never on the command line)`);
+  return key;
+}
+
+/** The WEBHOOK_PRIVATE_ALLOWLIST range that lets the API deliver to `host` (all of 127.0.0.0/8 for an IPv4 loopback address). */
+function allowlistFor(host: string): string {
+  if (host.startsWith('127.')) return '127.0.0.0/8';
+  return isIPv6(host) ? `${host}/128` : `${host}/32`;
+}
+
+function printTrust(output: ListenOutput, caFile: string, caIsNew: boolean, host: string): void {
+  const allowlist = allowlistFor(host);
+  output.fact('trust', `CA certificate: ${caFile}${caIsNew ? ' (new)' : ''}`, { ca_file: caFile, ca_is_new: caIsNew });
+  output.fact(
+    'settings',
+    `Run the API with NODE_EXTRA_CA_CERTS=${caFile} WEBHOOK_PRIVATE_ALLOWLIST=${allowlist} (it reads them at start: restart it after a new CA)`,
+    { NODE_EXTRA_CA_CERTS: caFile, WEBHOOK_PRIVATE_ALLOWLIST: allowlist },
+  );
+}
+
+/** A refused registration, with what the API needs to accept this loopback receiver. */
+function refusedUrlHint(error: unknown, host: string): unknown {
+  if (!(error instanceof ApiCallError) || error.status !== 400) return error;
+  return new ApiCallError(
+    `${error.message} (a receiver on ${host} needs the API started with WEBHOOK_PRIVATE_ALLOWLIST=${allowlistFor(host)})`,
+    error.status,
+  );
+}
+
+async function forget(request: ListenRequest, output: ListenOutput): Promise<number> {
+  const gone = await forgetEndpoint(request.dir, apiKey('--forget'));
+  if (gone)
+    output.fact('forgotten', `Deleted endpoint ${gone.id} (${gone.url}) and its stored state`, {
+      id: gone.id,
+      url: gone.url,
+    });
+  else output.fact('forgotten', `No endpoint stored in ${request.dir}: nothing to delete`, { id: null });
+  return 0;
+}
+
+async function listen(request: ListenRequest, output: ListenOutput): Promise<number> {
+  if (request.setup) {
+    await openStateDir(request.dir);
+    const { caFile, caIsNew } = await loadOrMakeTls(request.dir, request.host);
+    printTrust(output, caFile, caIsNew, request.host);
     return 0;
   }
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      port: { type: 'string', default: process.env.WEBHOOK_LISTEN_PORT ?? '8443' },
-      host: { type: 'string', default: '127.0.0.1' },
-      secret: { type: 'string', multiple: true, default: [] },
-      'cert-out': { type: 'string', default: path.resolve('.data/webhook-listen-cert.pem') },
-    },
-  });
-
-  const secrets = [...values.secret, ...(process.env.WEBHOOK_SECRETS ?? '').split(',')]
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (secrets.length === 0) {
-    console.error(
-      'Give the endpoint secret: --secret <hex> (repeat it during a rotation) or WEBHOOK_SECRETS=<hex>[,<hex>]',
+  const secrets = await readSecrets(request.secretFile);
+  const access: ApiAccess | undefined = request.apiRoot
+    ? { apiRoot: request.apiRoot, apiKey: apiKey('--api-url') }
+    : undefined;
+  if (!access && secrets.length === 0) {
+    throw new UsageError(
+      `no signing secret: set WEBHOOK_SECRETS, pass --secret-file FILE (or - for standard input), or register an endpoint with --api-url URL and ${API_KEY_VARIABLE}`,
     );
-    return 2;
   }
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error(`--port must be a port number, got "${values.port}"`);
-    return 2;
-  }
-
-  const tls = await makeLocalTls({ caName: 'webhook-listen CA', hosts: [values.host] });
-  await mkdir(path.dirname(values['cert-out']), { recursive: true });
-  await writeFile(values['cert-out'], tls.caCert);
-
+  await openStateDir(request.dir);
+  const { tls, caFile, caIsNew } = await loadOrMakeTls(request.dir, request.host);
+  // A restart listens where the stored endpoint points, so the API's registration stays valid.
+  const stored = access ? await readStoredEndpoint(request.dir) : undefined;
+  const storedPort =
+    stored && stored.api_root === access?.apiRoot ? Number(new URL(stored.url).port || 443) : undefined;
   const receiver = await startHttpsReceiver({
     tls,
-    host: values.host,
-    port,
-    answer: ({ bytes, headers }, _request, response) => {
-      // Verify the bytes exactly as received; never re-serialise the JSON first.
-      const verdict = verifySignature(bytes, headers['x-svc-signature'] as string | undefined, secrets);
-      const stamp = new Date().toISOString();
-      const kind = headers['x-svc-event'];
-      const delivery = headers['x-svc-delivery'];
-      if (!verdict.ok) {
-        console.log(`${stamp}  REJECTED ${kind ?? '-'} delivery=${delivery ?? '-'}: ${verdict.reason}`);
-        response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: verdict.reason }));
-        return;
-      }
-      let pretty = bytes.toString('utf8');
-      let summary = String(kind);
-      try {
-        const envelope = JSON.parse(pretty) as { event: string; data: unknown };
-        summary = summarizeEvent(envelope.event, envelope.data);
-        pretty = JSON.stringify(envelope, null, 2);
-      } catch {
-        // Printed as received.
-      }
-      console.log(`${stamp}  verified ${kind} delivery=${delivery}: ${summary}\n${pretty}\n`);
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
-    },
+    host: request.host,
+    port: request.port ?? storedPort ?? 8443,
+    answer: (received, _request, response) =>
+      void receiveDelivery(received, response, { secrets, forwardTo: request.forwardTo, report: output.delivery }),
   });
-
-  console.log(`Listening on ${receiver.origin}/ (${secrets.length} secret${secrets.length > 1 ? 's' : ''})`);
-  console.log(`Certificate: ${values['cert-out']}`);
-  console.log(`Run the API with NODE_EXTRA_CA_CERTS=${values['cert-out']} WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8`);
-
+  try {
+    output.fact('listening', `Listening on ${receiver.origin}/`, { url: `${receiver.origin}/` });
+    printTrust(output, caFile, caIsNew, request.host);
+    if (access) {
+      const { endpoint, registered, replaced } = await ensureEndpoint(request.dir, access, `${receiver.origin}/`).catch(
+        (error: unknown) => {
+          throw refusedUrlHint(error, request.host);
+        },
+      );
+      secrets.push(endpoint.secret);
+      output.fact(
+        'endpoint',
+        `${registered ? 'Registered' : 'Reusing'} endpoint ${endpoint.id} for ${endpoint.url}${replaced ? ` (replacing ${replaced})` : ''}; id and secret kept in ${endpointFile(request.dir)}`,
+        {
+          id: endpoint.id,
+          url: endpoint.url,
+          registered,
+          replaced: replaced ?? null,
+          state_file: endpointFile(request.dir),
+        },
+      );
+    }
+    output.fact('secrets', `Verifying with ${secrets.length} secret${secrets.length === 1 ? '' : 's'}`, {
+      count: secrets.length,
+    });
+    if (request.forwardTo) {
+      output.fact('forwarding', `Forwarding verified deliveries to ${request.forwardTo.href}`, {
+        forward_to: request.forwardTo.href,
+      });
+    }
+  } catch (error) {
+    await receiver.close();
+    throw error;
+  }
   return new Promise<number>((resolve) => {
     const stop = () => void receiver.close().then(() => resolve(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/** The webhook:listen command; resolves once stopped with SIGINT or SIGTERM (2 on a bad command line, 1 on a failure). */
+export async function webhookListen(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const json = argv.includes('--json');
+  try {
+    const request = readRequest(argv);
+    const output = listenOutput(request.json);
+    return await (request.forget ? forget(request, output) : listen(request, output));
+  } catch (error) {
+    const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
+    process.stderr.write(json ? `${JSON.stringify({ error: message })}\n` : `Error: ${message}\n`);
+    if (error instanceof UsageError) {
+      if (!json) process.stderr.write(`Run with --help for the options.\n`);
+      return 2;
+    }
+    return 1;
+  }
 }

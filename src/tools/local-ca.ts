@@ -50,8 +50,8 @@ export async function makeServerCertificate(
   return { key: leaf.private, cert: leaf.cert };
 }
 
-/** A new CA and a server certificate it signed (see makeServerCertificate). Rejects when either cannot be made. */
-export async function makeLocalTls({ caName = 'Local test CA', hosts = [] }: LocalTlsOptions = {}): Promise<LocalTls> {
+/** A new certificate authority named `caName` (its key and certificate). Rejects when it cannot be made. */
+export async function makeCa(caName = 'Local test CA'): Promise<ServerCertificate> {
   const ca = await generate([{ name: 'commonName', value: caName }], {
     keyType: 'ec',
     algorithm: 'sha256',
@@ -60,6 +60,12 @@ export async function makeLocalTls({ caName = 'Local test CA', hosts = [] }: Loc
       { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     ],
   });
-  const server = await makeServerCertificate({ key: ca.private, cert: ca.cert }, hosts);
+  return { key: ca.private, cert: ca.cert };
+}
+
+/** A new CA and a server certificate it signed (see makeServerCertificate). Rejects when either cannot be made. */
+export async function makeLocalTls({ caName = 'Local test CA', hosts = [] }: LocalTlsOptions = {}): Promise<LocalTls> {
+  const ca = await makeCa(caName);
+  const server = await makeServerCertificate(ca, hosts);
   return { caCert: ca.cert, ...server };
 }

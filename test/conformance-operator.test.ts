@@ -1,0 +1,109 @@
+// `npm run conformance -- --base-url URL` with no other flag, against the built service started as an
+// operator starts it (`node dist/src/main.js serve`, no test settings): no violation, nothing fetched
+// from outside the machine, and notes that are true. Then the server is restarted with the settings
+// the note names, and the webhook cases it said were skipped run and pass.
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestOrg, type TestOrg } from './support/app.js';
+import { killStarted, startService, stopService } from './support/service-process.js';
+
+let database: TestDatabase;
+let org: TestOrg;
+let listenDir: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The built service on a free port with only what an operator sets, plus `extra`. */
+async function serve(extra: Record<string, string>) {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'info' };
+  for (const name of ['TEST_DATABASE_URL', 'WEBHOOK_PRIVATE_ALLOWLIST', 'NODE_EXTRA_CA_CERTS', 'VALIDATE_RESPONSES']) {
+    delete env[name];
+  }
+  const { child } = await startService(
+    { ...env, ...extra },
+    { command: [process.execPath, 'dist/src/main.js', 'serve'] },
+  );
+  return { child, baseUrl: `http://127.0.0.1:${port}/api/v1` };
+}
+
+/** `npm run conformance -- --base-url URL`, the key in the environment; resolves with its exit code and output. */
+function conformance(baseUrl: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env, VOICE_CALL_API_KEY: org.key, WEBHOOK_LISTEN_DIR: listenDir };
+  return new Promise((resolve) => {
+    execFile(
+      'npm',
+      ['run', '--silent', 'conformance', '--', '--base-url', baseUrl],
+      { env, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The lines under "Notes:" in a report. */
+function notes(report: string): string[] {
+  const after = report.split('\nNotes:\n')[1] ?? '';
+  return after.split('\n\n')[0]!.split('\n').filter(Boolean);
+}
+
+beforeAll(async () => {
+  execFileSync('npm', ['run', 'build', '--silent']);
+  database = await createTestDatabase();
+  org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
+  listenDir = await mkdtemp(path.join(tmpdir(), 'conformance-listen-'));
+}, 120_000);
+
+afterAll(async () => {
+  killStarted();
+  await database?.drop();
+  await rm(listenDir, { recursive: true, force: true });
+});
+
+it('finds no violation of a server started as an operator does, and says which cases it skipped and why', async () => {
+  const server = await serve({});
+  try {
+    const run = await conformance(server.baseUrl);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.stdout).toMatch(/, 0 violations \(seed \d+\)/);
+    expect(run.stdout).not.toContain('example.com');
+    const caFile = path.join(listenDir, 'ca.pem');
+    const [runNote, ...operationNotes] = notes(run.stdout);
+    // The production server refuses loopback webhook URLs: said once, with exactly what enables them.
+    expect(runNote).toContain(`the server refuses the check's loopback receiver https://127.0.0.1:`);
+    expect(runNote).toContain(`WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 NODE_EXTRA_CA_CERTS=${caFile}`);
+    expect(runNote).toContain('--webhook-url');
+    // Every other note is about a webhook success path that needs an endpoint; the org's agent placed calls.
+    expect(operationNotes.length).toBeGreaterThan(0);
+    for (const note of operationNotes) expect(note).toMatch(/^ {2}\w*Webhook\w*: .*no webhook endpoint could be made/);
+  } finally {
+    await stopService(server.child);
+  }
+}, 400_000);
+
+it('runs the webhook cases once the server has the settings the note names', async () => {
+  const server = await serve({
+    WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8',
+    NODE_EXTRA_CA_CERTS: path.join(listenDir, 'ca.pem'),
+  });
+  try {
+    const run = await conformance(server.baseUrl);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.stdout).toMatch(/, 0 violations \(seed \d+\)/);
+    expect(notes(run.stdout)).toEqual([]);
+  } finally {
+    await stopService(server.child);
+  }
+}, 400_000);
