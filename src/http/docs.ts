@@ -1,15 +1,14 @@
 // The published contract (JSON and YAML) and the Redoc reference page, outside the API contract and without authentication.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type Router from '@koa/router';
 import { projectFile } from '../project-files.js';
+import { readRedocBundle } from './redoc-bundle.js';
 
 const SPEC_JSON_PATH = projectFile('generated/openapi.json');
 const SPEC_YAML_PATH = projectFile('generated/openapi.yaml');
-const REDOC_BUNDLE_PATH = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
-// Everything the page needs comes from this server; the policy also stops Redoc's footer logo from
-// reaching its CDN. Redoc needs inline styles (styled-components), eval (Ajv) and a blob: worker (search).
+// Everything the page needs comes from this server (the served bundle has no remote logo); the policy
+// keeps it that way. Redoc needs inline styles (styled-components), eval (Ajv) and a blob: worker (search).
 const DOCS_CSP = [
   "default-src 'self'",
   "script-src 'self' 'unsafe-eval'",
@@ -62,9 +61,9 @@ export function specRoutes(router: Router): void {
   });
 }
 
-/** Registers GET /docs (the Redoc reference page) and GET /docs/redoc.standalone.js (Redoc's bundle from node_modules, read once here). */
+/** Registers GET /docs (the Redoc reference page) and GET /docs/redoc.standalone.js (Redoc's bundle, read once here). */
 export function docsRoutes(router: Router): void {
-  const bundle = readFileSync(REDOC_BUNDLE_PATH);
+  const bundle = readRedocBundle();
   router.get('/docs', (ctx) => {
     ctx.set('Content-Security-Policy', DOCS_CSP);
     ctx.type = 'text/html; charset=utf-8';
