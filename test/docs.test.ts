@@ -99,6 +99,38 @@ describe('API reference page', () => {
     expect(await yaml.text()).toBe(readFileSync(new URL('../generated/openapi.yaml', import.meta.url), 'utf8'));
   });
 
+  it('answers GET / with where the docs page, the spec and the API are, in the body and a Link header', async () => {
+    const response = await fetch(`${origin}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json\b/);
+    const index = await response.json();
+    expect(index).toEqual({
+      name: 'voice-call-api',
+      docs_url: '/docs',
+      openapi_json_url: '/api/v1/openapi.json',
+      openapi_yaml_url: '/api/v1/openapi.yaml',
+      api_base_url: '/api/v1',
+    });
+    expect(response.headers.get('link')).toBe(
+      '</docs>; rel="service-doc"; type="text/html", ' +
+        '</api/v1/openapi.json>; rel="service-desc"; type="application/json", ' +
+        '</api/v1/openapi.yaml>; rel="service-desc"; type="application/yaml"',
+    );
+
+    // Each link leads where it says, resolved against the URL of the answer.
+    const follow = (url: string) => fetch(new URL(url, response.url));
+    const docs = await follow(index.docs_url);
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toMatch(/^text\/html\b/);
+    const json = await follow(index.openapi_json_url);
+    expect(((await json.json()) as { openapi: string }).openapi).toMatch(/^3\.1\./);
+    const yaml = await follow(index.openapi_yaml_url);
+    expect((parse(await yaml.text()) as { openapi: string }).openapi).toMatch(/^3\.1\./);
+    const api = await follow(`${index.api_base_url}/calls`);
+    expect(api.status).toBe(401);
+    expect(((await api.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+  });
+
   it('serves the Redoc bundle from the installed package, without its remote logo', async () => {
     const response = await fetch(`${origin}/docs/redoc.standalone.js`);
     expect(response.status).toBe(200);
