@@ -12,6 +12,7 @@ import { errorBoundary } from './http/error-boundary.js';
 import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
 import { docsRoutes, specRoutes } from './http/docs.js';
+import { rootRoutes } from './http/root.js';
 import { securityHeaders } from './http/security-headers.js';
 import { closeConnectionsWhenDraining } from './http/connection-close.js';
 import { databaseBreaker } from './http/database-breaker.js';
@@ -31,6 +32,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   healthRoutes(router, deps.readiness);
   specRoutes(router);
   docsRoutes(router);
+  rootRoutes(router);
 
   const app = new Koa();
   // X-Forwarded-For names the client only behind as many proxies as the operator says there are.

@@ -1,15 +1,21 @@
 // The published contract (JSON and YAML) and the Redoc reference page, outside the API contract and without authentication.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type Router from '@koa/router';
 import { projectFile } from '../project-files.js';
+import { readRedocBundle } from './redoc-bundle.js';
+
+/** Where the server publishes its reference page and its contract. */
+export const PUBLISHED = {
+  docs: '/docs',
+  specJson: '/api/v1/openapi.json',
+  specYaml: '/api/v1/openapi.yaml',
+} as const;
 
 const SPEC_JSON_PATH = projectFile('generated/openapi.json');
 const SPEC_YAML_PATH = projectFile('generated/openapi.yaml');
-const REDOC_BUNDLE_PATH = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
-// Everything the page needs comes from this server; the policy also stops Redoc's footer logo from
-// reaching its CDN. Redoc needs inline styles (styled-components), eval (Ajv) and a blob: worker (search).
+// Everything the page needs comes from this server (the served bundle has no remote logo); the policy
+// keeps it that way. Redoc needs inline styles (styled-components), eval (Ajv) and a blob: worker (search).
 const DOCS_CSP = [
   "default-src 'self'",
   "script-src 'self' 'unsafe-eval'",
@@ -42,8 +48,8 @@ const DOCS_HTML = `<!doctype html>
 <style>body { margin: 0; padding: 0; }</style>
 </head>
 <body>
-<redoc spec-url="/api/v1/openapi.json" theme='${REDOC_THEME}'></redoc>
-<script src="/docs/redoc.standalone.js"></script>
+<redoc spec-url="${PUBLISHED.specJson}" theme='${REDOC_THEME}'></redoc>
+<script src="${PUBLISHED.docs}/redoc.standalone.js"></script>
 </body>
 </html>
 `;
@@ -52,25 +58,25 @@ const DOCS_HTML = `<!doctype html>
 export function specRoutes(router: Router): void {
   const json = readFileSync(SPEC_JSON_PATH);
   const yaml = readFileSync(SPEC_YAML_PATH);
-  router.get('/api/v1/openapi.json', (ctx) => {
+  router.get(PUBLISHED.specJson, (ctx) => {
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = json;
   });
-  router.get('/api/v1/openapi.yaml', (ctx) => {
+  router.get(PUBLISHED.specYaml, (ctx) => {
     ctx.type = 'application/yaml; charset=utf-8';
     ctx.body = yaml;
   });
 }
 
-/** Registers GET /docs (the Redoc reference page) and GET /docs/redoc.standalone.js (Redoc's bundle from node_modules, read once here). */
+/** Registers GET /docs (the Redoc reference page) and GET /docs/redoc.standalone.js (Redoc's bundle, read once here). */
 export function docsRoutes(router: Router): void {
-  const bundle = readFileSync(REDOC_BUNDLE_PATH);
-  router.get('/docs', (ctx) => {
+  const bundle = readRedocBundle();
+  router.get(PUBLISHED.docs, (ctx) => {
     ctx.set('Content-Security-Policy', DOCS_CSP);
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = DOCS_HTML;
   });
-  router.get('/docs/redoc.standalone.js', (ctx) => {
+  router.get(`${PUBLISHED.docs}/redoc.standalone.js`, (ctx) => {
     ctx.set('Cache-Control', 'public, max-age=86400');
     ctx.type = 'application/javascript; charset=utf-8';
     ctx.body = bundle;

@@ -4,10 +4,10 @@ import type Koa from 'koa';
 import type { Metrics } from '../observability/metrics.js';
 import { stateOf } from './request-state.js';
 
-/** The operation label of a request outside the API's operations (probes, docs, unknown paths). */
+/** The operation label of a request outside the API's operations (probes, the root and docs, unknown paths). */
 function routeOf(ctx: Koa.Context): string {
   if (ctx.path === '/healthz' || ctx.path === '/readyz') return ctx.path.slice(1);
-  if (ctx.path.startsWith('/docs') || ctx.path.startsWith('/api/v1/openapi.')) return 'docs';
+  if (ctx.path === '/' || ctx.path.startsWith('/docs') || ctx.path.startsWith('/api/v1/openapi.')) return 'docs';
   return 'unmatched';
 }
 
