@@ -508,6 +508,10 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
+        /** @description A number of requests. */
+        RateLimitCount: number;
+        /** @description A number of seconds, within the 60-second window. */
+        RateLimitSeconds: number;
         /**
          * @description A stable, machine-readable error code. Branch on this, not on the HTTP status.
          * @enum {string}
@@ -1073,6 +1077,9 @@ export type components = {
         InvalidRequest: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1083,6 +1090,7 @@ export type components = {
         Unauthorized: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -1093,6 +1101,9 @@ export type components = {
         InsufficientCredits: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1103,6 +1114,9 @@ export type components = {
         Forbidden: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1113,6 +1127,9 @@ export type components = {
         NotFound: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1123,6 +1140,9 @@ export type components = {
         Conflict: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1134,9 +1154,9 @@ export type components = {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
-                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfCounted"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitResetIfCounted"];
                 [name: string]: unknown;
             };
             content: {
@@ -1147,6 +1167,9 @@ export type components = {
         InternalError: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfCounted"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitResetIfCounted"];
                 [name: string]: unknown;
             };
             content: {
@@ -1162,6 +1185,9 @@ export type components = {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfCounted"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitResetIfCounted"];
                 [name: string]: unknown;
             };
             content: {
@@ -1172,6 +1198,9 @@ export type components = {
         RequestTimeout: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1185,6 +1214,9 @@ export type components = {
         UnsupportedMediaType: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1195,6 +1227,9 @@ export type components = {
         UpstreamError: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1285,7 +1320,7 @@ export type components = {
     requestBodies: never;
     headers: {
         /**
-         * @description A unique id for this request; quote it when asking for support.
+         * @description A unique id for this request; quote it when asking for support. Sent on every response.
          * @example req_7f3c9a1e2b4d6f8a
          */
         RequestId: string;
@@ -1293,22 +1328,46 @@ export type components = {
          * @description How many requests the org may make in any 60-second window.
          * @example 120
          */
-        RateLimitLimit: number;
+        RateLimitLimit: components["schemas"]["RateLimitCount"];
         /**
          * @description How many more requests the org may make in the current window, this one included.
          * @example 117
          */
-        RateLimitRemaining: number;
+        RateLimitRemaining: components["schemas"]["RateLimitCount"];
         /**
          * @description Seconds until the oldest request in the window leaves it and frees a slot.
          * @example 42
          */
-        RateLimitReset: number;
+        RateLimitReset: components["schemas"]["RateLimitSeconds"];
+        /**
+         * @description As on every authenticated response: how many requests the org may make in any 60-second
+         *     window. Absent when the request was refused before its org was known (an address over its
+         *     allowance of failed authentications, a database that could not be reached to look up the key).
+         * @example 120
+         */
+        RateLimitLimitIfCounted: components["schemas"]["RateLimitCount"];
+        /**
+         * @description As on every authenticated response: how many more requests the org may make in the current
+         *     window. Absent when the request was refused before its org was known.
+         * @example 0
+         */
+        RateLimitRemainingIfCounted: components["schemas"]["RateLimitCount"];
+        /**
+         * @description As on every authenticated response: seconds until a slot frees up. Absent when the request
+         *     was refused before its org was known.
+         * @example 12
+         */
+        RateLimitResetIfCounted: components["schemas"]["RateLimitSeconds"];
         /**
          * @description Whole seconds to wait before a request would be accepted.
          * @example 12
          */
         RetryAfter: number;
+        /**
+         * @description The authentication scheme the API expects: always `Bearer`.
+         * @example Bearer
+         */
+        WwwAuthenticate: "Bearer";
         /**
          * @description Present and `true` when this response replays an earlier one for the same `Idempotency-Key`.
          * @example true
