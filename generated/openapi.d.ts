@@ -1260,12 +1260,12 @@ export type components = {
     };
     parameters: {
         /**
-         * @description How many items to return.
+         * @description How many items to return, in plain decimal digits.
          * @example 20
          */
         Limit: number;
         /**
-         * @description How many items to skip from the start of the list.
+         * @description How many items to skip from the start of the list, in plain decimal digits.
          * @example 0
          */
         Offset: number;
@@ -1382,12 +1382,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -1548,12 +1548,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -1664,12 +1664,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -1740,12 +1740,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -2001,12 +2001,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
