@@ -635,15 +635,12 @@ export type components = {
             recording_url: string | null;
             /** @description The caller's intent as extracted by a language model after a completed call. */
             llm_extracted_intent: string | null;
-            /** @description The contact's overall sentiment (`positive`, `neutral`, `negative`) after a completed call. */
-            llm_sentiment: string | null;
+            /** @description The contact's overall sentiment as read by a language model; `null` until known. */
+            llm_sentiment: components["schemas"]["CallSentiment"] | null;
             /** @description The call's business outcome as summarised by a language model after a completed call. */
             llm_outcome: string | null;
-            /**
-             * @description Why the call ended without completing: `carrier_rejected`, `provider_error`, `timeout`,
-             *     `busy`, `no_answer` or `canceled_by_client`. `null` otherwise.
-             */
-            reason: string | null;
+            /** @description Why the call ended without completing; `null` while it is in flight and when it completed. */
+            reason: components["schemas"]["CallEndReason"] | null;
             metadata: components["schemas"]["Metadata"];
             /**
              * Format: date-time
@@ -671,23 +668,126 @@ export type components = {
             /** @description Offset from the moment the call connected. */
             end_ms: number;
         };
-        /** @description One thing that happened during the call. */
-        TimelineEntry: {
+        /**
+         * @description Why a call ended without completing: the carrier refused it (`carrier_rejected`), the voice
+         *     provider failed (`provider_error`), it ran out of time (`timeout`), the line was busy
+         *     (`busy`), nobody picked up (`no_answer`), or the client canceled it (`canceled_by_client`).
+         * @enum {string}
+         */
+        CallEndReason: "carrier_rejected" | "provider_error" | "timeout" | "busy" | "no_answer" | "canceled_by_client";
+        /**
+         * @description Why a call `failed`; a subset of `CallEndReason`.
+         * @enum {string}
+         */
+        CallFailureReason: "carrier_rejected" | "provider_error" | "timeout";
+        /**
+         * @description The contact's overall mood over the call.
+         * @enum {string}
+         */
+        CallSentiment: "positive" | "neutral" | "negative";
+        /** @description The status the call moved to and, for an ending other than `completed`, why. */
+        StatusChangedDetail: {
+            status: components["schemas"]["CallStatus"];
+            reason?: components["schemas"]["CallEndReason"];
+        };
+        /** @description Nothing more to say; the entry's time is when the recording disclosure was spoken. */
+        DisclosurePlayedDetail: Record<string, never>;
+        /** @description What the contact wants, as a short machine-readable label (for example `book_demo`). */
+        IntentDetectedDetail: {
+            intent: string;
+        };
+        /** @description Why a person was asked for, as a short machine-readable label. */
+        HandoffRequestedDetail: {
+            reason: string;
+        };
+        /** @description The call changed status. */
+        StatusChangedEntry: {
             at: components["schemas"]["Timestamp"];
             /**
-             * @description `status-changed` (detail `{status, reason?}`), `disclosure-played` (the recording
-             *     disclosure was spoken), `intent-detected` (detail `{intent}`), `handoff-requested` (the
-             *     contact asked for a human; detail `{reason}`).
+             * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            kind: "status-changed" | "disclosure-played" | "intent-detected" | "handoff-requested";
-            /** @description Facts specific to the kind. */
-            detail: {
-                [key: string]: string | number | boolean | null;
-            };
+            kind: "status-changed";
+            detail: components["schemas"]["StatusChangedDetail"];
         };
-        /** @description A call with its timeline and, once completed, its transcript. */
-        CallDetail: components["schemas"]["Call"] & {
+        /** @description The agent spoke the recording disclosure. */
+        DisclosurePlayedEntry: {
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "disclosure-played";
+            detail: components["schemas"]["DisclosurePlayedDetail"];
+        };
+        /** @description The agent recognised what the contact wants. */
+        IntentDetectedEntry: {
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "intent-detected";
+            detail: components["schemas"]["IntentDetectedDetail"];
+        };
+        /** @description The contact asked to speak to a person. */
+        HandoffRequestedEntry: {
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "handoff-requested";
+            detail: components["schemas"]["HandoffRequestedDetail"];
+        };
+        /** @description One thing that happened during the call; `kind` says which, and fixes the shape of `detail`. */
+        TimelineEntry: components["schemas"]["StatusChangedEntry"] | components["schemas"]["DisclosurePlayedEntry"] | components["schemas"]["IntentDetectedEntry"] | components["schemas"]["HandoffRequestedEntry"];
+        /** @description A call with every field of `Call`, plus its timeline and, once completed, its transcript. */
+        CallDetail: {
+            /** Format: uuid */
+            id: string;
+            status: components["schemas"]["CallStatus"];
+            /**
+             * @description Always `outbound` for now.
+             * @enum {string}
+             */
+            direction: "outbound";
+            /** Format: uuid */
+            agent_id: string;
+            from_e164: components["schemas"]["PhoneNumber"];
+            to_e164: components["schemas"]["PhoneNumber"];
+            language: components["schemas"]["LanguageTag"];
+            provider: string;
+            provider_call_id: string;
+            /** @description Connected seconds; `null` while the call is in flight and for calls that never connected. */
+            duration_sec: number | null;
+            /** @description What the call cost; `0` until it ends and for calls that never connected. */
+            credits_debited_paise: number;
+            /**
+             * Format: uri
+             * @description Where the recording can be fetched, once the call has completed.
+             */
+            recording_url: string | null;
+            /** @description The caller's intent as extracted by a language model after a completed call. */
+            llm_extracted_intent: string | null;
+            /** @description The contact's overall sentiment as read by a language model; `null` until known. */
+            llm_sentiment: components["schemas"]["CallSentiment"] | null;
+            /** @description The call's business outcome as summarised by a language model after a completed call. */
+            llm_outcome: string | null;
+            /** @description Why the call ended without completing; `null` while it is in flight and when it completed. */
+            reason: components["schemas"]["CallEndReason"] | null;
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: date-time
+             * @description When the recipient picked up; `null` if the call never connected.
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the call ended; `null` while it is in flight.
+             */
+            ended_at: string | null;
+            created_at: components["schemas"]["Timestamp"];
             /** @description The conversation, in order. Present only when `status` is `completed`. */
             transcript?: components["schemas"]["TranscriptTurn"][];
             /** @description What happened, oldest first. */
@@ -881,7 +981,7 @@ export type components = {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "completed";
             duration_sec: number;
             /** Format: uri */
@@ -891,34 +991,37 @@ export type components = {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "failed";
-            /** @description `carrier_rejected`, `provider_error` or `timeout`. */
-            reason: string | null;
+            /** @description Why the call failed. */
+            reason: components["schemas"]["CallFailureReason"] | null;
         };
         CallNoAnswerData: {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "no_answer";
-            reason: string | null;
+            /** @enum {string|null} */
+            reason: "no_answer" | null;
         };
         CallBusyData: {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "busy";
-            reason: string | null;
+            /** @enum {string|null} */
+            reason: "busy" | null;
         };
         CallCanceledData: {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "canceled";
-            reason: string | null;
+            /** @enum {string|null} */
+            reason: "canceled_by_client" | null;
         };
         ContactCreatedData: {
             /** Format: uuid */
@@ -948,7 +1051,10 @@ export type components = {
          */
         CallCompletedEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.completed";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallCompletedData"];
@@ -968,7 +1074,10 @@ export type components = {
          */
         CallFailedEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.failed";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallFailedData"];
@@ -988,7 +1097,10 @@ export type components = {
          */
         CallNoAnswerEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.no_answer";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallNoAnswerData"];
@@ -1008,7 +1120,10 @@ export type components = {
          */
         CallBusyEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.busy";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallBusyData"];
@@ -1028,7 +1143,10 @@ export type components = {
          */
         CallCanceledEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.canceled";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallCanceledData"];
@@ -1048,7 +1166,10 @@ export type components = {
          */
         ContactCreatedEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "contact.created";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["ContactCreatedData"];
@@ -1066,11 +1187,20 @@ export type components = {
          */
         WebhookTestEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "webhook.test";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["WebhookTestData"];
         };
+        /**
+         * @description The body of any delivery, whatever its kind: switch on `event` to know which of the shapes
+         *     below it is (each kind fixes `event`, and the call kinds also fix `data.status`). Receivers
+         *     that subscribe to several kinds at one URL can type the body with this schema.
+         */
+        WebhookEvent: components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallFailedEvent"] | components["schemas"]["CallNoAnswerEvent"] | components["schemas"]["CallBusyEvent"] | components["schemas"]["CallCanceledEvent"] | components["schemas"]["ContactCreatedEvent"] | components["schemas"]["WebhookTestEvent"];
     };
     responses: {
         /** @description A parameter or body field failed validation (`invalid_request`). */
