@@ -167,9 +167,9 @@ export interface CallsTable {
   credits_debited_paise: Generated<number>;
   recording_url: string | null;
   llm_extracted_intent: string | null;
-  llm_sentiment: string | null;
+  llm_sentiment: CallSchemas['CallSentiment'] | null;
   llm_outcome: string | null;
-  reason: string | null;
+  reason: CallSchemas['CallEndReason'] | null;
   transcript: Json<CallSchemas['TranscriptTurn'][]> | null;
   started_at: Timestamp | null;
   ended_at: Timestamp | null;

@@ -508,6 +508,10 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
+        /** @description A number of requests. */
+        RateLimitCount: number;
+        /** @description A number of seconds, within the 60-second window. */
+        RateLimitSeconds: number;
         /**
          * @description A stable, machine-readable error code. Branch on this, not on the HTTP status.
          * @enum {string}
@@ -631,15 +635,12 @@ export type components = {
             recording_url: string | null;
             /** @description The caller's intent as extracted by a language model after a completed call. */
             llm_extracted_intent: string | null;
-            /** @description The contact's overall sentiment (`positive`, `neutral`, `negative`) after a completed call. */
-            llm_sentiment: string | null;
+            /** @description The contact's overall sentiment as read by a language model; `null` until known. */
+            llm_sentiment: components["schemas"]["CallSentiment"] | null;
             /** @description The call's business outcome as summarised by a language model after a completed call. */
             llm_outcome: string | null;
-            /**
-             * @description Why the call ended without completing: `carrier_rejected`, `provider_error`, `timeout`,
-             *     `busy`, `no_answer` or `canceled_by_client`. `null` otherwise.
-             */
-            reason: string | null;
+            /** @description Why the call ended without completing; `null` while it is in flight and when it completed. */
+            reason: components["schemas"]["CallEndReason"] | null;
             metadata: components["schemas"]["Metadata"];
             /**
              * Format: date-time
@@ -667,23 +668,126 @@ export type components = {
             /** @description Offset from the moment the call connected. */
             end_ms: number;
         };
-        /** @description One thing that happened during the call. */
-        TimelineEntry: {
+        /**
+         * @description Why a call ended without completing: the carrier refused it (`carrier_rejected`), the voice
+         *     provider failed (`provider_error`), it ran out of time (`timeout`), the line was busy
+         *     (`busy`), nobody picked up (`no_answer`), or the client canceled it (`canceled_by_client`).
+         * @enum {string}
+         */
+        CallEndReason: "carrier_rejected" | "provider_error" | "timeout" | "busy" | "no_answer" | "canceled_by_client";
+        /**
+         * @description Why a call `failed`; a subset of `CallEndReason`.
+         * @enum {string}
+         */
+        CallFailureReason: "carrier_rejected" | "provider_error" | "timeout";
+        /**
+         * @description The contact's overall mood over the call.
+         * @enum {string}
+         */
+        CallSentiment: "positive" | "neutral" | "negative";
+        /** @description The status the call moved to and, for an ending other than `completed`, why. */
+        StatusChangedDetail: {
+            status: components["schemas"]["CallStatus"];
+            reason?: components["schemas"]["CallEndReason"];
+        };
+        /** @description Nothing more to say; the entry's time is when the recording disclosure was spoken. */
+        DisclosurePlayedDetail: Record<string, never>;
+        /** @description What the contact wants, as a short machine-readable label (for example `book_demo`). */
+        IntentDetectedDetail: {
+            intent: string;
+        };
+        /** @description Why a person was asked for, as a short machine-readable label. */
+        HandoffRequestedDetail: {
+            reason: string;
+        };
+        /** @description The call changed status. */
+        StatusChangedEntry: {
             at: components["schemas"]["Timestamp"];
             /**
-             * @description `status-changed` (detail `{status, reason?}`), `disclosure-played` (the recording
-             *     disclosure was spoken), `intent-detected` (detail `{intent}`), `handoff-requested` (the
-             *     contact asked for a human; detail `{reason}`).
+             * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            kind: "status-changed" | "disclosure-played" | "intent-detected" | "handoff-requested";
-            /** @description Facts specific to the kind. */
-            detail: {
-                [key: string]: string | number | boolean | null;
-            };
+            kind: "status-changed";
+            detail: components["schemas"]["StatusChangedDetail"];
         };
-        /** @description A call with its timeline and, once completed, its transcript. */
-        CallDetail: components["schemas"]["Call"] & {
+        /** @description The agent spoke the recording disclosure. */
+        DisclosurePlayedEntry: {
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "disclosure-played";
+            detail: components["schemas"]["DisclosurePlayedDetail"];
+        };
+        /** @description The agent recognised what the contact wants. */
+        IntentDetectedEntry: {
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "intent-detected";
+            detail: components["schemas"]["IntentDetectedDetail"];
+        };
+        /** @description The contact asked to speak to a person. */
+        HandoffRequestedEntry: {
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "handoff-requested";
+            detail: components["schemas"]["HandoffRequestedDetail"];
+        };
+        /** @description One thing that happened during the call; `kind` says which, and fixes the shape of `detail`. */
+        TimelineEntry: components["schemas"]["StatusChangedEntry"] | components["schemas"]["DisclosurePlayedEntry"] | components["schemas"]["IntentDetectedEntry"] | components["schemas"]["HandoffRequestedEntry"];
+        /** @description A call with every field of `Call`, plus its timeline and, once completed, its transcript. */
+        CallDetail: {
+            /** Format: uuid */
+            id: string;
+            status: components["schemas"]["CallStatus"];
+            /**
+             * @description Always `outbound` for now.
+             * @enum {string}
+             */
+            direction: "outbound";
+            /** Format: uuid */
+            agent_id: string;
+            from_e164: components["schemas"]["PhoneNumber"];
+            to_e164: components["schemas"]["PhoneNumber"];
+            language: components["schemas"]["LanguageTag"];
+            provider: string;
+            provider_call_id: string;
+            /** @description Connected seconds; `null` while the call is in flight and for calls that never connected. */
+            duration_sec: number | null;
+            /** @description What the call cost; `0` until it ends and for calls that never connected. */
+            credits_debited_paise: number;
+            /**
+             * Format: uri
+             * @description Where the recording can be fetched, once the call has completed.
+             */
+            recording_url: string | null;
+            /** @description The caller's intent as extracted by a language model after a completed call. */
+            llm_extracted_intent: string | null;
+            /** @description The contact's overall sentiment as read by a language model; `null` until known. */
+            llm_sentiment: components["schemas"]["CallSentiment"] | null;
+            /** @description The call's business outcome as summarised by a language model after a completed call. */
+            llm_outcome: string | null;
+            /** @description Why the call ended without completing; `null` while it is in flight and when it completed. */
+            reason: components["schemas"]["CallEndReason"] | null;
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: date-time
+             * @description When the recipient picked up; `null` if the call never connected.
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the call ended; `null` while it is in flight.
+             */
+            ended_at: string | null;
+            created_at: components["schemas"]["Timestamp"];
             /** @description The conversation, in order. Present only when `status` is `completed`. */
             transcript?: components["schemas"]["TranscriptTurn"][];
             /** @description What happened, oldest first. */
@@ -877,7 +981,7 @@ export type components = {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "completed";
             duration_sec: number;
             /** Format: uri */
@@ -887,34 +991,37 @@ export type components = {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "failed";
-            /** @description `carrier_rejected`, `provider_error` or `timeout`. */
-            reason: string | null;
+            /** @description Why the call failed. */
+            reason: components["schemas"]["CallFailureReason"] | null;
         };
         CallNoAnswerData: {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "no_answer";
-            reason: string | null;
+            /** @enum {string|null} */
+            reason: "no_answer" | null;
         };
         CallBusyData: {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "busy";
-            reason: string | null;
+            /** @enum {string|null} */
+            reason: "busy" | null;
         };
         CallCanceledData: {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @enum {string} */
+            /** @constant */
             status: "canceled";
-            reason: string | null;
+            /** @enum {string|null} */
+            reason: "canceled_by_client" | null;
         };
         ContactCreatedData: {
             /** Format: uuid */
@@ -944,7 +1051,10 @@ export type components = {
          */
         CallCompletedEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.completed";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallCompletedData"];
@@ -964,7 +1074,10 @@ export type components = {
          */
         CallFailedEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.failed";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallFailedData"];
@@ -984,7 +1097,10 @@ export type components = {
          */
         CallNoAnswerEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.no_answer";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallNoAnswerData"];
@@ -1004,7 +1120,10 @@ export type components = {
          */
         CallBusyEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.busy";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallBusyData"];
@@ -1024,7 +1143,10 @@ export type components = {
          */
         CallCanceledEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "call.canceled";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["CallCanceledData"];
@@ -1044,7 +1166,10 @@ export type components = {
          */
         ContactCreatedEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "contact.created";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["ContactCreatedData"];
@@ -1062,17 +1187,29 @@ export type components = {
          */
         WebhookTestEvent: {
             id: components["schemas"]["EventId"];
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             event: "webhook.test";
             created_at: components["schemas"]["Timestamp"];
             data: components["schemas"]["WebhookTestData"];
         };
+        /**
+         * @description The body of any delivery, whatever its kind: switch on `event` to know which of the shapes
+         *     below it is (each kind fixes `event`, and the call kinds also fix `data.status`). Receivers
+         *     that subscribe to several kinds at one URL can type the body with this schema.
+         */
+        WebhookEvent: components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallFailedEvent"] | components["schemas"]["CallNoAnswerEvent"] | components["schemas"]["CallBusyEvent"] | components["schemas"]["CallCanceledEvent"] | components["schemas"]["ContactCreatedEvent"] | components["schemas"]["WebhookTestEvent"];
     };
     responses: {
         /** @description A parameter or body field failed validation (`invalid_request`). */
         InvalidRequest: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1083,6 +1220,7 @@ export type components = {
         Unauthorized: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -1093,6 +1231,9 @@ export type components = {
         InsufficientCredits: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1103,6 +1244,9 @@ export type components = {
         Forbidden: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1113,6 +1257,9 @@ export type components = {
         NotFound: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1123,6 +1270,9 @@ export type components = {
         Conflict: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1134,9 +1284,9 @@ export type components = {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
-                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfCounted"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitResetIfCounted"];
                 [name: string]: unknown;
             };
             content: {
@@ -1147,6 +1297,9 @@ export type components = {
         InternalError: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfCounted"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitResetIfCounted"];
                 [name: string]: unknown;
             };
             content: {
@@ -1162,6 +1315,9 @@ export type components = {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfCounted"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitResetIfCounted"];
                 [name: string]: unknown;
             };
             content: {
@@ -1172,6 +1328,9 @@ export type components = {
         RequestTimeout: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1185,6 +1344,9 @@ export type components = {
         UnsupportedMediaType: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1195,6 +1357,9 @@ export type components = {
         UpstreamError: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1225,12 +1390,12 @@ export type components = {
     };
     parameters: {
         /**
-         * @description How many items to return.
+         * @description How many items to return, in plain decimal digits.
          * @example 20
          */
         Limit: number;
         /**
-         * @description How many items to skip from the start of the list.
+         * @description How many items to skip from the start of the list, in plain decimal digits.
          * @example 0
          */
         Offset: number;
@@ -1285,7 +1450,7 @@ export type components = {
     requestBodies: never;
     headers: {
         /**
-         * @description A unique id for this request; quote it when asking for support.
+         * @description A unique id for this request; quote it when asking for support. Sent on every response.
          * @example req_7f3c9a1e2b4d6f8a
          */
         RequestId: string;
@@ -1293,22 +1458,46 @@ export type components = {
          * @description How many requests the org may make in any 60-second window.
          * @example 120
          */
-        RateLimitLimit: number;
+        RateLimitLimit: components["schemas"]["RateLimitCount"];
         /**
          * @description How many more requests the org may make in the current window, this one included.
          * @example 117
          */
-        RateLimitRemaining: number;
+        RateLimitRemaining: components["schemas"]["RateLimitCount"];
         /**
          * @description Seconds until the oldest request in the window leaves it and frees a slot.
          * @example 42
          */
-        RateLimitReset: number;
+        RateLimitReset: components["schemas"]["RateLimitSeconds"];
+        /**
+         * @description As on every authenticated response: how many requests the org may make in any 60-second
+         *     window. Absent when the request was refused before its org was known (an address over its
+         *     allowance of failed authentications, a database that could not be reached to look up the key).
+         * @example 120
+         */
+        RateLimitLimitIfCounted: components["schemas"]["RateLimitCount"];
+        /**
+         * @description As on every authenticated response: how many more requests the org may make in the current
+         *     window. Absent when the request was refused before its org was known.
+         * @example 0
+         */
+        RateLimitRemainingIfCounted: components["schemas"]["RateLimitCount"];
+        /**
+         * @description As on every authenticated response: seconds until a slot frees up. Absent when the request
+         *     was refused before its org was known.
+         * @example 12
+         */
+        RateLimitResetIfCounted: components["schemas"]["RateLimitSeconds"];
         /**
          * @description Whole seconds to wait before a request would be accepted.
          * @example 12
          */
         RetryAfter: number;
+        /**
+         * @description The authentication scheme the API expects: always `Bearer`.
+         * @example Bearer
+         */
+        WwwAuthenticate: "Bearer";
         /**
          * @description Present and `true` when this response replays an earlier one for the same `Idempotency-Key`.
          * @example true
@@ -1323,12 +1512,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -1489,12 +1678,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -1605,12 +1794,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -1681,12 +1870,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -1942,12 +2131,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return.
+                 * @description How many items to return, in plain decimal digits.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list.
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];

@@ -92,6 +92,28 @@ function checkEvents(document: Node, events: EventDefinition[]): void {
   if (odd) throw new SpecError(`webhooks.${odd.kind} declares other delivery headers than webhooks.${events[0]!.kind}`);
 }
 
+/**
+ * Schemas that repeat another's properties instead of an `allOf` (which generators turn into invented
+ * `…AllOf` types): each must keep every property and requirement of its base, unchanged.
+ */
+const EXTENDS: Record<string, string> = { CallDetail: 'Call' };
+
+/** Checks each schema of EXTENDS against its base. */
+function checkExtensions(document: Node): void {
+  const schemas = document.components.schemas as Record<string, Node>;
+  for (const [name, base] of Object.entries(EXTENDS)) {
+    const [own, parent] = [schemas[name], schemas[base]];
+    if (!own || !parent) throw new SpecError(`components/schemas/${name} and ${base} must both exist`);
+    for (const [property, schema] of Object.entries((parent.properties ?? {}) as Record<string, Node>)) {
+      if (JSON.stringify(own.properties?.[property]) !== JSON.stringify(schema))
+        throw new SpecError(`${name}.properties.${property} must equal ${base}.properties.${property}`);
+    }
+    const required = new Set((own.required ?? []) as string[]);
+    const missing = ((parent.required ?? []) as string[]).filter((property) => !required.has(property));
+    if (missing.length > 0) throw new SpecError(`${name}.required must include ${base}'s ${missing.join(', ')}`);
+  }
+}
+
 /** The published document: each `webhooks` entry copied into the callbacks of the marked operation. */
 function publishedDocument(source: Node): Node {
   const document = structuredClone(source);
@@ -208,6 +230,7 @@ async function render(): Promise<Map<string, string>> {
   const source = parse(await readFile(specPath, 'utf8')) as Node;
   const events = eventDefinitions(source);
   checkEvents(source, events);
+  checkExtensions(source);
   const document = publishedDocument(source);
   const files = new Map<string, string>();
   files.set('openapi.json', JSON.stringify(document, null, 2) + '\n');

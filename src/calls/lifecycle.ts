@@ -13,7 +13,7 @@ import { canTransition, isTerminal, type CallStatus, type TerminalStatus } from 
 /** How a call ends. */
 export interface CallEnding {
   status: TerminalStatus;
-  reason: string | null;
+  reason: CallRow['reason'];
   at: Date;
   conversation: Conversation | null;
 }
@@ -62,6 +62,13 @@ export async function withStatusCount(
   return changed;
 }
 
+/** The call's reason when it is one of `allowed` (the ones its event kind publishes), else null. */
+function reasonIn<R extends string>(call: CallRow, allowed: readonly R[]): R | null {
+  return call.reason !== null && (allowed as readonly string[]).includes(call.reason) ? (call.reason as R) : null;
+}
+
+const FAILURE_REASONS = ['carrier_rejected', 'provider_error', 'timeout'] as const;
+
 /** Emits the event of an ended call with the payload its kind publishes. */
 async function emitEnding(trx: Db, call: CallRow): Promise<void> {
   const base = { call_id: call.id, provider_call_id: call.provider_call_id };
@@ -75,16 +82,28 @@ async function emitEnding(trx: Db, call: CallRow): Promise<void> {
       });
       return;
     case 'failed':
-      await emitEvent(trx, call.org_id, 'call.failed', { ...base, status: 'failed', reason: call.reason });
+      await emitEvent(trx, call.org_id, 'call.failed', {
+        ...base,
+        status: 'failed',
+        reason: reasonIn(call, FAILURE_REASONS),
+      });
       return;
     case 'no_answer':
-      await emitEvent(trx, call.org_id, 'call.no_answer', { ...base, status: 'no_answer', reason: call.reason });
+      await emitEvent(trx, call.org_id, 'call.no_answer', {
+        ...base,
+        status: 'no_answer',
+        reason: reasonIn(call, ['no_answer']),
+      });
       return;
     case 'busy':
-      await emitEvent(trx, call.org_id, 'call.busy', { ...base, status: 'busy', reason: call.reason });
+      await emitEvent(trx, call.org_id, 'call.busy', { ...base, status: 'busy', reason: reasonIn(call, ['busy']) });
       return;
     case 'canceled':
-      await emitEvent(trx, call.org_id, 'call.canceled', { ...base, status: 'canceled', reason: call.reason });
+      await emitEvent(trx, call.org_id, 'call.canceled', {
+        ...base,
+        status: 'canceled',
+        reason: reasonIn(call, ['canceled_by_client']),
+      });
       return;
     default:
       throw new Error(`call ${call.id} has not ended (${call.status})`);
@@ -134,7 +153,13 @@ async function applyEvent(trx: Db, call: CallRow, event: ProviderEvent): Promise
     }
     case 'ended':
       return endCall(trx, call, { ...event.ending, at: event.at });
-    default:
+    case 'disclosure-played':
+      await insertTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
+      return call;
+    case 'intent-detected':
+      await insertTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
+      return call;
+    case 'handoff-requested':
       await insertTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
       return call;
   }

@@ -1,7 +1,7 @@
 // Maps stored calls to the API's Call, CallCreated and CallDetail objects.
 import type { components } from '../../generated/openapi.js';
 import type { CallListRow, CallRow } from './queries.js';
-import type { listTimeline } from './timeline-queries.js';
+import { toTimelineEntry, type listTimeline } from './timeline-queries.js';
 
 type Schemas = components['schemas'];
 type TimelineRow = Awaited<ReturnType<typeof listTimeline>>[number];
@@ -55,6 +55,6 @@ export function toCallDetail(row: CallRow, timeline: TimelineRow[]): Schemas['Ca
   return {
     ...toCall(listed),
     ...(row.status === 'completed' ? { transcript: transcript ?? [] } : {}),
-    timeline: timeline.map((entry) => ({ at: entry.at.toISOString(), kind: entry.kind, detail: entry.detail })),
+    timeline: timeline.map(toTimelineEntry),
   };
 }

@@ -2,10 +2,18 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import type { CallTimelineTable } from '../../db/schema.js';
+import type { components } from '../../generated/openapi.js';
 
-export type TimelineInsert = Omit<Insertable<CallTimelineTable>, 'detail'> & {
-  detail: Selectable<CallTimelineTable>['detail'];
-};
+type TimelineEntry = components['schemas']['TimelineEntry'];
+
+/** One entry to append: its kind and that kind's detail, as the spec pairs them. */
+export type TimelineInsert = Omit<Insertable<CallTimelineTable>, 'kind' | 'detail'> &
+  (TimelineEntry extends infer E ? (E extends TimelineEntry ? Pick<E, 'kind' | 'detail'> : never) : never);
+
+/** A stored entry as the API shows it. Rows are written only through insertTimelineEntry, so kind and detail match. */
+export function toTimelineEntry(row: Pick<Selectable<CallTimelineTable>, 'at' | 'kind' | 'detail'>): TimelineEntry {
+  return { at: row.at.toISOString(), kind: row.kind, detail: row.detail } as TimelineEntry;
+}
 
 /** Appends one entry to a call's timeline. */
 export async function insertTimelineEntry(db: Db, entry: TimelineInsert): Promise<void> {

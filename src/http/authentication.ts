@@ -36,10 +36,14 @@ export function rethrowAuthFault(ctx: Koa.Context, metrics: Metrics): void {
   throw authFault;
 }
 
-/** The unauthorizedHandler hook: throws unauthorized. */
+/** The challenge a 401 carries (RFC 9110 §11.6.1): the API takes bearer keys. */
+export const BEARER_CHALLENGE = 'Bearer';
+
+/** The unauthorizedHandler hook: throws unauthorized, with the WWW-Authenticate challenge. */
 export function unauthorized(): never {
   throw new DomainError(
     'unauthorized',
     'A valid API key is required in the Authorization header (Bearer svc_live_...).',
+    { headers: { 'WWW-Authenticate': BEARER_CHALLENGE } },
   );
 }

@@ -14,7 +14,7 @@ import { bearerAuth, rethrowAuthFault, unauthorized } from './authentication.js'
 import { patchRouter } from './openapi-backend-patches.js';
 import { headerNamesOf, operationInput } from './operation-input.js';
 import { takeRateLimitSlot } from './rate-limit.js';
-import { checkRequest } from './request-checks.js';
+import { checkQueryIntegers, checkRequest } from './request-checks.js';
 import { declaresBody, readJsonBody } from './request-body.js';
 import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
@@ -22,6 +22,12 @@ import { methodNotAllowed, notFound } from './routing-errors.js';
 import { validationError } from './validation-errors.js';
 
 export const API_ROOT = '/api/v1';
+
+/**
+ * Routing is exact: `/calls/` is not `/calls` (openapi-backend ignores trailing slashes by default), so
+ * a trailing slash answers not_found instead of another operation's answer.
+ */
+export const IGNORE_TRAILING_SLASHES = false;
 
 /** The published spec (generated/openapi.json), loaded once. */
 export const apiDocument = JSON.parse(readFileSync(projectFile('generated/openapi.json'), 'utf8')) as Document;
@@ -45,6 +51,7 @@ export async function createBackend(handlers: HandlerMap, parts: BackendParts): 
   const api = new OpenAPIBackend({
     definition: structuredClone(apiDocument),
     apiRoot: API_ROOT,
+    ignoreTrailingSlashes: IGNORE_TRAILING_SLASHES,
     strict: true,
     quick: true,
     coerceTypes: true,
@@ -63,6 +70,7 @@ export async function createBackend(handlers: HandlerMap, parts: BackendParts): 
       rethrowAuthFault(ctx, deps.metrics);
       if (!context.security?.authorized) return;
       await takeRateLimitSlot(limiter, deps.metrics, ctx);
+      checkQueryIntegers(context.operation, ctx.querystring);
       await readBody(api, context, ctx, deps.config.bodyTimeoutMs);
     },
     unauthorizedHandler: unauthorized,
@@ -97,13 +105,16 @@ async function readBody(api: OpenAPIBackend, context: Context, ctx: Koa.Context,
   context.request = api.router.parseRequest(state.apiRequest, context.operation);
 }
 
-/** Koa middleware that hands every request under /api/v1 (and anything unmatched) to the backend. */
+/**
+ * Koa middleware that hands every request under /api/v1 (and anything unmatched) to the backend. HEAD is
+ * routed as GET; Koa then sends the GET answer's status and headers without its body.
+ */
 export function backendMiddleware(api: OpenAPIBackend): Koa.Middleware {
   return async (ctx) => {
     const state = stateOf(ctx);
     state.hasBody = declaresBody(ctx);
     state.apiRequest = {
-      method: ctx.method,
+      method: ctx.method === 'HEAD' ? 'GET' : ctx.method,
       path: ctx.path,
       query: ctx.querystring,
       headers: ctx.headers as Record<string, string | string[]>,

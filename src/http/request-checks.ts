@@ -14,6 +14,35 @@ function queryNamesOf(operation: Operation): Set<string> {
   return names;
 }
 
+/** A query integer as the API accepts it: decimal digits, with a minus sign for a negative one. */
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+function integerQueryNamesOf(operation: Operation): string[] {
+  const names: string[] = [];
+  for (const parameter of operation.parameters ?? []) {
+    if (!('in' in parameter) || parameter.in !== 'query') continue;
+    const type = (parameter.schema as { type?: unknown } | undefined)?.type;
+    if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) names.push(parameter.name);
+  }
+  return names;
+}
+
+/**
+ * Before schema validation (which coerces strings such as `0x10`, `1e1`, `+5`, `5.0` or ` 5` to
+ * numbers): throws invalid_request naming the first integer query parameter whose value is anything
+ * but plain decimal digits.
+ */
+export function checkQueryIntegers(operation: Operation, querystring: string): void {
+  const names = integerQueryNamesOf(operation);
+  if (names.length === 0) return;
+  const query = new URLSearchParams(querystring);
+  for (const name of names) {
+    for (const value of query.getAll(name)) {
+      if (!DECIMAL_INTEGER.test(value)) throw invalidField(name, 'must be an integer written in decimal digits');
+    }
+  }
+}
+
 /**
  * The preOperationHandler hook. Throws invalid_request for a body sent to an operation that takes
  * none, a query parameter the operation does not declare (names such as `__proto__` never reach the

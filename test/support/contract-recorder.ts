@@ -1,12 +1,14 @@
 // Records the (operationId, status, error code) of every answer a test app sends, one JSONL file per
-// test process, so a check after the suite can tell which declared statuses and codes tests produce.
+// test process, so a check after the suite can tell which declared statuses and codes tests produce;
+// and fails the run loudly when an answer lacks a header the spec declares required for its status.
 import { appendFileSync } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import { inject } from 'vitest';
 import type { ContractRecord } from '../../scripts/contract-coverage/contract.js';
 import { matchOperation } from './spec/paths.js';
-import { publishedOperations } from './spec/published.js';
+import { publishedOperations, publishedSpec } from './spec/published.js';
+import { requiredResponseHeaders } from './spec/response-headers.js';
 
 const API_ROOT = '/api/v1';
 
@@ -15,10 +17,24 @@ export function recordResponses(listener: http.RequestListener): http.RequestLis
   const file = path.join(inject('contractRecordDir'), `${process.pid}.jsonl`);
   return (request, response) => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
+    // HEAD is answered like GET, headers included.
+    const method = request.method === 'HEAD' ? 'GET' : (request.method ?? 'GET');
     const operation = pathname.startsWith(`${API_ROOT}/`)
-      ? matchOperation(publishedOperations, request.method ?? 'GET', pathname.slice(API_ROOT.length))
+      ? matchOperation(publishedOperations, method, pathname.slice(API_ROOT.length))
       : undefined;
     if (operation) {
+      response.once('finish', () => {
+        const required = requiredResponseHeaders(publishedSpec, operation.path, method, response.statusCode);
+        const missing = required.filter((name) => !response.hasHeader(name));
+        if (missing.length > 0) {
+          // An uncaught error: vitest reports it and fails the run.
+          throw new Error(
+            `Contract violation: ${request.method} ${pathname} answered ${response.statusCode} without required header(s) ${missing.join(', ')}`,
+          );
+        }
+      });
+    }
+    if (operation && request.method !== 'HEAD') {
       const chunks: Buffer[] = [];
       const end = response.end.bind(response) as (...args: unknown[]) => http.ServerResponse;
       response.end = ((...args: unknown[]) => {

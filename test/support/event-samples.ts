@@ -14,7 +14,7 @@ export function sampleEventData(): { [K in EventKind]: EventDataByKind[K] } {
       recording_url: 'https://recordings.example.com/calls/a.mp3',
     },
     'call.failed': { ...call, status: 'failed', reason: 'carrier_rejected' },
-    'call.no_answer': { ...call, status: 'no_answer', reason: 'no_answer_timeout' },
+    'call.no_answer': { ...call, status: 'no_answer', reason: 'no_answer' },
     'call.busy': { ...call, status: 'busy', reason: 'busy' },
     'call.canceled': { ...call, status: 'canceled', reason: 'canceled_by_client' },
     'contact.created': {

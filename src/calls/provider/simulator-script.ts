@@ -23,7 +23,7 @@ export interface CallPlan {
 }
 
 interface Scenario {
-  analysis: Required<{ [K in keyof CallAnalysis]: string }>;
+  analysis: { [K in keyof CallAnalysis]: NonNullable<CallAnalysis[K]> };
   handoff: boolean;
   lines: string[];
 }

@@ -23,7 +23,7 @@ export interface ProviderCallRef {
 /** The language-model reading of a conversation. */
 export interface CallAnalysis {
   intent: string | null;
-  sentiment: string | null;
+  sentiment: Schemas['CallSentiment'] | null;
   outcome: string | null;
 }
 
@@ -38,13 +38,16 @@ export interface Conversation {
 /** How the provider says a call ended (never `canceled`: only the platform cancels). */
 export type ProviderEnding =
   | { status: 'completed'; reason: null; conversation: Conversation }
-  | { status: 'failed'; reason: string; conversation: Conversation | null }
-  | { status: 'busy' | 'no_answer'; reason: string; conversation: null };
+  | { status: 'failed'; reason: Schemas['CallFailureReason']; conversation: Conversation | null }
+  | { status: 'busy'; reason: 'busy'; conversation: null }
+  | { status: 'no_answer'; reason: 'no_answer'; conversation: null };
 
 /** One thing the provider reports about a call, at the moment it happened. */
 export type ProviderEvent =
   | { type: 'status'; at: Date; status: 'dialing' | 'ringing' | 'in_progress' }
-  | { type: 'disclosure-played' | 'intent-detected' | 'handoff-requested'; at: Date; detail: Record<string, string> }
+  | { type: 'disclosure-played'; at: Date; detail: Schemas['DisclosurePlayedDetail'] }
+  | { type: 'intent-detected'; at: Date; detail: Schemas['IntentDetectedDetail'] }
+  | { type: 'handoff-requested'; at: Date; detail: Schemas['HandoffRequestedDetail'] }
   | { type: 'ended'; at: Date; ending: ProviderEnding };
 
 /** A batch of events in the order they happened, and when the next one is due (null: none will come). */
