@@ -24,6 +24,9 @@ export interface DeliveryWorkerOptions {
   sweepIntervalMs: number;
 }
 
+/** Claim passes run at once in a row after picks were lost to other processes. */
+const MAX_PASSES_AFTER_LOST_RACES = 3;
+
 /** How often deletions left unfinished by a process that stopped are completed. */
 const DELETION_CLEANUP_EVERY_MS = 30_000;
 
@@ -41,6 +44,7 @@ export class DeliveryWorker implements BackgroundWorker {
   private timer: NodeJS.Timeout | null = null;
   private listener: DeliveryListener | null = null;
   private lastCleanup = 0;
+  private passesAfterLostRaces = 0;
 
   constructor(
     private readonly deps: AppDeps,
@@ -180,6 +184,14 @@ export class DeliveryWorker implements BackgroundWorker {
       expiresAt: new Date(now.getTime() + this.deps.delivery.leaseMs),
     });
     for (const delivery of claimed) this.launch(delivery);
+    // Another process claimed some of the picks first: what it left may be due too, so look again
+    // now rather than at the next notification or sweep (a few times in a row at most: a pick can
+    // also fail for good, when its endpoint is being deleted).
+    if (claimed.length === picked.length) this.passesAfterLostRaces = 0;
+    else if (this.passesAfterLostRaces < MAX_PASSES_AFTER_LOST_RACES) {
+      this.passesAfterLostRaces += 1;
+      this.wake();
+    }
     return claimed.length;
   }
 
