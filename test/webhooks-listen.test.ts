@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
+import { startTestApp } from './support/app.js';
 import { register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
 type Line = Record<string, unknown> & { type: string };
@@ -187,6 +188,24 @@ it('takes a secret from standard input and refuses one on the command line', asy
     await env.app.client(env.org.key).DELETE('/webhooks/{id}', { params: { path: { id } } });
   } finally {
     await stop(piped.child);
+  }
+}, 30_000);
+
+it('says which setting the API needs when it refuses the listener’s URL, and stores nothing', async () => {
+  // The same database behind an API with the production address policy.
+  const strict = await startTestApp(env.database, { workers: false, config: { webhookPrivateAllowlist: [] } });
+  try {
+    const refusedDir = path.join(dir, 'refused');
+    const run = await runListener(['--port', '0', '--config-dir', refusedDir, '--api-url', strict.baseUrl], {
+      [KEY_VARIABLE]: env.org.key,
+    });
+    expect(run.code).toBe(1);
+    expect((JSON.parse(run.stderr) as { error: string }).error).toMatch(
+      /^POST \/webhooks answered 400 invalid_request: .*loopback address.*WEBHOOK_PRIVATE_ALLOWLIST=127\.0\.0\.0\/8\)$/,
+    );
+    await expect(stat(path.join(refusedDir, 'endpoint.json'))).rejects.toThrow(/ENOENT/);
+  } finally {
+    await strict.close();
   }
 }, 30_000);
 

@@ -58,7 +58,10 @@ const OPTIONS = {
 interface ListenRequest {
   dir: string;
   host: string;
+  /** From --port. */
   port: number | undefined;
+  /** From WEBHOOK_LISTEN_PORT, used when neither --port nor a stored endpoint gives one. */
+  envPort: number | undefined;
   secretFile: string | undefined;
   /** The API root from --api-url. */
   apiRoot: string | undefined;
@@ -68,9 +71,10 @@ interface ListenRequest {
   json: boolean;
 }
 
-function port(raw: string): number {
+function port(raw: string, source: string): number {
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${raw}"`);
+  if (!/^\d+$/.test(raw) || value > 65535)
+    throw new UsageError(`${source} must be a port number (0-65535), got "${raw}"`);
   return value;
 }
 
@@ -88,7 +92,7 @@ function readRequest(argv: string[]): ListenRequest {
     );
   }
   const str = (name: keyof typeof OPTIONS) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
-  const rawPort = str('port') ?? process.env.WEBHOOK_LISTEN_PORT;
+  const envPort = process.env.WEBHOOK_LISTEN_PORT;
   let forwardTo: URL | undefined;
   let apiRoot: string | undefined;
   try {
@@ -100,7 +104,8 @@ function readRequest(argv: string[]): ListenRequest {
   return {
     dir: str('config-dir') ?? defaultStateDir(),
     host: str('host')!,
-    port: rawPort === undefined ? undefined : port(rawPort),
+    port: str('port') === undefined ? undefined : port(str('port')!, '--port'),
+    envPort: envPort === undefined ? undefined : port(envPort, 'WEBHOOK_LISTEN_PORT'),
     secretFile: str('secret-file'),
     apiRoot,
     forwardTo,
@@ -178,7 +183,7 @@ async function listen(request: ListenRequest, output: ListenOutput): Promise<num
   const receiver = await startHttpsReceiver({
     tls,
     host: request.host,
-    port: request.port ?? storedPort ?? 8443,
+    port: request.port ?? storedPort ?? request.envPort ?? 8443,
     answer: (received, _request, response) =>
       void receiveDelivery(received, response, { secrets, forwardTo: request.forwardTo, report: output.delivery }),
   });
