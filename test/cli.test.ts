@@ -11,6 +11,7 @@ import { rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { runAdmin, type CliResult } from './support/cli.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { GROUPS } from '../src/cli/admin/commands.js';
+import { startReceiver, testTls } from './support/webhook-receiver.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -486,6 +487,45 @@ describe('delivery log', CLI_TESTS, () => {
       expect((await admin('deliveries', '--webhook', '00000000-0000-4000-8000-000000000000')).code).toBe(1);
       expect((await admin('deliveries')).code).toBe(2);
     } finally {
+      await logged.close();
+    }
+  });
+
+  it('prints the ids the receiver and the API know: the attempt (x-svc-delivery) and its delivery', async () => {
+    const tls = await testTls();
+    const logged = await startTestApp(database, {
+      workers: false,
+      config: { webhookPrivateAllowlist: ['127.0.0.0/8'], webhookCaCerts: [tls.caCert] },
+    });
+    const target = await startReceiver();
+    try {
+      const orgId = await newOrg('--plan', 'scale');
+      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const client = logged.client(key);
+      const created = await client.POST('/webhooks', { body: { url: target.url, events: ['contact.created'] } });
+      const webhookId = created.data!.data.id;
+      const tested = await client.POST('/webhooks/{id}/test', { params: { path: { id: webhookId } } });
+      expect(tested.response.status).toBe(200);
+      const [received] = await target.waitFor(1);
+      const { data: deliveries } = await client.GET('/webhooks/{id}/deliveries', {
+        params: { path: { id: webhookId } },
+      });
+      const delivery = deliveries!.data[0]!;
+
+      const result = await admin('deliveries', '--webhook', webhookId, '--json');
+      expect(result.code, result.stderr).toBe(0);
+      const [row] = JSON.parse(result.stdout);
+      expect(row).toMatchObject({
+        id: received!.headers['x-svc-delivery'],
+        delivery_id: delivery.id,
+        event_id: delivery.event_id,
+        status_code: 200,
+      });
+      expect(row.id).toBe(delivery.attempts[0]!.id);
+      const human = await admin('deliveries', '--webhook', webhookId);
+      expect(human.stdout).toContain(`attempt ${row.id}  delivery ${delivery.id}`);
+    } finally {
+      await target.close();
       await logged.close();
     }
   });
