@@ -32,6 +32,19 @@ export function invalidField(param: string, message: string): DomainError {
   return new DomainError('invalid_request', `${param}: ${message}`, { param, details: { [param]: [message] } });
 }
 
+/**
+ * The invalid_request error for a value that failed validation, given each failing field's messages
+ * (messagesByField): param is the first field and the message its first message, as request validation
+ * words it.
+ */
+export function invalidFields(details: ReadonlyMap<string, string[]>): DomainError {
+  const [param, messages] = [...details][0] ?? ['body', ['is invalid']];
+  return new DomainError('invalid_request', `${param}: ${messages[0]}`, {
+    param,
+    details: Object.fromEntries(details),
+  });
+}
+
 /** A not_found error naming the kind of resource and the parameter that referenced it. */
 export function notFound(resource: string, param = 'id'): DomainError {
   return new DomainError('not_found', `No ${resource} with this id exists in your organisation.`, { param });

@@ -11,6 +11,7 @@ import { rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { runAdmin, type CliResult } from './support/cli.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { GROUPS } from '../src/cli/admin/commands.js';
+import { startReceiver, testTls } from './support/webhook-receiver.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -489,6 +490,45 @@ describe('delivery log', CLI_TESTS, () => {
       await logged.close();
     }
   });
+
+  it('prints the ids the receiver and the API know: the attempt (x-svc-delivery) and its delivery', async () => {
+    const tls = await testTls();
+    const logged = await startTestApp(database, {
+      workers: false,
+      config: { webhookPrivateAllowlist: ['127.0.0.0/8'], webhookCaCerts: [tls.caCert] },
+    });
+    const target = await startReceiver();
+    try {
+      const orgId = await newOrg('--plan', 'scale');
+      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const client = logged.client(key);
+      const created = await client.POST('/webhooks', { body: { url: target.url, events: ['contact.created'] } });
+      const webhookId = created.data!.data.id;
+      const tested = await client.POST('/webhooks/{id}/test', { params: { path: { id: webhookId } } });
+      expect(tested.response.status).toBe(200);
+      const [received] = await target.waitFor(1);
+      const { data: deliveries } = await client.GET('/webhooks/{id}/deliveries', {
+        params: { path: { id: webhookId } },
+      });
+      const delivery = deliveries!.data[0]!;
+
+      const result = await admin('deliveries', '--webhook', webhookId, '--json');
+      expect(result.code, result.stderr).toBe(0);
+      const [row] = JSON.parse(result.stdout);
+      expect(row).toMatchObject({
+        id: received!.headers['x-svc-delivery'],
+        delivery_id: delivery.id,
+        event_id: delivery.event_id,
+        status_code: 200,
+      });
+      expect(row.id).toBe(delivery.attempts[0]!.id);
+      const human = await admin('deliveries', '--webhook', webhookId);
+      expect(human.stdout).toContain(`attempt ${row.id}  delivery ${delivery.id}`);
+    } finally {
+      await target.close();
+      await logged.close();
+    }
+  });
 });
 
 describe('contacts import', CLI_TESTS, () => {
@@ -520,12 +560,22 @@ describe('contacts import', CLI_TESTS, () => {
     const summary = JSON.parse(first.stdout);
     // Every row is accounted for: rows = created + updated + rejected.
     expect(summary).toMatchObject({ rows: 5, created: 2, updated: 0, rejected: 3 });
-    expect(summary.rejections.map((rejection: { row: number }) => rejection.row)).toEqual([4, 5, 6]);
-    expect(summary.rejections[0].reasons[0]).toContain('phone_e164');
-    expect(summary.rejections[1].reasons[0]).toContain('email');
-    expect(summary.rejections[2].reasons).toEqual([
-      'phone_e164: already given on line 2; only the first row of a number is imported',
-    ]);
+    expect(summary.rejections.map((rejection: { line: number }) => rejection.line)).toEqual([4, 5, 6]);
+    expect(summary.rejections[0].error).toMatchObject({ code: 'invalid_request', param: 'phone_e164' });
+    expect(summary.rejections[1].error).toMatchObject({ code: 'invalid_request', param: 'email' });
+    // A repeated number is not merged: the first row wins and the repeat is listed by line.
+    const repeat = 'phone_e164: +919811000001 repeats line 2; only the first row of a number is imported';
+    expect(summary.rejections[2].error).toEqual({
+      code: 'invalid_request',
+      param: 'phone_e164',
+      message: repeat,
+      details: { phone_e164: ['+919811000001 repeats line 2; only the first row of a number is imported'] },
+    });
+    const human = await admin('contacts', 'import', '--org', orgId, file);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`\n  line 6: ${repeat}\n`);
+    const help = await admin('contacts', 'import', '--help');
+    expect(help.stdout).toContain('A phone number that repeats an earlier line is skipped too');
 
     const stored = await database.db
       .selectFrom('contacts')
@@ -545,6 +595,59 @@ describe('contacts import', CLI_TESTS, () => {
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ rows: 5, created: 0, updated: 2, rejected: 3 });
     expect((await events(orgId)).length).toBe(2);
+  });
+
+  it('rejects each bad row with the error object POST /contacts answers for the same values', async () => {
+    const orgId = await newOrg();
+    const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+    const columns = ['phone_e164', 'name', 'email', 'language_pref', 'consent_capture', 'metadata'] as const;
+    const rows: Array<Partial<Record<(typeof columns)[number], string>>> = [
+      { phone_e164: 'not-a-number', name: 'Bad', consent_capture: 'manual' },
+      { phone_e164: '+919811100002', email: 'meera@', consent_capture: 'manual' },
+      { phone_e164: '+919811100003', language_pref: 'english', consent_capture: 'manual' },
+      { phone_e164: '+919811100004', consent_capture: 'phone' },
+      { phone_e164: '+919811100005', consent_capture: 'manual', metadata: '[1,2]' },
+      { phone_e164: '+919811100006', consent_capture: 'manual', metadata: '{"tier":"a\\u0000b"}' },
+      { phone_e164: '+919811100007', name: 'Nul\u0000Byte', consent_capture: 'manual' },
+      { phone_e164: '+919811100008', consent_capture: 'manual', metadata: '{"__proto__":{"x":1}}' },
+      { phone_e164: '12345', email: 'x@', consent_capture: 'manual' },
+      { phone_e164: '+919811100010', consent_capture: 'manual', metadata: '{"n":1e400}' },
+    ];
+    const quote = (cell = '') => `"${cell.replace(/"/g, '""')}"`;
+    const file = path.join(dir, 'api-errors.csv');
+    await writeFile(
+      file,
+      [columns.join(','), ...rows.map((row) => columns.map((c) => quote(row[c])).join(','))].join('\n'),
+    );
+
+    const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ rows: rows.length, created: 0, updated: 0, rejected: rows.length });
+
+    for (const [index, row] of rows.entries()) {
+      const body = Object.fromEntries(
+        Object.entries(row).map(([column, cell]) => [column, column === 'metadata' ? JSON.parse(cell) : cell]),
+      );
+      // JSON.stringify writes 1e400 (Infinity) as null; the API must see the number as sent.
+      const text = JSON.stringify(body).replace('"n":null', '"n":1e400');
+      const answer = await rawRequest(app, 'POST', '/contacts', {
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: text,
+      });
+      expect(answer.status, text).toBe(400);
+      const { code, message, param, details } = answer.body.error;
+      expect(summary.rejections[index], text).toEqual({ line: index + 2, error: { code, message, param, details } });
+    }
+    expect(summary.rejections[8].error.details).toEqual({
+      phone_e164: [expect.stringMatching(/^must match the pattern/)],
+      email: [expect.any(String)],
+    });
+
+    const human = await admin('contacts', 'import', '--org', orgId, file);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`\n  line 2: ${summary.rejections[0].error.message}\n`);
+    expect(human.stdout).toContain(`\n  line 10: ${summary.rejections[8].error.message}; email: `);
   });
 
   it('refuses a file with a bad header, bad encoding or broken CSV before writing anything', async () => {
@@ -599,8 +702,11 @@ describe('contacts import', CLI_TESTS, () => {
     expect(summary).toMatchObject({ rows: 1500, created: 1498, updated: 0, rejected: 2 });
     expect(summary.created + summary.updated + summary.rejected).toBe(summary.rows);
     expect(summary.rejections).toEqual([
-      { row: 701, reasons: ['name: must not contain the character U+0000'] },
-      { row: 1201, reasons: [expect.stringMatching(/^phone_e164: must match the pattern/)] },
+      { line: 701, error: expect.objectContaining({ message: 'name: must not contain the character U+0000' }) },
+      {
+        line: 1201,
+        error: expect.objectContaining({ message: expect.stringMatching(/^phone_e164: must match the pattern/) }),
+      },
     ]);
     expect(await events(orgId)).toHaveLength(1498);
 

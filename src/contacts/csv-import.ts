@@ -1,12 +1,15 @@
 // CSV contact import: checks the file (UTF-8, header, CSV structure) before writing anything, then
-// streams its rows through the same rules and messages as POST /contacts, all in one transaction:
-// every bad row is reported by line and skipped, and either the rest is imported or nothing is.
+// streams its rows through the same rules as POST /contacts, all in one transaction: every bad row
+// (and every repeat of a number given on an earlier line) is reported by line with the error the API
+// would answer for the same values, and skipped; either the rest is imported or nothing is.
 import { createReadStream } from 'node:fs';
+import type { ErrorObject } from 'ajv';
 import { parse } from 'csv-parse';
 import type { Db } from '../database/connect.js';
-import { textProblem } from '../contract/text-rules.js';
+import { findUnstorableValue } from '../contract/text-rules.js';
 import { messagesByField } from '../contract/validation-messages.js';
 import { validators } from '../contract/validators.js';
+import { invalidField, invalidFields, type DomainError } from '../errors.js';
 import { emitEvents } from '../webhooks/outbox.js';
 import { IMPORT_BATCH_SIZE as BATCH_SIZE, MAX_LISTED_REJECTIONS } from './policy.js';
 import * as contacts from './queries.js';
@@ -22,8 +25,16 @@ export interface ImportSummary {
   created: number;
   updated: number;
   rejected: number;
-  /** The first rejected rows, by line number, with their reasons in the API's words. */
-  rejections: Array<{ row: number; reasons: string[] }>;
+  /** The first rejected rows, by line number, each with the error object the API would answer. */
+  rejections: Array<{ line: number; error: RowError }>;
+}
+
+/** Why a row was refused, as the API's error object: code, message, param and per-field details. */
+export interface RowError {
+  code: DomainError['code'];
+  message: string;
+  param: string | undefined;
+  details: Record<string, string[]> | undefined;
 }
 
 type CsvRecords = AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>;
@@ -104,31 +115,67 @@ function checkHeader(header: string[]): string[] {
   return names;
 }
 
-/** Validates one record by the API's ContactUpsert rules; returns the row or the reasons it is refused. */
-function toRow(record: Record<string, string>): { row: contacts.ImportRow } | { reasons: string[] } {
+/** The error object of a DomainError, as the API's envelope carries it. */
+function rowError(error: DomainError): RowError {
+  return { code: error.code, message: error.message, param: error.param, details: error.details };
+}
+
+/** The value at a JSON pointer into `value` (undefined when there is none). */
+function valueAt(value: unknown, pointer: string): unknown {
+  const keys = pointer
+    .split('/')
+    .slice(1)
+    .map((key) => key.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return keys.reduce<unknown>(
+    (node, key) =>
+      node !== null && typeof node === 'object' ? Object.getOwnPropertyDescriptor(node, key)?.value : undefined,
+    value,
+  );
+}
+
+/**
+ * The generated validator's errors less those the API's request validation does not raise: the generated
+ * one is compiled in Ajv's strict mode, which refuses a number JSON cannot carry back (1e400, read as
+ * Infinity) as not a number; the API's takes it for a number and its storable-value check refuses it.
+ */
+function asTheApiValidates(candidate: unknown, errors: ErrorObject[]): ErrorObject[] {
+  return errors.filter((error) => {
+    const value = valueAt(candidate, error.instancePath);
+    return !(typeof value === 'number' && !Number.isFinite(value));
+  });
+}
+
+/** The error POST /contacts answers for a body: its schema errors first, then a value the database cannot store; or null. */
+function apiError(candidate: unknown, schemaErrors: ErrorObject[]): DomainError | null {
+  if (schemaErrors.length > 0) return invalidFields(messagesByField(schemaErrors));
+  const unstorable = findUnstorableValue(candidate);
+  return unstorable ? invalidField(unstorable.path, unstorable.problem) : null;
+}
+
+/**
+ * Checks one record as POST /contacts checks its body (the ContactUpsert schema, then values the
+ * database cannot store); returns the row, or the error the API would answer.
+ */
+function toRow(record: Record<string, string>): { row: contacts.ImportRow } | { error: RowError } {
   const candidate: Record<string, unknown> = {};
-  const reasons: string[] = [];
   for (const [column, raw] of Object.entries(record)) {
     const value = raw.trim();
     if (value === '') continue;
-    const problem = textProblem(value);
-    if (problem) {
-      reasons.push(`${column}: ${problem}`);
-    } else if (column === 'metadata') {
-      try {
-        candidate.metadata = JSON.parse(value);
-      } catch {
-        reasons.push('metadata: must be a JSON object');
-      }
-    } else {
+    if (column !== 'metadata') {
       candidate[column] = value;
+      continue;
+    }
+    try {
+      candidate.metadata = JSON.parse(value);
+    } catch {
+      return { error: rowError(invalidField('metadata', 'must be a JSON object')) };
     }
   }
-  if (reasons.length > 0) return { reasons };
-  if (!validators.ContactUpsert(candidate)) {
-    const byField = messagesByField((validators.ContactUpsert.errors ?? []) as never);
-    return { reasons: [...byField].flatMap(([field, messages]) => messages.map((message) => `${field}: ${message}`)) };
-  }
+  const valid = validators.ContactUpsert(candidate);
+  const errors = (validators.ContactUpsert.errors ?? []) as ErrorObject[];
+  const error = apiError(candidate, valid ? [] : asTheApiValidates(candidate, errors));
+  // A row the strict validator refuses is never imported, even if the API's checks would pass it.
+  if (error || !valid) return { error: rowError(error ?? invalidFields(messagesByField(errors))) };
   return {
     row: {
       phone_e164: candidate.phone_e164,
@@ -170,7 +217,7 @@ async function writeBatch(
 /**
  * Imports a CSV file of contacts into an org, in one transaction. Empty cells keep stored values; a new
  * number without consent_capture is recorded as `imported`; a number already given on an earlier line
- * is rejected. Throws ImportFileError, having written nothing, for a file with bad encoding (naming its
+ * is rejected (the first row of a number is the one imported). Throws ImportFileError, having written nothing, for a file with bad encoding (naming its
  * lines), header or CSV structure; database errors roll the whole import back.
  */
 export async function importContacts(
@@ -181,9 +228,9 @@ export async function importContacts(
 ): Promise<ImportSummary> {
   await checkFile(file);
   const summary: ImportSummary = { rows: 0, created: 0, updated: 0, rejected: 0, rejections: [] };
-  const reject = (line: number, reasons: string[]) => {
+  const reject = (line: number, error: RowError) => {
     summary.rejected += 1;
-    if (summary.rejections.length < MAX_LISTED_REJECTIONS) summary.rejections.push({ row: line, reasons });
+    if (summary.rejections.length < MAX_LISTED_REJECTIONS) summary.rejections.push({ line, error });
   };
   const firstLineOf = new Map<string, number>();
   await db.transaction().execute(async (trx) => {
@@ -197,12 +244,12 @@ export async function importContacts(
     for await (const { record, info } of readRecords(file)) {
       summary.rows += 1;
       const result = toRow(record);
-      if ('reasons' in result) {
-        reject(info.lines, result.reasons);
-      } else if (firstLineOf.has(result.row.phone_e164)) {
-        reject(info.lines, [
-          `phone_e164: already given on line ${firstLineOf.get(result.row.phone_e164)}; only the first row of a number is imported`,
-        ]);
+      const firstLine = 'row' in result ? firstLineOf.get(result.row.phone_e164) : undefined;
+      if ('error' in result) {
+        reject(info.lines, result.error);
+      } else if (firstLine !== undefined) {
+        const repeat = `${result.row.phone_e164} repeats line ${firstLine}; only the first row of a number is imported`;
+        reject(info.lines, rowError(invalidField('phone_e164', repeat)));
       } else {
         firstLineOf.set(result.row.phone_e164, info.lines);
         batch.push(result.row);

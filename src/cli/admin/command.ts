@@ -30,6 +30,8 @@ export interface AdminCommand {
   name: string;
   /** What it does, as a short phrase. */
   summary: string;
+  /** What its help says beyond the summary (how it treats its input), if anything. */
+  notes?: string;
   /** Its options as written in the usage line, after the name. */
   synopsis: string;
   flags: Record<string, Flag>;

@@ -1,6 +1,15 @@
 // `contacts import`: load an org's contact book from a CSV file.
 import { requiredUuid } from '../args.js';
+import type { RowError } from '../../contacts/csv-import.js';
 import type { CommandGroup } from './command.js';
+
+/** A rejected row for people: its line, the API's message, then the other fields' messages from the details. */
+function describeRejection({ line, error }: { line: number; error: RowError }): string {
+  const messages = Object.entries(error.details ?? {}).flatMap(([field, list]) =>
+    list.map((text) => `${field}: ${text}`),
+  );
+  return `  line ${line}: ${[error.message, ...messages.filter((text) => text !== error.message)].join('; ')}`;
+}
 
 /** The contact commands. */
 export const contactCommands: CommandGroup = {
@@ -10,6 +19,13 @@ export const contactCommands: CommandGroup = {
     {
       name: 'contacts import',
       summary: 'import contacts from a UTF-8 CSV file; rejected rows are listed by line',
+      notes: `Columns: phone_e164 (required), name, email, language_pref, consent_capture, metadata (a JSON object).
+An empty cell keeps the stored value; a new number without consent_capture is recorded as imported.
+Each row is checked as POST /contacts checks a body. A row the API would refuse is skipped and listed
+with its line number and the API's error (code, param, message; with --json the whole error object).
+A phone number that repeats an earlier line is skipped too and listed as "+91... repeats line N":
+the first row of a number is the one imported. The other rows are imported in one transaction.
+A file that is not UTF-8, has an unknown column or broken CSV quoting is refused as a whole.`,
       synopsis: '--org ORG_ID FILE.csv',
       flags: { org: { type: 'string', value: 'ORG_ID', help: 'the org whose contact book to fill' } },
       args: ['FILE.csv'],
@@ -24,7 +40,7 @@ export const contactCommands: CommandGroup = {
         const summary = await importContacts(db, orgId, file!, (rows) => process.stderr.write(`… ${rows} rows read\n`));
         const lines = [
           `Imported ${file}: ${summary.rows} rows, ${summary.created} created, ${summary.updated} updated, ${summary.rejected} rejected.`,
-          ...summary.rejections.map((rejection) => `  row ${rejection.row}: ${rejection.reasons.join('; ')}`),
+          ...summary.rejections.map(describeRejection),
         ];
         if (summary.rejected > summary.rejections.length)
           lines.push(`  … and ${summary.rejected - summary.rejections.length} more`);

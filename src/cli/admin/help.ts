@@ -72,7 +72,7 @@ export function commandHelp(command: AdminCommand): string {
   return `Usage: ${PROGRAM} ${command.name} ${command.synopsis ? `${command.synopsis} ` : ''}[--json]
 
 ${sentence(command.summary)}
-
+${command.notes ? `\n${command.notes}\n` : ''}
 Options:
 ${columns(rows)}
 `;
