@@ -53,7 +53,9 @@ export type paths = {
         /**
          * Get a call with its transcript and timeline
          * @description Returns one call with everything a list item has, plus its `timeline` and, once the call is
-         *     `completed`, its `transcript`.
+         *     `completed`, its `transcript`. Timeline entries are kept for 90 days (the operator's
+         *     `TIMELINE_RETENTION_DAYS`); an older call's timeline lists only the entries still kept, which
+         *     may be none.
          */
         get: operations["getCall"];
         put?: never;
@@ -330,7 +332,9 @@ export type paths = {
          *     this endpoint, with its attempts (newest first) and, while it is still pending, the time of
          *     the next attempt. The log keeps the last 100 attempts per endpoint; older attempts are
          *     pruned, and a delivery whose attempts have all been pruned is listed with an empty
-         *     `attempts` array.
+         *     `attempts` array. Such a delivery, once finished, is removed 30 days after it was created
+         *     (the operator's `DELIVERY_RETENTION_DAYS`), and its event with it once no delivery refers
+         *     to it; pending deliveries are never removed.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -354,7 +358,8 @@ export type paths = {
          * Send one event to the endpoint again
          * @description Queues a new delivery of the same event (same `id`, same payload, signed anew) to this
          *     endpoint and returns it. Use it after fixing a receiver that missed events. The endpoint must
-         *     be active: an inactive one is refused with `409 invalid_state`. The request has no body.
+         *     be active: an inactive one is refused with `409 invalid_state`. A delivery already removed
+         *     from the log (see Data retention) is `not_found`. The request has no body.
          */
         post: operations["redeliverWebhookDelivery"];
         delete?: never;
@@ -508,9 +513,15 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
-        /** @description A number of requests. */
+        /**
+         * Format: int32
+         * @description A number of requests.
+         */
         RateLimitCount: number;
-        /** @description A number of seconds, within the 60-second window. */
+        /**
+         * Format: int32
+         * @description A number of seconds, within the 60-second window.
+         */
         RateLimitSeconds: number;
         /**
          * @description A stable, machine-readable error code. Branch on this, not on the HTTP status.
@@ -532,11 +543,20 @@ export type components = {
             error: components["schemas"]["Error"];
         };
         Pagination: {
-            /** @description The page size used. */
+            /**
+             * Format: int32
+             * @description The page size used.
+             */
             limit: number;
-            /** @description How many items were skipped. */
+            /**
+             * Format: int32
+             * @description How many items were skipped.
+             */
             offset: number;
-            /** @description How many items match in all. */
+            /**
+             * Format: int64
+             * @description How many items match in all.
+             */
             total: number;
             /** @description Whether items remain after this page. */
             has_more: boolean;
@@ -589,7 +609,10 @@ export type components = {
             from_e164?: components["schemas"]["PhoneNumber"];
             /** @description The language the agent speaks. Defaults to the agent's language. */
             language?: components["schemas"]["LanguageTag"];
-            /** @description Hang up after this many connected seconds. Defaults to the agent's setting. */
+            /**
+             * Format: int32
+             * @description Hang up after this many connected seconds. Defaults to the agent's setting.
+             */
             max_duration_sec?: number;
             metadata?: components["schemas"]["Metadata"];
         };
@@ -624,9 +647,15 @@ export type components = {
             language: components["schemas"]["LanguageTag"];
             provider: string;
             provider_call_id: string;
-            /** @description Connected seconds; `null` while the call is in flight and for calls that never connected. */
+            /**
+             * Format: int32
+             * @description Connected seconds; `null` while the call is in flight and for calls that never connected.
+             */
             duration_sec: number | null;
-            /** @description What the call cost; `0` until it ends and for calls that never connected. */
+            /**
+             * Format: int64
+             * @description What the call cost; `0` until it ends and for calls that never connected.
+             */
             credits_debited_paise: number;
             /**
              * Format: uri
@@ -663,9 +692,15 @@ export type components = {
             role: "agent" | "contact";
             /** @description What was said. */
             text: string;
-            /** @description Offset from the moment the call connected. */
+            /**
+             * Format: int32
+             * @description Offset from the moment the call connected.
+             */
             start_ms: number;
-            /** @description Offset from the moment the call connected. */
+            /**
+             * Format: int32
+             * @description Offset from the moment the call connected.
+             */
             end_ms: number;
         };
         /**
@@ -759,9 +794,15 @@ export type components = {
             language: components["schemas"]["LanguageTag"];
             provider: string;
             provider_call_id: string;
-            /** @description Connected seconds; `null` while the call is in flight and for calls that never connected. */
+            /**
+             * Format: int32
+             * @description Connected seconds; `null` while the call is in flight and for calls that never connected.
+             */
             duration_sec: number | null;
-            /** @description What the call cost; `0` until it ends and for calls that never connected. */
+            /**
+             * Format: int64
+             * @description What the call cost; `0` until it ends and for calls that never connected.
+             */
             credits_debited_paise: number;
             /**
              * Format: uri
@@ -844,11 +885,17 @@ export type components = {
             id: string;
             name: string;
             language: components["schemas"]["LanguageTag"];
-            /** @description A call's longest duration unless `POST /calls` says otherwise. */
+            /**
+             * Format: int32
+             * @description A call's longest duration unless `POST /calls` says otherwise.
+             */
             max_duration_sec: number;
             /** @description The number the agent calls from, when it has its own (else the org's). */
             from_e164: components["schemas"]["PhoneNumber"] | null;
-            /** @description What a connected minute costs, in paise. */
+            /**
+             * Format: int32
+             * @description What a connected minute costs, in paise.
+             */
             rate_paise_per_minute: number;
             created_at: components["schemas"]["Timestamp"];
         };
@@ -903,7 +950,10 @@ export type components = {
              * @description When the latest delivery attempt was made; `null` before the first.
              */
             last_delivery_at: string | null;
-            /** @description The HTTP status of the latest attempt; `null` before the first, or when that attempt got no HTTP answer (see the delivery log). */
+            /**
+             * Format: int32
+             * @description The HTTP status of the latest attempt; `null` before the first, or when that attempt got no HTTP answer (see the delivery log).
+             */
             last_delivery_status: number | null;
         };
         WebhookResponse: {
@@ -936,14 +986,21 @@ export type components = {
              * @description The `x-svc-delivery` header value sent with this attempt.
              */
             id: string;
-            /** @description 1 for the first attempt of a delivery, 2 for the first retry, and so on. */
+            /**
+             * Format: int32
+             * @description 1 for the first attempt of a delivery, 2 for the first retry, and so on.
+             */
             attempt: number;
-            /** @description The receiver's HTTP status; `null` when no answer came. */
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status; `null` when no answer came.
+             */
             status_code: number | null;
             /** @description `null` when the attempt succeeded. */
             failure_kind: components["schemas"]["WebhookFailureKind"] | null;
             /** @description The first 500 characters of the response body, or the error message when there was none. */
             response_excerpt: string | null;
+            /** Format: int32 */
             duration_ms: number;
             attempted_at: components["schemas"]["Timestamp"];
         };
@@ -955,6 +1012,7 @@ export type components = {
             event_id: string;
             event: components["schemas"]["EventKind"];
             status: components["schemas"]["WebhookDeliveryStatus"];
+            /** Format: int32 */
             attempt_count: number;
             /**
              * Format: date-time
@@ -983,6 +1041,7 @@ export type components = {
             provider_call_id: string;
             /** @constant */
             status: "completed";
+            /** Format: int32 */
             duration_sec: number;
             /** Format: uri */
             recording_url: string | null;
