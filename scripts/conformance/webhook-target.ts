@@ -10,8 +10,8 @@ export type WebhookTarget =
 
 /**
  * Registers the receiver's URL once to learn whether the server accepts it (and deletes it again).
- * Accepted: the receiver is the target. Refused with 400: no target, with the server's reason and the
- * settings or flag that enable the webhook cases. Any other answer is judged like every answer.
+ * Refused with 400: no target, with the server's reason and the settings or flag that enable the
+ * webhook cases. Any other answer leaves the receiver as the target, for the cases to judge.
  */
 export async function probeLoopback(session: Session, receiver: LoopbackReceiver): Promise<WebhookTarget> {
   const create = session.operation('createWebhook');
@@ -39,14 +39,16 @@ export async function probeLoopback(session: Session, receiver: LoopbackReceiver
     }
     return { url: receiver.url, receiver };
   }
-  const message = (exchange?.json as { error?: { message?: string } } | undefined)?.error?.message;
+  // Only a 400 says the URL is refused; any other answer (a full org, a bad key) is judged by the cases.
+  if (exchange?.status !== 400) return { url: receiver.url, receiver };
+  const message = (exchange.json as { error?: { message?: string } } | undefined)?.error?.message;
   return {
     url: undefined,
     refusedUrl: receiver.url,
     reason:
       `the server refuses the check's loopback receiver ${receiver.url}` +
-      `${message ? ` ("${message}")` : exchange ? ` (${exchange.status})` : ''}, so no webhook endpoint was made; ` +
-      `to run the webhook cases start the server with WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 NODE_EXTRA_CA_CERTS=${receiver.caFile}, ` +
+      `${message ? ` ("${message}")` : ''}, so no webhook endpoint was made; ` +
+      `to run the webhook cases start the server (on this machine) with WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 NODE_EXTRA_CA_CERTS=${receiver.caFile}, ` +
       'or pass --webhook-url with an https URL it accepts',
   };
 }
