@@ -145,7 +145,7 @@ function asTheApiValidates(candidate: unknown, errors: ErrorObject[]): ErrorObje
   });
 }
 
-/** The error POST /contacts answers for a body (schema errors first, then a value the database cannot store), or null. */
+/** The error POST /contacts answers for a body (schema errors, then an unstorable value), or null. */
 function apiError(candidate: unknown, schemaErrors: ErrorObject[]): DomainError | null {
   if (schemaErrors.length > 0) return invalidFields(messagesByField(schemaErrors));
   const unstorable = findUnstorableValue(candidate);
