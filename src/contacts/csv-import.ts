@@ -145,7 +145,7 @@ function asTheApiValidates(candidate: unknown, errors: ErrorObject[]): ErrorObje
   });
 }
 
-/** The error POST /contacts answers for a body: its schema errors first, then a value the database cannot store; or null. */
+/** The error POST /contacts answers for a body (schema errors, then an unstorable value), or null. */
 function apiError(candidate: unknown, schemaErrors: ErrorObject[]): DomainError | null {
   if (schemaErrors.length > 0) return invalidFields(messagesByField(schemaErrors));
   const unstorable = findUnstorableValue(candidate);
@@ -217,8 +217,9 @@ async function writeBatch(
 /**
  * Imports a CSV file of contacts into an org, in one transaction. Empty cells keep stored values; a new
  * number without consent_capture is recorded as `imported`; a number already given on an earlier line
- * is rejected (the first row of a number is the one imported). Throws ImportFileError, having written nothing, for a file with bad encoding (naming its
- * lines), header or CSV structure; database errors roll the whole import back.
+ * is rejected (the first row of a number is the one imported). Throws ImportFileError, having written
+ * nothing, for a file with bad encoding (naming its lines), header or CSV structure; database errors
+ * roll the whole import back.
  */
 export async function importContacts(
   db: Db,

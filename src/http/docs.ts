@@ -68,7 +68,7 @@ export function specRoutes(router: Router): void {
   });
 }
 
-/** Registers GET /docs (the Redoc reference page) and GET /docs/redoc.standalone.js (Redoc's bundle, read once here). */
+/** Registers GET /docs (the Redoc page) and GET /docs/redoc.standalone.js (Redoc's bundle, read once here). */
 export function docsRoutes(router: Router): void {
   const bundle = readRedocBundle();
   router.get(PUBLISHED.docs, (ctx) => {
