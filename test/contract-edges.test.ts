@@ -147,3 +147,37 @@ describe('query integers', () => {
     expect(negative.body.error).toMatchObject({ code: 'invalid_request', param: 'offset' });
   });
 });
+
+describe('the published spec, for generators', () => {
+  it('declares the headers the server always sends as required, per status', async () => {
+    const { publishedSpec } = await import('./support/spec/published.js');
+    const { requiredResponseHeaders } = await import('./support/spec/response-headers.js');
+    const required = (status: number) => requiredResponseHeaders(publishedSpec, '/calls', 'get', status).sort();
+    expect(required(200)).toEqual(['request-id', ...RATE_LIMIT_HEADERS].sort());
+    expect(required(400)).toEqual(['request-id', ...RATE_LIMIT_HEADERS].sort());
+    expect(required(401)).toEqual(['request-id', 'www-authenticate']);
+    expect(required(429)).toEqual(['request-id', 'retry-after']);
+    expect(required(503)).toEqual(['request-id', 'retry-after']);
+  });
+
+  it('names every delivery body in WebhookEvent, discriminated by a const event', async () => {
+    const { publishedSpec } = await import('./support/spec/published.js');
+    const { EVENT_KINDS } = await import('../generated/events.js');
+    const schemas = publishedSpec.components.schemas as Record<string, any>;
+    const mapping = schemas.WebhookEvent.discriminator.mapping as Record<string, string>;
+    expect(schemas.WebhookEvent.discriminator.propertyName).toBe('event');
+    expect(Object.keys(mapping)).toEqual([...EVENT_KINDS]);
+    for (const [kind, ref] of Object.entries(mapping)) {
+      expect(schemas[ref.split('/').at(-1)!].properties.event.const).toBe(kind);
+    }
+  });
+
+  it('has no anonymous allOf parts and an absolute server with defaults', async () => {
+    const { publishedSpec } = await import('./support/spec/published.js');
+    expect(JSON.stringify(publishedSpec)).not.toContain('"allOf"');
+    const [server] = publishedSpec.servers as Array<{ url: string; variables: Record<string, { default: string }> }>;
+    expect(server!.url).toBe('http://{host}:{port}/api/v1');
+    expect(server!.variables.host!.default).toBe('localhost');
+    expect(server!.variables.port!.default).toBe('3000');
+  });
+});
