@@ -88,9 +88,12 @@ export interface DueDelivery {
 
 /**
  * Due, unleased deliveries worth claiming, at most `perEndpoint` per endpoint and `perOrg` per org,
- * none of the `skipEndpoints` or `skipOrgs`, in turns: every org's oldest due delivery before any
- * org's second, so an org with a large backlog cannot push another's first attempt back. A read
- * without locks: claimDeliveries decides who gets them.
+ * none of the `skipEndpoints` or `skipOrgs` nor of endpoints being deleted, in turns: every org's
+ * oldest due delivery before any org's second, so an org with a large backlog cannot push another's
+ * first attempt back, however large the backlog. The endpoints with pending deliveries are walked
+ * along an index (one probe each) and each one's oldest due deliveries read from it, so the cost
+ * grows with the endpoints that have work, not with the backlog. A read without locks:
+ * claimDeliveries decides who gets them.
  */
 export async function findDueDeliveries(
   db: Db,
@@ -104,20 +107,28 @@ export async function findDueDeliveries(
   },
 ): Promise<DueDelivery[]> {
   const { rows } = await sql<DueDelivery>`
+    WITH RECURSIVE endpoints AS (
+      (SELECT webhook_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT d.webhook_id FROM webhook_deliveries d
+              WHERE d.status = 'pending' AND d.webhook_id > e.webhook_id ORDER BY d.webhook_id LIMIT 1)
+      FROM endpoints e WHERE e.webhook_id IS NOT NULL
+    )
     SELECT id, webhook_id, org_id FROM (
-      SELECT id, webhook_id, org_id, next_attempt_at, seq,
-             row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, seq) AS endpoint_turn,
-             row_number() OVER (PARTITION BY org_id ORDER BY next_attempt_at, seq) AS org_turn
-      FROM (
-        SELECT id, webhook_id, org_id, next_attempt_at, seq FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= ${now}
-          AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})
-          AND webhook_id <> ALL(${options.skipEndpoints}::uuid[])
-          AND org_id <> ALL(${options.skipOrgs}::uuid[])
-        ORDER BY next_attempt_at LIMIT 5000
+      SELECT due.id, due.webhook_id, due.org_id, due.next_attempt_at, due.seq,
+             row_number() OVER (PARTITION BY due.org_id ORDER BY due.next_attempt_at, due.seq) AS org_turn
+      FROM endpoints e
+      JOIN webhooks w ON w.id = e.webhook_id AND w.deleted_at IS NULL
+      CROSS JOIN LATERAL (
+        SELECT d.id, d.webhook_id, d.org_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
+        WHERE d.webhook_id = e.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${now})
+        ORDER BY d.next_attempt_at, d.seq
+        LIMIT ${options.perEndpoint}
       ) AS due
+      WHERE e.webhook_id <> ALL(${options.skipEndpoints}::uuid[]) AND w.org_id <> ALL(${options.skipOrgs}::uuid[])
     ) AS ranked
-    WHERE endpoint_turn <= ${options.perEndpoint} AND org_turn <= ${options.perOrg}
+    WHERE org_turn <= ${options.perOrg}
     ORDER BY org_turn, next_attempt_at, seq
     LIMIT ${options.limit}`.execute(db);
   return rows;
