@@ -1,8 +1,8 @@
 // A bounded soak: 60 seconds of mixed traffic a little above the rate limit against the real server
 // process, with webhook deliveries to three receivers running all along. Every answer is a success or
 // the expected 429; between the end of the warm-up and the end of the run the server's heap (after a
-// full GC) grows by less than 8 MiB and its RSS by less than 64 MiB; every event committed reaches every
-// receiver. (Measured here: 1,440 requests, heap flat at about 36 MiB.)
+// full GC) grows by less than 8 MiB, its RSS once the deliveries have settled by less than 64 MiB; every
+// event committed reaches every receiver. (Measured here: 1,440 requests, heap flat at about 36 MiB.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
@@ -177,7 +177,9 @@ describe('60 seconds at the rate limit', () => {
     await waitFor('every event at every receiver', async () => lost().every((count) => count === 0), 30_000);
     await sample();
 
-    const [warm, end] = [memory[0]!, memory[1]!];
+    // Heap after a full GC at the end of the traffic; RSS once every event is delivered, when what the
+    // allocator holds for work in flight has been handed back (a leak stays, a peak does not).
+    const [warm, end, settled] = [memory[0]!, memory[1]!, memory[2]!];
     const sorted = [...latencies].sort((a, b) => a - b);
     console.info(
       `soak: ${latencies.length} requests in ${DURATION_MS / 1000} s (${JSON.stringify(Object.fromEntries(counts))}), ` +
@@ -187,7 +189,7 @@ describe('60 seconds at the rate limit', () => {
         `RSS ${memory.map((m) => `${(m.rss / MB).toFixed(0)} MB`).join(', ')}`,
     );
     expect(end.heapUsed - warm.heapUsed).toBeLessThan(HEAP_GROWTH_LIMIT);
-    expect(end.rss - warm.rss).toBeLessThan(RSS_GROWTH_LIMIT);
+    expect(settled.rss - warm.rss).toBeLessThan(RSS_GROWTH_LIMIT);
     await server.stop('SIGTERM');
   });
 });
