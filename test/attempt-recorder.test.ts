@@ -9,11 +9,8 @@ import { connectDatabase } from '../src/database/connect.js';
 import type { AttemptRecord } from '../src/webhooks/attempt-queries.js';
 import { AttemptRecorder } from '../src/webhooks/delivery/attempt-recorder.js';
 import { claimDeliveries, type ClaimedDelivery } from '../src/webhooks/delivery-queries.js';
-import { emitEvents } from '../src/webhooks/outbox.js';
-import { insertWebhook } from '../src/webhooks/queries.js';
-import { createTestOrg } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { contactCreated } from './support/webhook-env.js';
+import { endpointWithEvents } from './support/webhook-env.js';
 
 let database: TestDatabase;
 let counted: Kysely<Database>;
@@ -37,27 +34,11 @@ afterAll(async () => {
 
 /** Registers an endpoint, emits `count` events to it and claims their deliveries as `owner`. */
 async function claimed(count: number, owner: string): Promise<ClaimedDelivery[]> {
-  const org = await createTestOrg(database.db);
-  const now = new Date();
-  const webhook = await insertWebhook(database.db, {
-    orgId: org.orgId,
-    url: 'https://receiver.test/hooks',
-    events: ['contact.created'],
-    secret: `whsec_${randomUUID()}`,
-    now,
-  });
-  await database.db.transaction().execute((trx) =>
-    emitEvents(
-      trx,
-      org.orgId,
-      'contact.created',
-      Array.from({ length: count }, () => contactCreated()),
-    ),
-  );
+  const { webhookId } = await endpointWithEvents(database.db, count);
   const rows = await database.db
     .selectFrom('webhook_deliveries')
     .select('id')
-    .where('webhook_id', '=', webhook.id)
+    .where('webhook_id', '=', webhookId)
     .execute();
   const claimNow = new Date(Date.now() + 1_000);
   return claimDeliveries(

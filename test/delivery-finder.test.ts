@@ -1,14 +1,10 @@
 // The worker's search for due deliveries takes orgs in turns however large a backlog is: an org with
 // thousands of due deliveries does not hide another org's newer one, and each endpoint gives at most
 // its share of the oldest.
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findDueDeliveries } from '../src/webhooks/delivery-queries.js';
-import { emitEvents } from '../src/webhooks/outbox.js';
-import { insertWebhook } from '../src/webhooks/queries.js';
-import { createTestOrg } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { contactCreated } from './support/webhook-env.js';
+import { endpointWithEvents } from './support/webhook-env.js';
 
 let database: TestDatabase;
 
@@ -20,30 +16,10 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function endpointWithEvents(count: number): Promise<{ orgId: string; webhookId: string }> {
-  const org = await createTestOrg(database.db);
-  const webhook = await insertWebhook(database.db, {
-    orgId: org.orgId,
-    url: 'https://receiver.test/hooks',
-    events: ['contact.created'],
-    secret: `whsec_${randomUUID()}`,
-    now: new Date(),
-  });
-  await database.db.transaction().execute((trx) =>
-    emitEvents(
-      trx,
-      org.orgId,
-      'contact.created',
-      Array.from({ length: count }, () => contactCreated()),
-    ),
-  );
-  return { orgId: org.orgId, webhookId: webhook.id };
-}
-
 describe('finding due deliveries', () => {
   it("puts a quiet org's newest delivery beside a 6,000-delivery backlog, in the first turn", async () => {
-    const noisy = await endpointWithEvents(6_000);
-    const quiet = await endpointWithEvents(1);
+    const noisy = await endpointWithEvents(database.db, 6_000);
+    const quiet = await endpointWithEvents(database.db, 1);
     const due = await findDueDeliveries(database.db, new Date(Date.now() + 1_000), {
       perEndpoint: 4,
       perOrg: 96,

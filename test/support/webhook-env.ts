@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { Clock } from '../../src/app-deps.js';
 import type { Config } from '../../src/config.js';
-import { emitEvent, type EventDataByKind, type EventKind } from '../../src/webhooks/outbox.js';
+import type { Db } from '../../src/database/connect.js';
+import { emitEvent, emitEvents, type EventDataByKind, type EventKind } from '../../src/webhooks/outbox.js';
+import { insertWebhook } from '../../src/webhooks/queries.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/delivery/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestAppOptions, type TestOrg } from './app.js';
@@ -80,4 +82,28 @@ export async function register(
   const { data, error, response } = await env.app.client(key).POST('/webhooks', { body: { url, events } });
   if (!data) throw new Error(`register failed: ${response.status} ${JSON.stringify(error)}`);
   return { id: data.data.id, secret: data.secret };
+}
+
+/**
+ * A new org with one endpoint for contact.created, written straight to the database (no URL checks),
+ * and `count` such events emitted in one transaction, so `count` deliveries wait for it.
+ */
+export async function endpointWithEvents(db: Db, count: number): Promise<{ orgId: string; webhookId: string }> {
+  const org = await createTestOrg(db);
+  const webhook = await insertWebhook(db, {
+    orgId: org.orgId,
+    url: 'https://receiver.test/hooks',
+    events: ['contact.created'],
+    secret: `whsec_${randomUUID()}`,
+    now: new Date(),
+  });
+  await db.transaction().execute((trx) =>
+    emitEvents(
+      trx,
+      org.orgId,
+      'contact.created',
+      Array.from({ length: count }, () => contactCreated()),
+    ),
+  );
+  return { orgId: org.orgId, webhookId: webhook.id };
 }
