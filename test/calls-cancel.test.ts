@@ -1,8 +1,9 @@
 // POST /calls/{id}/cancel in every state, and max_duration_sec enforcement, over HTTP. The simulator
 // runs on a hand-moved clock (one simulated second = 1000 ms of it), so each state is pinned exactly.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { eventsOfCall, ledgerOfCall, testNumber, waitForCall } from './support/calls.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 
@@ -231,5 +232,29 @@ describe('max_duration_sec', () => {
       await fast.close();
       await own.drop();
     }
+  });
+});
+
+describe('trace context', () => {
+  it("a cancel's event carries the request's traceparent; the worker's events carry none", async () => {
+    const org = await createTestOrg(database.db, { credits: 10_000 });
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const canceled = await placeIn(org, testNumber('7777'), 0, 'queued');
+    const response = await rawRequest(app, 'POST', `/calls/${canceled.id}/cancel`, {
+      headers: { Authorization: `Bearer ${org.key}`, traceparent },
+    });
+    expect(response.status).toBe(200);
+    // Seed 507777 talks for 53 s: the worker, not a request, ends this one.
+    const worked = await placeIn(org, LONG_TALK, 70 * SECOND, 'completed');
+    const traces = await database.db
+      .selectFrom('events')
+      .select(['kind', 'traceparent'])
+      .where(sql<string>`data->>'call_id'`, 'in', [canceled.id, worked.id])
+      .orderBy('created_at')
+      .execute();
+    expect(traces).toEqual([
+      { kind: 'call.canceled', traceparent },
+      { kind: 'call.completed', traceparent: null },
+    ]);
   });
 });

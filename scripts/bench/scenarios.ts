@@ -161,7 +161,7 @@ export function buildScenarios(fixture: BenchFixture, runTag: number): Scenario[
         return post(big, '/contacts', contactBody(n, n % 2 === 0, `+919${tag}`));
       },
       writeBaseline: {
-        write: (db, body) => contacts.upsertContact(db, big.orgId, body as never),
+        write: (db, body) => contacts.upsertContact(db, big.orgId, body as never, null),
         cases: {
           new: [contactBody(1, true, `+917${tag}`), contactBody(2, true, `+917${tag}`)],
           update: [contactBody(1, false, ''), contactBody(2, false, '')],

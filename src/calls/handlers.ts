@@ -34,6 +34,6 @@ export const getCall: OperationHandler<'getCall'> = async (input, deps) => {
 
 /** cancelCall: 200 with the call after cancellation. Errors: not_found, invalid_state. */
 export const cancelCall: OperationHandler<'cancelCall'> = async (input, deps) => {
-  const call = await calls.cancelCall(deps, input.auth.orgId, input.params.id);
+  const call = await calls.cancelCall(deps, input.auth.orgId, input.params.id, input.traceparent);
   return { status: 200, body: { data: toCall(call) } };
 };

@@ -18,6 +18,9 @@ export interface CallEnding {
   conversation: Conversation | null;
 }
 
+/** The traceparent of the request that moves a call (null for the progress worker), kept with its events. */
+export type Cause = string | null;
+
 /** What the provider needs to know about a stored call. */
 export function providerRef(call: CallRow): ProviderCallRef {
   return { providerCallId: call.provider_call_id, toE164: call.to_e164, placedAt: call.created_at };
@@ -70,40 +73,70 @@ function reasonIn<R extends string>(call: CallRow, allowed: readonly R[]): R | n
 const FAILURE_REASONS = ['carrier_rejected', 'provider_error', 'timeout'] as const;
 
 /** Emits the event of an ended call with the payload its kind publishes. */
-async function emitEnding(trx: Db, call: CallRow): Promise<void> {
+async function emitEnding(trx: Db, call: CallRow, cause: Cause): Promise<void> {
   const base = { call_id: call.id, provider_call_id: call.provider_call_id };
   switch (call.status) {
     case 'completed':
-      await emitEvent(trx, call.org_id, 'call.completed', {
-        ...base,
-        status: 'completed',
-        duration_sec: call.duration_sec ?? 0,
-        recording_url: call.recording_url,
-      });
+      await emitEvent(
+        trx,
+        call.org_id,
+        'call.completed',
+        {
+          ...base,
+          status: 'completed',
+          duration_sec: call.duration_sec ?? 0,
+          recording_url: call.recording_url,
+        },
+        cause,
+      );
       return;
     case 'failed':
-      await emitEvent(trx, call.org_id, 'call.failed', {
-        ...base,
-        status: 'failed',
-        reason: reasonIn(call, FAILURE_REASONS),
-      });
+      await emitEvent(
+        trx,
+        call.org_id,
+        'call.failed',
+        {
+          ...base,
+          status: 'failed',
+          reason: reasonIn(call, FAILURE_REASONS),
+        },
+        cause,
+      );
       return;
     case 'no_answer':
-      await emitEvent(trx, call.org_id, 'call.no_answer', {
-        ...base,
-        status: 'no_answer',
-        reason: reasonIn(call, ['no_answer']),
-      });
+      await emitEvent(
+        trx,
+        call.org_id,
+        'call.no_answer',
+        {
+          ...base,
+          status: 'no_answer',
+          reason: reasonIn(call, ['no_answer']),
+        },
+        cause,
+      );
       return;
     case 'busy':
-      await emitEvent(trx, call.org_id, 'call.busy', { ...base, status: 'busy', reason: reasonIn(call, ['busy']) });
+      await emitEvent(
+        trx,
+        call.org_id,
+        'call.busy',
+        { ...base, status: 'busy', reason: reasonIn(call, ['busy']) },
+        cause,
+      );
       return;
     case 'canceled':
-      await emitEvent(trx, call.org_id, 'call.canceled', {
-        ...base,
-        status: 'canceled',
-        reason: reasonIn(call, ['canceled_by_client']),
-      });
+      await emitEvent(
+        trx,
+        call.org_id,
+        'call.canceled',
+        {
+          ...base,
+          status: 'canceled',
+          reason: reasonIn(call, ['canceled_by_client']),
+        },
+        cause,
+      );
       return;
     default:
       throw new Error(`call ${call.id} has not ended (${call.status})`);
@@ -112,10 +145,10 @@ async function emitEnding(trx: Db, call: CallRow): Promise<void> {
 
 /**
  * Ends a locked call: sets the outcome, releases the hold and charges the connected seconds, writes
- * the timeline and emits the status's event, all in `trx` (run it inside withStatusCount). Throws on
- * a forbidden move.
+ * the timeline and emits the status's event (with `cause`), all in `trx` (run it inside withStatusCount).
+ * Throws on a forbidden move.
  */
-export async function endCall(trx: Db, call: CallRow, ending: CallEnding): Promise<CallRow> {
+export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause: Cause = null): Promise<CallRow> {
   const talk = ending.conversation;
   const durationSec = talk?.durationSec ?? null;
   const charge = chargeFor(durationSec, call.rate_paise_per_minute, call.hold_paise);
@@ -133,17 +166,23 @@ export async function endCall(trx: Db, call: CallRow, ending: CallEnding): Promi
   });
   await settleCall(trx, { orgId: call.org_id, callId: call.id, holdPaise: call.hold_paise, chargePaise: charge });
   await recordStatusChange(trx, ended, ending.at);
-  await emitEnding(trx, ended);
+  await emitEnding(trx, ended, cause);
   return ended;
 }
 
 /** Hangs up a connected, locked call at `at` and ends it `completed` with what it produced. */
-export async function hangUpCall(trx: Db, provider: VoiceProvider, call: CallRow, at: Date): Promise<CallRow> {
+export async function hangUpCall(
+  trx: Db,
+  provider: VoiceProvider,
+  call: CallRow,
+  at: Date,
+  cause: Cause = null,
+): Promise<CallRow> {
   const conversation = await provider.hangUp(providerRef(call), at);
-  return endCall(trx, call, { status: 'completed', reason: null, at, conversation });
+  return endCall(trx, call, { status: 'completed', reason: null, at, conversation }, cause);
 }
 
-async function applyEvent(trx: Db, call: CallRow, event: ProviderEvent): Promise<CallRow> {
+async function applyEvent(trx: Db, call: CallRow, event: ProviderEvent, cause: Cause): Promise<CallRow> {
   switch (event.type) {
     case 'status': {
       const changes = event.status === 'in_progress' ? { started_at: event.at } : {};
@@ -152,7 +191,7 @@ async function applyEvent(trx: Db, call: CallRow, event: ProviderEvent): Promise
       return moved;
     }
     case 'ended':
-      return endCall(trx, call, { ...event.ending, at: event.at });
+      return endCall(trx, call, { ...event.ending, at: event.at }, cause);
     case 'disclosure-played':
       await insertTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
       return call;
@@ -167,22 +206,28 @@ async function applyEvent(trx: Db, call: CallRow, event: ProviderEvent): Promise
 
 /**
  * Brings a locked, unfinished call up to `now` (run it inside withStatusCount): applies the provider's
- * events in order, hangs it up at its max_duration_sec deadline, and schedules its next step. Throws
- * on provider or database errors.
+ * events in order, hangs it up at its max_duration_sec deadline, and schedules its next step; events
+ * it emits carry `cause`. Throws on provider or database errors.
  */
-export async function advanceCall(trx: Db, provider: VoiceProvider, call: CallRow, now: Date): Promise<CallRow> {
+export async function advanceCall(
+  trx: Db,
+  provider: VoiceProvider,
+  call: CallRow,
+  now: Date,
+  cause: Cause = null,
+): Promise<CallRow> {
   const progress = await provider.poll(providerRef(call), call.progress_cursor, now);
   let current = call;
   let cursor = call.progress_cursor;
   for (const event of progress.events) {
     const deadline = hangUpDeadline(current, provider.secondMs);
     if (deadline && event.at > deadline) break;
-    current = await applyEvent(trx, current, event);
+    current = await applyEvent(trx, current, event, cause);
     cursor += 1;
     if (isTerminal(current.status)) return current;
   }
   const deadline = hangUpDeadline(current, provider.secondMs);
-  if (deadline && deadline <= now) return hangUpCall(trx, provider, current, deadline);
+  if (deadline && deadline <= now) return hangUpCall(trx, provider, current, deadline, cause);
   const candidates = [progress.nextAt, deadline].filter((at): at is Date => at !== null);
   const nextStepAt = candidates.length > 0 ? new Date(Math.min(...candidates.map((at) => at.getTime()))) : null;
   const scheduled = await updateCallInStatus(trx, current.id, current.status, {

@@ -135,9 +135,15 @@ export async function getCall(db: Db, orgId: string, id: string) {
 /**
  * Cancels a call that has not connected (`canceled`, nothing charged) or hangs up a connected one
  * (`completed`, connected seconds charged). The call is first brought up to date with its provider.
- * Throws DomainError not_found (param id), or invalid_state when the call has already ended.
+ * Events carry the request's `traceparent`. Throws DomainError not_found (param id), or invalid_state
+ * when the call has already ended.
  */
-export async function cancelCall(deps: AppDeps, orgId: string, id: string): Promise<CallRow> {
+export async function cancelCall(
+  deps: AppDeps,
+  orgId: string,
+  id: string,
+  traceparent: string | null,
+): Promise<CallRow> {
   let from: CallStatus | null = null;
   const ended = await deps.db.transaction().execute(async (trx) => {
     const locked = await lockCall(trx, orgId, id);
@@ -145,13 +151,18 @@ export async function cancelCall(deps: AppDeps, orgId: string, id: string): Prom
     from = locked.status;
     const now = deps.clock.now();
     return withStatusCount(trx, locked, async (before) => {
-      const call = isTerminal(before.status) ? before : await advanceCall(trx, deps.provider, before, now);
+      const call = isTerminal(before.status) ? before : await advanceCall(trx, deps.provider, before, now, traceparent);
       if (isTerminal(call.status)) {
         throw new DomainError('invalid_state', `The call has already ended (${call.status}) and cannot be canceled.`);
       }
-      if (call.status === 'in_progress') return hangUpCall(trx, deps.provider, call, now);
+      if (call.status === 'in_progress') return hangUpCall(trx, deps.provider, call, now, traceparent);
       await deps.provider.cancel(providerRef(call));
-      return endCall(trx, call, { status: 'canceled', reason: 'canceled_by_client', at: now, conversation: null });
+      return endCall(
+        trx,
+        call,
+        { status: 'canceled', reason: 'canceled_by_client', at: now, conversation: null },
+        traceparent,
+      );
     });
   });
   deps.metrics.callStatusChanges.inc({ from: from ?? 'none', to: ended.status });

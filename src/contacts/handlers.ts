@@ -4,8 +4,8 @@ import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
 import * as contacts from './service.js';
 
 /** upsertContact: create or update by phone number; 200 with the contact as stored. */
-export const upsertContact: OperationHandler<'upsertContact'> = async ({ body, auth }, { db }) => {
-  return { status: 200, body: { data: await contacts.upsertContact(db, auth.orgId, body) } };
+export const upsertContact: OperationHandler<'upsertContact'> = async ({ body, auth, traceparent }, { db }) => {
+  return { status: 200, body: { data: await contacts.upsertContact(db, auth.orgId, body, traceparent) } };
 };
 
 /** getContact: 200 with the contact. Errors: not_found. */

@@ -10,9 +10,15 @@ type ContactUpsert = components['schemas']['ContactUpsert'];
 
 /**
  * Creates or updates the org's contact for `phone_e164` in one transaction, emitting contact.created
- * when the number is new, and returns it as stored. Throws invalid_request (param consent_capture) for a new number without consent.
+ * (with the request's `traceparent`) when the number is new, and returns it as stored. Throws
+ * invalid_request (param consent_capture) for a new number without consent.
  */
-export async function upsertContact(db: Db, orgId: string, input: ContactUpsert): Promise<Contact> {
+export async function upsertContact(
+  db: Db,
+  orgId: string,
+  input: ContactUpsert,
+  traceparent: string | null,
+): Promise<Contact> {
   const { phone_e164: phone, ...fields } = input;
   return db.transaction().execute(async (trx) => {
     if (fields.consent_capture === undefined) {
@@ -22,12 +28,18 @@ export async function upsertContact(db: Db, orgId: string, input: ContactUpsert)
     }
     const row = await contacts.upsertContactRow(trx, orgId, phone, fields);
     if (row.inserted) {
-      await emitEvent(trx, orgId, 'contact.created', {
-        contact_id: row.id,
-        phone_e164: row.phone_e164,
-        name: row.name,
-        consent_capture: row.consent_capture,
-      });
+      await emitEvent(
+        trx,
+        orgId,
+        'contact.created',
+        {
+          contact_id: row.id,
+          phone_e164: row.phone_e164,
+          name: row.name,
+          consent_capture: row.consent_capture,
+        },
+        traceparent,
+      );
     }
     return toContact(row);
   });

@@ -32,6 +32,8 @@ export interface OperationInput<O extends OperationId> {
   body: BodyOf<O>;
   auth: AuthContext;
   requestId: string;
+  /** The request's well-formed W3C traceparent header, or null; stored with the events it causes. */
+  traceparent: string | null;
 }
 
 /** What a handler returns: one of the operation's declared success statuses with its exact body. */

@@ -33,5 +33,6 @@ export function operationInput(context: Context, ctx: Koa.Context): OperationInp
     body: context.request.requestBody,
     auth: state.auth!,
     requestId: state.requestId,
+    traceparent: state.traceparent,
   } as unknown as OperationInput<OperationId>;
 }

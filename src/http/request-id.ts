@@ -1,8 +1,8 @@
 // The first middleware of the chain: gives every request an id, echoed in the Request-Id header, and
-// runs the rest of the chain in the request's trace context (its id and incoming traceparent).
+// keeps its incoming traceparent in the request state (handlers pass it on to the events they cause).
 import { randomBytes } from 'node:crypto';
 import type Koa from 'koa';
-import { parseTraceparent, runInTrace } from '../observability/trace-context.js';
+import { parseTraceparent } from '../observability/trace-context.js';
 import { stateOf } from './request-state.js';
 
 const ID_BYTES = 8;
@@ -26,6 +26,6 @@ export function requestId(): Koa.Middleware {
     state.requestId = id;
     state.traceparent = parseTraceparent(ctx.get('traceparent') || undefined);
     ctx.set('Request-Id', id);
-    await runInTrace({ requestId: id, traceparent: state.traceparent }, next);
+    await next();
   };
 }

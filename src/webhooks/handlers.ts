@@ -34,8 +34,8 @@ export const deleteWebhook: OperationHandler<'deleteWebhook'> = async ({ auth, p
 };
 
 /** testWebhook: sends a webhook.test event now and answers with the attempt's outcome. */
-export const testWebhook: OperationHandler<'testWebhook'> = async ({ auth, params }, deps) => {
-  return { status: 200, body: { data: await webhooks.sendTestEvent(deps, auth.orgId, params.id) } };
+export const testWebhook: OperationHandler<'testWebhook'> = async ({ auth, params, traceparent }, deps) => {
+  return { status: 200, body: { data: await webhooks.sendTestEvent(deps, auth.orgId, params.id, traceparent) } };
 };
 
 /** rotateWebhookSecret: a new secret, shown once; the old one signs for 24 more hours. */

@@ -5,7 +5,6 @@ import { randomInt } from 'node:crypto';
 import type { EventDataByKind, EventKind } from '../../generated/events.js';
 import type { Db } from '../database/connect.js';
 import * as events from './event-queries.js';
-import { currentTrace } from '../observability/trace-context.js';
 
 export type { EventDataByKind, EventKind } from '../../generated/events.js';
 
@@ -19,8 +18,8 @@ export function newEventId(): string {
 }
 
 /**
- * Records events of one kind for an org, with the traceparent of the request being served, and queues
- * a delivery of each to every active endpoint subscribed to that kind. Must run inside the transaction
+ * Records events of one kind for an org, with the traceparent of the request that caused them (null
+ * for background work), and queues a delivery of each to every active endpoint subscribed to that kind. Must run inside the transaction
  * of the state change the events report.
  * Returns the new event ids in the order of `payloads`; database errors propagate.
  */
@@ -29,10 +28,10 @@ export async function emitEvents<K extends EventKind>(
   orgId: string,
   kind: K,
   payloads: Array<EventDataByKind[K]>,
+  traceparent: string | null = null,
 ): Promise<string[]> {
   if (payloads.length === 0) return [];
   const ids = payloads.map(() => newEventId());
-  const traceparent = currentTrace()?.traceparent ?? null;
   await events.insertEvents(
     trx,
     payloads.map((data, i) => ({ id: ids[i]!, orgId, kind, data, traceparent })),
@@ -47,7 +46,8 @@ export async function emitEvent<K extends EventKind>(
   orgId: string,
   kind: K,
   data: EventDataByKind[K],
+  traceparent: string | null = null,
 ): Promise<string> {
-  const [id] = await emitEvents(trx, orgId, kind, [data]);
+  const [id] = await emitEvents(trx, orgId, kind, [data], traceparent);
   return id!;
 }

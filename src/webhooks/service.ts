@@ -14,7 +14,6 @@ import { parseAllowlist } from './delivery/address-policy.js';
 import { assertDeliverableUrl, UrlRefusedError } from './delivery/url-guard.js';
 import { toDelivery, toWebhook, type Webhook, type WebhookDelivery } from './mapper.js';
 import { newEventId } from './outbox.js';
-import { currentTrace } from '../observability/trace-context.js';
 import { deleteOldEvents, notifyDeliveryWorkers } from './event-queries.js';
 import { MAX_ENDPOINTS_PER_ORG, MAX_SECRETS_IN_GRACE, SECRET_GRACE_MS, TEST_SEND_RETRY_AFTER_S } from './policy.js';
 import * as webhooks from './queries.js';
@@ -187,7 +186,12 @@ function tooManyTestSends(scope: string, cap: number): DomainError {
  * the endpoint is deleted while the test is under way), too_many_requests when the org or this process
  * already has as many test sends in flight as allowed.
  */
-export async function sendTestEvent(deps: AppDeps, orgId: string, id: string): Promise<WebhookDelivery> {
+export async function sendTestEvent(
+  deps: AppDeps,
+  orgId: string,
+  id: string,
+  traceparent: string | null,
+): Promise<WebhookDelivery> {
   const { config, delivery } = deps;
   if (delivery.testSends.inFlight >= config.testSendsPerProcess) {
     deps.metrics.rateLimitRejections.inc({ reason: 'test_sends' });
@@ -206,7 +210,7 @@ export async function sendTestEvent(deps: AppDeps, orgId: string, id: string): P
           kind: 'webhook.test',
           data: { webhook_id: id, message: 'This is a test delivery.' },
           createdAt: now,
-          traceparent: currentTrace()?.traceparent ?? null,
+          traceparent,
         },
         maxInFlight: config.testSendsPerOrg,
       },
