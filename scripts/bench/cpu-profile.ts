@@ -51,7 +51,7 @@ const LAYERS: Array<[string, RegExp]> = [
     'Koa',
     /\/node_modules\/(koa|koa-compose|helmet|raw-body|inflation|statuses|http-errors|on-finished)\/|\/src\/http\/|\/src\/app\./,
   ],
-  ['async context', /^node:(internal\/)?async_hooks|\/src\/observability\/trace-context\./],
+  ['async context', /^node:(internal\/)?async_hooks/],
   ['Node HTTP and sockets', /^node:/],
 ];
 
