@@ -11,6 +11,7 @@ import { startHttpsReceiver, type HttpsReceiver } from '../../src/tools/https-re
 import { emitEvents } from '../../src/webhooks/outbox.js';
 import { insertWebhook } from '../../src/webhooks/queries.js';
 import type { Child } from './processes.js';
+import { medianOf, repeat } from './repeat.js';
 
 /** Worker process counts measured. */
 export const DELIVERY_WORKERS = [1, 2, 4] as const;
@@ -23,13 +24,18 @@ const RECEIVERS = 8;
 const ORG_NAME = (n: number) => `Bench delivery scale ${n}`;
 
 /** One drain: a backlog of `deliveries` to `endpoints` endpoints with `workers` worker processes. */
-export interface DeliveryScaleRow {
-  workers: number;
-  endpoints: number;
+export interface DeliveryDrain {
   deliveries: number;
   missing: number;
   seconds: number;
   perSecond: number;
+}
+
+/** One row: the median of its drains (missing deliveries summed), and each drain's rate. */
+export interface DeliveryScaleRow extends DeliveryDrain {
+  workers: number;
+  endpoints: number;
+  runsPerSecond: number[];
 }
 
 /** What the phase needs from the benchmark session. */
@@ -38,6 +44,8 @@ export interface DeliveryScaleOptions {
   tls: ServerCertificate;
   /** Deliveries in each backlog. */
   deliveries: number;
+  /** Drains measured per row. */
+  repetitions: number;
   /** Starts one worker process. */
   startWorker: () => Promise<Child>;
   log: (message: string) => void;
@@ -171,23 +179,25 @@ export async function benchDeliveryScale(options: DeliveryScaleOptions): Promise
           // Untimed: one event per endpoint opens the connections (TLS handshakes) of every worker.
           counter.reset();
           await waitForArrivals(counter, await emitBacklog(db, orgs, endpoints), 60_000);
-          counter.reset();
-          const started = Date.now();
-          const expected = await emitBacklog(db, orgs, options.deliveries);
-          await waitForArrivals(counter, expected, 120_000);
-          const seconds = (Math.max(counter.lastAt, started + 1) - started) / 1000;
-          const row = {
+          const drains = await repeat(options.repetitions, async () => {
+            counter.reset();
+            const started = Date.now();
+            const expected = await emitBacklog(db, orgs, options.deliveries);
+            await waitForArrivals(counter, expected, 120_000);
+            const seconds = (Math.max(counter.lastAt, started + 1) - started) / 1000;
+            const arrived = counter.arrived;
+            return { deliveries: arrived, missing: expected - arrived, seconds, perSecond: arrived / seconds };
+          });
+          const row: DeliveryScaleRow = {
             workers,
             endpoints,
-            deliveries: counter.arrived,
-            missing: expected - counter.arrived,
-            seconds,
-            perSecond: counter.arrived / seconds,
+            ...medianOf(drains, ['missing']),
+            runsPerSecond: drains.map((drain) => drain.perSecond),
           };
           rows.push(row);
           log(
             `delivery scale ${workers} worker(s), ${endpoints} endpoint(s): ${row.perSecond.toFixed(0)} deliveries/s ` +
-              `(${row.deliveries} in ${seconds.toFixed(1)} s, ${row.missing} missing)`,
+              `(runs ${row.runsPerSecond.map((v) => v.toFixed(0)).join(', ')}; ${row.missing} missing)`,
           );
         } finally {
           await Promise.all(children.map((child) => child.stop()));

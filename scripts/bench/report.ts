@@ -1,17 +1,22 @@
 // The benchmark report: the targets of the performance issue checked against the numbers, a text
 // table for stdout (and the README), and the JSON form.
 import type { LoadResult } from './load.js';
+import { median } from './repeat.js';
 import type { DeliveryScaleRow } from './delivery-scale.js';
 import type { ScaleOutRow } from './scale-out.js';
 import type { WebhookReport } from './webhooks.js';
 
-/** One HTTP scenario's numbers, with the baseline's for reads. */
+/** One HTTP scenario's numbers (medians of its runs), with its floor's. */
 export interface ScenarioReport {
   name: string;
   title: string;
   kind: 'read' | 'write';
   service: LoadResult;
   baseline?: LoadResult;
+  /** Each run: the service, then its floor right after it. */
+  runs: Array<{ service: LoadResult; baseline?: LoadResult }>;
+  /** Service / floor per run, then their median: throughput and p99 (null without a floor). */
+  ratios: { rps: number[]; p99: number[]; medianRps: number; medianP99: number } | null;
   /** The service's peak resident memory during this scenario, in MiB. */
   serviceRssMiB: number;
 }
@@ -36,9 +41,13 @@ export interface BenchReport {
   totalSeconds: number;
 }
 
-/** The median of a list of numbers (the middle one, or the upper middle one). */
-export function median(values: number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+/** The service / floor ratios of each run of a scenario and their medians; null when it has no floor. */
+export function scenarioRatios(runs: ScenarioReport['runs']): ScenarioReport['ratios'] {
+  const paired = runs.filter((run): run is { service: LoadResult; baseline: LoadResult } => !!run.baseline);
+  if (paired.length === 0) return null;
+  const rps = paired.map((run) => run.service.rps / run.baseline.rps);
+  const p99 = paired.map((run) => run.service.p99 / run.baseline.p99);
+  return { rps, p99, medianRps: median(rps), medianP99: median(p99) };
 }
 
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
@@ -48,9 +57,9 @@ const us = (valueMs: number) => (valueMs * 1000).toFixed(0);
 /** Checks every target of the issue that the report has numbers for. */
 export function evaluateTargets(report: Omit<BenchReport, 'targets'>): BenchReport['targets'] {
   const targets: BenchReport['targets'] = [];
-  for (const { title, kind, service, baseline } of report.scenarios) {
-    if (!baseline) continue;
-    const rps = service.rps / baseline.rps;
+  for (const { title, kind, ratios } of report.scenarios) {
+    if (!ratios) continue;
+    const rps = ratios.medianRps;
     const floor = kind === 'read' ? 0.85 : 0.8;
     targets.push({
       target: `${title}: throughput >= ${floor} x floor`,
@@ -58,7 +67,7 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets'>): BenchRepo
       met: rps >= floor,
     });
     if (kind === 'read') {
-      const p99 = service.p99 / baseline.p99;
+      const p99 = ratios.medianP99;
       targets.push({ target: `${title}: p99 <= 1.5 x floor`, measured: `${ratio(p99)} x`, met: p99 <= 1.5 });
     }
   }
@@ -118,6 +127,7 @@ function table(header: string[], rows: string[][]): string {
 export function formatReport(report: BenchReport): string {
   const { machine } = report;
   const out: string[] = [
+    `Every row is the median of ${report.settings.repetitions} runs; ratios are the median of the runs' service / floor ratios.`,
     `Benchmark of ${report.date} on ${machine.cores} x ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}, PostgreSQL ${machine.postgres}.`,
     `Load average ${report.loadAverage.start.toFixed(1)} at the start, ${report.loadAverage.end.toFixed(1)} at the end.`,
     `Settings: ${Object.entries(report.settings)
@@ -125,7 +135,8 @@ export function formatReport(report: BenchReport): string {
       .join(', ')}.`,
     '',
   ];
-  const rows = report.scenarios.map(({ title, service, baseline }) => [
+  const runsOf = (values: number[]) => values.map(ratio).join(', ');
+  const rows = report.scenarios.map(({ title, service, baseline, ratios }) => [
     title,
     service.rps.toFixed(0),
     ms(service.p50),
@@ -135,8 +146,8 @@ export function formatReport(report: BenchReport): string {
     baseline ? ms(baseline.p50) : '-',
     baseline ? ms(baseline.p99) : '-',
     baseline ? String(baseline.errors) : '-',
-    baseline ? ratio(service.rps / baseline.rps) : '-',
-    baseline ? ratio(service.p99 / baseline.p99) : '-',
+    ratios ? `${ratio(ratios.medianRps)} (${runsOf(ratios.rps)})` : '-',
+    ratios ? `${ratio(ratios.medianP99)} (${runsOf(ratios.p99)})` : '-',
     `${us(service.serverCpuMsPerRequest)}${baseline ? ` / ${us(baseline.serverCpuMsPerRequest)}` : ''}`,
   ]);
   if (rows.length > 0) {
@@ -152,8 +163,8 @@ export function formatReport(report: BenchReport): string {
           'floor p50',
           'floor p99',
           'floor errors',
-          'req/s ratio',
-          'p99 ratio',
+          'req/s ratio (runs)',
+          'p99 ratio (runs)',
           'CPU us/req (floor)',
         ],
         rows,
@@ -169,15 +180,15 @@ export function formatReport(report: BenchReport): string {
         [
           [
             `Backlog of ${hooks.backlog.events} events: deliveries/s to healthy receivers`,
-            `${hooks.backlog.perSecond.toFixed(0)}/s (${hooks.backlog.deliveries} in ${hooks.backlog.seconds.toFixed(1)} s, ${hooks.backlog.missing} missing)`,
+            `${hooks.backlog.perSecond.toFixed(0)}/s (runs ${hooks.runs.map((run) => run.backlog.perSecond.toFixed(0)).join(', ')}; ${hooks.backlog.deliveries} each, ${hooks.backlog.missing} missing)`,
           ],
           [
             `Steady ${hooks.withHanging.offeredPerSecond}/s, hanging receiver active: first attempt p50 / p99`,
-            `${ms(hooks.withHanging.p50)} / ${ms(hooks.withHanging.p99)} ms (${hooks.withHanging.missing} missing)`,
+            `${ms(hooks.withHanging.p50)} / ${ms(hooks.withHanging.p99)} ms (p99 runs ${hooks.runs.map((run) => ms(run.withHanging.p99)).join(', ')}; ${hooks.withHanging.missing} missing)`,
           ],
           [
             `Steady ${hooks.withoutHanging.offeredPerSecond}/s, hanging receiver switched off: p50 / p99`,
-            `${ms(hooks.withoutHanging.p50)} / ${ms(hooks.withoutHanging.p99)} ms (${hooks.withoutHanging.missing} missing)`,
+            `${ms(hooks.withoutHanging.p50)} / ${ms(hooks.withoutHanging.p99)} ms (p99 runs ${hooks.runs.map((run) => ms(run.withoutHanging.p99)).join(', ')}; ${hooks.withoutHanging.missing} missing)`,
           ],
         ],
       ),
@@ -187,10 +198,11 @@ export function formatReport(report: BenchReport): string {
     out.push(
       '',
       table(
-        ['Delivery backlog (serve --role worker x N)', 'deliveries/s', 'deliveries', 'seconds', 'missing'],
+        ['Delivery backlog (serve --role worker x N)', 'deliveries/s', 'runs', 'deliveries', 'seconds', 'missing'],
         report.deliveryScale.map((row) => [
           `${row.endpoints} endpoint(s), ${row.workers} worker process(es)`,
           row.perSecond.toFixed(0),
+          row.runsPerSecond.map((v) => v.toFixed(0)).join(', '),
           String(row.deliveries),
           row.seconds.toFixed(1),
           String(row.missing),
@@ -206,6 +218,7 @@ export function formatReport(report: BenchReport): string {
         [
           'API processes (serve --role api --processes N)',
           'req/s',
+          'runs',
           'vs 1',
           'p50 ms',
           'p99 ms',
@@ -215,6 +228,7 @@ export function formatReport(report: BenchReport): string {
         report.scaleOut.map((row) => [
           `${row.title}, N = ${row.processes}`,
           row.result.rps.toFixed(0),
+          row.runsRps.map((v) => v.toFixed(0)).join(', '),
           ratio(row.result.rps / (single.get(row.scenario)?.result.rps ?? NaN)),
           ms(row.result.p50),
           ms(row.result.p99),

@@ -1,7 +1,8 @@
 // `npm run bench`: seeds the benchmark database, starts the real service and the bare floor as child
 // processes on loopback, runs every scenario, the webhook delivery test, the start-up and memory
 // measurements and the scale-out phase, then prints the report and writes bench-report.json. Stops by
-// itself (25-minute watchdog). Options: --duration=SECONDS (per measured run, default 10),
+// itself (60-minute watchdog). Options: --duration=SECONDS (per measured run, default 10),
+// --repeat=N (runs per row, reported as their median; default 3),
 // --only=NAME,... (scenario names, `webhooks`, `delivery-scale` or `scale-out`), --profile (CPU profile of the measured
 // server in .data/bench-profiles; `npm run bench:profile` reads one by layer).
 import { writeFileSync } from 'node:fs';
@@ -15,14 +16,15 @@ import { CONNECTIONS, log, openBenchSession, option, SERVICE_SETTINGS, WARMUP_SE
 import type { LoadResult } from './load.js';
 import { rssMiB, sampleRss, type Child } from './processes.js';
 import { startReceivers } from './receivers.js';
-import { evaluateTargets, formatReport, median, type BenchReport, type ScenarioReport } from './report.js';
+import { evaluateTargets, formatReport, scenarioRatios, type BenchReport, type ScenarioReport } from './report.js';
+import { median, medianLoad, repeat } from './repeat.js';
 import { benchScaleOut, type ScaleOutRow } from './scale-out.js';
 import { benchDeliveryScale, type DeliveryScaleRow } from './delivery-scale.js';
 import { buildScenarios } from './scenarios.js';
 import { benchWebhooks, HANGING_RECEIVER, RECEIVER_COUNT } from './webhooks.js';
 
 const BOOTS = 3;
-const WATCHDOG_MS = 25 * 60_000;
+const WATCHDOG_MS = 60 * 60_000;
 
 const describe = (result: LoadResult) =>
   `${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ` +
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = os.loadavg()[0]!;
   const durationSec = Number(option('duration') ?? 10);
+  const repetitions = Number(option('repeat') ?? 3);
   const only = option('only')?.split(',').filter(Boolean);
   const profile = option('profile') !== undefined;
   const wanted = (name: string) => !only || only.includes(name);
@@ -86,20 +89,26 @@ async function main(): Promise<void> {
     }
     for (const scenario of scenarios) {
       const scenarioRss = sampleRss(service!.pid);
-      const measured = await session.load(service!, scenario.service, { seconds: durationSec });
+      const floor = scenario.baseline ?? scenario.writeBaseline;
+      // Service and floor alternate, so a slow spell of the machine weighs on both sides of a ratio.
+      const runs = await repeat(repetitions, async () => ({
+        service: await session.load(service!, scenario.service, { seconds: durationSec }),
+        baseline: floor ? await session.load(floorServer, floor.next, { seconds: durationSec }) : undefined,
+      }));
+      const baselineRuns = runs.flatMap((run) => (run.baseline ? [run.baseline] : []));
       const report: ScenarioReport = {
         name: scenario.name,
         title: scenario.title,
         kind: scenario.writeBaseline ? 'write' : 'read',
-        service: measured,
+        service: medianLoad(runs.map((run) => run.service)),
+        ...(baselineRuns.length > 0 ? { baseline: medianLoad(baselineRuns) } : {}),
+        runs,
+        ratios: scenarioRatios(runs),
         serviceRssMiB: scenarioRss.stop(),
       };
       log(`${scenario.name}: ${describe(report.service)}, peak RSS ${report.serviceRssMiB.toFixed(0)} MiB`);
-      const floor = scenario.baseline ?? scenario.writeBaseline;
-      if (floor) {
-        report.baseline = await session.load(floorServer, floor.next, { seconds: durationSec });
-        log(`${scenario.name} floor: ${describe(report.baseline)}`);
-      }
+      if (report.baseline) log(`${scenario.name} floor: ${describe(report.baseline)}`);
+      if (report.ratios) log(`${scenario.name} req/s ratios: ${report.ratios.rps.map((v) => v.toFixed(2)).join(', ')}`);
       results.push(report);
     }
     await waitForCallWorker(database.db, 60_000);
@@ -114,6 +123,7 @@ async function main(): Promise<void> {
         farm,
         steadySeconds: durationSec * 2,
         backlogPerOrg: 300,
+        repetitions,
       });
       webhooks = { ...delivery, serviceRssMiB: phaseRss.stop() };
       log(
@@ -132,6 +142,7 @@ async function main(): Promise<void> {
         db: database.db,
         tls,
         deliveries: 4_000,
+        repetitions,
         startWorker: () =>
           session.startService({ args: ['--role', 'worker'], ready: /Voice-call API is running \(role worker\)/ }),
         log,
@@ -146,6 +157,7 @@ async function main(): Promise<void> {
         start: (processes) => session.startService({ args: ['--role', 'api', '--processes', String(processes)] }),
         load: (server, next, serverCpuMs) => session.load(server, next, { seconds: durationSec, serverCpuMs }),
         log,
+        repetitions,
       });
     }
 
@@ -165,6 +177,7 @@ async function main(): Promise<void> {
       settings: {
         connections: CONNECTIONS,
         durationSec,
+        repetitions,
         warmupSec: WARMUP_SEC,
         ...SERVICE_SETTINGS,
         database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded',

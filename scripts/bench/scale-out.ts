@@ -4,6 +4,7 @@
 // which shows what limits the next process.
 import type { LoadResult } from './load.js';
 import { cpuMs, postgresCpuMs, treeCpuMs, type Child } from './processes.js';
+import { medianLoad, medianOf, repeat } from './repeat.js';
 import type { Scenario } from './scenarios.js';
 
 /** The process counts measured. */
@@ -16,7 +17,10 @@ export interface ScaleOutRow {
   processes: number;
   scenario: string;
   title: string;
+  /** The median of the runs. */
   result: LoadResult;
+  /** Each run's requests/s. */
+  runsRps: number[];
   /** Share of one core used during the measured run, in percent (200 = both cores of this machine). */
   cpuPercent: { service: number; postgres: number; loadGenerator: number };
 }
@@ -27,6 +31,8 @@ export interface ScaleOutOptions {
   start: (processes: number) => Promise<Child>;
   load: (server: Child, next: Scenario['service'], serverCpuMs: () => number) => Promise<LoadResult>;
   log: (message: string) => void;
+  /** Load runs per row. */
+  repetitions: number;
 }
 
 /** Runs every scenario at every process count, one service at a time; throws when a start fails. */
@@ -37,26 +43,32 @@ export async function benchScaleOut(options: ScaleOutOptions): Promise<ScaleOutR
     const service = await options.start(processes);
     try {
       for (const scenario of scenarios) {
-        const before = { service: treeCpuMs(service.pid), postgres: postgresCpuMs(), load: cpuMs(process.pid) };
-        const started = performance.now();
-        const result = await options.load(service, scenario.service, () => treeCpuMs(service.pid));
-        // The load run's warm-up is inside this window too: shares, not totals, are what it reports.
-        const elapsed = performance.now() - started;
-        const share = (ms: number) => (100 * ms) / elapsed;
+        const runs = await repeat(options.repetitions, async () => {
+          const before = { service: treeCpuMs(service.pid), postgres: postgresCpuMs(), load: cpuMs(process.pid) };
+          const started = performance.now();
+          const result = await options.load(service, scenario.service, () => treeCpuMs(service.pid));
+          // The load run's warm-up is inside this window too: shares, not totals, are what it reports.
+          const elapsed = performance.now() - started;
+          const share = (ms: number) => (100 * ms) / elapsed;
+          const cpuPercent = {
+            service: share(treeCpuMs(service.pid) - before.service),
+            postgres: share(postgresCpuMs() - before.postgres),
+            loadGenerator: share(cpuMs(process.pid) - before.load),
+          };
+          return { result, cpuPercent };
+        });
         const row: ScaleOutRow = {
           processes,
           scenario: scenario.name,
           title: scenario.title,
-          result,
-          cpuPercent: {
-            service: share(treeCpuMs(service.pid) - before.service),
-            postgres: share(postgresCpuMs() - before.postgres),
-            loadGenerator: share(cpuMs(process.pid) - before.load),
-          },
+          result: medianLoad(runs.map((run) => run.result)),
+          runsRps: runs.map((run) => run.result.rps),
+          cpuPercent: medianOf(runs.map((run) => run.cpuPercent)),
         };
         options.log(
-          `scale-out ${processes} process(es), ${scenario.name}: ${result.rps.toFixed(0)} req/s, p99 ` +
-            `${result.p99.toFixed(1)} ms, ${result.errors} errors; CPU % service ${row.cpuPercent.service.toFixed(0)}, ` +
+          `scale-out ${processes} process(es), ${scenario.name}: ${row.result.rps.toFixed(0)} req/s ` +
+            `(runs ${row.runsRps.map((v) => v.toFixed(0)).join(', ')}), p99 ${row.result.p99.toFixed(1)} ms, ` +
+            `${row.result.errors} errors; CPU % service ${row.cpuPercent.service.toFixed(0)}, ` +
             `PostgreSQL ${row.cpuPercent.postgres.toFixed(0)}, load generator ${row.cpuPercent.loadGenerator.toFixed(0)}`,
         );
         rows.push(row);

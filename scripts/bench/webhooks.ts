@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../src/database/connect.js';
 import { emitEvents } from '../../src/webhooks/outbox.js';
 import { percentile } from './load.js';
+import { medianOf, repeat } from './repeat.js';
 import type { ReceiverFarm } from './receivers.js';
 import type { BenchOrg } from './seed.js';
 
@@ -37,13 +38,18 @@ export interface ThroughputPhase {
   perSecond: number;
 }
 
-/** The delivery measurements of one run. */
-export interface WebhookReport {
-  endpoints: number;
-  hangingEndpoints: number;
+/** One repetition of the three measurements. */
+export interface WebhookRun {
   withoutHanging: LatencyPhase;
   withHanging: LatencyPhase;
   backlog: ThroughputPhase;
+}
+
+/** The delivery measurements: the median of each figure over the runs, and the runs themselves. */
+export interface WebhookReport extends WebhookRun {
+  endpoints: number;
+  hangingEndpoints: number;
+  runs: WebhookRun[];
   /** Requests the hanging receiver got (each held until the 10 s delivery timeout). */
   hangingRequests: number;
 }
@@ -151,8 +157,9 @@ async function backlog(db: Db, farm: ReceiverFarm, orgs: HookOrg[], perOrg: numb
 }
 
 /**
- * Registers the endpoints (the seed removed those of earlier runs), warms up, then measures steady-load
- * latency without and with the hanging endpoint, then the drain rate of a backlog. Throws when the API refuses a call.
+ * Registers the endpoints (the seed removed those of earlier runs) and warms up; then, `repetitions`
+ * times, measures steady-load latency without and with the hanging endpoint and the drain rate of a
+ * backlog. Throws when the API refuses a call.
  */
 export async function benchWebhooks(options: {
   db: Db;
@@ -161,6 +168,7 @@ export async function benchWebhooks(options: {
   farm: ReceiverFarm;
   steadySeconds: number;
   backlogPerOrg: number;
+  repetitions: number;
 }): Promise<WebhookReport> {
   const { db, origin, farm } = options;
   let next = 0;
@@ -179,20 +187,34 @@ export async function benchWebhooks(options: {
     }
   }
   const hanging = hangingEndpoint!;
-  await api(origin, hanging.key, 'PATCH', `/webhooks/${hanging.id}`, { active: false });
+  const setHanging = (active: boolean) => api(origin, hanging.key, 'PATCH', `/webhooks/${hanging.id}`, { active });
+  await setHanging(false);
   // Untimed: opens the keep-alive connections (TLS handshakes) and warms the worker, as the HTTP
   // scenarios get a warm-up round.
   await steadyLoad(db, farm, orgs, 2, false);
-  const withoutHanging = await steadyLoad(db, farm, orgs, options.steadySeconds, false);
-  await api(origin, hanging.key, 'PATCH', `/webhooks/${hanging.id}`, { active: true });
-  const withHanging = await steadyLoad(db, farm, orgs, options.steadySeconds, true);
-  const drained = await backlog(db, farm, orgs, options.backlogPerOrg);
+  const runs = await repeat(options.repetitions, async () => {
+    await setHanging(false);
+    const withoutHanging = await steadyLoad(db, farm, orgs, options.steadySeconds, false);
+    await setHanging(true);
+    const withHanging = await steadyLoad(db, farm, orgs, options.steadySeconds, true);
+    return { withoutHanging, withHanging, backlog: await backlog(db, farm, orgs, options.backlogPerOrg) };
+  });
   return {
     endpoints: RECEIVER_COUNT,
     hangingEndpoints: 1,
-    withoutHanging,
-    withHanging,
-    backlog: drained,
+    withoutHanging: medianOf(
+      runs.map((run) => run.withoutHanging),
+      ['missing'],
+    ),
+    withHanging: medianOf(
+      runs.map((run) => run.withHanging),
+      ['missing'],
+    ),
+    backlog: medianOf(
+      runs.map((run) => run.backlog),
+      ['missing'],
+    ),
+    runs,
     hangingRequests: farm.requestCounts[HANGING_RECEIVER]!,
   };
 }
