@@ -71,7 +71,9 @@ describe('delivery of every subscribable kind', () => {
     await register(env, receiver.url, subscribable as components['schemas']['SubscribableEventKind'][]);
     const samples = sampleEventData();
     for (const kind of subscribable) {
-      await env.database.db.transaction().execute((trx) => emitEvent(trx, env.org.orgId, kind, samples[kind] as never));
+      await env.database.db
+        .transaction()
+        .execute((trx) => emitEvent(trx, env.org.orgId, kind, samples[kind] as never, null));
     }
     const requests = await receiver.waitFor(subscribable.length, 10_000);
     expect(requests.map((request) => request.headers['x-svc-event']).sort()).toEqual([...subscribable].sort());

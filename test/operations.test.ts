@@ -154,7 +154,7 @@ describe('the logs', () => {
       const { id } = await register(failing, receiver.url);
       const [eventId] = await failing.database.db
         .transaction()
-        .execute((trx) => emitEvents(trx, failing.org.orgId, 'contact.created', [contactCreated()]));
+        .execute((trx) => emitEvents(trx, failing.org.orgId, 'contact.created', [contactCreated()], null));
       const worker = failing.worker();
       // The manual clock started before the event was stored (due at the database's now()).
       clock.advance(60_000);
@@ -185,6 +185,7 @@ describe('the retention job', () => {
         org.orgId,
         'contact.created',
         Array.from({ length: 130 }, () => contactCreated()),
+        null,
       ),
     );
     await receiver.waitFor(130, 15_000);

@@ -54,6 +54,7 @@ async function emitContacts(env: WebhookEnv, count: number): Promise<void> {
       env.org.orgId,
       'contact.created',
       Array.from({ length: count }, (_, i) => contactCreated(`N${i}`)),
+      null,
     ),
   );
 }

@@ -53,6 +53,7 @@ describe('one org flooding endpoints that never answer', () => {
           env.org.orgId,
           'contact.created',
           Array.from({ length: 200 }, () => contactCreated()),
+          null,
         ),
       );
 
@@ -106,7 +107,7 @@ describe('one org flooding endpoints that never answer', () => {
         const sent = Date.now();
         const [eventId] = await env.database.db
           .transaction()
-          .execute((trx) => emitEvents(trx, quiet.orgId, 'contact.created', [contactCreated('Quiet')]));
+          .execute((trx) => emitEvents(trx, quiet.orgId, 'contact.created', [contactCreated('Quiet')], null));
         const arrival = await waitFor(
           'the quiet org event',
           async () => healthy.requests.find((request) => JSON.parse(request.rawBody).id === eventId),

@@ -71,6 +71,7 @@ async function deleteWhileHanging(env: WebhookEnv, target: Receiver, id: string)
       env.org.orgId,
       'contact.created',
       Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`)),
+      null,
     ),
   );
   await target.waitFor(4, 9_000);
@@ -152,6 +153,7 @@ describe('isolation', () => {
           env.org.orgId,
           'contact.created',
           Array.from({ length: 6 }, (_, i) => contactCreated(`N${i}`)),
+          null,
         ),
       );
       // The hanging endpoint's first 4 attempts are open: they end only at their 10-second timeout.

@@ -228,6 +228,7 @@ describe('the delivery log', () => {
         env.org.orgId,
         'contact.created',
         Array.from({ length: 105 }, (_, i) => contactCreated(`N${i}`)),
+        null,
       ),
     );
     expect(await worker.runOnce()).toBeGreaterThan(0);

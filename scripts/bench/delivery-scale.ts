@@ -152,6 +152,7 @@ async function emitBacklog(db: Db, orgs: Array<{ orgId: string; endpoints: numbe
             name: `Scale ${n}`,
             consent_capture: 'manual' as const,
           })),
+          null,
         ),
       ),
     ),

@@ -84,7 +84,7 @@ function emit(db: Db, orgId: string, count: number): Promise<string[]> {
     name: `Bench ${n}`,
     consent_capture: 'manual' as const,
   }));
-  return db.transaction().execute((trx) => emitEvents(trx, orgId, 'contact.created', payloads));
+  return db.transaction().execute((trx) => emitEvents(trx, orgId, 'contact.created', payloads, null));
 }
 
 /** Healthy first arrivals of the given events. */

@@ -148,7 +148,7 @@ async function emitEnding(trx: Db, call: CallRow, cause: Cause): Promise<void> {
  * the timeline and emits the status's event (with `cause`), all in `trx` (run it inside withStatusCount).
  * Throws on a forbidden move.
  */
-export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause: Cause = null): Promise<CallRow> {
+export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause: Cause): Promise<CallRow> {
   const talk = ending.conversation;
   const durationSec = talk?.durationSec ?? null;
   const charge = chargeFor(durationSec, call.rate_paise_per_minute, call.hold_paise);
@@ -176,7 +176,7 @@ export async function hangUpCall(
   provider: VoiceProvider,
   call: CallRow,
   at: Date,
-  cause: Cause = null,
+  cause: Cause,
 ): Promise<CallRow> {
   const conversation = await provider.hangUp(providerRef(call), at);
   return endCall(trx, call, { status: 'completed', reason: null, at, conversation }, cause);
@@ -214,7 +214,7 @@ export async function advanceCall(
   provider: VoiceProvider,
   call: CallRow,
   now: Date,
-  cause: Cause = null,
+  cause: Cause,
 ): Promise<CallRow> {
   const progress = await provider.poll(providerRef(call), call.progress_cursor, now);
   let current = call;

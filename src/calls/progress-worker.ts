@@ -17,7 +17,7 @@ export async function advanceOneDueCall(deps: AppDeps): Promise<boolean> {
     const now = deps.clock.now();
     const call = await claimDueCall(trx, now);
     if (!call) return null;
-    const after = await withStatusCount(trx, call, (locked) => advanceCall(trx, deps.provider, locked, now));
+    const after = await withStatusCount(trx, call, (locked) => advanceCall(trx, deps.provider, locked, now, null));
     return { from: call.status, to: after.status };
   });
   if (step && step.from !== step.to) deps.metrics.callStatusChanges.inc(step);

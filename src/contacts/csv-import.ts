@@ -204,6 +204,7 @@ async function writeBatch(
       name: row.name,
       consent_capture: row.consent_capture,
     })),
+    null,
   );
   const insertedPhones = new Set(inserted.map((row) => row.phone_e164));
   const updated = await contacts.updateExistingContacts(

@@ -28,7 +28,7 @@ export async function emitEvents<K extends EventKind>(
   orgId: string,
   kind: K,
   payloads: Array<EventDataByKind[K]>,
-  traceparent: string | null = null,
+  traceparent: string | null,
 ): Promise<string[]> {
   if (payloads.length === 0) return [];
   const ids = payloads.map(() => newEventId());
@@ -46,7 +46,7 @@ export async function emitEvent<K extends EventKind>(
   orgId: string,
   kind: K,
   data: EventDataByKind[K],
-  traceparent: string | null = null,
+  traceparent: string | null,
 ): Promise<string> {
   const [id] = await emitEvents(trx, orgId, kind, [data], traceparent);
   return id!;

@@ -69,7 +69,7 @@ export async function emit<K extends EventKind>(
   data: EventDataByKind[K],
   orgId: string = env.org.orgId,
 ): Promise<string> {
-  return env.database.db.transaction().execute((trx) => emitEvent(trx, orgId, kind, data));
+  return env.database.db.transaction().execute((trx) => emitEvent(trx, orgId, kind, data, null));
 }
 
 /** Registers an endpoint through the API; returns its id and secret. */
@@ -103,6 +103,7 @@ export async function endpointWithEvents(db: Db, count: number): Promise<{ orgId
       org.orgId,
       'contact.created',
       Array.from({ length: count }, () => contactCreated()),
+      null,
     ),
   );
   return { orgId: org.orgId, webhookId: webhook.id };
