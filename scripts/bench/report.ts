@@ -127,7 +127,7 @@ function table(header: string[], rows: string[][]): string {
 export function formatReport(report: BenchReport): string {
   const { machine } = report;
   const out: string[] = [
-    `Every row is the median of ${report.settings.repetitions} runs; ratios are the median of the runs' service / floor ratios.`,
+    `Every row is the median of ${report.settings.repetitions} runs (errors and missing deliveries are summed over them); ratios are the median of the runs' service / floor ratios.`,
     `Benchmark of ${report.date} on ${machine.cores} x ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}, PostgreSQL ${machine.postgres}.`,
     `Load average ${report.loadAverage.start.toFixed(1)} at the start, ${report.loadAverage.end.toFixed(1)} at the end.`,
     `Settings: ${Object.entries(report.settings)
@@ -180,7 +180,7 @@ export function formatReport(report: BenchReport): string {
         [
           [
             `Backlog of ${hooks.backlog.events} events: deliveries/s to healthy receivers`,
-            `${hooks.backlog.perSecond.toFixed(0)}/s (runs ${hooks.runs.map((run) => run.backlog.perSecond.toFixed(0)).join(', ')}; ${hooks.backlog.deliveries} each, ${hooks.backlog.missing} missing)`,
+            `${hooks.backlog.perSecond.toFixed(0)}/s (runs ${hooks.runs.map((run) => run.backlog.perSecond.toFixed(0)).join(', ')}; ${hooks.backlog.deliveries} per run, ${hooks.backlog.missing} missing)`,
           ],
           [
             `Steady ${hooks.withHanging.offeredPerSecond}/s, hanging receiver active: first attempt p50 / p99`,

@@ -47,6 +47,8 @@ async function main(): Promise<void> {
   const loadAtStart = os.loadavg()[0]!;
   const durationSec = Number(option('duration') ?? 10);
   const repetitions = Number(option('repeat') ?? 3);
+  if (!Number.isInteger(repetitions) || repetitions < 1)
+    throw new Error('--repeat takes a whole number of runs, 1 or more');
   const only = option('only')?.split(',').filter(Boolean);
   const profile = option('profile') !== undefined;
   const wanted = (name: string) => !only || only.includes(name);
