@@ -139,24 +139,24 @@ async function registerEndpoints(
 async function emitBacklog(db: Db, orgs: Array<{ orgId: string; endpoints: number }>, deliveries: number) {
   const total = orgs.reduce((sum, org) => sum + org.endpoints, 0);
   const perOrg = Math.max(1, Math.round(deliveries / total));
-  await Promise.all(
-    orgs.map((org) =>
-      db.transaction().execute((trx) =>
-        emitEvents(
-          trx,
-          org.orgId,
-          'contact.created',
-          Array.from({ length: perOrg }, (_, n) => ({
-            contact_id: randomUUID(),
-            phone_e164: '+919812345678',
-            name: `Scale ${n}`,
-            consent_capture: 'manual' as const,
-          })),
-          null,
-        ),
+  // One org after another: 50 transactions at once could wait past the pool's connection timeout
+  // while 4 worker processes keep PostgreSQL busy.
+  for (const org of orgs) {
+    await db.transaction().execute((trx) =>
+      emitEvents(
+        trx,
+        org.orgId,
+        'contact.created',
+        Array.from({ length: perOrg }, (_, n) => ({
+          contact_id: randomUUID(),
+          phone_e164: '+919812345678',
+          name: `Scale ${n}`,
+          consent_capture: 'manual' as const,
+        })),
+        null,
       ),
-    ),
-  );
+    );
+  }
   return perOrg * total;
 }
 
