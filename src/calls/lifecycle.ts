@@ -2,7 +2,7 @@
 // enforces max_duration_sec, ends calls with their settlement, timeline and event, and keeps the
 // per-status counters in step.
 import type { Db } from '../database/connect.js';
-import { emitEvent } from '../webhooks/outbox.js';
+import { emitEvent, type EventDataByKind, type EventKind } from '../webhooks/outbox.js';
 import type { Conversation, ProviderCallRef, ProviderEvent, VoiceProvider } from './provider/types.js';
 import { updateCallInStatus, type CallChanges, type CallRow } from './queries.js';
 import { shiftStatusCount } from './status-count-queries.js';
@@ -75,68 +75,28 @@ const FAILURE_REASONS = ['carrier_rejected', 'provider_error', 'timeout'] as con
 /** Emits the event of an ended call with the payload its kind publishes. */
 async function emitEnding(trx: Db, call: CallRow, cause: Cause): Promise<void> {
   const base = { call_id: call.id, provider_call_id: call.provider_call_id };
+  const emit = <K extends EventKind>(kind: K, data: EventDataByKind[K]) =>
+    emitEvent(trx, call.org_id, kind, data, cause);
   switch (call.status) {
     case 'completed':
-      await emitEvent(
-        trx,
-        call.org_id,
-        'call.completed',
-        {
-          ...base,
-          status: 'completed',
-          duration_sec: call.duration_sec ?? 0,
-          recording_url: call.recording_url,
-        },
-        cause,
-      );
+      await emit('call.completed', {
+        ...base,
+        status: 'completed',
+        duration_sec: call.duration_sec ?? 0,
+        recording_url: call.recording_url,
+      });
       return;
     case 'failed':
-      await emitEvent(
-        trx,
-        call.org_id,
-        'call.failed',
-        {
-          ...base,
-          status: 'failed',
-          reason: reasonIn(call, FAILURE_REASONS),
-        },
-        cause,
-      );
+      await emit('call.failed', { ...base, status: 'failed', reason: reasonIn(call, FAILURE_REASONS) });
       return;
     case 'no_answer':
-      await emitEvent(
-        trx,
-        call.org_id,
-        'call.no_answer',
-        {
-          ...base,
-          status: 'no_answer',
-          reason: reasonIn(call, ['no_answer']),
-        },
-        cause,
-      );
+      await emit('call.no_answer', { ...base, status: 'no_answer', reason: reasonIn(call, ['no_answer']) });
       return;
     case 'busy':
-      await emitEvent(
-        trx,
-        call.org_id,
-        'call.busy',
-        { ...base, status: 'busy', reason: reasonIn(call, ['busy']) },
-        cause,
-      );
+      await emit('call.busy', { ...base, status: 'busy', reason: reasonIn(call, ['busy']) });
       return;
     case 'canceled':
-      await emitEvent(
-        trx,
-        call.org_id,
-        'call.canceled',
-        {
-          ...base,
-          status: 'canceled',
-          reason: reasonIn(call, ['canceled_by_client']),
-        },
-        cause,
-      );
+      await emit('call.canceled', { ...base, status: 'canceled', reason: reasonIn(call, ['canceled_by_client']) });
       return;
     default:
       throw new Error(`call ${call.id} has not ended (${call.status})`);

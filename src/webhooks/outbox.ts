@@ -19,8 +19,8 @@ export function newEventId(): string {
 
 /**
  * Records events of one kind for an org, with the traceparent of the request that caused them (null
- * for background work), and queues a delivery of each to every active endpoint subscribed to that kind. Must run inside the transaction
- * of the state change the events report.
+ * for background work), and queues a delivery of each to every active endpoint subscribed to that
+ * kind. Must run inside the transaction of the state change the events report.
  * Returns the new event ids in the order of `payloads`; database errors propagate.
  */
 export async function emitEvents<K extends EventKind>(

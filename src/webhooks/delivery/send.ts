@@ -6,6 +6,9 @@ import { DELIVERY_TIMEOUT_MS, RESPONSE_EXCERPT_CHARS as EXCERPT_CHARS } from '..
 import { blockedPorts } from './blocked-ports.js';
 import { GuardError } from './guarded-agent.js';
 
+/** Statuses whose answers have no body (a Response for them may not be given one). */
+const BODYLESS_STATUSES = new Set([204, 205, 304]);
+
 /** What the receiver answered. */
 export interface HttpAnswer {
   status: number;
@@ -62,8 +65,7 @@ function sendThrough(dispatcher: Dispatcher, body: string): typeof fetch {
       throw new Error(`the receiver answered with status ${answer.statusCode}, outside 200-599`);
     }
     const retryAfter = answer.headers['retry-after'];
-    // 204, 205 and 304 answers have no body, and a Response for them may not be given one.
-    const bodyless = excerpt === '' || [204, 205, 304].includes(answer.statusCode);
+    const bodyless = excerpt === '' || BODYLESS_STATUSES.has(answer.statusCode);
     return new Response(bodyless ? null : excerpt, {
       status: answer.statusCode,
       headers: retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) },
