@@ -1,6 +1,7 @@
 // SQL for call rows: insert, org-scoped reads and pages, row locks, guarded status updates, due-call claims.
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database/connect.js';
+import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { CallsTable } from '../../db/schema.js';
 
 /** A call as stored. */
@@ -55,8 +56,12 @@ export async function insertCall(db: Db, call: NewCall): Promise<CallRow> {
 
 /** The org's call with this id, or undefined (also for another org's call). */
 export async function findCall(db: Db, orgId: string, id: string): Promise<CallRow | undefined> {
-  return db.selectFrom('calls').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+  return (await callById.execute(db, { id, orgId }))[0];
 }
+
+const callById = prepareQuery((db, arg: Arg<{ id: string; orgId: string }>) =>
+  db.selectFrom('calls').selectAll().where('id', '=', arg('id')).where('org_id', '=', arg('orgId')),
+);
 
 /** Like findCall, and locks the row until the transaction ends. */
 export async function lockCall(db: Db, orgId: string, id: string): Promise<CallRow | undefined> {
@@ -109,7 +114,32 @@ export async function listCallsPage(
   db: Db,
   page: { orgId: string; status: CallStatus | undefined; limit: number; offset: number },
 ): Promise<CallListRow[]> {
-  let query = db.selectFrom('calls').select(LIST_COLUMNS).where('org_id', '=', page.orgId);
-  if (page.status !== undefined) query = query.where('status', '=', page.status);
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute();
+  return page.status === undefined
+    ? callsPage.execute(db, page)
+    : callsPageInStatus.execute(db, { ...page, status: page.status });
 }
+
+type PageArgs = { orgId: string; limit: number; offset: number };
+
+const callsPage = prepareQuery((db, arg: Arg<PageArgs>) =>
+  db
+    .selectFrom('calls')
+    .select(LIST_COLUMNS)
+    .where('org_id', '=', arg('orgId'))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(arg('limit'))
+    .offset(arg('offset')),
+);
+
+const callsPageInStatus = prepareQuery((db, arg: Arg<PageArgs & { status: CallStatus }>) =>
+  db
+    .selectFrom('calls')
+    .select(LIST_COLUMNS)
+    .where('org_id', '=', arg('orgId'))
+    .where('status', '=', arg('status'))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(arg('limit'))
+    .offset(arg('offset')),
+);

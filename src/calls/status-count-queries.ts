@@ -1,6 +1,7 @@
 // SQL for the per-org per-status call counters that keep list totals O(1).
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
+import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { CallStatusCountsTable } from '../../db/schema.js';
 
 type CallStatus = CallStatusCountsTable['status'];
@@ -33,11 +34,24 @@ export async function shiftStatusCount(db: Db, orgId: string, from: CallStatus |
 
 /** How many of the org's calls are in `status`, or in any status when it is undefined. */
 export async function countCalls(db: Db, orgId: string, status: CallStatus | undefined): Promise<number> {
-  let query = db
+  const [row] =
+    status === undefined
+      ? await callCount.execute(db, { orgId })
+      : await callCountInStatus.execute(db, { orgId, status });
+  return Number(row!.total);
+}
+
+const callCount = prepareQuery((db, arg: Arg<{ orgId: string }>) =>
+  db
     .selectFrom('call_status_counts')
     .select(sql<number>`coalesce(sum(count), 0)`.as('total'))
-    .where('org_id', '=', orgId);
-  if (status !== undefined) query = query.where('status', '=', status);
-  const row = await query.executeTakeFirstOrThrow();
-  return Number(row.total);
-}
+    .where('org_id', '=', arg('orgId')),
+);
+
+const callCountInStatus = prepareQuery((db, arg: Arg<{ orgId: string; status: CallStatus }>) =>
+  db
+    .selectFrom('call_status_counts')
+    .select(sql<number>`coalesce(sum(count), 0)`.as('total'))
+    .where('org_id', '=', arg('orgId'))
+    .where('status', '=', arg('status')),
+);

@@ -1,6 +1,7 @@
 // SQL for the timeline entries of calls.
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
+import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { CallTimelineTable } from '../../db/schema.js';
 import type { components } from '../../generated/openapi.js';
 
@@ -25,14 +26,17 @@ export async function insertTimelineEntry(db: Db, entry: TimelineInsert): Promis
 
 /** A call's timeline, oldest first. */
 export async function listTimeline(db: Db, callId: string) {
-  return db
+  return timelineOfCall.execute(db, { callId });
+}
+
+const timelineOfCall = prepareQuery((db, arg: Arg<{ callId: string }>) =>
+  db
     .selectFrom('call_timeline')
     .select(['at', 'kind', 'detail'])
-    .where('call_id', '=', callId)
+    .where('call_id', '=', arg('callId'))
     .orderBy('at')
-    .orderBy('id')
-    .execute();
-}
+    .orderBy('id'),
+);
 
 /** Deletes up to `limit` timeline entries from before `before`; returns how many. */
 export async function deleteOldTimelineEntries(db: Db, before: Date, limit: number): Promise<number> {

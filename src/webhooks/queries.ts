@@ -3,6 +3,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { WebhooksTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
+import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import { DELETION_CHANNEL } from './channels.js';
 
 /** A row of the webhooks table. */
@@ -19,12 +20,15 @@ export async function lockOrgEndpoints(trx: Db, orgId: string): Promise<void> {
 
 /** How many endpoints the org has. */
 export async function countWebhooks(db: Db, orgId: string): Promise<number> {
-  const row = await live(db)
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('org_id', '=', orgId)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  const [row] = await webhookCount.execute(db, { orgId });
+  return Number(row!.count);
 }
+
+const webhookCount = prepareQuery((db, arg: Arg<{ orgId: string }>) =>
+  live(db)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('org_id', '=', arg('orgId')),
+);
 
 /** Inserts an endpoint and returns its row. */
 export async function insertWebhook(
@@ -51,19 +55,19 @@ export async function listWebhookRows(
   orgId: string,
   page: { limit: number; offset: number },
 ): Promise<{ rows: WebhookRow[]; total: number }> {
-  const [rows, total] = await Promise.all([
-    live(db)
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    countWebhooks(db, orgId),
-  ]);
+  const [rows, total] = await Promise.all([webhooksPage.execute(db, { orgId, ...page }), countWebhooks(db, orgId)]);
   return { rows, total };
 }
+
+const webhooksPage = prepareQuery((db, arg: Arg<{ orgId: string; limit: number; offset: number }>) =>
+  live(db)
+    .selectAll()
+    .where('org_id', '=', arg('orgId'))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(arg('limit'))
+    .offset(arg('offset')),
+);
 
 /** The org's endpoint with this id, or undefined (also for another org's id). */
 export async function findWebhookRow(db: Db, orgId: string, id: string): Promise<WebhookRow | undefined> {
