@@ -1,10 +1,101 @@
 // The one place where openapi-backend's internals are replaced, for speed; its options cannot do this.
-// The router rebuilds its list of operations (with lodash) on every lookup and compiles a regular
-// expression per operation on every match; the document never changes after init, so both are done
-// once here. A request is also parsed for its operation by the backend and then again, unchanged, by
-// the validator: the second parse gets the first one's answer. test/openapi-backend-patches.test.ts compares the patched router's answers with an
+// The router rebuilds its list of operations (with lodash) on every lookup, compiles a regular
+// expression per operation on every match and compiles the path template again on every parse; the
+// document never changes after init, so all of that is done once here. A request is also parsed for its
+// operation by the backend and then again, unchanged, by the validator: the second parse gets the first
+// one's answer. test/openapi-backend-patches.test.ts compares the patched router's answers with an
 // unpatched one for every path template and method, and fails when an upgrade changes them.
 import type { OpenAPIRouter, Operation, ParsedRequest, Request } from 'openapi-backend';
+
+type PathParams = (path: string) => Record<string, string>;
+
+/**
+ * The path parameters of a template, as openapi-backend reads them (through bath): each `{name}` takes
+ * one segment, decoded with decodeURIComponent (which throws URIError on a malformed escape); a path
+ * that does not fit gives no parameters.
+ */
+function pathParamsOf(template: string): PathParams {
+  const names = [...template.matchAll(/\{([A-Za-z0-9_-]+)\}/g)].map((match) => match[1]!);
+  const pattern = new RegExp(`^${template.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)')}$`);
+  return (path) => {
+    const match = pattern.exec(path);
+    const params: Record<string, string> = {};
+    if (!match) return params;
+    const values = names.map((_, i) => decodeURIComponent(match[i + 1]!));
+    // bath refuses a path that gives one name two different values.
+    if (names.some((name, i) => names.some((other, j) => other === name && values[j] !== values[i]))) return {};
+    names.forEach((name, i) => (params[name] = values[i]!));
+    return params;
+  };
+}
+
+/** Whether openapi-backend reshapes this operation's query values (JSON content, non-exploded lists). */
+function reshapesQuery(operation: Operation): boolean {
+  return (operation.parameters ?? []).some(
+    (parameter) =>
+      !('$ref' in parameter) &&
+      parameter.in === 'query' &&
+      (parameter.content?.['application/json'] !== undefined || parameter.explode === false),
+  );
+}
+
+/** A deep copy of a parsed query (strings, numbers, booleans, arrays and plain objects), as lodash's cloneDeep makes. */
+function copyQuery(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyQuery);
+  if (value === null || typeof value !== 'object') return value;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = copyQuery((value as Record<string, unknown>)[key]);
+  return copy;
+}
+
+/**
+ * openapi-backend's parseRequest for the requests this service hands it (headers without cookies, the
+ * query as a string, or as the object validation coerced), with each operation's path template compiled
+ * once; anything else goes to `parse`.
+ */
+function fastParse(
+  router: OpenAPIRouter,
+  operations: Operation[],
+  parse: OpenAPIRouter['parseRequest'],
+): OpenAPIRouter['parseRequest'] {
+  const cookiePrototype = Object.getPrototypeOf(parse({ method: 'get', path: '/', headers: {} }).cookies) as object;
+  const pathParamsByOperation = new Map<Operation, PathParams>();
+  for (const operation of operations) {
+    if (!reshapesQuery(operation)) pathParamsByOperation.set(operation, pathParamsOf(operation.path));
+  }
+  return ((req: Request, operation?: Operation): ParsedRequest => {
+    const pathParams = operation ? pathParamsByOperation.get(operation) : undefined;
+    const headers: Record<string, string | string[]> = {};
+    for (const name in req.headers) headers[name.toLowerCase()] = req.headers[name]!;
+    const { query: rawQuery } = req;
+    if ((operation && !pathParams) || rawQuery === undefined || headers.cookie !== undefined) {
+      return parse(req, operation);
+    }
+    let requestBody = req.body;
+    if (req.body && typeof req.body !== 'object') {
+      try {
+        requestBody = JSON.parse(String(req.body));
+      } catch {
+        // Left as sent: validation reports it.
+      }
+    }
+    const query =
+      typeof rawQuery === 'object' ? copyQuery(rawQuery) : rawQuery === '' ? {} : router.parseRequestQuery(req);
+    let path = req.path?.trim() || '';
+    if (!path.startsWith('/')) path = `/${path}`;
+    path = path.split('?')[0]!;
+    return {
+      ...req,
+      path,
+      method: req.method.trim().toLowerCase(),
+      params: pathParams ? pathParams(router.normalizePath(path)) : {},
+      headers,
+      query,
+      cookies: Object.create(cookiePrototype) as ParsedRequest['cookies'],
+      requestBody,
+    };
+  }) as OpenAPIRouter['parseRequest'];
+}
 
 function templatePattern(template: string): RegExp {
   const literal = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
@@ -18,10 +109,13 @@ function templatePattern(template: string): RegExp {
  * matches and `405-methodNotAllowed…` when the path matches but the method does not; otherwise it
  * returns undefined for both. Also makes `router.parseRequest(req, operation)` answer a repeated call
  * for the same request object, operation and body with the object it returned before (the validator
- * coerces that object in place, as it did its own copy). Call after init().
+ * coerces that object in place, as it did its own copy), and parses with each operation's path template
+ * compiled once (see fastParse). Call after init().
  */
 export function patchRouter(router: OpenAPIRouter): void {
-  const parse = router.parseRequest.bind(router);
+  const operations = router.getOperations();
+  router.getOperations = () => operations;
+  const parse = fastParse(router, operations, router.parseRequest.bind(router));
   const parsed = new WeakMap<Request, { operation: Operation; body: unknown; result: ParsedRequest }>();
   router.parseRequest = ((req: Request, operation?: Operation): ParsedRequest => {
     if (!operation) return parse(req);
@@ -32,8 +126,6 @@ export function patchRouter(router: OpenAPIRouter): void {
     return result;
   }) as OpenAPIRouter['parseRequest'];
 
-  const operations = router.getOperations();
-  router.getOperations = () => operations;
   const byTemplate = operations
     .map((operation) => ({
       operation,
