@@ -1,11 +1,16 @@
 // The rate limit under concurrency: one instance takes the slots of an org's concurrent requests in
-// batches (fewer database calls than requests) and still grants exactly the limit.
+// batches (fewer database calls than requests) and still grants exactly the limit; a busy org with a
+// high limit takes most slots from reservations, gives back what they leave unused, and is never granted
+// more than its limit across instances.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { connectDatabase } from '../src/database/connect.js';
+import { createPlan, setPlan } from '../src/orgs/service.js';
+import { RATE_LIMIT_RESERVATION_MS } from '../src/orgs/policy.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { createTestOrg, rawRequest, startTestApp } from './support/app.js';
+import { createTestOrg, rawRequest, startTestApp, type TestApp } from './support/app.js';
 
 let database: TestDatabase;
 
@@ -17,16 +22,54 @@ afterAll(async () => {
   await database?.drop();
 });
 
-it('grants exactly 120 of 130 concurrent requests, each with its own remaining count, in fewer calls', async () => {
-  const org = await createTestOrg(database.db);
+/** A Kysely over the test database that counts its rate_limit_take calls. */
+function countingDb(): { db: Kysely<Database>; takes: () => number } {
   let takes = 0;
   const { pool } = connectDatabase(database.url, { poolSize: 10 });
-  const counted = new Kysely<Database>({
+  const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
     log: (event) => {
       if (event.query.sql.includes('rate_limit_take')) takes += 1;
     },
   });
+  return { db, takes: () => takes };
+}
+
+/** A new org on a plan of `perMinute` requests a minute. */
+async function orgWithLimit(perMinute: number) {
+  const org = await createTestOrg(database.db);
+  const planId = `limit-${perMinute}-${Math.random().toString(36).slice(2, 8)}`;
+  await createPlan(database.db, { id: planId, name: `${perMinute} a minute`, rateLimitPerMinute: perMinute });
+  await setPlan(database.db, org.orgId, planId);
+  return org;
+}
+
+/** The hits the database counts in the org's window. */
+async function countedHits(orgId: string): Promise<number> {
+  const { rows } = await sql<{ hits: number }>`
+    SELECT coalesce(sum(hits), 0)::int AS hits FROM rate_limit_buckets WHERE org_id = ${orgId}`.execute(database.db);
+  return rows[0]!.hits;
+}
+
+/** `rounds` waves of `concurrency` requests at once, spread over `apps` in turn; the statuses and remaining counts. */
+async function waves(apps: TestApp[], key: string, rounds: number, concurrency: number) {
+  const answers: Array<{ status: number; remaining: number }> = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const wave = await Promise.all(
+      Array.from({ length: concurrency }, (_, i) =>
+        rawRequest(apps[(round * concurrency + i) % apps.length]!, 'GET', '/contacts?limit=1', {
+          headers: { Authorization: `Bearer ${key}` },
+        }),
+      ),
+    );
+    answers.push(...wave.map((r) => ({ status: r.status, remaining: Number(r.headers.get('x-ratelimit-remaining')) })));
+  }
+  return answers;
+}
+
+it('grants exactly 120 of 130 concurrent requests, each with its own remaining count, in fewer calls', async () => {
+  const org = await createTestOrg(database.db);
+  const { db: counted, takes } = countingDb();
   const app = await startTestApp({ db: counted, url: database.url }, { workers: false });
   try {
     const headers = { Authorization: `Bearer ${org.key}` };
@@ -51,9 +94,50 @@ it('grants exactly 120 of 130 concurrent requests, each with its own remaining c
       expect(retryAfter).toBeGreaterThanOrEqual(Math.ceil((earliestFit - finished) / 1000));
       expect(retryAfter).toBeLessThanOrEqual(60);
     }
-    expect(takes).toBeLessThan(130);
+    expect(takes()).toBeLessThan(130);
+    // 120 a minute is too few to reserve slots ahead: every granted request was counted when it came.
+    await sleep(RATE_LIMIT_RESERVATION_MS + 200);
+    expect(await countedHits(org.orgId)).toBe(120);
   } finally {
     await app.close();
     await counted.destroy();
+  }
+});
+
+it('lets a busy org take most slots from reservations and gives back what they leave unused', async () => {
+  const org = await orgWithLimit(60_000);
+  const { db: counted, takes } = countingDb();
+  const app = await startTestApp({ db: counted, url: database.url }, { workers: false });
+  try {
+    const answers = await waves([app], org.key, 40, 10);
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    // Each granted request reports its own place in the window, whether it came from a batch or a reservation.
+    const remaining = answers.map((answer) => answer.remaining).sort((a, b) => b - a);
+    expect(new Set(remaining).size).toBe(400);
+    expect(remaining[0]).toBeLessThan(60_000);
+    // Without reservations this takes a call per wave or more (about 100 here); with them, most waves need none.
+    expect(takes()).toBeLessThan(25);
+    // Once the last reservation lapses, its unused slots are given back: the window counts exactly the requests made.
+    await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(400);
+  } finally {
+    await app.close();
+    await counted.destroy();
+  }
+});
+
+it('never grants more than the limit across two instances that reserve ahead', async () => {
+  // 480 a minute: each instance may reserve 2 slots ahead.
+  const org = await orgWithLimit(480);
+  const apps = [await startTestApp(database, { workers: false }), await startTestApp(database, { workers: false })];
+  try {
+    const answers = await waves(apps, org.key, 25, 20);
+    const granted = answers.filter((answer) => answer.status === 200).length;
+    expect(granted).toBeLessThanOrEqual(480);
+    // Slots another instance holds ahead may refuse a request early, at most one reservation's worth each.
+    expect(granted).toBeGreaterThanOrEqual(480 - 2 * 2);
+    expect(answers.filter((answer) => answer.status === 429)).toHaveLength(500 - granted);
+    await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(granted);
+  } finally {
+    await Promise.all(apps.map((app) => app.close()));
   }
 });

@@ -3,6 +3,12 @@
 /** Requests per minute for an org without an active plan: the product's default. */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 120;
 
+/**
+ * How far ahead an instance may take slots of a busy org's rate limit: at most what the limit allows in
+ * this many ms, handed out within this many ms. Below 240 requests a minute that is no slot at all.
+ */
+export const RATE_LIMIT_RESERVATION_MS = 250;
+
 /** The provider's default caller id, used when neither the agent nor the org has one. */
 export const DEFAULT_FROM_E164 = '+918000000000';
 

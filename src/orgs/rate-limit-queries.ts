@@ -2,24 +2,34 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 
-/** What one rate_limit_take call answers: slots granted, hits in the window, and the ms to report. */
+/** What one rate_limit_take call answers (see db/functions/rate_limit_take.sql). */
 export interface RateLimitTake {
   granted: number;
+  reserved: number;
   used: number;
   reset_ms: number;
   retry_ms: number | null;
+  counted_second: number;
 }
 
-/** Takes up to `count` slots in the org's 60-second window at `nowMs`; database errors propagate. */
-export async function takeRateLimitSlots(
-  db: Db,
-  take: { orgId: string; limit: number; nowMs: number; count: number },
-): Promise<RateLimitTake> {
+/** One rate_limit_take call: the batch's slots, the reservation wanted, and unused slots given back. */
+export interface RateLimitTakeRequest {
+  orgId: string;
+  limit: number;
+  nowMs: number;
+  count: number;
+  extra: number;
+  leaseMs: number;
+  giveBack: { count: number; second: number } | null;
+}
+
+/** Takes up to `count` slots (and reserves up to `extra`) in the org's 60-second window; database errors propagate. */
+export async function takeRateLimitSlots(db: Db, take: RateLimitTakeRequest): Promise<RateLimitTake> {
   const { rows } = await sql<RateLimitTake>`
-    SELECT granted, used, reset_ms, retry_ms
-    FROM rate_limit_take(${take.orgId}::uuid, ${take.limit}::integer, ${take.nowMs}::bigint, ${take.count}::integer)`.execute(
-    db,
-  );
+    SELECT granted, reserved, used, reset_ms, retry_ms, counted_second
+    FROM rate_limit_take(${take.orgId}::uuid, ${take.limit}::integer, ${take.nowMs}::bigint, ${take.count}::integer,
+      ${take.extra}::integer, ${take.leaseMs}::integer, ${take.giveBack?.count ?? 0}::integer,
+      ${take.giveBack?.second ?? 0}::bigint)`.execute(db);
   return rows[0]!;
 }
 
