@@ -3,7 +3,8 @@ import type { Db } from '../database/connect.js';
 
 export interface KeyLookup {
   orgId: string;
-  secretHash: string;
+  /** The SHA-256 of the key's secret, as bytes. */
+  secretHash: Buffer;
   revoked: boolean;
   planId: string | null;
   rateLimitPerMinute: number | null;
@@ -36,7 +37,7 @@ export async function findKeyByPrefix(db: Db, prefix: string): Promise<KeyLookup
   if (!row) return undefined;
   return {
     orgId: row.org_id,
-    secretHash: row.secret_hash,
+    secretHash: Buffer.from(row.secret_hash, 'hex'),
     revoked: row.revoked_at !== null,
     planId: row.plan_id,
     rateLimitPerMinute: row.rate_limit_per_minute,

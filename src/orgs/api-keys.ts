@@ -1,5 +1,5 @@
 // API keys: issuing (CSPRNG, only a hash stored), parsing, verifying in constant time, revoking.
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../database/connect.js';
 import * as keys from './api-key-queries.js';
 
@@ -15,7 +15,7 @@ function randomString(alphabet: string, length: number): string {
 
 /** The stored form of a key's secret. The secret has 190 bits of entropy, so a fast hash suffices. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Splits a full key into prefix and secret; null when it is not of the documented form. */
@@ -24,11 +24,10 @@ export function parseApiKey(key: string): { prefix: string; secret: string } | n
   return match ? { prefix: match[1]!, secret: match[2]! } : null;
 }
 
-/** Whether `secret` hashes to `expectedHash`, compared in constant time. */
-export function secretMatches(secret: string, expectedHash: string): boolean {
-  const actual = Buffer.from(hashSecret(secret), 'hex');
-  const expected = Buffer.from(expectedHash, 'hex');
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+/** Whether `secret` hashes to `expectedHash` (raw bytes, as hashSecret's hex decodes), compared in constant time. */
+export function secretMatches(secret: string, expectedHash: Buffer): boolean {
+  const actual = hash('sha256', secret, 'buffer');
+  return actual.length === expectedHash.length && timingSafeEqual(actual, expectedHash);
 }
 
 /** Masks a key for display: only the public prefix stays readable. */
