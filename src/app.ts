@@ -4,20 +4,19 @@ import Router from '@koa/router';
 import type { AppDeps } from './app-deps.js';
 import { handlers } from './http/handler-map.js';
 import { ApiKeyAuthenticator } from './orgs/authenticator.js';
-import { backendMiddleware, createBackend } from './http/backend.js';
-import { requestId } from './http/request-id.js';
-import { requestMetrics } from './http/request-metrics.js';
-import { accessLog } from './http/access-log.js';
+import { API_ROOT, backendMiddleware, createBackend } from './http/backend.js';
+import { requestLifecycle } from './http/request-lifecycle.js';
 import { errorBoundary } from './http/error-boundary.js';
 import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
-import { docsRoutes, specRoutes } from './http/docs.js';
+import { docsRoutes, PUBLISHED, specRoutes } from './http/docs.js';
 import { rootRoutes } from './http/root.js';
-import { securityHeaders } from './http/security-headers.js';
-import { closeConnectionsWhenDraining } from './http/connection-close.js';
 import { databaseBreaker } from './http/database-breaker.js';
 import { requestDeadline } from './http/deadline.js';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';
+
+/** Paths under the API root that are served by the router rather than by the contract's operations. */
+const ROUTED_UNDER_API = new Set<string>([PUBLISHED.specJson, PUBLISHED.specYaml]);
 
 /** Builds the HTTP application; throws when the spec cannot be loaded. */
 export async function createApp(deps: AppDeps): Promise<Koa> {
@@ -38,14 +37,14 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   // X-Forwarded-For names the client only behind as many proxies as the operator says there are.
   app.proxy = deps.config.trustProxyHops > 0;
   app.maxIpsCount = deps.config.trustProxyHops;
-  app.use(requestId());
-  app.use(requestMetrics(deps.metrics));
-  app.use(closeConnectionsWhenDraining(deps.readiness));
-  app.use(accessLog(deps.logger));
+  app.use(requestLifecycle(deps));
   app.use(errorBoundary(deps.logger, deps.readiness, deps.config.validateResponses));
   app.use(requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs)));
-  app.use(securityHeaders());
-  app.use(router.routes());
+  // The router's routes are the probes, the docs and the published spec: API paths skip its matching.
+  const routes = router.routes() as unknown as Koa.Middleware;
+  app.use((ctx, next) =>
+    ctx.path.startsWith(`${API_ROOT}/`) && !ROUTED_UNDER_API.has(ctx.path) ? next() : routes(ctx, next),
+  );
   app.use(databaseBreaker(deps.readiness));
   app.use(backendMiddleware(api));
   return app;

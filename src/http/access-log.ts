@@ -15,36 +15,25 @@ export function loggablePath(path: string): string {
 const PROBES = new Set(['/healthz', '/readyz']);
 
 /**
- * One JSON log line per request: method, path (see loggablePath), status, duration, request id,
- * traceparent, org. Probes are logged at debug, everything else at info. Runs outside the error
- * boundary, so it logs the status actually sent.
+ * Logs a finished request, answered with the status now set, as one JSON line: method, path (see
+ * loggablePath), status, duration, request id, traceparent, org. Probes are logged at debug, everything
+ * else at info; the line is built only when it will be written.
  */
-export function accessLog(logger: Logger): Koa.Middleware {
-  return async (ctx, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const level = PROBES.has(ctx.path) ? 'debug' : 'info';
-      // The line is built only when it will be written.
-      if (logger.isLevelEnabled(level)) logLine(ctx, started, level);
-    }
-  };
-
-  function logLine(ctx: Koa.Context, started: number, level: 'debug' | 'info'): void {
-    const state = stateOf(ctx);
-    logger[level](
-      {
-        requestId: state.requestId,
-        ...(state.traceparent ? { traceparent: state.traceparent } : {}),
-        method: ctx.method,
-        path: loggablePath(ctx.path),
-        status: ctx.status,
-        durationMs: Math.round((performance.now() - started) * 10) / 10,
-        orgId: state.auth?.orgId,
-        operationId: state.operation?.operationId,
-      },
-      'request',
-    );
-  }
+export function logRequest(logger: Logger, ctx: Koa.Context, durationMs: number): void {
+  const level = PROBES.has(ctx.path) ? 'debug' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  const state = stateOf(ctx);
+  logger[level](
+    {
+      requestId: state.requestId,
+      ...(state.traceparent ? { traceparent: state.traceparent } : {}),
+      method: ctx.method,
+      path: loggablePath(ctx.path),
+      status: ctx.status,
+      durationMs: Math.round(durationMs * 10) / 10,
+      orgId: state.auth?.orgId,
+      operationId: state.operation?.operationId,
+    },
+    'request',
+  );
 }

@@ -1,5 +1,4 @@
-// Records every request in the process's metrics: how long it took, by operation, method and status,
-// and how many are in flight. Runs outside the error boundary, so it sees the status actually sent.
+// Records every request in the process's metrics: how long it took, by operation, method and status.
 import type Koa from 'koa';
 import type { Metrics } from '../observability/metrics.js';
 import { stateOf } from './request-state.js';
@@ -11,23 +10,10 @@ function routeOf(ctx: Koa.Context): string {
   return 'unmatched';
 }
 
-/** Middleware timing each request into http_request_duration_seconds and counting http_requests_in_flight. */
-export function requestMetrics(metrics: Metrics): Koa.Middleware {
-  return async (ctx, next) => {
-    const started = performance.now();
-    metrics.httpRequestsInFlight.inc();
-    try {
-      await next();
-    } finally {
-      metrics.httpRequestsInFlight.dec();
-      metrics.httpRequestDuration.observe(
-        {
-          operation: stateOf(ctx).operation?.operationId ?? routeOf(ctx),
-          method: ctx.method,
-          status: String(ctx.status),
-        },
-        (performance.now() - started) / 1000,
-      );
-    }
-  };
+/** Records a finished request, answered with the status now set, in http_request_duration_seconds. */
+export function recordRequest(metrics: Metrics, ctx: Koa.Context, durationMs: number): void {
+  metrics.httpRequestDuration.observe(
+    { operation: stateOf(ctx).operation?.operationId ?? routeOf(ctx), method: ctx.method, status: String(ctx.status) },
+    durationMs / 1000,
+  );
 }

@@ -1,7 +1,6 @@
 // Security headers on every response (helmet, set up for a JSON API) and no caching of API answers.
 // Routes that serve a page or a static file (the /docs page, its script) override what they need.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type Koa from 'koa';
 import helmet, { type HelmetOptions } from 'helmet';
 
 /** An API's policy: nothing may load, frame or embed a response. */
@@ -27,12 +26,7 @@ function helmetHeaders(options: HelmetOptions): Array<[string, string]> {
   return [...headers];
 }
 
-/** Middleware setting helmet's headers with the API's policy, and Cache-Control: no-store. */
-export function securityHeaders(): Koa.Middleware {
-  const headers = helmetHeaders(POLICY);
-  return async (ctx, next) => {
-    for (const [name, value] of headers) ctx.res.setHeader(name, value);
-    ctx.res.setHeader('Cache-Control', 'no-store');
-    await next();
-  };
+/** The headers every response starts with: helmet's with the API's policy, and Cache-Control: no-store. */
+export function securityHeaders(): Array<[string, string]> {
+  return [...helmetHeaders(POLICY), ['Cache-Control', 'no-store']];
 }
