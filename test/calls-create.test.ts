@@ -166,6 +166,22 @@ describe('POST /calls pre-call checks, in order', () => {
   });
 });
 
+describe('after placement', () => {
+  it('the call is due for progress only at its first scripted step, not at once', async () => {
+    // One simulated second is 5 ms here (startTestApp); every script's first step comes after 1 s.
+    const org = await createTestOrg(database.db);
+    const { data } = await app.client(org.key).POST('/calls', {
+      body: { agent_id: org.agentId, to_e164: testNumber('7777') },
+    });
+    const row = await database.db
+      .selectFrom('calls')
+      .select(['created_at', 'next_step_at'])
+      .where('id', '=', data!.data.id)
+      .executeTakeFirstOrThrow();
+    expect(row.next_step_at!.getTime() - row.created_at.getTime()).toBe(5);
+  });
+});
+
 describe('concurrent placements', () => {
   it('50 at once with credits for exactly 10: 10 accepted, 40 insufficient_credits, never overdrawn', async () => {
     const org = await createTestOrg(database.db, { credits: 10 * HOLD });

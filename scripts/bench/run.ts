@@ -8,9 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import type { Db } from '../../src/database/connect.js';
 import { makeLocalTls } from '../../src/tools/local-ca.js';
 import { CONNECTIONS, log, openBenchSession, option, SERVICE_SETTINGS, WARMUP_SEC } from './harness.js';
 import type { LoadResult } from './load.js';
@@ -29,18 +27,6 @@ const WATCHDOG_MS = 60 * 60_000;
 const describe = (result: LoadResult) =>
   `${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ` +
   `${result.errors} errors, ${(result.serverCpuMsPerRequest * 1000).toFixed(0)} us CPU/req`;
-
-/** Waits until the call-progress worker has no due calls left (calls placed by POST /calls get one step). */
-async function waitForCallWorker(db: Db, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const { rows } = await sql<{
-      due: number;
-    }>`SELECT count(*)::int AS due FROM calls WHERE next_step_at <= now()`.execute(db);
-    if (rows[0]!.due === 0) return;
-    await sleep(250);
-  }
-}
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -113,8 +99,6 @@ async function main(): Promise<void> {
       if (report.ratios) log(`${scenario.name} req/s ratios: ${report.ratios.rps.map((v) => v.toFixed(2)).join(', ')}`);
       results.push(report);
     }
-    await waitForCallWorker(database.db, 60_000);
-
     let webhooks: BenchReport['webhooks'] = null;
     if (wanted('webhooks')) {
       const phaseRss = sampleRss(service!.pid);

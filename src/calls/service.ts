@@ -56,9 +56,9 @@ async function createQueuedCall(trx: Db, deps: AppDeps, request: PlaceCallReques
 
   const fromE164 = body.from_e164 ?? agent.from_e164 ?? org.default_from_e164 ?? DEFAULT_FROM_E164;
   const language = body.language ?? agent.language;
-  let providerCallId: string;
+  let placed: { providerCallId: string; firstPollAt: Date };
   try {
-    ({ providerCallId } = await deps.provider.place({ callId: id, toE164: body.to_e164, fromE164, language }));
+    placed = await deps.provider.place({ callId: id, toE164: body.to_e164, fromE164, language, placedAt: now });
   } catch (error) {
     if (error instanceof ProviderRefusedError) throw new DomainError('upstream_error', error.message);
     throw error;
@@ -77,8 +77,9 @@ async function createQueuedCall(trx: Db, deps: AppDeps, request: PlaceCallReques
     hold_paise: holdPaise,
     metadata: body.metadata ?? {},
     provider: deps.provider.name,
-    provider_call_id: providerCallId,
-    next_step_at: now,
+    provider_call_id: placed.providerCallId,
+    // The progress worker has nothing to ask the provider before then.
+    next_step_at: placed.firstPollAt,
     created_at: now,
   });
   await insertTimelineEntry(trx, { call_id: id, at: now, kind: 'status-changed', detail: { status: 'queued' } });

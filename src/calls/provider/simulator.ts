@@ -22,11 +22,16 @@ export class SimulatedProvider implements VoiceProvider {
 
   constructor(readonly secondMs: number) {}
 
-  /** Accepts every number except those ending in 0005, which it refuses with ProviderRefusedError. */
-  async place(request: PlaceRequest): Promise<{ providerCallId: string }> {
+  /**
+   * Accepts every number except those ending in 0005, which it refuses with ProviderRefusedError; the
+   * first progress is due at the script's first step.
+   */
+  async place(request: PlaceRequest): Promise<{ providerCallId: string; firstPollAt: Date }> {
     if (request.toE164.endsWith('0005'))
       throw new ProviderRefusedError('The voice provider refused to place the call.');
-    return { providerCallId: `sim_${randomBytes(8).toString('hex')}` };
+    const providerCallId = `sim_${randomBytes(8).toString('hex')}`;
+    const first = planFor({ providerCallId, toE164: request.toE164, placedAt: request.placedAt }).steps[0];
+    return { providerCallId, firstPollAt: this.timeOf({ placedAt: request.placedAt }, first?.offsetSec ?? 0) };
   }
 
   /** The scripted events after the first `cursor` that are due by `now`. Never throws. */
@@ -51,7 +56,7 @@ export class SimulatedProvider implements VoiceProvider {
     return connection.after(Math.max(0, Math.floor(connectedMs / this.secondMs)));
   }
 
-  private timeOf(call: ProviderCallRef, offsetSec: number): Date {
+  private timeOf(call: Pick<ProviderCallRef, 'placedAt'>, offsetSec: number): Date {
     return new Date(call.placedAt.getTime() + offsetSec * this.secondMs);
   }
 }

@@ -10,6 +10,8 @@ export interface PlaceRequest {
   toE164: string;
   fromE164: string;
   language: string;
+  /** When the call is placed (its `created_at`). */
+  placedAt: Date;
 }
 
 /** The facts about a placed call that the provider needs to answer questions about it. */
@@ -68,8 +70,11 @@ export interface VoiceProvider {
   readonly name: string;
   /** Wall-clock milliseconds in one billed second of a call (1000 unless the provider compresses time). */
   readonly secondMs: number;
-  /** Starts dialing; returns the provider's id for the call. Throws ProviderRefusedError when refused. */
-  place(request: PlaceRequest): Promise<{ providerCallId: string }>;
+  /**
+   * Starts dialing; returns the provider's id for the call and when its progress is first worth asking
+   * for (the call-progress worker leaves the call alone until then). Throws ProviderRefusedError when refused.
+   */
+  place(request: PlaceRequest): Promise<{ providerCallId: string; firstPollAt: Date }>;
   /** The events after the first `cursor` ones that happened by `now`. Throws on transport failures. */
   poll(call: ProviderCallRef, cursor: number, now: Date): Promise<ProviderProgress>;
   /** Stops a call that has not connected. Throws on transport failures. */
