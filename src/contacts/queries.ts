@@ -1,6 +1,7 @@
 // SQL for contacts: the atomic upsert, batch import statements and the newest-first list.
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
+import { prepareQuery, type Arg, type PreparedQuery } from '../database/prepared-query.js';
 import type { ContactsTable } from '../../db/schema.js';
 
 export type ConsentCapture = ContactsTable['consent_capture'];
@@ -16,47 +17,84 @@ export interface ContactFields {
 }
 
 const UPDATABLE = ['name', 'email', 'language_pref', 'metadata', 'consent_capture'] as const;
+type Updatable = (typeof UPDATABLE)[number];
 
+/** The columns `fields` sets, in a fixed order, and their values as stored (metadata as JSON text). */
 function columnValues(fields: ContactFields) {
-  const values: Record<string, unknown> = {};
+  const columns: Updatable[] = [];
+  const values: Partial<Record<Updatable, unknown>> = {};
   for (const column of UPDATABLE) {
     const value = fields[column];
     if (value === undefined) continue;
+    columns.push(column);
     values[column] = column === 'metadata' ? JSON.stringify(value) : value;
   }
-  return values;
+  return { columns, values };
 }
+
+type ContactArgs = { orgId: string; phone: string } & Partial<Record<Updatable, unknown>>;
+
+/** Prepared statements for each set of columns a request sets (at most 32), made on first use. */
+function byColumns<Row>(build: (columns: Updatable[]) => PreparedQuery<ContactArgs, Row>) {
+  const prepared = new Map<string, PreparedQuery<ContactArgs, Row>>();
+  return (columns: Updatable[]) => {
+    const key = columns.join(',');
+    let query = prepared.get(key);
+    if (!query) prepared.set(key, (query = build(columns)));
+    return query;
+  };
+}
+
+const upsertStatement = byColumns((columns) =>
+  prepareQuery((db, arg: Arg<ContactArgs>) =>
+    db
+      .insertInto('contacts')
+      .values({
+        org_id: arg('orgId'),
+        phone_e164: arg('phone'),
+        ...Object.fromEntries(columns.map((column) => [column, arg(column)])),
+      } as never)
+      .onConflict((conflict) =>
+        conflict.columns(['org_id', 'phone_e164']).doUpdateSet((eb) => {
+          const set: Record<string, unknown> = { updated_at: sql`clock_timestamp()` };
+          for (const column of columns) set[column] = eb.ref(`excluded.${column}` as never);
+          return set as never;
+        }),
+      )
+      .returningAll()
+      .returning(sql<boolean>`(xmax = 0)`.as('inserted')),
+  ),
+);
+
+const updateStatement = byColumns((columns) =>
+  prepareQuery((db, arg: Arg<ContactArgs>) =>
+    db
+      .updateTable('contacts')
+      .set({
+        ...Object.fromEntries(columns.map((column) => [column, arg(column)])),
+        updated_at: sql`clock_timestamp()`,
+      } as never)
+      .where('org_id', '=', arg('orgId'))
+      .where('phone_e164', '=', arg('phone'))
+      .returningAll(),
+  ),
+);
 
 /**
  * Creates the contact or updates the provided fields of the existing one, in one statement.
  * `consent_capture` must be given (a new row needs it). Returns the row and whether it was inserted.
  */
 export async function upsertContactRow(db: Db, orgId: string, phone: string, fields: ContactFields) {
-  const values = columnValues(fields);
-  return db
-    .insertInto('contacts')
-    .values({ org_id: orgId, phone_e164: phone, ...values } as never)
-    .onConflict((conflict) =>
-      conflict.columns(['org_id', 'phone_e164']).doUpdateSet((eb) => {
-        const set: Record<string, unknown> = { updated_at: sql`clock_timestamp()` };
-        for (const column of Object.keys(values)) set[column] = eb.ref(`excluded.${column}` as never);
-        return set as never;
-      }),
-    )
-    .returningAll()
-    .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
-    .executeTakeFirstOrThrow();
+  const { columns, values } = columnValues(fields);
+  const [row] = await upsertStatement(columns).execute(db, { orgId, phone, ...values });
+  return row!;
 }
 
 /** Updates the provided fields of an existing contact; undefined when the org has no such number. */
 export async function updateContactRow(db: Db, orgId: string, phone: string, fields: ContactFields) {
-  return db
-    .updateTable('contacts')
-    .set({ ...columnValues(fields), updated_at: sql`clock_timestamp()` } as never)
-    .where('org_id', '=', orgId)
-    .where('phone_e164', '=', phone)
-    .returningAll()
-    .executeTakeFirst();
+  const { columns, values } = columnValues(fields);
+  const [row] = await updateStatement(columns).execute(db, { orgId, phone, ...values });
+  return row;
 }
 
 /** One validated CSV row; empty cells are null and keep the stored value on update. */

@@ -1,6 +1,7 @@
 // SQL for the event outbox: event rows, their fan-out into pending deliveries, and the wake-up notice.
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
+import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import { DELIVERY_CHANNEL } from './channels.js';
 
 /** An event as stored. */
@@ -14,9 +15,34 @@ export interface EventRow {
   traceparent?: string | null;
 }
 
+type NewEvent = { id: string; orgId: string; kind: string; data: string; traceparent: string | null };
+
+/** One event created now: the common case, prepared once. */
+const insertOneEvent = prepareQuery((db, arg: Arg<NewEvent>) =>
+  db.insertInto('events').values({
+    id: arg('id'),
+    org_id: arg('orgId'),
+    kind: arg('kind'),
+    data: arg('data'),
+    traceparent: arg('traceparent'),
+  }),
+);
+
 /** Inserts events (created now unless given). */
 export async function insertEvents(trx: Db, events: EventRow[]): Promise<void> {
   if (events.length === 0) return;
+  const [only] = events;
+  if (events.length === 1 && !only!.createdAt) {
+    const { id, orgId, kind, data, traceparent } = only!;
+    await insertOneEvent.execute(trx, {
+      id,
+      orgId,
+      kind,
+      data: JSON.stringify(data),
+      traceparent: traceparent ?? null,
+    });
+    return;
+  }
   await trx
     .insertInto('events')
     .values(
@@ -39,19 +65,27 @@ export async function insertEvents(trx: Db, events: EventRow[]): Promise<void> {
  * has begun (switched off) is skipped.
  */
 export async function queueDeliveries(trx: Db, orgId: string, kind: string, ids: string[]): Promise<number> {
-  const queued = await sql`
-    INSERT INTO webhook_deliveries (webhook_id, org_id, event_id, status, next_attempt_at)
-    SELECT w.id, w.org_id, e.id, 'pending', now()
-    FROM webhooks w CROSS JOIN unnest(${ids}::text[]) AS e(id)
-    WHERE w.org_id = ${orgId}::uuid AND w.active AND w.deleted_at IS NULL AND ${kind} = ANY(w.events)
-    FOR KEY SHARE OF w`.execute(trx);
+  const queued = await queueDeliveriesStatement.run(trx, { orgId, kind, ids });
   return Number(queued.numAffectedRows ?? 0);
 }
 
+const queueDeliveriesStatement = prepareQuery(
+  (_db, arg: Arg<{ orgId: string; kind: string; ids: string[] }>) => sql`
+    INSERT INTO webhook_deliveries (webhook_id, org_id, event_id, status, next_attempt_at)
+    SELECT w.id, w.org_id, e.id, 'pending', now()
+    FROM webhooks w CROSS JOIN unnest(${arg('ids')}::text[]) AS e(id)
+    WHERE w.org_id = ${arg('orgId')}::uuid AND w.active AND w.deleted_at IS NULL AND ${arg('kind')} = ANY(w.events)
+    FOR KEY SHARE OF w`,
+);
+
 /** Wakes the listening delivery workers once the transaction commits. */
 export async function notifyDeliveryWorkers(trx: Db, payload: string): Promise<void> {
-  await sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${payload})`.execute(trx);
+  await notifyStatement.execute(trx, { payload });
 }
+
+const notifyStatement = prepareQuery(
+  (_db, arg: Arg<{ payload: string }>) => sql`SELECT pg_notify(${DELIVERY_CHANNEL}, ${arg('payload')})`,
+);
 
 /** Deletes up to `limit` events created before `before` that no delivery refers to any more; returns how many. */
 export async function deleteOldEvents(db: Db, before: Date, limit: number): Promise<number> {
