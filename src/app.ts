@@ -1,4 +1,4 @@
-// createApp(deps): the Koa middleware chain, in order, around the openapi-backend router.
+// createApp(deps): the Koa middleware chain, in order, around the API pipeline (src/http/dispatch.ts).
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps } from './app-deps.js';
@@ -25,7 +25,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     failuresPerMinute: deps.config.authFailuresPerMinute,
   });
   const limiter = new RateLimiter(deps.db, deps.clock);
-  const api = await createBackend(handlers, { deps, authenticator, limiter });
+  const backend = await createBackend(handlers, { deps, authenticator, limiter });
 
   const router = new Router();
   healthRoutes(router, deps.readiness);
@@ -46,6 +46,6 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     ctx.path.startsWith(`${API_ROOT}/`) && !ROUTED_UNDER_API.has(ctx.path) ? next() : routes(ctx, next),
   );
   app.use(databaseBreaker(deps.readiness));
-  app.use(backendMiddleware(api));
+  app.use(backendMiddleware(backend));
   return app;
 }

@@ -1,6 +1,5 @@
 // The bearerAuth security scheme: resolves the API key to its org. A key that is unknown, malformed or
 // revoked is refused with 401; a failure to look the key up at all is never reported as a bad key.
-import type { Context } from 'openapi-backend';
 import type Koa from 'koa';
 import { DomainError } from '../errors.js';
 import type { ApiKeyAuthenticator, AuthContext } from '../orgs/authenticator.js';
@@ -8,12 +7,12 @@ import { stateOf } from './request-state.js';
 import type { Metrics } from '../observability/metrics.js';
 
 /**
- * The security handler: the caller's context, or false for a bad key. openapi-backend turns a throw
- * into a plain "not authorised", so a failure that is not a bad key (the database, or an address over
- * its allowance of failed authentications) is kept in the request state and rethrown by rethrowAuthFault.
+ * The bearerAuth scheme: the caller's context, or false for a bad key. A failure that is not a bad key
+ * (the database, or an address over its allowance of failed authentications) is kept in the request
+ * state and rethrown by rethrowAuthFault, never reported as a bad key.
  */
 export function bearerAuth(authenticator: ApiKeyAuthenticator) {
-  return async (_context: Context, ctx: Koa.Context): Promise<AuthContext | false> => {
+  return async (ctx: Koa.Context): Promise<AuthContext | false> => {
     const state = stateOf(ctx);
     try {
       const auth = await authenticator.authenticate(ctx.get('authorization') || undefined, ctx.ip);
@@ -26,7 +25,7 @@ export function bearerAuth(authenticator: ApiKeyAuthenticator) {
   };
 }
 
-/** In postSecurityHandler: rethrows a failure that is not a bad key, so it is answered as what it is. */
+/** After authentication: rethrows a failure that is not a bad key, so it is answered as what it is. */
 export function rethrowAuthFault(ctx: Koa.Context, metrics: Metrics): void {
   const { authFault } = stateOf(ctx);
   if (authFault === undefined) return;
@@ -39,7 +38,7 @@ export function rethrowAuthFault(ctx: Koa.Context, metrics: Metrics): void {
 /** The challenge a 401 carries (RFC 9110 §11.6.1): the API takes bearer keys. */
 export const BEARER_CHALLENGE = 'Bearer';
 
-/** The unauthorizedHandler hook: throws unauthorized, with the WWW-Authenticate challenge. */
+/** Throws unauthorized, with the WWW-Authenticate challenge. */
 export function unauthorized(): never {
   throw new DomainError(
     'unauthorized',

@@ -1,5 +1,5 @@
-// What a typed handler receives, taken from openapi-backend's parsed and validated request.
-import type { Context, Operation } from 'openapi-backend';
+// What a typed handler receives, taken from the parsed and validated request.
+import type { Operation, ParsedRequest } from 'openapi-backend';
 import type Koa from 'koa';
 import type { OperationId, OperationInput } from '../contract/operations.js';
 import { stateOf } from './request-state.js';
@@ -24,13 +24,17 @@ export function declaredHeaders(operation: Operation, headers: Record<string, st
 }
 
 /** The handler input of an authenticated, validated request: params, query, headers, body, caller. */
-export function operationInput(context: Context, ctx: Koa.Context): OperationInput<OperationId> {
+export function operationInput(
+  operation: Operation,
+  request: ParsedRequest,
+  ctx: Koa.Context,
+): OperationInput<OperationId> {
   const state = stateOf(ctx);
   return {
-    params: context.request.params,
-    query: context.request.query,
-    headers: declaredHeaders(context.operation, context.request.headers),
-    body: context.request.requestBody,
+    params: request.params,
+    query: request.query,
+    headers: declaredHeaders(operation, request.headers),
+    body: request.requestBody,
     auth: state.auth!,
     requestId: state.requestId,
     traceparent: state.traceparent,

@@ -1,5 +1,5 @@
 // Checks of a request that its operation's schemas cannot express, run after schema validation.
-import type { Context, Operation } from 'openapi-backend';
+import type { Operation } from 'openapi-backend';
 import type Koa from 'koa';
 import { DomainError, invalidField } from '../errors.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
@@ -44,20 +44,21 @@ export function checkQueryIntegers(operation: Operation, querystring: string): v
 }
 
 /**
- * The preOperationHandler hook. Throws invalid_request for a body sent to an operation that takes
- * none, a query parameter the operation does not declare (names such as `__proto__` never reach the
- * schemas), and text or numbers the database cannot store as sent (U+0000, lone surrogates, 1e400).
+ * After schema validation, with the validated `body`. Throws invalid_request for a body sent to an
+ * operation that takes none, a query parameter the operation does not declare (names such as
+ * `__proto__` never reach the schemas), and text or numbers the database cannot store as sent (U+0000,
+ * lone surrogates, 1e400).
  */
-export function checkRequest(context: Context, ctx: Koa.Context): void {
+export function checkRequest(operation: Operation, ctx: Koa.Context, body: unknown): void {
   const state = stateOf(ctx);
-  if (!context.operation.requestBody && state.hasBody) {
+  if (!operation.requestBody && state.hasBody) {
     throw new DomainError('invalid_request', 'body: this operation takes no request body', {
       param: 'body',
       details: { body: ['this operation takes no request body'] },
     });
   }
-  const undeclared = undeclaredQueryParameter(ctx.querystring, queryNamesOf(context.operation));
+  const undeclared = undeclaredQueryParameter(ctx.querystring, queryNamesOf(operation));
   if (undeclared !== null) throw invalidField(undeclared, 'is not a recognised field');
-  const unstorable = state.hasBody ? findUnstorableValue(context.request.requestBody) : null;
+  const unstorable = state.hasBody ? findUnstorableValue(body) : null;
   if (unstorable) throw invalidField(unstorable.path, unstorable.problem);
 }

@@ -1,6 +1,6 @@
 // What the pipeline records about a request in ctx.state, shared by the http/ middlewares and hooks.
 import type Koa from 'koa';
-import type { Operation, Request } from 'openapi-backend';
+import type { Operation } from 'openapi-backend';
 import type { AuthContext } from '../orgs/authenticator.js';
 
 /** The request's facts as the pipeline learns them. */
@@ -14,8 +14,6 @@ export interface RequestState {
   /** A failure of the key lookup itself (not a bad key): answered as what it is, never as 401. */
   authFault?: unknown;
   rateLimitHeaders?: Record<string, string>;
-  /** The request as handed to openapi-backend; its body is filled in once the caller is authenticated. */
-  apiRequest?: Request;
 }
 
 /** The request's state. */

@@ -1,6 +1,6 @@
-// The postResponseHandler hook: writes a handler's result to the response, after checking it against
-// the spec for its operation and status when responses are validated (always in tests).
-import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
+// Writes a handler's result to the response, after checking it against the spec for its operation and
+// status when responses are validated (always in tests).
+import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import type Koa from 'koa';
 
 /** What a handler returns. */
@@ -24,11 +24,10 @@ export function checkResponse(api: OpenAPIBackend, operation: Operation, output:
   }
 }
 
-/** The hook; with `validate`, a response that breaks the contract becomes a loud internal error. */
-export function writeResponse(validate: boolean) {
-  return (context: Context, ctx: Koa.Context): void => {
-    const output = context.response as HandlerOutput;
-    if (validate) checkResponse(context.api, context.operation, output);
+/** Writes `output` of `operation`; with `validate`, a response that breaks the contract throws (a loud internal error). */
+export function writeResponse(api: OpenAPIBackend, validate: boolean) {
+  return (operation: Operation, output: HandlerOutput, ctx: Koa.Context): void => {
+    if (validate) checkResponse(api, operation, output);
     ctx.status = output.status;
     if (output.body !== undefined) ctx.body = output.body;
     for (const [name, value] of Object.entries(output.headers ?? {})) ctx.set(name, value);
