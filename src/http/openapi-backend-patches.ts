@@ -1,10 +1,9 @@
 // The one place where openapi-backend's internals are replaced, for speed; its options cannot do this.
 // The router rebuilds its list of operations (with lodash) on every lookup, compiles a regular
 // expression per operation on every match and compiles the path template again on every parse; the
-// document never changes after init, so all of that is done once here. A request is also parsed for its
-// operation by the backend and then again, unchanged, by the validator: the second parse gets the first
-// one's answer. test/openapi-backend-patches.test.ts compares the patched router's answers with an
-// unpatched one for every path template and method, and fails when an upgrade changes them.
+// document never changes after init, so all of that is done once here. The test
+// test/openapi-backend-patches.test.ts compares the patched router's answers and parses with an
+// unpatched one for every operation, and fails when an upgrade changes them.
 import type { OpenAPIRouter, Operation, ParsedRequest, Request } from 'openapi-backend';
 
 type PathParams = (path: string) => Record<string, string>;
@@ -107,24 +106,13 @@ function templatePattern(template: string): RegExp {
  * compiled once and the same rules: an exact path with the request's method first, then templates, most
  * literal characters first. Like the original, in strict mode it throws `404-notFound…` when no path
  * matches and `405-methodNotAllowed…` when the path matches but the method does not; otherwise it
- * returns undefined for both. Also makes `router.parseRequest(req, operation)` answer a repeated call
- * for the same request object, operation and body with the object it returned before (the validator
- * coerces that object in place, as it did its own copy), and parses with each operation's path template
- * compiled once (see fastParse). Call after init().
+ * returns undefined for both. Also replaces `router.parseRequest` with one that parses with each
+ * operation's path template compiled once (see fastParse). Call after init().
  */
 export function patchRouter(router: OpenAPIRouter): void {
   const operations = router.getOperations();
   router.getOperations = () => operations;
-  const parse = fastParse(router, operations, router.parseRequest.bind(router));
-  const parsed = new WeakMap<Request, { operation: Operation; body: unknown; result: ParsedRequest }>();
-  router.parseRequest = ((req: Request, operation?: Operation): ParsedRequest => {
-    if (!operation) return parse(req);
-    const last = parsed.get(req);
-    if (last && last.operation === operation && last.body === req.body) return last.result;
-    const result = parse(req, operation);
-    parsed.set(req, { operation, body: req.body, result });
-    return result;
-  }) as OpenAPIRouter['parseRequest'];
+  router.parseRequest = fastParse(router, operations, router.parseRequest.bind(router));
 
   const byTemplate = operations
     .map((operation) => ({
