@@ -21,6 +21,7 @@ import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
 import { methodNotAllowed, notFound } from './routing-errors.js';
 import { validationError } from './validation-errors.js';
+import { invalidField } from '../errors.js';
 
 /** What the pipeline needs besides openapi-backend and the handlers. */
 export interface DispatchParts {
@@ -60,6 +61,31 @@ function routeOf(api: OpenAPIBackend, operation: Operation, handlers: HandlerMap
 }
 
 /**
+ * Parses `req` for `operation`. Throws invalid_request naming the path parameter whose segment is not
+ * valid percent-encoded text (decodeURIComponent refuses it), instead of letting a URIError become a 500.
+ */
+function parsePath(api: OpenAPIBackend, operation: Operation, req: Request): ParsedRequest {
+  try {
+    return api.router.parseRequest(req, operation);
+  } catch (error) {
+    if (!(error instanceof URIError)) throw error;
+    const segments = api.router.normalizePath(req.path).split('/');
+    const template = operation.path.split('/');
+    const at = template.findIndex((part, i) => part.startsWith('{') && !decodes(segments[i] ?? ''));
+    throw invalidField(at >= 0 ? template[at]!.slice(1, -1) : 'path', 'is not valid percent-encoded text');
+  }
+}
+
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Validates `req` for its route like openapi-backend's validateRequest: the path, query, headers and
  * cookies, and the body when there is one. Returns the errors (or null) and the request as the handler
  * gets it, with the query coerced by the validators.
@@ -70,10 +96,11 @@ function validate(
   req: Request,
 ): { errors: ErrorObject[] | null; request: ParsedRequest } {
   if (route.generic || (req.body !== undefined && typeof req.body !== 'object')) {
+    parsePath(api, route.operation, req); // refuses a malformed escape before openapi-backend parses the path
     const result = api.validator.validateRequest(req, route.operation);
     return { errors: result.errors ?? null, request: api.router.parseRequest(result.coerced ?? req, route.operation) };
   }
-  const request = api.router.parseRequest(req, route.operation);
+  const request = parsePath(api, route.operation, req);
   const query = request.query;
   for (const name of route.arrayQueryParameters) {
     if (typeof query[name] === 'string') query[name] = [query[name]];

@@ -127,6 +127,12 @@ function pathIds(valid: ValidRequest): BadRequest[] {
       at('with SQL appended', `${own}' OR '1'='1`),
       ...SQL_INJECTION.map((value) => at(`= ${value}`, value)),
       at('unknown (the nil UUID)', '00000000-0000-0000-0000-000000000000', 'not_found'),
+      build(valid, `path ${name} with a malformed percent escape`, {
+        path: fillPath(valid.operation.path, { ...valid.pathValues, [name]: 'MALFORMED' }).replace(
+          'MALFORMED',
+          '%E0%A4%A',
+        ),
+      }),
       ...badParameterValues(publishedSpec, parameter.schema).map(({ label, text }) => at(label, text)),
     );
   }
