@@ -4,7 +4,7 @@
 // openapi-backend compiled from the spec, run the checks schemas cannot express, call the typed handler,
 // and write its answer (checked against the spec in tests). What the generic version redoes on every
 // request (three parses, lodash passes over the security requirements and parameters, a promise per
-// step) is worked out once per operation at start here; it was about a quarter of the CPU of a cheap read.
+// step) is worked out once per operation at start here: about 8% less CPU per cheap read, side by side.
 import type Koa from 'koa';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OpenAPIBackend, Operation, ParsedRequest, Request } from 'openapi-backend';

@@ -2,16 +2,17 @@
 import type { Operation, ParsedRequest } from 'openapi-backend';
 import type Koa from 'koa';
 import type { OperationId, OperationInput } from '../contract/operations.js';
+import { perOperation } from './per-operation.js';
 import { stateOf } from './request-state.js';
 
-/** The operation's header parameters: lower-case name to the spec's spelling. */
-export function headerNamesOf(operation: Operation): Map<string, string> {
+/** The operation's header parameters: lower-case name to the spec's spelling (worked out once per operation). */
+export const headerNamesOf = perOperation((operation: Operation): ReadonlyMap<string, string> => {
   const names = new Map<string, string>();
   for (const parameter of operation.parameters ?? []) {
     if ('in' in parameter && parameter.in === 'header') names.set(parameter.name.toLowerCase(), parameter.name);
   }
   return names;
-}
+});
 
 /** The declared header parameters of the operation, by their names in the spec. */
 export function declaredHeaders(operation: Operation, headers: Record<string, string | string[] | undefined>) {

@@ -4,20 +4,21 @@ import type Koa from 'koa';
 import { DomainError, invalidField } from '../errors.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
 import { undeclaredQueryParameter } from './validation-errors.js';
+import { perOperation } from './per-operation.js';
 import { stateOf } from './request-state.js';
 
-function queryNamesOf(operation: Operation): Set<string> {
+const queryNamesOf = perOperation((operation: Operation): ReadonlySet<string> => {
   const names = new Set<string>();
   for (const parameter of operation.parameters ?? []) {
     if ('in' in parameter && parameter.in === 'query') names.add(parameter.name);
   }
   return names;
-}
+});
 
 /** A query integer as the API accepts it: decimal digits, with a minus sign for a negative one. */
 const DECIMAL_INTEGER = /^-?[0-9]+$/;
 
-function integerQueryNamesOf(operation: Operation): string[] {
+const integerQueryNamesOf = perOperation((operation: Operation): readonly string[] => {
   const names: string[] = [];
   for (const parameter of operation.parameters ?? []) {
     if (!('in' in parameter) || parameter.in !== 'query') continue;
@@ -25,7 +26,7 @@ function integerQueryNamesOf(operation: Operation): string[] {
     if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) names.push(parameter.name);
   }
   return names;
-}
+});
 
 /**
  * Before schema validation (which coerces strings such as `0x10`, `1e1`, `+5`, `5.0` or ` 5` to

@@ -4,7 +4,7 @@ import { DomainError } from '../errors.js';
 import { messagesByField } from '../contract/validation-messages.js';
 
 /** Builds the invalid_request error for a failed validation; `param` is the first failing field. */
-export function validationError(errors: ErrorObject[], headerNames: Map<string, string>): DomainError {
+export function validationError(errors: ErrorObject[], headerNames: ReadonlyMap<string, string>): DomainError {
   const details = messagesByField(errors, headerNames);
   const [param, messages] = [...details][0] ?? ['body', ['is invalid']];
   return new DomainError('invalid_request', `${param}: ${messages[0]}`, {
