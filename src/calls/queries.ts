@@ -45,6 +45,10 @@ const LIST_COLUMNS = [
   'created_at',
 ] as const satisfies readonly (keyof CallListRow)[];
 
+// Prepared statements name their columns (never `*`): a column a later migration adds then changes
+// nothing for an instance still running the previous release (see database/named-statements.ts).
+const CALL_COLUMNS = [...LIST_COLUMNS, 'transcript'] as const satisfies readonly (keyof CallRow)[];
+
 /** Inserts a call and returns its row. Throws on a duplicate id or provider call id. */
 export async function insertCall(db: Db, call: NewCall): Promise<CallRow> {
   return db
@@ -60,7 +64,7 @@ export async function findCall(db: Db, orgId: string, id: string): Promise<CallR
 }
 
 const callById = prepareQuery((db, arg: Arg<{ id: string; orgId: string }>) =>
-  db.selectFrom('calls').selectAll().where('id', '=', arg('id')).where('org_id', '=', arg('orgId')),
+  db.selectFrom('calls').select(CALL_COLUMNS).where('id', '=', arg('id')).where('org_id', '=', arg('orgId')),
 );
 
 /** Like findCall, and locks the row until the transaction ends. */

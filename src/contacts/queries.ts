@@ -32,6 +32,20 @@ function columnValues(fields: ContactFields) {
   return { columns, values };
 }
 
+/** Every column, named: prepared statements never return `*` (see database/named-statements.ts). */
+const CONTACT_COLUMNS = [
+  'id',
+  'org_id',
+  'phone_e164',
+  'name',
+  'email',
+  'language_pref',
+  'metadata',
+  'consent_capture',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof ContactsTable)[];
+
 type ContactArgs = { orgId: string; phone: string } & Partial<Record<Updatable, unknown>>;
 
 /** Prepared statements for each set of columns a request sets (at most 32), made on first use. */
@@ -61,7 +75,7 @@ const upsertStatement = byColumns((columns) =>
           return set as never;
         }),
       )
-      .returningAll()
+      .returning(CONTACT_COLUMNS)
       .returning(sql<boolean>`(xmax = 0)`.as('inserted')),
   ),
 );
@@ -76,7 +90,7 @@ const updateStatement = byColumns((columns) =>
       } as never)
       .where('org_id', '=', arg('orgId'))
       .where('phone_e164', '=', arg('phone'))
-      .returningAll(),
+      .returning(CONTACT_COLUMNS),
   ),
 );
 

@@ -3,6 +3,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { isStalePreparedStatement, namedStatementOf } from './named-statements.js';
 
 export type Db = Kysely<Database>;
 
@@ -26,18 +27,37 @@ export const QUERY_READ_TIMEOUT = 'Query read timeout';
  * connection is then no longer queryable, so the pool discards it when it comes back.
  */
 class BoundedClient extends pg.Client {
+  /** Whether registered statements run by name (see named-statements.ts). */
+  protected readonly namesStatements: boolean = false;
+  /**
+   * Named statements the server refused on this connection because a migration changed their result
+   * columns: here they run unnamed from then on (the connection stays usable, in a transaction too).
+   */
+  private readonly staleStatements = new Set<string>();
+
   override query(...args: unknown[]): never {
+    const [text, values] = args;
+    let name = this.namesStatements && typeof text === 'string' ? namedStatementOf(text) : undefined;
+    if (name && (this.staleStatements.has(name) || args.length > 2 || !(values === undefined || Array.isArray(values))))
+      name = undefined;
+    if (name) args = [{ name, text, values }];
     const result = (super.query as (...a: unknown[]) => unknown)(...args);
     if (result instanceof Promise) {
       return result.catch((error: unknown) => {
         if (error instanceof Error && error.message === QUERY_READ_TIMEOUT) {
           (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
         }
+        if (name && isStalePreparedStatement(error)) this.staleStatements.add(name);
         throw error;
       }) as never;
     }
     return result as never;
   }
+}
+
+/** A BoundedClient that runs registered statements by name. */
+class NamingClient extends BoundedClient {
+  protected override readonly namesStatements = true;
 }
 
 /** Pool settings; every timeout is in milliseconds and 0 turns it off. */
@@ -53,13 +73,15 @@ export interface ConnectOptions {
   idleInTransactionTimeoutMs?: number;
   /** How long a statement may wait for a lock (default: as long as the statement may run). */
   lockTimeoutMs?: number;
+  /** Whether statements registered by prepareQuery run as server-side prepared statements (default false). */
+  namedStatements?: boolean;
 }
 
 /** Creates a pool-backed Kysely instance; connection errors surface on first query. */
 export function connectDatabase(url: string, options: ConnectOptions): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString: url,
-    Client: BoundedClient as unknown as typeof pg.Client,
+    Client: (options.namedStatements ? NamingClient : BoundedClient) as unknown as typeof pg.Client,
     max: options.poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
     statement_timeout: options.statementTimeoutMs ?? 5_000,

@@ -1,6 +1,7 @@
 // Tells a database that cannot be reached or cannot answer now apart from any other failure, so the
 // service reports it as what it is (503 service_unavailable) and its workers back off.
 import { QUERY_READ_TIMEOUT } from './connect.js';
+import { isStalePreparedStatement } from './named-statements.js';
 
 /** What kind of database fault an error is: the server cannot be reached, or it is too busy now. */
 export type DatabaseFault = 'unreachable' | 'busy';
@@ -44,6 +45,8 @@ const POOL_BUSY_MESSAGE = 'timeout exceeded when trying to connect';
 export function databaseFault(error: unknown): DatabaseFault | null {
   for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
     const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+    // Inside a transaction a stale named statement cannot be run again: the next attempt, on a fresh connection, succeeds.
+    if (isStalePreparedStatement(current)) return 'busy';
     if (typeof code === 'string') {
       if (NETWORK_CODES.has(code)) return 'unreachable';
       const fault = /^[0-9A-Z]{5}$/.test(code) ? faultOfSqlState(code) : null;

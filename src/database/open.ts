@@ -82,6 +82,7 @@ export async function openDatabase(
     connectTimeoutMs: config.dbConnectTimeoutMs,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
+    namedStatements: config.dbNamedStatements,
   });
   return {
     db,

@@ -2,9 +2,11 @@
 // paths, building and compiling a query took more of the API's CPU than parsing its rows. The first run
 // compiles the query with a marker in place of each argument; every run then puts its arguments where
 // the markers are. An argument must be one value of the SQL: an array is one in an sql template, but a
-// list given to the builder (`in`) is not.
+// list given to the builder (`in`) is not. The compiled SQL is also registered as a named statement
+// (./named-statements.ts), so pools that name statements prepare it once per connection on the server.
 import type { Compilable, CompiledQuery, QueryResult, RawBuilder } from 'kysely';
 import type { Db } from './connect.js';
+import { isStalePreparedStatement, registerNamedStatement } from './named-statements.js';
 
 /** Stands for a named argument in the compiled parameter list. */
 class Marker {
@@ -19,7 +21,11 @@ type Buildable<Row> = Compilable<Row> | RawBuilder<Row>;
 
 /** A query compiled on its first run; later runs only bind their arguments. */
 export interface PreparedQuery<Args, Row> {
-  /** Runs the query on `db` (a pool or a transaction) with `args` and returns its rows; database errors propagate. */
+  /**
+   * Runs the query on `db` (a pool or a transaction) with `args` and returns its rows. Outside a
+   * transaction, a named statement gone stale (a migration changed its result columns) is run once
+   * more, unnamed on that connection; other database errors propagate.
+   */
   execute(db: Db, args: Args): Promise<Row[]>;
   /** Like execute, with the whole result (the number of affected rows included). */
   run(db: Db, args: Args): Promise<QueryResult<Row>>;
@@ -33,10 +39,20 @@ export function prepareQuery<Args extends Record<string, unknown>, Row>(
   build: (db: Db, arg: Arg<Args>) => Buildable<Row>,
 ): PreparedQuery<Args, Row> {
   let template: CompiledQuery<Row> | null = null;
-  const run = (db: Db, args: Args) => {
-    if (!template) template = compile(db, build);
+  const run = async (db: Db, args: Args) => {
+    if (!template) {
+      template = compile(db, build);
+      registerNamedStatement(template.sql);
+    }
     const parameters = template.parameters.map((value) => (value instanceof Marker ? args[value.name] : value));
-    return db.executeQuery<Row>({ ...template, parameters });
+    const query = { ...template, parameters };
+    try {
+      return await db.executeQuery<Row>(query);
+    } catch (error) {
+      // The connection that refused the stale statement now runs it unnamed (see connect.ts).
+      if (db.isTransaction || !isStalePreparedStatement(error)) throw error;
+      return db.executeQuery<Row>(query);
+    }
   };
   return { run, execute: async (db, args) => (await run(db, args)).rows };
 }

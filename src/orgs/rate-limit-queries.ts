@@ -1,6 +1,7 @@
 // The shared sliding-window counter in PostgreSQL (function rate_limit_take), one call per batch.
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
+import { prepareQuery, type Arg } from '../database/prepared-query.js';
 
 /** What one rate_limit_take call answers (see db/functions/rate_limit_take.sql). */
 export interface RateLimitTake {
@@ -25,13 +26,23 @@ export interface RateLimitTakeRequest {
 
 /** Takes up to `count` slots (and reserves up to `extra`) in the org's 60-second window; database errors propagate. */
 export async function takeRateLimitSlots(db: Db, take: RateLimitTakeRequest): Promise<RateLimitTake> {
-  const { rows } = await sql<RateLimitTake>`
-    SELECT granted, reserved, used, reset_ms, retry_ms, counted_second
-    FROM rate_limit_take(${take.orgId}::uuid, ${take.limit}::integer, ${take.nowMs}::bigint, ${take.count}::integer,
-      ${take.extra}::integer, ${take.leaseMs}::integer, ${take.giveBack?.count ?? 0}::integer,
-      ${take.giveBack?.second ?? 0}::bigint)`.execute(db);
+  const rows = await rateLimitTake.execute(db, {
+    ...take,
+    giveBackCount: take.giveBack?.count ?? 0,
+    giveBackSecond: take.giveBack?.second ?? 0,
+  });
   return rows[0]!;
 }
+
+type TakeArgs = Omit<RateLimitTakeRequest, 'giveBack'> & { giveBackCount: number; giveBackSecond: number };
+
+const rateLimitTake = prepareQuery(
+  (_db, arg: Arg<TakeArgs>) => sql<RateLimitTake>`
+    SELECT granted, reserved, used, reset_ms, retry_ms, counted_second
+    FROM rate_limit_take(${arg('orgId')}::uuid, ${arg('limit')}::integer, ${arg('nowMs')}::bigint,
+      ${arg('count')}::integer, ${arg('extra')}::integer, ${arg('leaseMs')}::integer,
+      ${arg('giveBackCount')}::integer, ${arg('giveBackSecond')}::bigint)`,
+);
 
 /** Deletes rate-limit buckets whose latest hit left the window before `nowMs`; returns how many. */
 export async function deleteLapsedBuckets(db: Db, nowMs: number): Promise<number> {

@@ -9,6 +9,23 @@ import { DELETION_CHANNEL } from './channels.js';
 /** A row of the webhooks table. */
 export type WebhookRow = Selectable<WebhooksTable>;
 
+/** Every column, named: prepared statements never select `*` (see database/named-statements.ts). */
+const WEBHOOK_COLUMNS = [
+  'id',
+  'org_id',
+  'url',
+  'events',
+  'active',
+  'secret',
+  'previous_secrets',
+  'failing_since',
+  'last_delivery_at',
+  'last_delivery_status',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const satisfies readonly (keyof WebhookRow)[];
+
 function live(db: Db) {
   return db.selectFrom('webhooks').where('deleted_at', 'is', null);
 }
@@ -61,7 +78,7 @@ export async function listWebhookRows(
 
 const webhooksPage = prepareQuery((db, arg: Arg<{ orgId: string; limit: number; offset: number }>) =>
   live(db)
-    .selectAll()
+    .select(WEBHOOK_COLUMNS)
     .where('org_id', '=', arg('orgId'))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')

@@ -34,7 +34,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
   const url = new URL(inject('adminDatabaseUrl'));
   url.pathname = `/${name}`;
-  const { db } = connectDatabase(url.toString(), { poolSize: 10 });
+  // Named statements as the service runs them (DB_NAMED_STATEMENTS defaults to true).
+  const { db } = connectDatabase(url.toString(), { poolSize: 10, namedStatements: true });
   return {
     url: url.toString(),
     db,
