@@ -3,6 +3,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { CallsTable } from '../../db/schema.js';
+import { callTotal } from './status-count-queries.js';
 
 /** A call as stored. */
 export type CallRow = Selectable<CallsTable>;
@@ -113,37 +114,66 @@ export async function updateCallInStatus(
     .executeTakeFirst();
 }
 
-/** One page of the org's calls, newest first (ties by id), optionally only those in `status`. */
+/**
+ * One page of the org's calls, newest first (ties by id), optionally only those in `status`, with how
+ * many calls the org has (in `status`): one statement, so the page and the total come from the same
+ * snapshot in a single round trip.
+ */
 export async function listCallsPage(
   db: Db,
   page: { orgId: string; status: CallStatus | undefined; limit: number; offset: number },
-): Promise<CallListRow[]> {
-  return page.status === undefined
-    ? callsPage.execute(db, page)
-    : callsPageInStatus.execute(db, { ...page, status: page.status });
+): Promise<{ rows: CallListRow[]; total: number }> {
+  const found =
+    page.status === undefined
+      ? await callsPage.execute(db, page)
+      : await callsPageInStatus.execute(db, { ...page, status: page.status });
+  // The total's row always comes back; it carries no call when the page is empty.
+  const total = Number(found[0]!.total);
+  const rows = found[0]!.id === null ? [] : found.map(({ total: _total, ...call }) => call as CallListRow);
+  return { rows, total };
 }
 
 type PageArgs = { orgId: string; limit: number; offset: number };
 
 const callsPage = prepareQuery((db, arg: Arg<PageArgs>) =>
   db
-    .selectFrom('calls')
-    .select(LIST_COLUMNS)
-    .where('org_id', '=', arg('orgId'))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(arg('limit'))
-    .offset(arg('offset')),
+    .with('page', (page) =>
+      page
+        .selectFrom('calls')
+        .select(LIST_COLUMNS)
+        .where('org_id', '=', arg('orgId'))
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(arg('limit'))
+        .offset(arg('offset')),
+    )
+    .with('counted', () => callTotal(db, arg('orgId'), undefined))
+    .selectFrom('counted')
+    .leftJoin('page', (join) => join.onTrue())
+    .select('counted.total')
+    .selectAll('page')
+    .orderBy('page.created_at', 'desc')
+    .orderBy('page.id', 'desc'),
 );
 
 const callsPageInStatus = prepareQuery((db, arg: Arg<PageArgs & { status: CallStatus }>) =>
   db
-    .selectFrom('calls')
-    .select(LIST_COLUMNS)
-    .where('org_id', '=', arg('orgId'))
-    .where('status', '=', arg('status'))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(arg('limit'))
-    .offset(arg('offset')),
+    .with('page', (page) =>
+      page
+        .selectFrom('calls')
+        .select(LIST_COLUMNS)
+        .where('org_id', '=', arg('orgId'))
+        .where('status', '=', arg('status'))
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(arg('limit'))
+        .offset(arg('offset')),
+    )
+    .with('counted', () => callTotal(db, arg('orgId'), arg('status')))
+    .selectFrom('counted')
+    .leftJoin('page', (join) => join.onTrue())
+    .select('counted.total')
+    .selectAll('page')
+    .orderBy('page.created_at', 'desc')
+    .orderBy('page.id', 'desc'),
 );

@@ -8,7 +8,7 @@ import type { AuthContext } from '../orgs/authenticator.js';
 import { ProviderRefusedError } from './provider/types.js';
 import { findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { findCall, insertCall, listCallsPage, lockCall, type CallListRow, type CallRow } from './queries.js';
-import { countCalls, shiftStatusCount } from './status-count-queries.js';
+import { shiftStatusCount } from './status-count-queries.js';
 import { deleteOldTimelineEntries, insertTimelineEntry, listTimeline } from './timeline-queries.js';
 import { deleteExpiredIdempotencyKeys } from './idempotency-queries.js';
 import { deleteInBatches } from '../database/batches.js';
@@ -117,13 +117,7 @@ export async function listCalls(
   orgId: string,
   page: { status: CallStatus | undefined; limit: number; offset: number },
 ): Promise<{ rows: CallListRow[]; total: number }> {
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => ({
-      rows: await listCallsPage(trx, { orgId, ...page }),
-      total: await countCalls(trx, orgId, page.status),
-    }));
+  return listCallsPage(db, { orgId, ...page });
 }
 
 /** The org's call with its timeline. Throws DomainError not_found (param id) for an unknown or foreign id. */

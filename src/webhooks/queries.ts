@@ -66,24 +66,44 @@ export async function insertWebhook(
     .executeTakeFirstOrThrow();
 }
 
-/** One page of the org's endpoints, newest first, with the total count. */
+/**
+ * One page of the org's endpoints, newest first, with how many the org has: one statement, so both
+ * come from the same snapshot in a single round trip.
+ */
 export async function listWebhookRows(
   db: Db,
   orgId: string,
   page: { limit: number; offset: number },
 ): Promise<{ rows: WebhookRow[]; total: number }> {
-  const [rows, total] = await Promise.all([webhooksPage.execute(db, { orgId, ...page }), countWebhooks(db, orgId)]);
+  const found = await webhooksPage.execute(db, { orgId, ...page });
+  // The count's row always comes back; it carries no endpoint when the page is empty.
+  const total = Number(found[0]!.total);
+  const rows = found[0]!.id === null ? [] : found.map(({ total: _total, ...row }) => row as WebhookRow);
   return { rows, total };
 }
 
 const webhooksPage = prepareQuery((db, arg: Arg<{ orgId: string; limit: number; offset: number }>) =>
-  live(db)
-    .select(WEBHOOK_COLUMNS)
-    .where('org_id', '=', arg('orgId'))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(arg('limit'))
-    .offset(arg('offset')),
+  db
+    .with('page', () =>
+      live(db)
+        .select(WEBHOOK_COLUMNS)
+        .where('org_id', '=', arg('orgId'))
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(arg('limit'))
+        .offset(arg('offset')),
+    )
+    .with('counted', () =>
+      live(db)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .where('org_id', '=', arg('orgId')),
+    )
+    .selectFrom('counted')
+    .leftJoin('page', (join) => join.onTrue())
+    .select('counted.total')
+    .selectAll('page')
+    .orderBy('page.created_at', 'desc')
+    .orderBy('page.id', 'desc'),
 );
 
 /** The org's endpoint with this id, or undefined (also for another org's id). */
