@@ -1,6 +1,7 @@
 // One closed-loop load run with autocannon: a warm-up that is thrown away, then the measured run.
 // Latencies are taken from autocannon's per-response times (sub-millisecond), not its 1 ms histogram.
 import autocannon from 'autocannon';
+import { postgresCpuByProcess, postgresCpuMsSince } from './processes.js';
 
 /** One request to send; called for every request, so paths and bodies can vary. */
 export interface RequestSpec {
@@ -33,6 +34,8 @@ export interface LoadResult {
   statusCodes: Record<string, number>;
   /** CPU time the server process spent per request (ms), from its user + system time. */
   serverCpuMsPerRequest: number;
+  /** CPU time PostgreSQL's processes spent per request (ms) during the run, from theirs. */
+  databaseCpuMsPerRequest: number;
 }
 
 /** The p-th percentile (0..100) of ascending values, nearest rank. */
@@ -67,8 +70,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   if (options.warmupSec > 0) await fire(options, options.warmupSec, null);
   const latencies: number[] = [];
   const cpuBefore = options.serverCpuMs();
+  const databaseBefore = postgresCpuByProcess();
   const result = await fire(options, options.durationSec, latencies);
   const cpu = options.serverCpuMs() - cpuBefore;
+  const databaseCpu = postgresCpuMsSince(databaseBefore);
   const sorted = Float64Array.from(latencies).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count ?? 0;
@@ -80,5 +85,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     errors: result.errors + result.non2xx,
     statusCodes,
     serverCpuMsPerRequest: cpu / Math.max(1, result.requests.total),
+    databaseCpuMsPerRequest: databaseCpu / Math.max(1, result.requests.total),
   };
 }

@@ -122,6 +122,28 @@ export function postgresCpuMs(): number {
   return sum;
 }
 
+/** CPU time used so far by each running PostgreSQL process, in ms, by pid. */
+export function postgresCpuByProcess(): Map<number, number> {
+  const used = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat?.command === 'postgres') used.set(Number(entry), ticksToMs(stat.fields));
+  }
+  return used;
+}
+
+/**
+ * CPU time PostgreSQL's processes used since `before` (a postgresCpuByProcess reading), in ms: the
+ * growth of each process running now, counting one started since from zero. A process that exited
+ * in between is missed, so the figure is a lower bound (pooled connections live through a run).
+ */
+export function postgresCpuMsSince(before: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, ms] of postgresCpuByProcess()) sum += ms - (before.get(pid) ?? 0);
+  return sum;
+}
+
 /** Samples a process's RSS every `intervalMs` until stopped; stop() returns the peak in MiB. */
 export function sampleRss(pid: number, intervalMs = 200): { stop(): number } {
   let peak = rssMiB(pid) ?? 0;

@@ -149,6 +149,7 @@ export function formatReport(report: BenchReport): string {
     ratios ? `${ratio(ratios.medianRps)} (${runsOf(ratios.rps)})` : '-',
     ratios ? `${ratio(ratios.medianP99)} (${runsOf(ratios.p99)})` : '-',
     `${us(service.serverCpuMsPerRequest)}${baseline ? ` / ${us(baseline.serverCpuMsPerRequest)}` : ''}`,
+    `${us(service.databaseCpuMsPerRequest)}${baseline ? ` / ${us(baseline.databaseCpuMsPerRequest)}` : ''}`,
   ]);
   if (rows.length > 0) {
     out.push(
@@ -166,6 +167,7 @@ export function formatReport(report: BenchReport): string {
           'req/s ratio (runs)',
           'p99 ratio (runs)',
           'CPU us/req (floor)',
+          'PostgreSQL CPU us/req (floor)',
         ],
         rows,
       ),
