@@ -45,7 +45,7 @@ const POOL_BUSY_MESSAGE = 'timeout exceeded when trying to connect';
 export function databaseFault(error: unknown): DatabaseFault | null {
   for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
     const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
-    // Inside a transaction a stale named statement cannot be run again: the next attempt, on a fresh connection, succeeds.
+    // A named statement gone stale inside a transaction: the retry runs it unnamed (see connect.ts) and succeeds.
     if (isStalePreparedStatement(current)) return 'busy';
     if (typeof code === 'string') {
       if (NETWORK_CODES.has(code)) return 'unreachable';
