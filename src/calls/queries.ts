@@ -2,6 +2,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
+import { splitPageAndTotal } from '../database/page-with-total.js';
 import type { CallsTable } from '../../db/schema.js';
 import { callTotal } from './status-count-queries.js';
 
@@ -127,53 +128,36 @@ export async function listCallsPage(
     page.status === undefined
       ? await callsPage.execute(db, page)
       : await callsPageInStatus.execute(db, { ...page, status: page.status });
-  // The total's row always comes back; it carries no call when the page is empty.
-  const total = Number(found[0]!.total);
-  const rows = found[0]!.id === null ? [] : found.map(({ total: _total, ...call }) => call as CallListRow);
-  return { rows, total };
+  return splitPageAndTotal<CallListRow>(found);
 }
 
-type PageArgs = { orgId: string; limit: number; offset: number };
+type PageArgs = { orgId: string; limit: number; offset: number; status?: CallStatus };
 
-const callsPage = prepareQuery((db, arg: Arg<PageArgs>) =>
-  db
-    .with('page', (page) =>
-      page
-        .selectFrom('calls')
-        .select(LIST_COLUMNS)
-        .where('org_id', '=', arg('orgId'))
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(arg('limit'))
-        .offset(arg('offset')),
-    )
-    .with('counted', () => callTotal(db, arg('orgId'), undefined))
-    .selectFrom('counted')
-    .leftJoin('page', (join) => join.onTrue())
-    .select('counted.total')
-    .selectAll('page')
-    .orderBy('page.created_at', 'desc')
-    .orderBy('page.id', 'desc'),
-);
+/** The page-with-total statement, filtered on `status` when `inStatus`. */
+function callsPageWithTotal(inStatus: boolean) {
+  return prepareQuery((db, arg: Arg<PageArgs>) => {
+    const status = inStatus ? arg('status') : undefined;
+    return db
+      .with('page', (page) =>
+        page
+          .selectFrom('calls')
+          .select(LIST_COLUMNS)
+          .where('org_id', '=', arg('orgId'))
+          .$if(status !== undefined, (query) => query.where('status', '=', status!))
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(arg('limit'))
+          .offset(arg('offset')),
+      )
+      .with('counted', () => callTotal(db, arg('orgId'), status))
+      .selectFrom('counted')
+      .leftJoin('page', (join) => join.onTrue())
+      .select('counted.total')
+      .selectAll('page')
+      .orderBy('page.created_at', 'desc')
+      .orderBy('page.id', 'desc');
+  });
+}
 
-const callsPageInStatus = prepareQuery((db, arg: Arg<PageArgs & { status: CallStatus }>) =>
-  db
-    .with('page', (page) =>
-      page
-        .selectFrom('calls')
-        .select(LIST_COLUMNS)
-        .where('org_id', '=', arg('orgId'))
-        .where('status', '=', arg('status'))
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(arg('limit'))
-        .offset(arg('offset')),
-    )
-    .with('counted', () => callTotal(db, arg('orgId'), arg('status')))
-    .selectFrom('counted')
-    .leftJoin('page', (join) => join.onTrue())
-    .select('counted.total')
-    .selectAll('page')
-    .orderBy('page.created_at', 'desc')
-    .orderBy('page.id', 'desc'),
-);
+const callsPage = callsPageWithTotal(false);
+const callsPageInStatus = callsPageWithTotal(true);

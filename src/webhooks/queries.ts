@@ -4,6 +4,7 @@ import { sql, type Selectable } from 'kysely';
 import type { WebhooksTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
+import { splitPageAndTotal } from '../database/page-with-total.js';
 import { DELETION_CHANNEL } from './channels.js';
 
 /** A row of the webhooks table. */
@@ -75,11 +76,7 @@ export async function listWebhookRows(
   orgId: string,
   page: { limit: number; offset: number },
 ): Promise<{ rows: WebhookRow[]; total: number }> {
-  const found = await webhooksPage.execute(db, { orgId, ...page });
-  // The count's row always comes back; it carries no endpoint when the page is empty.
-  const total = Number(found[0]!.total);
-  const rows = found[0]!.id === null ? [] : found.map(({ total: _total, ...row }) => row as WebhookRow);
-  return { rows, total };
+  return splitPageAndTotal<WebhookRow>(await webhooksPage.execute(db, { orgId, ...page }));
 }
 
 const webhooksPage = prepareQuery((db, arg: Arg<{ orgId: string; limit: number; offset: number }>) =>
