@@ -35,6 +35,27 @@ function countingDb(): { db: Kysely<Database>; takes: () => number } {
   return { db, takes: () => takes };
 }
 
+/**
+ * A Kysely over the test database whose calls that only give reserved slots back (no slot asked for)
+ * reach the server `delayMs` late; counts those calls.
+ */
+function slowGiveBackDb(delayMs: number): { db: Kysely<Database>; giveBacks: () => number } {
+  let giveBacks = 0;
+  const { pool } = connectDatabase(database.url, { poolSize: 10 });
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const [text, values] = args as [unknown, unknown[] | undefined];
+      const givesBackOnly =
+        typeof text === 'string' && text.includes('rate_limit_take') && values?.[3] === 0 && Number(values[6]) > 0;
+      if (!givesBackOnly) return query(...args);
+      giveBacks += 1;
+      return sleep(delayMs).then(() => query(...args));
+    };
+  });
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), giveBacks: () => giveBacks };
+}
+
 /** A new org on a plan of `perMinute` requests a minute. */
 async function orgWithLimit(perMinute: number) {
   const org = await createTestOrg(database.db);
@@ -122,6 +143,28 @@ it('lets a busy org take most slots from reservations and gives back what they l
   } finally {
     await app.close();
     await counted.destroy();
+  }
+});
+
+it('counts a request that comes while lapsed slots are being given back after them, so remaining counts never repeat', async () => {
+  const org = await orgWithLimit(60_000);
+  const { db: slow, giveBacks } = slowGiveBackDb(1_000);
+  const app = await startTestApp({ db: slow, url: database.url }, { workers: false });
+  try {
+    const first = await waves([app], org.key, 1, 10);
+    // The wave's last call reserved slots ahead that nothing used: once they lapse, they are given back
+    // (in a call that takes a second here), and this wave comes while that call is still out.
+    await sleep(RATE_LIMIT_RESERVATION_MS + 250);
+    expect(giveBacks()).toBe(1);
+    const second = await waves([app], org.key, 1, 5);
+    const answers = [...first, ...second];
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    const remaining = answers.map((answer) => answer.remaining).sort((a, b) => b - a);
+    expect(remaining).toEqual(Array.from({ length: 15 }, (_, i) => 60_000 - 1 - i));
+    await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(15);
+  } finally {
+    await app.close();
+    await slow.destroy();
   }
 });
 

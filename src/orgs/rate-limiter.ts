@@ -43,6 +43,8 @@ interface Reservation {
 
 /** An org's requests at this instance: those waiting for the next call, its reservation, its recent pace. */
 interface OrgWindow {
+  /** The window's key in RateLimiter.windows. */
+  key: string;
   orgId: string;
   limit: number;
   waiting: Waiter[];
@@ -92,6 +94,7 @@ export class RateLimiter {
     let window = this.windows.get(key);
     if (!window) {
       window = {
+        key,
         orgId,
         limit,
         waiting: [],
@@ -106,77 +109,82 @@ export class RateLimiter {
     const reserved = reservedSlot(window, now);
     if (reserved) return outcome(limit, reserved);
     const slot = new Promise<Slot>((resolve, reject) => window.waiting.push({ resolve, reject }));
-    if (!window.draining) void this.drain(key, window);
+    if (!window.draining) void this.drain(window);
     return outcome(limit, await slot);
   }
 
-  /** Sends the window's waiting requests in batches until none is left. Never throws. */
-  private async drain(key: string, window: OrgWindow): Promise<void> {
+  /**
+   * Sends the window's waiting requests in batches until none is left, giving back what its lapsed
+   * reservation left unused with the first call. Requests that come in meanwhile wait for the next call,
+   * so this instance's calls for an org reach the database one after the other. Never throws.
+   */
+  private async drain(window: OrgWindow): Promise<void> {
     window.draining = true;
-    while (window.waiting.length > 0) {
-      const batch = window.waiting.splice(0);
-      const now = this.clock.now().getTime();
-      const giveBack = unusedSlots(window);
-      try {
-        const taken = await takeRateLimitSlots(this.db, {
-          orgId: window.orgId,
-          limit: window.limit,
-          nowMs: now,
-          count: batch.length,
-          extra: Math.min(reservationCap(window.limit), Math.max(window.pace.current, window.pace.previous)),
-          leaseMs: RATE_LIMIT_RESERVATION_MS,
-          giveBack,
-        });
-        const usedByBatch = taken.used - taken.reserved;
-        batch.forEach((waiter, i) =>
-          waiter.resolve(
-            i < taken.granted
-              ? { allowed: true, used: usedByBatch - taken.granted + i + 1, resetMs: Number(taken.reset_ms) }
-              : { allowed: false, used: taken.used, resetMs: Number(taken.retry_ms) },
-          ),
-        );
-        if (taken.reserved > 0) {
-          window.reservation = {
-            left: taken.reserved,
-            usedWhenSpent: taken.used,
-            until: now + RATE_LIMIT_RESERVATION_MS,
-            resetAt: now + Number(taken.reset_ms),
-            second: Number(taken.counted_second),
-          };
-          this.giveBackWhenLapsed(key, window);
-          // Requests that came in during the call take the new reservation's slots first.
-          const answered = this.clock.now().getTime();
-          let slot: Slot | null;
-          while (window.waiting.length > 0 && (slot = reservedSlot(window, answered)) !== null) {
-            window.waiting.shift()!.resolve(slot);
-          }
-        }
-      } catch (error) {
-        for (const waiter of batch) waiter.reject(error);
-      }
-    }
+    do {
+      await this.sendBatch(window);
+    } while (window.waiting.length > 0);
     window.draining = false;
-    if (!window.reservation) this.windows.delete(key);
+    if (!window.reservation) this.windows.delete(window.key);
   }
 
-  /** Once the reservation lapses with slots left and nothing else to send, gives them back. Never throws. */
-  private giveBackWhenLapsed(key: string, window: OrgWindow): void {
+  /** One rate_limit_take call for the waiting requests (or only to give slots back); answers each waiter. Never throws. */
+  private async sendBatch(window: OrgWindow): Promise<void> {
+    const batch = window.waiting.splice(0);
+    const giveBack = unusedSlots(window);
+    if (batch.length === 0 && !giveBack) return;
+    const now = this.clock.now().getTime();
+    try {
+      const taken = await takeRateLimitSlots(this.db, {
+        orgId: window.orgId,
+        limit: window.limit,
+        nowMs: now,
+        count: batch.length,
+        extra:
+          batch.length === 0
+            ? 0
+            : Math.min(reservationCap(window.limit), Math.max(window.pace.current, window.pace.previous)),
+        leaseMs: RATE_LIMIT_RESERVATION_MS,
+        giveBack,
+      });
+      const usedByBatch = taken.used - taken.reserved;
+      batch.forEach((waiter, i) =>
+        waiter.resolve(
+          i < taken.granted
+            ? { allowed: true, used: usedByBatch - taken.granted + i + 1, resetMs: Number(taken.reset_ms) }
+            : { allowed: false, used: taken.used, resetMs: Number(taken.retry_ms) },
+        ),
+      );
+      if (taken.reserved > 0) {
+        window.reservation = {
+          left: taken.reserved,
+          usedWhenSpent: taken.used,
+          until: now + RATE_LIMIT_RESERVATION_MS,
+          resetAt: now + Number(taken.reset_ms),
+          second: Number(taken.counted_second),
+        };
+        this.giveBackWhenLapsed(window);
+        // Requests that came in during the call take the new reservation's slots first.
+        const answered = this.clock.now().getTime();
+        let slot: Slot | null;
+        while (window.waiting.length > 0 && (slot = reservedSlot(window, answered)) !== null) {
+          window.waiting.shift()!.resolve(slot);
+        }
+      }
+    } catch (error) {
+      // Slots being given back stay counted (only ever too many) when the database cannot be reached.
+      for (const waiter of batch) waiter.reject(error);
+    }
+  }
+
+  /**
+   * Once the reservation lapses with nothing being sent for the org, gives back its unused slots through
+   * drain, so that a request arriving meanwhile is counted after them, not before. Never throws.
+   */
+  private giveBackWhenLapsed(window: OrgWindow): void {
     const reservation = window.reservation!;
     const timer = setTimeout(() => {
       if (window.reservation !== reservation || window.draining) return;
-      const giveBack = unusedSlots(window);
-      this.windows.delete(key);
-      if (!giveBack) return;
-      // The slots stay counted (only ever too many) if the database cannot be reached now.
-      takeRateLimitSlots(this.db, {
-        orgId: window.orgId,
-        limit: window.limit,
-        nowMs: this.clock.now().getTime(),
-        count: 0,
-        extra: 0,
-        leaseMs: RATE_LIMIT_RESERVATION_MS,
-        giveBack,
-      }).catch(() => undefined);
+      void this.drain(window);
     }, RATE_LIMIT_RESERVATION_MS + 1);
     timer.unref();
   }
