@@ -2,7 +2,7 @@
 import type { components } from '../../generated/openapi.js';
 import type { AttemptRow } from './attempt-queries.js';
 import type { DeliveryRow } from './delivery-queries.js';
-import type { WebhookRow } from './queries.js';
+import type { ShownWebhookRow } from './queries.js';
 
 type Schemas = components['schemas'];
 /** An endpoint in API form. */
@@ -11,7 +11,7 @@ export type Webhook = Schemas['Webhook'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 
 /** An endpoint as the API shows it (never its secret). */
-export function toWebhook(row: WebhookRow): Webhook {
+export function toWebhook(row: ShownWebhookRow): Webhook {
   return {
     id: row.id,
     url: row.url,

@@ -10,22 +10,22 @@ import { DELETION_CHANNEL } from './channels.js';
 /** A row of the webhooks table. */
 export type WebhookRow = Selectable<WebhooksTable>;
 
-/** Every column, named: prepared statements never select `*` (see database/named-statements.ts). */
-const WEBHOOK_COLUMNS = [
+/**
+ * The columns the API shows of an endpoint, named: lists read only these (never the secrets), and
+ * prepared statements never select `*` (see database/named-statements.ts).
+ */
+const SHOWN_COLUMNS = [
   'id',
-  'org_id',
   'url',
   'events',
   'active',
-  'secret',
-  'previous_secrets',
-  'failing_since',
+  'created_at',
   'last_delivery_at',
   'last_delivery_status',
-  'created_at',
-  'updated_at',
-  'deleted_at',
 ] as const satisfies readonly (keyof WebhookRow)[];
+
+/** An endpoint as a list reads it: the columns the API shows. */
+export type ShownWebhookRow = Pick<WebhookRow, (typeof SHOWN_COLUMNS)[number]>;
 
 function live(db: Db) {
   return db.selectFrom('webhooks').where('deleted_at', 'is', null);
@@ -75,15 +75,15 @@ export async function listWebhookRows(
   db: Db,
   orgId: string,
   page: { limit: number; offset: number },
-): Promise<{ rows: WebhookRow[]; total: number }> {
-  return splitPageAndTotal<WebhookRow>(await webhooksPage.execute(db, { orgId, ...page }));
+): Promise<{ rows: ShownWebhookRow[]; total: number }> {
+  return splitPageAndTotal<ShownWebhookRow>(await webhooksPage.execute(db, { orgId, ...page }));
 }
 
 const webhooksPage = prepareQuery((db, arg: Arg<{ orgId: string; limit: number; offset: number }>) =>
   db
     .with('page', () =>
       live(db)
-        .select(WEBHOOK_COLUMNS)
+        .select(SHOWN_COLUMNS)
         .where('org_id', '=', arg('orgId'))
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
