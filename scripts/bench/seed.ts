@@ -233,7 +233,8 @@ async function withKey(db: Db, org: { orgId: string; agentId: string }): Promise
 
 /**
  * Seeds an empty benchmark database (one transaction, then VACUUM ANALYZE), or reuses the data of an
- * earlier run when the `bench` plan exists. Issues this run's API keys. Throws on database errors.
+ * earlier run when the `bench` plan exists (removing that run's leftovers, then VACUUM ANALYZE). Issues
+ * this run's API keys. Throws on database errors.
  */
 export async function seedBenchmark(db: Db): Promise<BenchFixture> {
   const started = performance.now();
@@ -245,11 +246,17 @@ export async function seedBenchmark(db: Db): Promise<BenchFixture> {
   const hooks: BenchOrg[] = [];
   for (let n = 1; n <= SEED.hookOrgs; n += 1) hooks.push(await withKey(db, await orgByName(db, ORG_NAMES.hook(n))));
   if (existing) {
-    // Leftovers of an earlier run that would add background work to this one: its webhook endpoints,
-    // in any org but the big one's listed ones (their receivers are gone, retries would keep failing), and the calls its POST /calls placed
-    // (they take their next step 10 minutes later, SIMULATOR_STEP_MS): parked, never advanced.
+    // Leftovers of an earlier run that would add background work to this one: its webhook endpoints, in
+    // any org but the big one's listed ones (their receivers are gone, retries would keep failing), and
+    // the calls its POST /calls placed (they take their next step 10 minutes later, SIMULATOR_STEP_MS):
+    // parked, never advanced.
     await db.deleteFrom('webhooks').where('org_id', '<>', big.orgId).execute();
     await db.updateTable('calls').set({ next_step_at: null }).where('next_step_at', 'is not', null).execute();
+    // Clear the dead rows of those deletions (and of the earlier run's delivery phases) now, so that
+    // autovacuum does not do it in the middle of a measured run.
+    await sql`VACUUM (ANALYZE) webhooks, webhook_deliveries, webhook_attempts, webhook_delivery_counts, events, calls, call_timeline, call_status_counts, contacts, credit_ledger, api_keys, rate_limit_buckets`.execute(
+      db,
+    );
   }
   const step = SEED.timelineEvery * 5;
   const providerIds = Array.from({ length: SEED.bigCalls / step }, (_, n) => `sim_seed_big_${(n + 1) * step}`);
