@@ -1,7 +1,8 @@
 // The production path, on a clean copy of the repository: exactly the Dockerfile's commands (`npm ci`,
 // `npm run build`, `npm prune --omit=dev`), then the built executable with production dependencies
-// only: `migrate`, `migrate --status`, `admin`, `serve` with MIGRATE_ON_START=false on the migrated
-// database, and `webhook:listen --help`. No tsx, no esbuild, nothing from devDependencies at run time.
+// only: `migrate`, `migrate --status`, `admin`, `serve` (started as the image's entrypoint starts it)
+// with MIGRATE_ON_START=false on the migrated database, and `webhook:listen --help`. No tsx, no
+// esbuild, nothing from devDependencies at run time.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -22,6 +23,14 @@ const children: ChildProcess[] = [];
 async function dockerfileCommands(): Promise<string[]> {
   const dockerfile = await readFile(path.join(ROOT, 'Dockerfile'), 'utf8');
   return [...dockerfile.matchAll(/^RUN (.+)$/gm)].flatMap((match) => match[1]!.split('&&').map((part) => part.trim()));
+}
+
+/** The Dockerfile's ENTRYPOINT, as the words of a command line. */
+async function dockerfileEntrypoint(): Promise<string[]> {
+  const dockerfile = await readFile(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile);
+  if (!entrypoint) throw new Error('the Dockerfile has no ENTRYPOINT in exec form');
+  return JSON.parse(entrypoint[1]!) as string[];
 }
 
 async function sh(command: string, env: NodeJS.ProcessEnv = {}) {
@@ -57,6 +66,17 @@ describe('the production path', () => {
     expect(await dockerfileCommands()).toEqual(['npm ci', 'npm run build', 'npm prune --omit=dev']);
   });
 
+  it('starts the service with the same node flags as npm start', async () => {
+    const entrypoint = await dockerfileEntrypoint();
+    expect(entrypoint[0]).toBe('node');
+    expect(entrypoint.at(-1)).toBe('dist/src/main.js');
+    expect(entrypoint).toContain('--no-allocation-site-pretenuring');
+    const manifest = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(manifest.scripts.start).toBe(`exec ${entrypoint.join(' ')} serve`);
+  });
+
   it('leaves only production dependencies', async () => {
     expect(existsSync(path.join(copy, 'dist/src/main.js'))).toBe(true);
     for (const dev of ['tsx', 'esbuild', 'vitest', 'typescript', 'openapi-typescript']) {
@@ -78,7 +98,8 @@ describe('the production path', () => {
       key: string;
     };
 
-    const server = spawn('node', ['dist/src/main.js', 'serve', '--role', 'all'], {
+    const [node, ...entrypointArgs] = await dockerfileEntrypoint();
+    const server = spawn(node!, [...entrypointArgs, 'serve', '--role', 'all'], {
       cwd: copy,
       env: { ...process.env, ...env, PORT: '0', MIGRATE_ON_START: 'false', TEST_DATABASE_URL: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -83,7 +83,7 @@ export interface BenchSession {
    * once its output matches `ready` when given (a process without an HTTP port).
    */
   startService(options?: { args?: string[]; nodeArgs?: string[]; ready?: RegExp }): Promise<Child>;
-  /** Captures the SQL of the scenarios' floors and starts the floor server. */
+  /** Captures the SQL of the scenarios' floors and starts the floor server, with npm start's node flags. */
   startFloor(scenarios: Scenario[]): Promise<Child>;
   /** A warm-up then a measured autocannon run against `server`. */
   load(
@@ -172,8 +172,10 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
       }
       const planFile = path.join(temp, 'baseline-plan.json');
       writeFileSync(planFile, JSON.stringify(plan));
+      // The floor runs on the same V8 settings as the service (npm start's node flags).
       const child = await startChild('scripts/bench/baseline-server.ts', {
         args: [planFile],
+        nodeArgs: command.nodeArgs,
         env: process.env,
         ready: FLOOR_READY,
         timeoutMs: 60_000,
