@@ -136,8 +136,9 @@ it('lets a busy org take most slots from reservations and gives back what they l
     const remaining = answers.map((answer) => answer.remaining).sort((a, b) => b - a);
     expect(new Set(remaining).size).toBe(400);
     expect(remaining[0]).toBeLessThan(60_000);
-    // Without reservations this takes a call per wave or more (about 100 here); with them, most waves need none.
-    expect(takes()).toBeLessThan(25);
+    // Without reservations this takes a call per wave or more (about 100 here); with them, most waves
+    // need none (about 10 here), so there are fewer calls than waves even on a crowded machine.
+    expect(takes()).toBeLessThan(40);
     // Once the last reservation lapses, its unused slots are given back: the window counts exactly the requests made.
     await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(400);
   } finally {
@@ -148,14 +149,14 @@ it('lets a busy org take most slots from reservations and gives back what they l
 
 it('counts a request that comes while lapsed slots are being given back after them, so remaining counts never repeat', async () => {
   const org = await orgWithLimit(60_000);
-  const { db: slow, giveBacks } = slowGiveBackDb(1_000);
+  const { db: slow, giveBacks } = slowGiveBackDb(2_000);
   const app = await startTestApp({ db: slow, url: database.url }, { workers: false });
   try {
     const first = await waves([app], org.key, 1, 10);
-    // The wave's last call reserved slots ahead that nothing used: once they lapse, they are given back
-    // (in a call that takes a second here), and this wave comes while that call is still out.
-    await sleep(RATE_LIMIT_RESERVATION_MS + 250);
-    expect(giveBacks()).toBe(1);
+    // The wave's last call reserved slots ahead that nothing used: once they lapse (a quarter second
+    // later), they are given back in a call held for two seconds here, and the next wave comes while
+    // that call is still out.
+    await expect.poll(() => giveBacks(), { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(1);
     const second = await waves([app], org.key, 1, 5);
     const answers = [...first, ...second];
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
