@@ -152,17 +152,23 @@ it('counts a request that comes while lapsed slots are being given back after th
   const { db: slow, giveBacks } = slowGiveBackDb(2_000);
   const app = await startTestApp({ db: slow, url: database.url }, { workers: false });
   try {
-    const first = await waves([app], org.key, 1, 10);
-    // The wave's last call reserved slots ahead that nothing used: once they lapse (a quarter second
-    // later), they are given back in a call held for two seconds here, and the next wave comes while
-    // that call is still out.
-    await expect.poll(() => giveBacks(), { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(1);
+    // A wave's last call reserves slots ahead; once they lapse (a quarter second later), those nothing
+    // used are given back in a call held for two seconds here. A wave whose requests happened to use up
+    // that reservation leaves nothing to give back, so waves come until a give-back call is out.
+    const first: Awaited<ReturnType<typeof waves>> = [];
+    for (let attempt = 1; giveBacks() === 0; attempt += 1) {
+      expect(attempt).toBeLessThanOrEqual(10);
+      first.push(...(await waves([app], org.key, 1, 10)));
+      const until = Date.now() + 1_000;
+      while (giveBacks() === 0 && Date.now() < until) await sleep(10);
+    }
+    // The next wave comes while that call is still out.
     const second = await waves([app], org.key, 1, 5);
     const answers = [...first, ...second];
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     const remaining = answers.map((answer) => answer.remaining).sort((a, b) => b - a);
-    expect(remaining).toEqual(Array.from({ length: 15 }, (_, i) => 60_000 - 1 - i));
-    await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(15);
+    expect(remaining).toEqual(Array.from({ length: answers.length }, (_, i) => 60_000 - 1 - i));
+    await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(answers.length);
   } finally {
     await app.close();
     await slow.destroy();
