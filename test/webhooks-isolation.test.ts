@@ -9,6 +9,7 @@ import { DeliveryWorker } from '../src/webhooks/delivery/worker.js';
 import { listDeliveryLog } from '../src/webhooks/service.js';
 import { connectDatabase } from '../src/database/connect.js';
 import { ManualClock, startTestApp, type TestApp } from './support/app.js';
+import { waitFor } from './support/calls.js';
 import {
   answer,
   hang,
@@ -248,6 +249,39 @@ describe('DELETE /webhooks/{id}', () => {
       expect(target.pending).toBe(0);
     },
   );
+
+  it('never deadlocks with a claim in progress on one of its pending deliveries', async () => {
+    // A claim locks the delivery rows it takes, then share-locks their endpoint rows. This transaction
+    // does the same in two steps: it holds a pending delivery, the DELETE comes and waits for it, and
+    // only then the transaction asks for the endpoint row.
+    const env = await environment();
+    const target = await receiver(answer(200));
+    const { id } = await register(env, target.url);
+    await emit(env, 'contact.created', contactCreated());
+    const { db } = env.database;
+    const pending = await db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('webhook_id', '=', id)
+      .executeTakeFirstOrThrow();
+    const lockWaits = async () => {
+      const { rows } = await sql<{ waiting: number }>`
+        SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db);
+      return rows[0]!.waiting;
+    };
+    let deleting: ReturnType<ReturnType<TestApp['client']>['DELETE']> | undefined;
+    await db.transaction().execute(async (trx) => {
+      await trx.selectFrom('webhook_deliveries').select('id').where('id', '=', pending.id).forUpdate().execute();
+      deleting = env.app.client(env.org.key).DELETE('/webhooks/{id}', { params: { path: { id } } });
+      await waitFor('the DELETE to wait for the delivery row', async () => (await lockWaits()) > 0, 5_000);
+      await trx.selectFrom('webhooks').select('id').where('id', '=', id).forKeyShare().execute();
+    });
+    const { response } = await deleting!;
+    expect(response.status).toBe(204);
+    expect(await db.selectFrom('webhooks').select('id').where('id', '=', id).executeTakeFirst()).toBeUndefined();
+    expect(target.requests).toHaveLength(0);
+  });
 
   it('drops scheduled retries at once', async () => {
     const clock = new ManualClock(Date.now() + 10 * 60_000);

@@ -128,10 +128,11 @@ export async function updateWebhook(
  * request to the endpoint begins. Throws not_found.
  */
 export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): Promise<void> {
+  // The endpoint row alone is locked while it is marked: a claim in progress holds its delivery rows
+  // and then waits for this lock, so touching delivery rows under it could deadlock with that claim.
   await deps.db.transaction().execute(async (trx) => {
     if (!(await webhooks.lockWebhookForDeletion(trx, orgId, id))) throw notFound(ENDPOINT);
     await webhooks.markWebhookDeleted(trx, id, deps.clock.now());
-    await deliveries.abandonPendingDeliveries(trx, id);
   });
   deps.delivery.inFlight.abortEndpoint(id);
   webhooks.notifyEndpointDeletion(deps.db, id).catch((error: unknown) => {
@@ -140,6 +141,8 @@ export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): P
       'could not notify other processes of a webhook deletion; their sends end with their leases',
     );
   });
+  // No claim succeeds any more: what was still pending is abandoned (the removal drops it in the end).
+  await deliveries.abandonPendingDeliveries(deps.db, id);
   await waitForSendsToEnd(deps.db, deps.clock, id, { boundMs: deps.delivery.leaseMs, pollMs: DELETION_POLL_MS });
   await webhooks.removeDeletedWebhook(deps.db, id);
 }

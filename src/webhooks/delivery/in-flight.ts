@@ -6,7 +6,8 @@
 //     (delivery-queries.ts: claimDeliveries, insertClaimedTestDelivery). Every send ends before its
 //     lease does.
 //  2. The deletion locks the endpoint row, which waits for claims in progress, marks it deleted and
-//     switched off, and commits: from then on no claim succeeds.
+//     switched off, and commits: from then on no claim succeeds. It touches no delivery row under that
+//     lock (a claim holds its delivery rows while it waits for the endpoint row: that would deadlock).
 //  3. It stops the sends in flight to the endpoint: in this process through the registry below, in the
 //     others through a notification (DELETION_CHANNEL) that their listeners pass to theirs; a process
 //     that missed it finds the mark itself within a second (the registry's watch). A stopped send
