@@ -6,14 +6,14 @@
 #   docker run --rm -e DATABASE_URL=postgres://... voice-call-api migrate
 #   docker run -p 3000:3000 -e DATABASE_URL=postgres://... -e MIGRATE_ON_START=false voice-call-api serve --role api
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

@@ -84,6 +84,12 @@ describe('the production path', () => {
     }
   });
 
+  it('runs the build on Node 24, the runtime the image and npm start use', async () => {
+    const version = await sh('node -p process.versions.node');
+    expect(version.stdout.trim()).toMatch(/^24\./);
+    expect(await readFile(path.join(ROOT, 'Dockerfile'), 'utf8')).toMatch(/^FROM node:24-/m);
+  });
+
   it('migrates, administers and serves from the build alone', async () => {
     const env = { DATABASE_URL: database.url, LOG_LEVEL: 'info' };
     const status = await sh('node dist/src/main.js migrate --status', env);

@@ -1,5 +1,5 @@
 // The ordered list of migrations; each entry is frozen once released. Add new ones at the end.
-import type { Migration } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import * as foundation from './2026-11-21-001-foundation.js';
 import * as contacts from './2026-11-21-004-contacts.js';
 import * as calls from './2026-11-21-002-calls.js';

@@ -1,7 +1,8 @@
 // Brings a database up to date: pending migrations from db/migrations in order, then the functions of
 // db/functions that are new or changed. Runs on a connection of its own, with the migration timeouts
 // rather than the request timeouts.
-import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
+import type { Kysely } from 'kysely';
+import { Migrator, type MigrationProvider } from 'kysely/migration';
 import { migrations } from '../../db/migrations/index.js';
 import { connectDatabase } from './connect.js';
 import { installFunctions } from './functions.js';

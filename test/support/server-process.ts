@@ -55,20 +55,31 @@ export async function serverEnvironment(
 
 /**
  * Starts `src/main.ts serve [args]` with `env` (on top of this process's, minus any DATABASE_URL) and
- * resolves once it runs: once it listens, or, for `--role worker` (no HTTP port), once its banner says
- * it is running (baseUrl is then empty).
+ * `nodeFlags` for node itself, and resolves once it runs: once it listens, or, for `--role worker` (no
+ * HTTP port), once its banner says it is running (baseUrl is then empty).
  */
 export async function startServerProcess(
   env: Record<string, string>,
   timeoutMs = 60_000,
   args: string[] = [],
+  nodeFlags: string[] = [],
 ): Promise<ServerProcess> {
   const inherited = { ...process.env };
   delete inherited.DATABASE_URL;
   delete inherited.TEST_DATABASE_URL;
   const ready = await spawnReady(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', '--import', './test/support/heap-probe.ts', 'src/main.ts', 'serve', ...args],
+    [
+      ...nodeFlags,
+      '--expose-gc',
+      '--import',
+      'tsx',
+      '--import',
+      './test/support/heap-probe.ts',
+      'src/main.ts',
+      'serve',
+      ...args,
+    ],
     {
       env: { ...inherited, ...env },
       // The start-up banner, printed once the server runs, whatever LOG_LEVEL says.
