@@ -5,8 +5,9 @@ import { parse } from 'yaml';
 import { chromium, type Page } from 'playwright-core';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import { commandOf, skipWithout } from './support/toolchains.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = commandOf('chromium');
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -140,23 +141,27 @@ describe('API reference page', () => {
     expect(bundle.includes('cdn.redoc.ly'), "the bundle still names Redocly's CDN").toBe(false);
   });
 
-  it('renders every operation summary from spec/openapi.yaml, requesting nothing off its origin and logging no error', async () => {
-    const expected = expectedOperations();
-    expect(expected.filter((operation) => !operation.callback).length).toBeGreaterThan(0);
-    for (const operation of expected) expect(operation.summary, `${operation.label} has no summary`).toBeTruthy();
+  it.skipIf(skipWithout('chromium'))(
+    'renders every operation summary from spec/openapi.yaml, requesting nothing off its origin and logging no error',
+    async () => {
+      const expected = expectedOperations();
+      expect(expected.filter((operation) => !operation.callback).length).toBeGreaterThan(0);
+      for (const operation of expected) expect(operation.summary, `${operation.label} has no summary`).toBeTruthy();
 
-    // A missing browser fails this test; it is never skipped.
-    expect(
-      existsSync(CHROMIUM),
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`,
-    ).toBe(true);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    try {
-      await checkPage(await browser.newPage(), expected);
-    } finally {
-      await browser.close();
-    }
-  }, 60_000);
+      // Under CI a missing browser fails this test (skipWithout skips it only on a developer's machine).
+      expect(
+        existsSync(CHROMIUM),
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`,
+      ).toBe(true);
+      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+      try {
+        await checkPage(await browser.newPage(), expected);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 
   async function checkPage(page: Page, expected: Expected[]): Promise<void> {
     const pageErrors: string[] = [];

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type ReceivedRequest, type Receiver } from './support/webhook-receiver.js';
 import { register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
+import { commandOf, skipWithout, type Toolchain } from './support/toolchains.js';
 
 const EXAMPLES = fileURLToPath(new URL('../examples/verify-signature/', import.meta.url));
 // Go keeps its build cache here, so HOME does not matter and later runs reuse the compiled example.
@@ -16,10 +17,13 @@ const GO_DIR = path.join(tmpdir(), 'voice-call-api-go');
 
 const EXAMPLE_COMMANDS: Record<string, string[]> = {
   node: [process.execPath, 'verify.mjs'],
-  python: ['python3', 'verify.py'],
-  go: ['go', 'run', 'verify.go'],
+  python: [commandOf('python3'), 'verify.py'],
+  go: [commandOf('go'), 'run', 'verify.go'],
   shell: ['bash', 'verify.sh'],
 };
+
+/** The program each example needs besides its interpreter being Node or bash. */
+const EXAMPLE_TOOLCHAINS: Record<string, Toolchain | undefined> = { python: 'python3', go: 'go', shell: 'openssl' };
 
 interface Outcome {
   code: number | null;
@@ -79,36 +83,55 @@ afterAll(async () => {
   await env?.close();
 });
 
+/** Whether each example's tests are skipped on this machine (its toolchain is missing, outside CI). */
+const skipped = Object.fromEntries(
+  Object.keys(EXAMPLE_COMMANDS).map((name) => {
+    const toolchain = EXAMPLE_TOOLCHAINS[name];
+    return [name, toolchain !== undefined && skipWithout(toolchain)];
+  }),
+);
+
 describe.each(Object.keys(EXAMPLE_COMMANDS))('the %s example', (name) => {
   const headers = () => [String(delivery.headers['x-svc-signature']), String(delivery.headers['x-svc-timestamp'])];
 
-  it('accepts the delivery as the service sent it, with or without x-svc-timestamp', async () => {
-    const accepted = await runExample(name, delivery.bytes, headers(), secret);
-    expect(accepted, accepted.stderr).toMatchObject({ code: 0, stdout: 'ok\n' });
-    const signatureOnly = await runExample(name, delivery.bytes, headers().slice(0, 1), secret);
-    expect(signatureOnly.code, signatureOnly.stderr).toBe(0);
-    // While a secret is rotated, the receiver may hold the old and the new one.
-    const twoSecrets = await runExample(name, delivery.bytes, headers(), `${'0'.repeat(64)},${secret}`);
-    expect(twoSecrets.code, twoSecrets.stderr).toBe(0);
-  }, 120_000);
+  it.skipIf(skipped[name])(
+    'accepts the delivery as the service sent it, with or without x-svc-timestamp',
+    async () => {
+      const accepted = await runExample(name, delivery.bytes, headers(), secret);
+      expect(accepted, accepted.stderr).toMatchObject({ code: 0, stdout: 'ok\n' });
+      const signatureOnly = await runExample(name, delivery.bytes, headers().slice(0, 1), secret);
+      expect(signatureOnly.code, signatureOnly.stderr).toBe(0);
+      // While a secret is rotated, the receiver may hold the old and the new one.
+      const twoSecrets = await runExample(name, delivery.bytes, headers(), `${'0'.repeat(64)},${secret}`);
+      expect(twoSecrets.code, twoSecrets.stderr).toBe(0);
+    },
+    120_000,
+  );
 
-  it('rejects a tampered body, a wrong secret, a stale timestamp and a disagreeing x-svc-timestamp', async () => {
-    const tampered = Buffer.from(delivery.bytes.toString('utf8').replace('Asha', 'Usha'));
-    expect(tampered.equals(delivery.bytes)).toBe(false);
-    const stale = Date.now() - 6 * 60 * 1000;
-    const staleSignature = createHmac('sha256', secret).update(`${stale}.`).update(delivery.bytes).digest('hex');
-    const staleHeader = `t=${stale},v1=${staleSignature}`;
-    const cases: Array<[string, Buffer, string[], string, RegExp]> = [
-      ['tampered body', tampered, headers(), secret, /no v1 signature matches/],
-      ['wrong secret', delivery.bytes, headers(), 'f'.repeat(64), /no v1 signature matches/],
-      ['stale timestamp', delivery.bytes, [staleHeader], secret, /5 minutes/],
-      ['x-svc-timestamp not t', delivery.bytes, [headers()[0]!, String(stale)], secret, /differs/],
-    ];
-    for (const [label, body, given, key, reason] of cases) {
-      const outcome = await runExample(name, body, given, key);
-      expect(outcome.code, `${label}: ${outcome.stdout}${outcome.stderr}`).toBe(1);
-      expect(outcome.stdout, label).toBe('');
-      expect(outcome.stderr, label).toMatch(reason);
-    }
-  }, 120_000);
+  it.skipIf(skipped[name])(
+    'rejects a tampered body, a wrong secret, a stale timestamp and a disagreeing x-svc-timestamp',
+    async () => {
+      const tampered = Buffer.from(delivery.bytes.toString('utf8').replace('Asha', 'Usha'));
+      expect(tampered.equals(delivery.bytes)).toBe(false);
+      const stale = Date.now() - 6 * 60 * 1000;
+      const staleSignature = createHmac('sha256', secret).update(`${stale}.`).update(delivery.bytes).digest('hex');
+      const staleHeader = `t=${stale},v1=${staleSignature}`;
+      // A timestamp with a leading zero is a number like any other (bash would read it as octal).
+      const leadingZero = `t=09,v1=${staleSignature}`;
+      const cases: Array<[string, Buffer, string[], string, RegExp]> = [
+        ['tampered body', tampered, headers(), secret, /no v1 signature matches/],
+        ['wrong secret', delivery.bytes, headers(), 'f'.repeat(64), /no v1 signature matches/],
+        ['stale timestamp', delivery.bytes, [staleHeader], secret, /5 minutes/],
+        ['timestamp with a leading zero', delivery.bytes, [leadingZero], secret, /5 minutes/],
+        ['x-svc-timestamp not t', delivery.bytes, [headers()[0]!, String(stale)], secret, /differs/],
+      ];
+      for (const [label, body, given, key, reason] of cases) {
+        const outcome = await runExample(name, body, given, key);
+        expect(outcome.code, `${label}: ${outcome.stdout}${outcome.stderr}`).toBe(1);
+        expect(outcome.stdout, label).toBe('');
+        expect(outcome.stderr, label).toMatch(reason);
+      }
+    },
+    120_000,
+  );
 });

@@ -43,11 +43,11 @@ for part in "${parts[@]}"; do
     given+=("$value")
   fi
 done
-[[ $t =~ ^[0-9]+$ ]] || reject "no t= timestamp in the signature header"
+[[ $t =~ ^[0-9]{1,15}$ ]] || reject "no t= timestamp in the signature header"
 [ ${#given[@]} -gt 0 ] || reject "no v1= signature in the signature header"
 [ $# -eq 1 ] || [ "$2" = "$t" ] || reject "x-svc-timestamp differs from t"
 now=$(($(date +%s) * 1000)) # to the second, which is close enough for a 5-minute window
-age=$((now - t))
+age=$((now - 10#$t)) # base 10 even with leading zeros, which bash would otherwise read as octal
 [ "$age" -le "$TOLERANCE_MS" ] && [ "$age" -ge $((-TOLERANCE_MS)) ] ||
   reject "timestamp is more than 5 minutes from now"
 

@@ -26,7 +26,9 @@ export default async function setup(project: TestProject) {
   let adminUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || '';
   let stopEmbedded: (() => Promise<void>) | null = null;
   if (!adminUrl) {
-    const embedded = await startEmbeddedPostgres(path.resolve('.data/test'), 54331);
+    // TEST_EMBEDDED_PG_PORT moves the tests' own cluster off 54331 when another program holds that port.
+    const port = Number(process.env.TEST_EMBEDDED_PG_PORT || 54331);
+    const embedded = await startEmbeddedPostgres(path.resolve('.data/test'), port);
     adminUrl = embedded.url;
     stopEmbedded = embedded.stop;
   }
