@@ -6,17 +6,38 @@ import type { DeliveryScaleRow } from './delivery-scale.js';
 import type { ScaleOutRow } from './scale-out.js';
 import type { WebhookReport } from './webhooks.js';
 
-/** One HTTP scenario's numbers (medians of its runs), with its floor's. */
+/** One run of a scenario: the service, then its fair (prepared) floor and its unprepared floor right after it. */
+export interface ScenarioRun {
+  service: LoadResult;
+  baseline?: LoadResult;
+  unprepared?: LoadResult;
+}
+
+/** Service / floor per run, then their medians: throughput, p99 and server CPU per request. */
+export interface FloorRatios {
+  rps: number[];
+  p99: number[];
+  cpu: number[];
+  medianRps: number;
+  medianP99: number;
+  medianCpu: number;
+}
+
+/** One HTTP scenario's numbers (medians of its runs), with its floors'. */
 export interface ScenarioReport {
   name: string;
   title: string;
   kind: 'read' | 'write';
   service: LoadResult;
+  /** The fair floor: it prepares the statements the service prepares. Ratios and targets use it. */
   baseline?: LoadResult;
-  /** Each run: the service, then its floor right after it. */
-  runs: Array<{ service: LoadResult; baseline?: LoadResult }>;
-  /** Service / floor per run, then their median: throughput and p99 (null without a floor). */
-  ratios: { rps: number[]; p99: number[]; medianRps: number; medianP99: number } | null;
+  /** The same floor sending every statement unprepared, for comparison with earlier reports. */
+  unprepared?: LoadResult;
+  runs: ScenarioRun[];
+  /** Against the fair floor (null without a floor). */
+  ratios: FloorRatios | null;
+  /** Against the unprepared floor (null without one). */
+  unpreparedRatios: FloorRatios | null;
   /** The service's peak resident memory during this scenario, in MiB. */
   serviceRssMiB: number;
 }
@@ -41,13 +62,14 @@ export interface BenchReport {
   totalSeconds: number;
 }
 
-/** The service / floor ratios of each run of a scenario and their medians; null when it has no floor. */
-export function scenarioRatios(runs: ScenarioReport['runs']): ScenarioReport['ratios'] {
-  const paired = runs.filter((run): run is { service: LoadResult; baseline: LoadResult } => !!run.baseline);
+/** The service / `floor` ratios of each run of a scenario and their medians; null when it has no such floor. */
+export function scenarioRatios(runs: ScenarioRun[], floor: 'baseline' | 'unprepared'): FloorRatios | null {
+  const paired = runs.flatMap((run) => (run[floor] ? [{ service: run.service, floor: run[floor] }] : []));
   if (paired.length === 0) return null;
-  const rps = paired.map((run) => run.service.rps / run.baseline.rps);
-  const p99 = paired.map((run) => run.service.p99 / run.baseline.p99);
-  return { rps, p99, medianRps: median(rps), medianP99: median(p99) };
+  const rps = paired.map((run) => run.service.rps / run.floor.rps);
+  const p99 = paired.map((run) => run.service.p99 / run.floor.p99);
+  const cpu = paired.map((run) => run.service.serverCpuMsPerRequest / run.floor.serverCpuMsPerRequest);
+  return { rps, p99, cpu, medianRps: median(rps), medianP99: median(p99), medianCpu: median(cpu) };
 }
 
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
@@ -128,6 +150,7 @@ export function formatReport(report: BenchReport): string {
   const { machine } = report;
   const out: string[] = [
     `Every row is the median of ${report.settings.repetitions} runs (errors and missing deliveries are summed over them); ratios are the median of the runs' service / floor ratios.`,
+    'The floor prepares the statements the service prepares; the unprepared floor sends the same SQL unprepared.',
     `Benchmark of ${report.date} on ${machine.cores} x ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}, PostgreSQL ${machine.postgres}.`,
     `Load average ${report.loadAverage.start.toFixed(1)} at the start, ${report.loadAverage.end.toFixed(1)} at the end.`,
     `Settings: ${Object.entries(report.settings)
@@ -136,7 +159,7 @@ export function formatReport(report: BenchReport): string {
     '',
   ];
   const runsOf = (values: number[]) => values.map(ratio).join(', ');
-  const rows = report.scenarios.map(({ title, service, baseline, ratios }) => [
+  const rows = report.scenarios.map(({ title, service, baseline, unprepared, ratios, unpreparedRatios }) => [
     title,
     service.rps.toFixed(0),
     ms(service.p50),
@@ -149,7 +172,11 @@ export function formatReport(report: BenchReport): string {
     ratios ? `${ratio(ratios.medianRps)} (${runsOf(ratios.rps)})` : '-',
     ratios ? `${ratio(ratios.medianP99)} (${runsOf(ratios.p99)})` : '-',
     `${us(service.serverCpuMsPerRequest)}${baseline ? ` / ${us(baseline.serverCpuMsPerRequest)}` : ''}`,
+    ratios ? `${ratio(ratios.medianCpu)} (${runsOf(ratios.cpu)})` : '-',
     `${us(service.databaseCpuMsPerRequest)}${baseline ? ` / ${us(baseline.databaseCpuMsPerRequest)}` : ''}`,
+    unprepared ? unprepared.rps.toFixed(0) : '-',
+    unpreparedRatios ? `${ratio(unpreparedRatios.medianRps)} (${runsOf(unpreparedRatios.rps)})` : '-',
+    unprepared ? `${us(unprepared.serverCpuMsPerRequest)} (${us(unprepared.databaseCpuMsPerRequest)})` : '-',
   ]);
   if (rows.length > 0) {
     out.push(
@@ -167,7 +194,11 @@ export function formatReport(report: BenchReport): string {
           'req/s ratio (runs)',
           'p99 ratio (runs)',
           'CPU us/req (floor)',
+          'CPU ratio (runs)',
           'PostgreSQL CPU us/req (floor)',
+          'unprepared floor req/s',
+          'req/s ratio to unprepared (runs)',
+          'unprepared floor CPU us/req (PostgreSQL)',
         ],
         rows,
       ),
