@@ -1,14 +1,22 @@
 // Records the SQL a service function actually sends (through Kysely's query log, transaction control
 // included), so the baseline replays exactly the statements the service runs and cannot drift from them.
+// Each statement also records whether the service runs it as a prepared statement, so a fair floor can
+// prepare the same ones.
 import type pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Db } from '../../src/database/connect.js';
+import { namedStatementOf } from '../../src/database/named-statements.js';
 
 /** One statement as sent to PostgreSQL. */
 export interface Statement {
   sql: string;
   parameters: unknown[];
+  /**
+   * The name the service prepares this statement under (it does so with DB_NAMED_STATEMENTS on, the
+   * default), or undefined when the service sends it unprepared.
+   */
+  name?: string;
 }
 
 /** A request's statements in steps; the statements of one step were sent concurrently. */
@@ -43,11 +51,13 @@ export async function captureStatements(pool: pg.Pool, work: (db: Db) => Promise
   const steps: StatementPlan = [];
   let stepEnd = -Infinity;
   for (const { sql, parameters, start, end } of timed) {
+    const name = namedStatementOf(sql);
+    const statement: Statement = name === undefined ? { sql, parameters } : { sql, parameters, name };
     if (start < stepEnd) {
-      steps[steps.length - 1]!.push({ sql, parameters });
+      steps[steps.length - 1]!.push(statement);
       stepEnd = Math.max(stepEnd, end);
     } else {
-      steps.push([{ sql, parameters }]);
+      steps.push([statement]);
       stepEnd = end;
     }
   }

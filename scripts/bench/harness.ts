@@ -1,12 +1,12 @@
 // What every benchmark command shares: the seeded database, the service started exactly as `npm start`
-// starts it, the floor server with the SQL captured from the service, autocannon runs against either,
-// and clean-up on exit, interrupt or a watchdog.
+// starts it, the two floor servers (prepared and unprepared) with the SQL captured from the service,
+// autocannon runs against any of them, and clean-up on exit, interrupt or a watchdog.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OpenDatabase } from '../../src/database/open.js';
-import type { BaselinePlan } from './baseline-server.js';
+import type { BaselinePlan, FloorStatements } from './baseline-server.js';
 import { captureStatements } from './capture.js';
 import { openBenchDatabase } from './database.js';
 import { runLoad, type LoadResult } from './load.js';
@@ -33,7 +33,7 @@ export const SERVICE_SETTINGS = {
   WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8',
 };
 const SERVICE_READY = /Base URL : (http:\/\/[^\s/]+)\/api\/v1/;
-const FLOOR_READY = /baseline listening on (http:\/\/\S+)/;
+const FLOOR_READY = /baseline \((?:un)?prepared\) listening on (http:\/\/\S+)/;
 
 /** The words of package.json's start script after `[exec] node`; throws when it is not such a command. */
 function startCommand(): { nodeArgs: string[]; script: string; args: string[] } {
@@ -70,6 +70,12 @@ export function option(name: string): string | undefined {
   return found === undefined ? undefined : found.startsWith(prefix) ? found.slice(prefix.length) : '';
 }
 
+/**
+ * The floors of one set of scenarios: `prepared` prepares the statements the service prepares (the fair
+ * floor every ratio and target is taken against); `unprepared` sends the same SQL unprepared.
+ */
+export type Floors = Record<FloorStatements, Child>;
+
 /** One benchmark command's resources; `close` releases all of them. */
 export interface BenchSession {
   database: OpenDatabase;
@@ -83,8 +89,8 @@ export interface BenchSession {
    * once its output matches `ready` when given (a process without an HTTP port).
    */
   startService(options?: { args?: string[]; nodeArgs?: string[]; ready?: RegExp }): Promise<Child>;
-  /** Captures the SQL of the scenarios' floors and starts the floor server, with npm start's node flags. */
-  startFloor(scenarios: Scenario[]): Promise<Child>;
+  /** Captures the SQL of the scenarios' floors and starts both floor servers, with npm start's node flags. */
+  startFloors(scenarios: Scenario[]): Promise<Floors>;
   /** A warm-up then a measured autocannon run against `server`. */
   load(
     server: Child,
@@ -152,7 +158,7 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
       if (!extra.ready) await waitReady(child.address, 10_000);
       return child;
     },
-    startFloor: async (scenarios) => {
+    startFloors: async (scenarios) => {
       const plan: BaselinePlan = { databaseUrl: opened.url, poolSize: POOL_SIZE, routes: {}, writes: {} };
       for (const scenario of scenarios) {
         if (scenario.baseline) {
@@ -172,16 +178,19 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
       }
       const planFile = path.join(temp, 'baseline-plan.json');
       writeFileSync(planFile, JSON.stringify(plan));
-      // The floor runs on the same V8 settings as the service (npm start's node flags).
-      const child = await startChild('scripts/bench/baseline-server.ts', {
-        args: [planFile],
-        nodeArgs: command.nodeArgs,
-        env: process.env,
-        ready: FLOOR_READY,
-        timeoutMs: 60_000,
-      });
-      children.push(child);
-      return child;
+      // The floors run on the same V8 settings as the service (npm start's node flags).
+      const startFloor = async (statements: FloorStatements) => {
+        const child = await startChild('scripts/bench/baseline-server.ts', {
+          args: [planFile, statements],
+          nodeArgs: command.nodeArgs,
+          env: process.env,
+          ready: FLOOR_READY,
+          timeoutMs: 60_000,
+        });
+        children.push(child);
+        return child;
+      };
+      return { prepared: await startFloor('prepared'), unprepared: await startFloor('unprepared') };
     },
     load: (server, next, run) =>
       runLoad({

@@ -1,6 +1,7 @@
 // `npm run bench:profile -- --scenario=NAME [--duration=SECONDS] [--top=N]`: runs one scenario against the
-// service started with `--cpu-prof` and against its floor, then prints where the service's CPU went by
-// layer and its busiest functions, beside the CPU per request of the service and of the floor. The
+// service started with `--cpu-prof` and against its floors, then prints where the service's CPU went by
+// layer and its busiest functions, beside the CPU per request of the service, of the fair floor (which
+// prepares the statements the service prepares) and of the unprepared floor. The
 // profile covers the service process's whole life (start-up, a warm-up and the measured run); start-up
 // is a few hundred ms of it. Scenarios: see scripts/bench/scenarios.ts (default call-detail).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -27,14 +28,15 @@ async function main(): Promise<void> {
     const floorNext = (scenario.baseline ?? scenario.writeBaseline)?.next;
     const profiles = path.join(session.temp, 'profiles');
     const service = await session.startService({ nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profiles] });
-    const floorServer = floorNext ? await session.startFloor([scenario]) : null;
+    const floors = floorNext ? await session.startFloors([scenario]) : null;
 
     await session.load(service, scenario.service, { seconds: WARMUP_SEC, warmupSec: 0 });
     const measured = await session.load(service, scenario.service, { seconds });
     log(`${name}: ${measured.rps.toFixed(0)} req/s, ${measured.errors} errors`);
     // The profile is written when the process exits.
     await service.stop();
-    const floor = floorServer && floorNext ? await session.load(floorServer, floorNext, { seconds }) : null;
+    const floor = floors && floorNext ? await session.load(floors.prepared, floorNext, { seconds }) : null;
+    const unprepared = floors && floorNext ? await session.load(floors.unprepared, floorNext, { seconds }) : null;
 
     const file = readdirSync(profiles).find((entry) => entry.endsWith('.cpuprofile'));
     if (!file) throw new Error('the service wrote no CPU profile');
@@ -43,7 +45,11 @@ async function main(): Promise<void> {
     const usOf = (ms: number) => ((ms / summary.busyMs) * perRequestUs).toFixed(0);
     const lines = [
       `${scenario.title}: ${measured.rps.toFixed(0)} req/s; CPU per request: service ${perRequestUs.toFixed(0)} us` +
-        (floor ? `, floor ${(floor.serverCpuMsPerRequest * 1000).toFixed(0)} us (${floor.rps.toFixed(0)} req/s)` : ''),
+        (floor ? `, floor ${(floor.serverCpuMsPerRequest * 1000).toFixed(0)} us (${floor.rps.toFixed(0)} req/s)` : '') +
+        (floor ? ` = ${(measured.serverCpuMsPerRequest / floor.serverCpuMsPerRequest).toFixed(2)}x the floor` : '') +
+        (unprepared
+          ? `; unprepared floor ${(unprepared.serverCpuMsPerRequest * 1000).toFixed(0)} us (${unprepared.rps.toFixed(0)} req/s)`
+          : ''),
       '',
       `${pad('Layer', 24)} ${left('share', 6)} ${left('us/req', 7)}`,
       ...summary.layers.map(

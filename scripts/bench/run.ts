@@ -1,7 +1,8 @@
-// `npm run bench`: seeds the benchmark database, starts the real service and the bare floor as child
-// processes on loopback, runs every scenario, the webhook delivery test, the start-up and memory
-// measurements and the scale-out phase, then prints the report and writes bench-report.json. Stops by
-// itself (60-minute watchdog). Options: --duration=SECONDS (per measured run, default 10),
+// `npm run bench`: seeds the benchmark database, starts the real service and the bare floors (one that
+// prepares the statements the service prepares, one that does not) as child processes on loopback,
+// runs every scenario, the webhook delivery test, the start-up and memory measurements and the
+// scale-out phase, then prints the report and writes bench-report.json. Stops by itself (60-minute
+// watchdog). Options: --duration=SECONDS (per measured run, default 10),
 // --repeat=N (runs per row, reported as their median; default 3),
 // --only=NAME,... (scenario names, `webhooks`, `delivery-scale` or `scale-out`), --profile (CPU profile of the measured
 // server in .data/bench-profiles; `npm run bench:profile` reads one by layer).
@@ -14,7 +15,14 @@ import { CONNECTIONS, log, openBenchSession, option, SERVICE_SETTINGS, WARMUP_SE
 import type { LoadResult } from './load.js';
 import { rssMiB, sampleRss, type Child } from './processes.js';
 import { startReceivers } from './receivers.js';
-import { evaluateTargets, formatReport, scenarioRatios, type BenchReport, type ScenarioReport } from './report.js';
+import {
+  evaluateTargets,
+  formatReport,
+  scenarioRatios,
+  type BenchReport,
+  type ScenarioReport,
+  type ScenarioRun,
+} from './report.js';
 import { median, medianLoad, repeat } from './repeat.js';
 import { benchScaleOut, type ScaleOutRow } from './scale-out.js';
 import { benchDeliveryScale, type DeliveryScaleRow } from './delivery-scale.js';
@@ -63,7 +71,7 @@ async function main(): Promise<void> {
       else service = child;
     }
     log(`service ready in ${readyMs.map((v) => v.toFixed(0)).join(', ')} ms at ${service!.address}`);
-    const floorServer = await session.startFloor(scenarios);
+    const floors = await session.startFloors(scenarios);
     const idleRssMiB = rssMiB(service!.pid) ?? NaN;
     const rss = sampleRss(service!.pid);
 
@@ -73,29 +81,42 @@ async function main(): Promise<void> {
     for (const scenario of scenarios) {
       await session.load(service!, scenario.service, { seconds: WARMUP_SEC, warmupSec: 0 });
       const floor = scenario.baseline ?? scenario.writeBaseline;
-      if (floor) await session.load(floorServer, floor.next, { seconds: WARMUP_SEC, warmupSec: 0 });
+      if (floor) {
+        await session.load(floors.prepared, floor.next, { seconds: WARMUP_SEC, warmupSec: 0 });
+        await session.load(floors.unprepared, floor.next, { seconds: WARMUP_SEC, warmupSec: 0 });
+      }
     }
     for (const scenario of scenarios) {
       const scenarioRss = sampleRss(service!.pid);
       const floor = scenario.baseline ?? scenario.writeBaseline;
-      // Service and floor alternate, so a slow spell of the machine weighs on both sides of a ratio.
-      const runs = await repeat(repetitions, async () => ({
-        service: await session.load(service!, scenario.service, { seconds: durationSec }),
-        baseline: floor ? await session.load(floorServer, floor.next, { seconds: durationSec }) : undefined,
-      }));
+      // Service and floors alternate, so a slow spell of the machine weighs on both sides of a ratio.
+      const runs = await repeat(repetitions, async (): Promise<ScenarioRun> => {
+        const measured: ScenarioRun = {
+          service: await session.load(service!, scenario.service, { seconds: durationSec }),
+        };
+        if (floor) {
+          measured.baseline = await session.load(floors.prepared, floor.next, { seconds: durationSec });
+          measured.unprepared = await session.load(floors.unprepared, floor.next, { seconds: durationSec });
+        }
+        return measured;
+      });
       const baselineRuns = runs.flatMap((run) => (run.baseline ? [run.baseline] : []));
+      const unpreparedRuns = runs.flatMap((run) => (run.unprepared ? [run.unprepared] : []));
       const report: ScenarioReport = {
         name: scenario.name,
         title: scenario.title,
         kind: scenario.writeBaseline ? 'write' : 'read',
         service: medianLoad(runs.map((run) => run.service)),
         ...(baselineRuns.length > 0 ? { baseline: medianLoad(baselineRuns) } : {}),
+        ...(unpreparedRuns.length > 0 ? { unprepared: medianLoad(unpreparedRuns) } : {}),
         runs,
-        ratios: scenarioRatios(runs),
+        ratios: scenarioRatios(runs, 'baseline'),
+        unpreparedRatios: scenarioRatios(runs, 'unprepared'),
         serviceRssMiB: scenarioRss.stop(),
       };
       log(`${scenario.name}: ${describe(report.service)}, peak RSS ${report.serviceRssMiB.toFixed(0)} MiB`);
       if (report.baseline) log(`${scenario.name} floor: ${describe(report.baseline)}`);
+      if (report.unprepared) log(`${scenario.name} unprepared floor: ${describe(report.unprepared)}`);
       if (report.ratios) log(`${scenario.name} req/s ratios: ${report.ratios.rps.map((v) => v.toFixed(2)).join(', ')}`);
       results.push(report);
     }
@@ -119,7 +140,8 @@ async function main(): Promise<void> {
     const peakRssMiB = rss.stop();
     await farm.close();
     await service!.stop();
-    await floorServer.stop();
+    await floors.prepared.stop();
+    await floors.unprepared.stop();
 
     // With the service stopped: backlogs drained by 1, 2 and 4 worker processes over 1, 100 and 1,000 endpoints.
     let deliveryScale: DeliveryScaleRow[] | null = null;

@@ -20,10 +20,12 @@ export type Binding =
   | { from: 'array'; items: Binding[] }
   | { from: 'json'; fields: Record<string, Binding> };
 
-/** One statement of a write floor: its SQL and how to fill each parameter. */
+/** One statement of a write floor: its SQL, how to fill each parameter, and the service's name for it. */
 export interface WriteStatement {
   sql: string;
   bindings: Binding[];
+  /** The name the service prepares the statement under; undefined when it sends it unprepared. */
+  name?: string;
 }
 
 /** A write floor's statements in the order the service sent them (one per step). */
@@ -98,6 +100,7 @@ export async function captureWritePlan(
   return a.map((statement, i) => ({
     sql: statement.sql,
     bindings: statement.parameters.map((value, j) => bindingOf(value, b[i]!.parameters[j], bodies)),
+    ...(statement.name === undefined ? {} : { name: statement.name }),
   }));
 }
 
