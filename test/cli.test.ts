@@ -11,7 +11,7 @@ import { rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { runAdmin, type CliResult } from './support/cli.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { GROUPS } from '../src/cli/admin/commands.js';
-import { startReceiver, testTls } from './support/webhook-receiver.js';
+import { answer, startReceiver, testTls } from './support/webhook-receiver.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -529,6 +529,35 @@ describe('delivery log', CLI_TESTS, () => {
       await logged.close();
     }
   });
+  it("shows a receiver's control characters as escapes, never raw on the operator's terminal", async () => {
+    const tls = await testTls();
+    const logged = await startTestApp(database, {
+      workers: false,
+      config: { webhookPrivateAllowlist: ['127.0.0.0/8'], webhookCaCerts: [tls.caCert] },
+    });
+    // A window-title sequence (OSC ... BEL), a C1 CSI and a right-to-left override.
+    const target = await startReceiver(answer(200, 'ok\u001b]0;owned\u0007 \u009b31m red \u202e done'));
+    try {
+      const orgId = await newOrg('--plan', 'scale');
+      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const client = logged.client(key);
+      const created = await client.POST('/webhooks', { body: { url: target.url, events: ['contact.created'] } });
+      const webhookId = created.data!.data.id;
+      expect((await client.POST('/webhooks/{id}/test', { params: { path: { id: webhookId } } })).response.status).toBe(
+        200,
+      );
+      const human = await admin('deliveries', '--webhook', webhookId);
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stdout).toContain('ok\\x1b]0;owned\\x07 \\x9b31m red \\u202e done');
+      expect(human.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+      // JSON keeps the text exactly; JSON.stringify escapes the control characters.
+      const [row] = JSON.parse((await admin('deliveries', '--webhook', webhookId, '--json')).stdout);
+      expect(row.response_excerpt).toBe('ok\u001b]0;owned\u0007 \u009b31m red \u202e done');
+    } finally {
+      await target.close();
+      await logged.close();
+    }
+  });
 });
 
 describe('contacts import', CLI_TESTS, () => {
@@ -671,8 +700,11 @@ describe('contacts import', CLI_TESTS, () => {
     lines.push('+919812099999,"unterminated,manual');
     await writeFile(broken, lines.join('\n') + '\n');
 
+    const escapeHeader = path.join(dir, 'escape-header.csv');
+    await writeFile(escapeHeader, 'phone_e164,\u001b[2Jname\u0007\n+919811000011,X\n');
     for (const [file, message] of [
       [badHeader, 'unknown column(s) phone, full_name'],
+      [escapeHeader, 'unknown column(s) \\x1b[2Jname\\x07'],
       [latin1, 'not valid UTF-8'],
       [broken, 'malformed CSV'],
       [path.join(dir, 'missing.csv'), 'file not found'],
@@ -680,6 +712,7 @@ describe('contacts import', CLI_TESTS, () => {
       const result = await admin('contacts', 'import', '--org', orgId, file);
       expect(result.code, file).toBe(1);
       expect(result.stderr, file).toContain(message);
+      expect(result.stderr, file).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
     }
     const count = await database.db
       .selectFrom('contacts')

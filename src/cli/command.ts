@@ -1,6 +1,7 @@
 // What every subcommand of the executable shares: how it reports to the operator and exits.
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { UsageError } from './args.js';
+import { printable } from './terminal-text.js';
 
 /** A subcommand: runs with its arguments and resolves to the process's exit status. */
 export type Command = (argv: string[]) => Promise<number>;
@@ -32,10 +33,10 @@ export async function reported(usage: string, work: () => Promise<number>): Prom
     return await work();
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`Error: ${error.message}\n\n${usage}`);
+      process.stderr.write(`Error: ${printable(error.message)}\n\n${usage}`);
       return 2;
     }
-    process.stderr.write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`Error: ${printable(error instanceof Error ? error.message : String(error))}\n`);
     return 1;
   }
 }

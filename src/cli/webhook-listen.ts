@@ -2,6 +2,7 @@
 // registered one) its endpoint in a private state folder, so a restart changes nothing the API relies
 // on; it verifies every delivery, prints it, and can hand it on to a local app (--forward-to).
 import { isIP, isIPv6 } from 'node:net';
+import { printable } from './terminal-text.js';
 import { parse, UsageError } from './args.js';
 import { wantsHelp } from './command.js';
 import { startHttpsReceiver } from '../tools/https-receiver.js';
@@ -241,7 +242,7 @@ export async function webhookListen(argv: string[]): Promise<number> {
     return await (request.forget ? forget(request, output) : listen(request, output));
   } catch (error) {
     const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
-    process.stderr.write(json ? `${JSON.stringify({ error: message })}\n` : `Error: ${message}\n`);
+    process.stderr.write(json ? `${JSON.stringify({ error: message })}\n` : `Error: ${printable(message)}\n`);
     if (error instanceof UsageError) {
       if (!json) process.stderr.write(`Run with --help for the options.\n`);
       return 2;

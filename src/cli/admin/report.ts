@@ -3,6 +3,7 @@
 import { ConfigError } from '../../config.js';
 import { DomainError } from '../../errors.js';
 import { UsageError } from '../args.js';
+import { printable } from '../terminal-text.js';
 import type { Output } from './command.js';
 
 /** The text of an error on one line; an AggregateError (several addresses tried) gives each cause. */
@@ -46,9 +47,14 @@ async function describeFailure(error: unknown): Promise<{ message: string; statu
   return { message: `unexpected failure: ${oneLine(error)}`, status: 1 };
 }
 
-/** Prints a command's output on stdout: JSON with --json, else the text for people. */
+/**
+ * Prints a command's output on stdout: JSON with --json (where JSON.stringify escapes every control
+ * character), else the text for people with control characters shown as escapes.
+ */
 export function printOutput(output: Output, json: boolean): void {
-  process.stdout.write((json ? JSON.stringify(output.json, null, 2) : output.human) + '\n');
+  process.stdout.write(
+    (json ? JSON.stringify(output.json, null, 2) : printable(output.human, { multiline: true })) + '\n',
+  );
 }
 
 /**
@@ -58,6 +64,9 @@ export function printOutput(output: Output, json: boolean): void {
 export async function printFailure(error: unknown, json: boolean, hint?: string): Promise<1 | 2> {
   const { message, status } = await describeFailure(error);
   if (json) process.stderr.write(JSON.stringify({ error: message }) + '\n');
-  else process.stderr.write(`Error: ${message}${error instanceof UsageError && hint ? ` (see "${hint}")` : ''}\n`);
+  else {
+    const pointer = error instanceof UsageError && hint ? ` (see "${hint}")` : '';
+    process.stderr.write(`Error: ${printable(message)}${pointer}\n`);
+  }
   return status;
 }

@@ -1,5 +1,6 @@
 // How webhook:listen reports: lines for people, or with --json one JSON object per line (each with a
 // `type`: "listening", "endpoint", "forgotten" or "delivery") for scripts.
+import { printable } from '../../cli/terminal-text.js';
 import type { DeliveryRecord } from './receive.js';
 
 /** Prints what the listener does. */
@@ -32,5 +33,9 @@ export function listenOutput(json: boolean): ListenOutput {
         fact: (type, _human, fields) => line(JSON.stringify({ type, ...fields })),
         delivery: (record) => line(JSON.stringify({ type: 'delivery', ...record })),
       }
-    : { fact: (_type, human) => line(human), delivery: (record) => line(humanDelivery(record)) };
+    : {
+        // What a sender posted is shown with its control characters escaped, never acted on by the terminal.
+        fact: (_type, human) => line(printable(human, { multiline: true })),
+        delivery: (record) => line(printable(humanDelivery(record), { multiline: true })),
+      };
 }
