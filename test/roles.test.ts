@@ -1,5 +1,8 @@
 // Roles and scale-out: an API-only process never delivers, and two worker-only processes sharing the
-// database deliver every event to every endpoint exactly once, with exactly one attempt each.
+// database deliver every event to every endpoint exactly once, with exactly one attempt each. With
+// --processes N the primary replaces a child that dies, its /readyz says when no child can serve, and a
+// child that keeps dying stops the service with exit status 1.
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
@@ -116,4 +119,94 @@ describe('an API served by two processes', () => {
     expect(served).toBe(20);
     await cluster.stop('SIGTERM');
   });
+});
+
+/** The pids of the live processes whose parent is `pid` (read from /proc). */
+function childPids(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(parent) === pid && state !== 'Z') children.push(Number(entry));
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return children;
+}
+
+/** The status /readyz answers on `port`, or 0 when nothing answers. */
+async function readyStatus(port: number): Promise<number> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/readyz`)).status;
+  } catch {
+    return 0;
+  }
+}
+
+describe('the primary of serve --processes', () => {
+  it(
+    'replaces a child that dies, says not ready while none serves, and gives up on a crash loop',
+    { timeout: 150_000 },
+    async () => {
+      const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+      const apiPort = metricsPort + 1;
+      const primary = await startServerProcess(
+        await serverEnvironment(database.url, {
+          LOG_LEVEL: 'info',
+          METRICS_PORT: String(metricsPort),
+          PORT: String(apiPort),
+        }),
+        60_000,
+        ['--role', 'api', '--processes', '2'],
+      );
+      const headers = { Authorization: `Bearer ${org.key}` };
+      const first = childPids(primary.pid);
+      expect(first).toHaveLength(2);
+      expect(await readyStatus(metricsPort)).toBe(200);
+
+      // One child killed: it is logged, counted and replaced; the API keeps answering meanwhile.
+      process.kill(first[0]!, 'SIGKILL');
+      await waitFor(
+        'a new child in place of the killed one',
+        async () => {
+          const now = childPids(primary.pid);
+          return now.length === 2 && !now.includes(first[0]!);
+        },
+        20_000,
+      );
+      expect(primary.output()).toContain('child process exited unexpectedly');
+      for (let i = 0; i < 10; i += 1) {
+        expect((await fetch(`${primary.apiUrl}/calls?limit=1`, { headers })).status).toBe(200);
+      }
+      // Until the new child answers the primary's request for its metrics, /metrics may fail for a moment.
+      await waitFor(
+        '/metrics to count the restart and two children up',
+        async () => {
+          const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+          return (
+            /^child_process_restarts_total\{role="api"\} 1$/m.test(metrics) &&
+            /^child_processes_up\{role="api"\} 2$/m.test(metrics)
+          );
+        },
+        30_000,
+      );
+
+      // Every child killed: /readyz answers 503 until one listens again, then 200.
+      for (const pid of childPids(primary.pid)) process.kill(pid, 'SIGKILL');
+      await waitFor('/readyz to answer 503 with no child', async () => (await readyStatus(metricsPort)) === 503, 5_000);
+      await waitFor('/readyz to answer 200 again', async () => (await readyStatus(metricsPort)) === 200, 30_000);
+
+      // A child that keeps dying: the primary stops the rest and exits 1.
+      const deadline = Date.now() + 90_000;
+      while (primary.running() && Date.now() < deadline) {
+        for (const pid of childPids(primary.pid)) process.kill(pid, 'SIGKILL');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await primary.exited).toBe(1);
+      expect(primary.output()).toContain('stopping the service');
+    },
+  );
 });

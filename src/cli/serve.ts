@@ -16,8 +16,10 @@ import { countOrgs } from '../orgs/service.js';
 import { startWorkers, type BackgroundWorker } from '../workers.js';
 import { watchWebhookQueue, type Metrics } from '../observability/metrics.js';
 import { startMetricsServer, type MetricsSource } from '../observability/metrics-server.js';
+import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
 import { configOrExit, reported, wantsHelp } from './command.js';
+import { CHILD_ROLE_VARIABLE, Supervisor, type ChildRole } from './supervisor.js';
 
 const USAGE = `Usage: voice-call-api serve [--role api|worker|all] [--processes N]
 
@@ -194,13 +196,11 @@ async function runSingle(role: Role): Promise<number> {
   });
 }
 
-/** The role a cluster child runs, set by its primary. */
-const CHILD_ROLE = 'VOICE_CALL_API_CHILD_ROLE';
 
 /** A cluster child: one HTTP process on the shared port, or the background work. */
 async function runChild(): Promise<number> {
   const config = configOrExit();
-  const role = process.env[CHILD_ROLE] === 'worker' ? 'worker' : 'api';
+  const role = process.env[CHILD_ROLE_VARIABLE] === 'worker' ? 'worker' : 'api';
   // The primary opened (and migrated) the database already.
   const database = await openDatabase(config, { migrations: 'ignore' });
   const running = await startParts(config, database, {
@@ -215,44 +215,49 @@ async function runChild(): Promise<number> {
 }
 
 /**
- * The cluster primary: opens (and migrates) the database, forks the HTTP processes and, for the all
- * role, one background process, serves the metrics of all of them, and stops them on a signal.
+ * The cluster primary: opens (and migrates) the database, starts the HTTP processes and, for the all
+ * role, one background process under a Supervisor that replaces any that dies, serves the metrics of
+ * all of them and a /readyz that answers for them, and stops them on a signal. Exits 1 when a child
+ * keeps dying.
  */
 async function runPrimary(role: Role, processes: number): Promise<number> {
   const config = configOrExit();
   const database = await openForServing(config);
   const demo = database.embedded ? await seedDemoData(database.db) : null;
+  const logger = processLogger(config);
   cluster.setupPrimary({ args: ['serve'] });
-  const fork = (childRole: 'api' | 'worker') => cluster.fork({ DATABASE_URL: database.url, [CHILD_ROLE]: childRole });
-  const apis = Array.from({ length: processes }, () => fork('api'));
-  const children = role === 'all' ? [...apis, fork('worker')] : apis;
-  const exited = children.map((child) => new Promise<void>((resolve) => child.once('exit', () => resolve())));
-  // An HTTP child is up once it listens; the background child once it runs.
-  const started = children.map(
-    (child, index) =>
-      new Promise<number | null>((resolve) =>
-        index < apis.length
-          ? child.once('listening', (address) => resolve(address.port))
-          : child.once('online', () => resolve(null)),
-      ),
-  );
-  const [port] = await Promise.all(started);
+  const roles: ChildRole[] = [
+    ...Array.from({ length: processes }, () => 'api' as const),
+    ...(role === 'all' ? ['worker' as const] : []),
+  ];
+  const supervisor = new Supervisor(roles, { DATABASE_URL: database.url }, logger);
+  const port = await supervisor.start();
+  const readiness = createReadiness(database.url, logger);
   const aggregator = new AggregatorRegistry();
   const metricsServer =
     config.metricsPort !== null
       ? await startMetricsServer(
-          { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() },
-          null,
+          {
+            contentType: aggregator.contentType,
+            metrics: async () => (await aggregator.clusterMetrics()) + (await supervisor.metricsText()),
+          },
+          { notReadyReason: async () => (await readiness.notReadyReason()) ?? supervisor.notReadyReason() },
           { host: config.metricsHost, port: config.metricsPort },
         )
       : null;
-  printBanner(config, { port: port ?? null, role, processes, database, demo, orgs: await countOrgs(database.db) });
-  return untilStopped(async (signal) => {
-    for (const child of children) if (!child.isDead()) child.process.kill(signal);
-    await Promise.all(exited);
+  printBanner(config, { port, role, processes, database, demo, orgs: await countOrgs(database.db) });
+  const shutDown = async (signal: NodeJS.Signals) => {
+    readiness.startDraining();
+    await supervisor.stop(signal);
     await metricsServer?.close();
+    await readiness.close();
     await database.close();
+  };
+  const gaveUp = supervisor.gaveUp.then(async () => {
+    await shutDown('SIGTERM');
+    return 1;
   });
+  return Promise.race([untilStopped(shutDown), gaveUp]);
 }
 
 /** The serve command. */

@@ -3,7 +3,11 @@
 // the API is served here and nothing of this is served on the API port.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Readiness } from '../health/readiness.js';
+
+/** What /readyz asks: why the process should not get traffic now, or null when it should. */
+export interface ReadinessCheck {
+  notReadyReason(): Promise<string | null>;
+}
 
 /** A listening metrics server. */
 export interface MetricsServer {
@@ -20,7 +24,7 @@ export interface MetricsSource {
 /** Starts the metrics server on `host`:`port`; throws when the port cannot be had. */
 export async function startMetricsServer(
   source: MetricsSource,
-  readiness: Readiness | null,
+  readiness: ReadinessCheck | null,
   options: { host: string; port: number },
 ): Promise<MetricsServer> {
   const server = http.createServer((request, response) => {

@@ -20,6 +20,8 @@ export interface ServerProcess {
   running(): boolean;
   /** Sends `signal` and waits until the process has exited. */
   stop(signal: NodeJS.Signals): Promise<void>;
+  /** Settles with its exit code (null when a signal ended it) once it has exited. */
+  exited: Promise<number | null>;
   /** The V8 heap in use after a full garbage collection, and the resident set size, in bytes. */
   memory(): Promise<{ heapUsed: number; rss: number }>;
 }
@@ -112,6 +114,7 @@ export async function startServerProcess(
     apiUrl: `${baseUrl}/api/v1`,
     output: ready.output,
     running: () => child.exitCode === null && child.signalCode === null,
+    exited: ready.exited,
     stop: async (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await ready.exited;

@@ -1,0 +1,162 @@
+// Keeps the children of `serve --processes N` running: a child that dies unasked is logged, counted and
+// forked again after a growing pause; a child that keeps dying makes the whole service give up (exit
+// 1), so that the orchestrator sees the failure instead of a primary that serves nothing. The state of
+// the children is what the primary's /readyz answers from.
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import { Counter, Gauge, Registry } from 'prom-client';
+
+/** What a child runs: one HTTP process on the shared port, or the background work. */
+export type ChildRole = 'api' | 'worker';
+
+/** The environment variable that tells a forked child its role. */
+export const CHILD_ROLE_VARIABLE = 'VOICE_CALL_API_CHILD_ROLE';
+
+/** When to give up on a child that keeps dying, and how long to wait before forking it again. */
+export interface RestartPolicy {
+  /** The first pause before a restart; each quick death doubles it, up to maxDelayMs. */
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** More deaths than this of one child within windowMs make the service give up. */
+  maxDeaths: number;
+  windowMs: number;
+}
+
+/** The policy `serve` uses: 0.5 s, 1 s, 2 s... at most 10 s between restarts; 5 deaths in a minute is a crash loop. */
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  initialDelayMs: 500,
+  maxDelayMs: 10_000,
+  maxDeaths: 5,
+  windowMs: 60_000,
+};
+
+/** One child slot: the process now filling it (or none while it waits to be forked again). */
+interface Slot {
+  role: ChildRole;
+  worker: Worker | null;
+  /** Whether the HTTP child listens (an api child) or runs (a worker child). */
+  up: boolean;
+  deaths: number[];
+  timer: NodeJS.Timeout | null;
+}
+
+/** The supervisor's own metrics, served beside the children's on the primary's metrics port. */
+function supervisorMetrics() {
+  const registry = new Registry();
+  const restarts = new Counter({
+    name: 'child_process_restarts_total',
+    help: 'Children of serve --processes that died unasked and were started again, by role',
+    labelNames: ['role'] as const,
+    registers: [registry],
+  });
+  const up = new Gauge({
+    name: 'child_processes_up',
+    help: 'Children of serve --processes that are running (api: listening), by role',
+    labelNames: ['role'] as const,
+    registers: [registry],
+  });
+  for (const role of ['api', 'worker'] as const) {
+    restarts.inc({ role }, 0);
+    up.set({ role }, 0);
+  }
+  return { registry, restarts, up };
+}
+
+/** Forks and watches the children of the cluster primary. */
+export class Supervisor {
+  private readonly slots: Slot[];
+  private stopping = false;
+  private readonly metrics = supervisorMetrics();
+  private giveUp: (reason: string) => void = () => undefined;
+  /** Resolves with the reason once a child died too often: the service should stop and exit 1. */
+  readonly gaveUp: Promise<string>;
+
+  constructor(
+    roles: ChildRole[],
+    private readonly env: Record<string, string>,
+    private readonly logger: Logger,
+    private readonly policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+  ) {
+    this.slots = roles.map((role) => ({ role, worker: null, up: false, deaths: [], timer: null }));
+    this.gaveUp = new Promise((resolve) => (this.giveUp = resolve));
+  }
+
+  /** Forks every child; resolves with the HTTP port once every child is up (null without an api child). */
+  async start(): Promise<number | null> {
+    const ports = await Promise.all(this.slots.map((slot) => this.fork(slot)));
+    return ports.find((port) => port !== null) ?? null;
+  }
+
+  /** The Prometheus text of the supervisor's metrics. */
+  metricsText(): Promise<string> {
+    return this.metrics.registry.metrics();
+  }
+
+  /** Why the children cannot serve now, or null: no HTTP child listens, or the background child is down. */
+  notReadyReason(): 'no_http_process' | 'background_process_down' | null {
+    const api = this.slots.filter((slot) => slot.role === 'api');
+    if (api.length > 0 && !api.some((slot) => slot.up)) return 'no_http_process';
+    if (this.slots.some((slot) => slot.role === 'worker' && !slot.up)) return 'background_process_down';
+    return null;
+  }
+
+  /** Stops restarting, sends `signal` to every child and waits until all have exited. */
+  async stop(signal: NodeJS.Signals): Promise<void> {
+    this.stopping = true;
+    const exits: Promise<void>[] = [];
+    for (const slot of this.slots) {
+      if (slot.timer) clearTimeout(slot.timer);
+      const worker = slot.worker;
+      if (!worker || worker.isDead()) continue;
+      exits.push(new Promise((resolve) => worker.once('exit', () => resolve())));
+      worker.process.kill(signal);
+    }
+    await Promise.all(exits);
+  }
+
+  private fork(slot: Slot): Promise<number | null> {
+    const worker = cluster.fork({ ...this.env, [CHILD_ROLE_VARIABLE]: slot.role });
+    slot.worker = worker;
+    slot.up = false;
+    worker.once('exit', (code, signal) => this.onExit(slot, worker, code, signal));
+    return new Promise((resolve) => {
+      const started = (port: number | null) => {
+        if (slot.worker !== worker) return;
+        slot.up = true;
+        this.metrics.up.inc({ role: slot.role });
+        resolve(port);
+      };
+      if (slot.role === 'api') worker.once('listening', (address) => started(address.port));
+      else worker.once('online', () => started(null));
+      // A child that dies before it is up resolves too; onExit deals with it.
+      worker.once('exit', () => resolve(null));
+    });
+  }
+
+  private onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
+    if (slot.worker !== worker) return;
+    if (slot.up) this.metrics.up.dec({ role: slot.role });
+    slot.up = false;
+    slot.worker = null;
+    if (this.stopping) return;
+    const now = Date.now();
+    slot.deaths = [...slot.deaths.filter((at) => now - at < this.policy.windowMs), now];
+    const pid = worker.process.pid;
+    if (slot.deaths.length > this.policy.maxDeaths) {
+      const reason = `a ${slot.role} child died ${slot.deaths.length} times within ${this.policy.windowMs / 1000} s`;
+      this.logger.fatal({ role: slot.role, pid, code, signal }, `${reason}; stopping the service`);
+      this.giveUp(reason);
+      return;
+    }
+    const delayMs = Math.min(this.policy.maxDelayMs, this.policy.initialDelayMs * 2 ** (slot.deaths.length - 1));
+    this.logger.error(
+      { role: slot.role, pid, code, signal, restartInMs: delayMs },
+      `a ${slot.role} child process exited unexpectedly; starting a new one`,
+    );
+    this.metrics.restarts.inc({ role: slot.role });
+    slot.timer = setTimeout(() => {
+      slot.timer = null;
+      if (!this.stopping) void this.fork(slot);
+    }, delayMs);
+  }
+}
