@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { systemClock, type Clock } from './clock.js';
 import type { Db } from './database/connect.js';
 import type { VoiceProvider } from './calls/provider/types.js';
 import { SimulatedProvider } from './calls/provider/simulator.js';
@@ -10,13 +11,6 @@ import { createDeliveryRuntime, type DeliveryRuntime } from './webhooks/delivery
 import { createReadiness, type Readiness } from './health/readiness.js';
 import { createMetrics, watchPool, type Metrics } from './observability/metrics.js';
 import type pg from 'pg';
-
-/** The source of "now"; tests substitute a controllable one. */
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 export interface AppDeps {
   db: Db;

@@ -1,4 +1,5 @@
 // createApp(deps): the Koa middleware chain, in order, around the API pipeline (src/http/dispatch.ts).
+import type http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps } from './app-deps.js';
@@ -48,4 +49,12 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   app.use(databaseBreaker(deps.readiness));
   app.use(backendMiddleware(backend));
   return app;
+}
+
+/** The app as a Node request listener, for http.createServer and startHttpServer. */
+export function requestListener(app: Koa): http.RequestListener {
+  const handle = app.callback();
+  // Koa settles each request's failure itself (ctx.onerror answers it and emits 'error'), so the promise
+  // it returns never rejects and nothing waits for it.
+  return (request, response) => void handle(request, response);
 }

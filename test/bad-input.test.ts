@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
+import { createApp, requestListener } from '../src/app.js';
 import { answerClientErrors } from '../src/http/client-errors.js';
 import type { ErrorCode } from '../src/errors.js';
 import { STATUS_BY_CODE } from '../src/http/error-envelope.js';
@@ -136,7 +136,7 @@ describe('requests only a raw socket can send', () => {
 
   beforeAll(async () => {
     // Built the way src/main.ts builds the production server.
-    server = http.createServer((await createApp(app.deps)).callback());
+    server = http.createServer(requestListener(await createApp(app.deps)));
     answerClientErrors(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;

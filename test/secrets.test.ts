@@ -252,10 +252,10 @@ describe('security headers', () => {
   });
 
   it('a request the HTTP parser refuses is answered in the envelope with nosniff (src/http/client-errors.ts)', async () => {
-    const { createApp } = await import('../src/app.js');
+    const { createApp, requestListener } = await import('../src/app.js');
     const { answerClientErrors } = await import('../src/http/client-errors.js');
     const http = await import('node:http');
-    const server = http.createServer((await createApp(app.deps)).callback());
+    const server = http.createServer(requestListener(await createApp(app.deps)));
     answerClientErrors(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

@@ -141,7 +141,9 @@ async function main(): Promise<void> {
   });
   const app = new Koa();
   app.use(router.routes());
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  // Koa answers each request's failure itself (ctx.onerror), so the promise it returns never rejects.
+  const server = http.createServer((request, response) => void handle(request, response));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   process.stdout.write(`baseline (${mode}) listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);

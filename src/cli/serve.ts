@@ -5,7 +5,7 @@
 // migrates) the database, prints the banner and serves the metrics of them all.
 import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import { createApp } from '../app.js';
+import { createApp, requestListener } from '../app.js';
 import { closeAppDeps, createAppDeps, newInstanceId, type AppDeps } from '../app-deps.js';
 import type { Config } from '../config.js';
 import { openDatabase, startupMigrationMode, type OpenDatabase } from '../database/open.js';
@@ -116,7 +116,7 @@ async function startParts(
   });
   if (parts.background) watchWebhookQueue(deps.metrics, database.db);
   const server: HttpServer | null = parts.http
-    ? await startHttpServer((await createApp(deps)).callback(), config, deps.readiness, deps.logger)
+    ? await startHttpServer(requestListener(await createApp(deps)), config, deps.readiness, deps.logger)
     : null;
   const workers: BackgroundWorker[] = parts.background ? await startWorkers(deps) : [];
   const metricsServer =

@@ -4,7 +4,7 @@
 // its allowance gets no more database lookups until its allowance refills.
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../database/connect.js';
-import type { Clock } from '../app-deps.js';
+import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import { parseApiKey, secretMatches } from './api-keys.js';
 import { findKeyByPrefix, type KeyLookup } from './api-key-queries.js';

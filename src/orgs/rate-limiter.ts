@@ -5,7 +5,7 @@
 // its limit allows in that time), which the next requests take without a round trip; what a reservation
 // leaves unused is given back when it lapses. Reserved slots count as if used at the end of their lease,
 // so the limit is never exceeded in any 60 s. Orgs under 240 requests a minute never get a reservation.
-import type { Clock } from '../app-deps.js';
+import type { Clock } from '../clock.js';
 import type { Db } from '../database/connect.js';
 import { DomainError } from '../errors.js';
 import { RATE_LIMIT_RESERVATION_MS } from './policy.js';

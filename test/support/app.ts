@@ -1,11 +1,12 @@
 // Starts the real app (real Koa stack, real PostgreSQL) on a loopback port for black-box tests.
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/openapi.js';
-import { createApp } from '../../src/app.js';
+import { createApp, requestListener } from '../../src/app.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { closeAppDeps, createAppDeps, type AppDeps, type Clock } from '../../src/app-deps.js';
+import { closeAppDeps, createAppDeps, type AppDeps } from '../../src/app-deps.js';
+import type { Clock } from '../../src/clock.js';
 import { startWorkers, type BackgroundWorker } from '../../src/workers.js';
 import type { Db } from '../../src/database/connect.js';
 import type { TestDatabase } from './database.js';
@@ -80,7 +81,7 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
   });
   const app = await createApp(deps);
   const server = await startHttpServer(
-    recordResponses(app.callback()),
+    recordResponses(requestListener(app)),
     { ...config, host: '127.0.0.1', port: 0 },
     deps.readiness,
     deps.logger,

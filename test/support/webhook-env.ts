@@ -2,7 +2,7 @@
 // workers under the test's control, and events emitted the way calls and contacts emit them.
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
-import type { Clock } from '../../src/app-deps.js';
+import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import type { Db } from '../../src/database/connect.js';
 import { emitEvent, emitEvents, type EventDataByKind, type EventKind } from '../../src/webhooks/outbox.js';

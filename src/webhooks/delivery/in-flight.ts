@@ -17,7 +17,7 @@
 //
 // No database connection is held during a send: the lease is the record of it.
 import type { Db } from '../../database/connect.js';
-import type { Clock } from '../../app-deps.js';
+import type { Clock } from '../../clock.js';
 import { hasLeasesOut } from '../delivery-queries.js';
 
 /** The abort reason of a send stopped because its endpoint is being deleted. */
