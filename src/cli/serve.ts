@@ -196,7 +196,6 @@ async function runSingle(role: Role): Promise<number> {
   });
 }
 
-
 /** A cluster child: one HTTP process on the shared port, or the background work. */
 async function runChild(): Promise<number> {
   const config = configOrExit();
