@@ -60,6 +60,15 @@ export interface RateLimitBucketsTable {
   last_ms: number;
 }
 
+/** A client address's allowance of failed authentications, shared by every API process. */
+export interface AuthFailureAllowancesTable {
+  address: string;
+  /** Failed authentications left; refills at the configured rate per minute, up to that rate. */
+  tokens: number;
+  /** When tokens was computed, in epoch ms. */
+  at_ms: number;
+}
+
 export interface EventsTable {
   id: string;
   org_id: string;
@@ -214,6 +223,7 @@ export interface Database {
   agents: AgentsTable;
   api_keys: ApiKeysTable;
   rate_limit_buckets: RateLimitBucketsTable;
+  auth_failure_allowances: AuthFailureAllowancesTable;
   events: EventsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

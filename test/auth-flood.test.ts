@@ -112,13 +112,55 @@ describe('a flood of made-up keys from one address', () => {
   });
 });
 
+describe('a flood of made-up keys across two API instances', () => {
+  it('draws on one allowance per address, and never locks out a valid key in use from that address', async () => {
+    // A short key cache, so the valid key's cached lookup lapses while the address is out of failures.
+    const config = { authFailuresPerMinute: FAILURES_PER_MINUTE, apiKeyCacheTtlMs: 200 };
+    const apps = [
+      await startTestApp({ db: database.db, url: database.url }, { workers: false, config }),
+      await startTestApp({ db: database.db, url: database.url }, { workers: false, config }),
+    ];
+    try {
+      // The flood of the tests above spent this address's allowance on a clock of their own.
+      await database.db.deleteFrom('auth_failure_allowances').execute();
+      const valid = await createTestOrg(database.db);
+      for (const app of apps) {
+        expect((await rawRequest(app, 'GET', '/contacts', { headers: bearer(valid.key) })).status).toBe(200);
+      }
+      const statuses: number[] = [];
+      const validStatuses: number[] = [];
+      for (let i = 0; i < 120; i += 1) {
+        const app = apps[i % 2]!;
+        statuses.push((await rawRequest(app, 'GET', '/contacts', { headers: bearer(madeUpKey()) })).status);
+        if (i % 10 === 9) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          validStatuses.push((await rawRequest(app, 'GET', '/contacts', { headers: bearer(valid.key) })).status);
+        }
+      }
+      const failures = statuses.filter((status) => status === 401).length;
+      console.log(`two instances: ${failures} failed authentications allowed of 120, then 429s`);
+      // One allowance: at most one failure over it per instance, plus what refills while the test runs.
+      expect(failures).toBeGreaterThanOrEqual(FAILURES_PER_MINUTE);
+      expect(failures).toBeLessThanOrEqual(FAILURES_PER_MINUTE + 2 + 4);
+      expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
+      // The valid key, its cached lookup lapsed, is looked up again and works from the same address.
+      expect(validStatuses).toEqual(Array(12).fill(200));
+      const refused = await rawRequest(apps[0]!, 'GET', '/contacts', { headers: bearer(madeUpKey()) });
+      expect(refused.body.error.message).toMatch(/retry in (1 second|\d+ seconds) with a valid API key/);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+    }
+  }, 60_000);
+});
+
 describe('the key caches', () => {
   it('never push a valid key out, however many unknown keys are tried', async () => {
     const authenticator = new ApiKeyAuthenticator(
       counted,
       { now: () => new Date() },
       {
-        cacheTtlMs: 30_000,
+        // Far longer than the test: what is checked is that no entry is pushed out, not how long it lives.
+        cacheTtlMs: 600_000,
         failuresPerMinute: 1_000_000,
       },
     );

@@ -9,6 +9,7 @@ import type { BackgroundWorker } from '../background-worker.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../calls/policy.js';
 import { pruneCallHistory } from '../calls/service.js';
 import { pruneRateLimitBuckets } from '../orgs/rate-limiter.js';
+import { pruneAuthFailureAllowances } from '../orgs/authenticator.js';
 import { pruneDeliveryHistory } from '../webhooks/service.js';
 
 /** Rows one delete statement removes at the most. */
@@ -41,6 +42,7 @@ export async function runRetention(deps: Pick<AppDeps, 'db' | 'clock' | 'config'
           BATCH_SIZE,
         )),
         rate_limit_buckets: await pruneRateLimitBuckets(conn, now),
+        auth_failure_allowances: await pruneAuthFailureAllowances(conn, now),
       };
     } finally {
       await sql`SELECT pg_advisory_unlock(hashtextextended('retention', 0))`.execute(conn);

@@ -1,13 +1,16 @@
 // Bearer API-key authentication. Found keys are cached for a short time (the bound on how long a revoked
 // key or a changed plan goes unnoticed); unknown keys are remembered apart, in a bounded cache that never
-// pushes out a valid key. Failed authentications are counted per client address, and an address over
-// its allowance gets no more database lookups until its allowance refills.
+// pushes out a valid key. Failed authentications are counted per client address in the database, so all
+// API processes share one allowance; an address over it gets no more lookups of keys it has not used
+// successfully, until its allowance refills. A key that worked recently is always looked up: a flood of
+// made-up keys from the same address (every client behind one proxy) never locks a valid key out.
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../database/connect.js';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import { parseApiKey, secretMatches } from './api-keys.js';
 import { findKeyByPrefix, type KeyLookup } from './api-key-queries.js';
+import { deleteFullAllowances, spendAuthFailure } from './auth-failure-queries.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
 
 /** Who is calling: the org every query of the request is scoped to. */
@@ -22,8 +25,12 @@ export interface AuthContext {
 const KNOWN_KEYS = 100_000;
 /** Unknown key prefixes remembered; the oldest are forgotten first. */
 const UNKNOWN_KEYS = 20_000;
-/** Client addresses whose failed authentications are counted; the quietest are forgotten first. */
+/** Client addresses whose allowance this process remembers; the quietest are forgotten first. */
 const COUNTED_ADDRESSES = 50_000;
+/** Key prefixes that authenticated successfully lately, looked up even from an address out of failures. */
+const RECENTLY_VALID_KEYS = 100_000;
+/** How long a key that worked stays exempt from its address's allowance without working again. */
+const RECENTLY_VALID_MS = 24 * 60 * 60 * 1000;
 
 /** Settings of the authenticator. */
 export interface AuthenticatorOptions {
@@ -33,7 +40,7 @@ export interface AuthenticatorOptions {
   failuresPerMinute: number;
 }
 
-/** A client address's allowance of failed authentications: a token bucket. */
+/** A client address's allowance of failed authentications as the database last reported it: a token bucket. */
 interface Allowance {
   tokens: number;
   at: number;
@@ -44,6 +51,7 @@ export class ApiKeyAuthenticator {
   private readonly known: LRUCache<string, KeyLookup> | null;
   private readonly unknown: LRUCache<string, true> | null;
   private readonly allowances: LRUCache<string, Allowance>;
+  private readonly recentlyValid: LRUCache<string, true>;
 
   constructor(
     private readonly db: Db,
@@ -55,22 +63,28 @@ export class ApiKeyAuthenticator {
     this.known = ttl > 0 ? new LRUCache({ max: KNOWN_KEYS, ttl, perf }) : null;
     this.unknown = ttl > 0 ? new LRUCache({ max: UNKNOWN_KEYS, ttl, perf }) : null;
     this.allowances = new LRUCache({ max: COUNTED_ADDRESSES });
+    this.recentlyValid = new LRUCache({ max: RECENTLY_VALID_KEYS, ttl: RECENTLY_VALID_MS, perf });
   }
 
   /**
    * The caller's context, or null for a missing, malformed, unknown or revoked key. Throws DomainError
-   * too_many_requests when `address` has used up its failed authentications and the key is not one
-   * already known to be valid; database errors propagate.
+   * too_many_requests when `address` has used up its failed authentications and the key is not one that
+   * worked lately; database errors propagate.
    */
   async authenticate(authorization: string | undefined, address: string): Promise<AuthContext | null> {
     const parsed = parseBearer(authorization);
     const cached = parsed ? this.known?.get(parsed.prefix) : undefined;
-    if (parsed && cached && isValid(cached, parsed.secret)) return contextOf(cached, parsed.prefix);
-    this.refuseWhenExhausted(address);
+    if (parsed && cached && isValid(cached, parsed.secret)) return this.accepted(cached, parsed.prefix);
+    if (!(parsed && this.recentlyValid.has(parsed.prefix))) this.refuseWhenExhausted(address);
     const lookup = parsed ? await this.lookup(parsed.prefix) : undefined;
-    if (parsed && lookup && isValid(lookup, parsed.secret)) return contextOf(lookup, parsed.prefix);
-    this.countFailure(address);
+    if (parsed && lookup && isValid(lookup, parsed.secret)) return this.accepted(lookup, parsed.prefix);
+    await this.countFailure(address);
     return null;
+  }
+
+  private accepted(lookup: KeyLookup, prefix: string): AuthContext {
+    this.recentlyValid.set(prefix, true);
+    return contextOf(lookup, prefix);
   }
 
   private async lookup(prefix: string): Promise<KeyLookup | undefined> {
@@ -81,13 +95,13 @@ export class ApiKeyAuthenticator {
     return lookup;
   }
 
+  /** The allowance of `address` now, refilled locally since the database last reported it (full if unknown). */
   private allowanceOf(address: string): Allowance {
     const now = this.clock.now().getTime();
     const perMinute = this.options.failuresPerMinute;
-    const allowance = this.allowances.get(address) ?? { tokens: perMinute, at: now };
-    allowance.tokens = Math.min(perMinute, allowance.tokens + ((now - allowance.at) * perMinute) / 60_000);
-    allowance.at = now;
-    return allowance;
+    const last = this.allowances.get(address);
+    if (!last) return { tokens: perMinute, at: now };
+    return { tokens: Math.min(perMinute, last.tokens + ((now - last.at) * perMinute) / 60_000), at: now };
   }
 
   private refuseWhenExhausted(address: string): void {
@@ -96,15 +110,15 @@ export class ApiKeyAuthenticator {
     const waitS = Math.max(1, Math.ceil(((1 - allowance.tokens) * 60) / this.options.failuresPerMinute));
     throw new DomainError(
       'too_many_requests',
-      `Too many failed authentications from this address; retry in ${waitS} seconds with a valid API key.`,
+      `Too many failed authentications from this address; retry in ${waitS} ${waitS === 1 ? 'second' : 'seconds'} with a valid API key.`,
       { headers: { 'Retry-After': String(waitS) } },
     );
   }
 
-  private countFailure(address: string): void {
-    const allowance = this.allowanceOf(address);
-    allowance.tokens = Math.max(0, allowance.tokens - 1);
-    this.allowances.set(address, allowance);
+  /** Spends one of the address's failures in the database and remembers what is left of its allowance. */
+  private async countFailure(address: string): Promise<void> {
+    const spent = await spendAuthFailure(this.db, address, this.options.failuresPerMinute, this.clock.now().getTime());
+    this.allowances.set(address, { tokens: spent.tokens, at: spent.atMs });
   }
 }
 
@@ -125,4 +139,9 @@ function contextOf(lookup: KeyLookup, prefix: string): AuthContext {
     planId: lookup.planId,
     rateLimitPerMinute: lookup.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
   };
+}
+
+/** Removes the failed-authentication allowances that have refilled completely by `nowMs`; returns how many. */
+export function pruneAuthFailureAllowances(db: Db, nowMs: number): Promise<number> {
+  return deleteFullAllowances(db, nowMs);
 }
