@@ -124,6 +124,8 @@ export interface WebhookDeliveriesTable {
   created_at: CreatedAt;
   /** Insertion order (migration 003): orders an endpoint's deliveries newest first. */
   seq: Generated<number>;
+  /** Whether POST .../redeliver made it (migration 021): counted against REDELIVERIES_PER_ORG while pending. */
+  redelivery: Generated<boolean>;
 }
 
 export interface WebhookAttemptsTable {

@@ -360,6 +360,13 @@ export type paths = {
          *     endpoint and returns it. Use it after fixing a receiver that missed events. The endpoint must
          *     be active: an inactive one is refused with `409 invalid_state`. A delivery already removed
          *     from the log (see Data retention) is `not_found`. The request has no body.
+         *
+         *     Redelivery is bounded. While this endpoint already has a pending delivery of the same event
+         *     (a redelivery not yet attempted, or one waiting for its next retry), the answer is that
+         *     delivery, and nothing new is queued: asking many times sends the event once. An org may have
+         *     at most 100 redeliveries pending at once (the operator may configure another number); over
+         *     that the request is refused with `429 too_many_requests` and a `Retry-After` of 30 seconds.
+         *     A redelivery follows the same retry schedule as the first delivery.
          */
         post: operations["redeliverWebhookDelivery"];
         delete?: never;
@@ -2258,7 +2265,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The new delivery, queued for an immediate attempt. */
+            /**
+             * @description The new delivery, queued for an immediate attempt, or the pending delivery of the same event
+             *     to this endpoint when there already is one.
+             */
             202: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];

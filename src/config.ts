@@ -56,6 +56,8 @@ export interface Config {
   /** Test sends (POST /webhooks/{id}/test) in flight at once: for one org, and in one process. */
   testSendsPerOrg: number;
   testSendsPerProcess: number;
+  /** Redeliveries (POST .../redeliver) one org may have pending at once, across processes. */
+  redeliveriesPerOrg: number;
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
   shutdownDrainMs: number;
   shutdownTimeoutMs: number;
@@ -148,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     callPollIntervalMs: integer(env, 'CALL_POLL_INTERVAL_MS', 200, 10, 60_000),
     testSendsPerOrg: integer(env, 'TEST_SENDS_PER_ORG', 4, 1, 100),
     testSendsPerProcess: integer(env, 'TEST_SENDS_PER_PROCESS', 32, 1, 1_000),
+    redeliveriesPerOrg: integer(env, 'REDELIVERIES_PER_ORG', 100, 1, 100_000),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 60_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 120_000),
     publicBaseUrl: env.PUBLIC_BASE_URL || `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,

@@ -13,6 +13,7 @@ import * as exactWindows from './2026-11-25-010-exact-windows.js';
 import * as historyAndTracing from './2026-11-25-011-history-and-tracing.js';
 import * as dueDeliveriesByEndpoint from './2026-11-25-012-due-deliveries-by-endpoint.js';
 import * as authFailureAllowances from './2026-11-26-020-auth-failure-allowances.js';
+import * as redeliveries from './2026-11-26-021-redeliveries.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-011-history-and-tracing': historyAndTracing,
   '2026-11-25-012-due-deliveries-by-endpoint': dueDeliveriesByEndpoint,
   '2026-11-26-020-auth-failure-allowances': authFailureAllowances,
+  '2026-11-26-021-redeliveries': redeliveries,
 };

@@ -19,8 +19,11 @@ export interface Metrics {
   retentionDeletedRows: Counter<'table'>;
 }
 
+/** Why a request was refused with 429; each reason's counter exists (at 0) from the start. */
+const REJECTION_REASONS = ['org_rate_limit', 'auth_failures', 'test_sends', 'redeliveries'] as const;
+
 /** Why a request was refused with 429. */
-export type RejectionReason = 'org_rate_limit' | 'auth_failures' | 'test_sends';
+export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
 /** Latency buckets for API requests, in seconds: 1 ms to 10 s. */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -43,8 +46,11 @@ export function createMetrics(): Metrics {
     rateLimitRejections: new Counter({
       ...on,
       name: 'rate_limit_rejections_total',
-      help: 'Requests refused with 429: over an org rate limit, too many failed authentications, too many test sends.',
+      help: 'Requests refused with 429: over an org rate limit, too many failed authentications, test sends or redeliveries.',
       labelNames: ['reason'],
+      collect() {
+        for (const reason of REJECTION_REASONS) this.inc({ reason }, 0);
+      },
     }),
     webhookAttempts: new Counter({
       ...on,

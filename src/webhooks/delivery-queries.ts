@@ -292,7 +292,7 @@ export async function hasLeasesOut(db: Db, webhookId: string, now: Date): Promis
 /** Inserts a pending delivery of an existing event to an endpoint, due at `dueAt`, and returns its id. */
 export async function insertPendingDelivery(
   trx: Db,
-  values: { webhookId: string; orgId: string; eventId: string; dueAt: Date },
+  values: { webhookId: string; orgId: string; eventId: string; dueAt: Date; redelivery?: boolean },
 ): Promise<string> {
   const row = await trx
     .insertInto('webhook_deliveries')
@@ -303,6 +303,7 @@ export async function insertPendingDelivery(
       status: 'pending',
       next_attempt_at: values.dueAt,
       created_at: values.dueAt,
+      redelivery: values.redelivery ?? false,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -362,4 +363,42 @@ export async function deleteOldDeliveries(db: Db, before: Date, limit: number): 
         AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id)
       LIMIT ${limit})`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * Makes the org's redeliveries wait for each other until the transaction ends, so that the check for a
+ * pending one and the count against the cap see every other redelivery's insert.
+ */
+export async function lockOrgRedeliveries(trx: Db, orgId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`redeliver:${orgId}`}, 0))`.execute(trx);
+}
+
+/** The id of a pending delivery of `eventId` to the endpoint, if there is one. */
+export async function findPendingDeliveryOfEvent(
+  trx: Db,
+  webhookId: string,
+  eventId: string,
+): Promise<string | undefined> {
+  const row = await trx
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('webhook_id', '=', webhookId)
+    .where('event_id', '=', eventId)
+    .where('status', '=', 'pending')
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** How many redeliveries the org has pending. */
+export async function countPendingRedeliveries(trx: Db, orgId: string): Promise<number> {
+  const row = await trx
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .where('status', '=', 'pending')
+    .where('redelivery', '=', true)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

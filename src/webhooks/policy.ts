@@ -13,6 +13,8 @@ export const MAX_SECRETS_IN_GRACE = 4;
 
 /** How long a test send over its concurrency cap is asked to wait, in seconds. */
 export const TEST_SEND_RETRY_AFTER_S = 2;
+/** Retry-After (seconds) answered with a redelivery over the org's cap of pending ones. */
+export const REDELIVERY_RETRY_AFTER_S = 30;
 
 /** Attempts kept in each endpoint's delivery log. */
 export const ATTEMPT_LOG_SIZE = 100;

@@ -15,7 +15,13 @@ import { assertDeliverableUrl, UrlRefusedError } from './delivery/url-guard.js';
 import { toDelivery, toWebhook, type Webhook, type WebhookDelivery } from './mapper.js';
 import { newEventId } from './outbox.js';
 import { deleteOldEvents, notifyDeliveryWorkers } from './event-queries.js';
-import { MAX_ENDPOINTS_PER_ORG, MAX_SECRETS_IN_GRACE, SECRET_GRACE_MS, TEST_SEND_RETRY_AFTER_S } from './policy.js';
+import {
+  MAX_ENDPOINTS_PER_ORG,
+  MAX_SECRETS_IN_GRACE,
+  REDELIVERY_RETRY_AFTER_S,
+  SECRET_GRACE_MS,
+  TEST_SEND_RETRY_AFTER_S,
+} from './policy.js';
 import * as webhooks from './queries.js';
 
 export type { Webhook, WebhookDelivery } from './mapper.js';
@@ -238,8 +244,11 @@ export async function sendTestEvent(
 }
 
 /**
- * Queues a new delivery of the same event to the endpoint, due now. Throws not_found for an unknown
- * endpoint or delivery, invalid_state when the endpoint is switched off.
+ * Queues a new delivery of the same event to the endpoint, due now, and returns it; when the endpoint
+ * already has a pending delivery of that event, returns that one instead (however often a redelivery
+ * is asked for, one is pending at a time). Throws not_found for an unknown endpoint or delivery,
+ * invalid_state when the endpoint is switched off, too_many_requests when the org already has as many
+ * redeliveries pending as REDELIVERIES_PER_ORG allows.
  */
 export async function redeliver(
   deps: AppDeps,
@@ -257,11 +266,24 @@ export async function redeliver(
         'The endpoint is switched off; switch it on with PATCH /webhooks/{id} first.',
       );
     }
+    await deliveries.lockOrgRedeliveries(trx, orgId);
+    const pending = await deliveries.findPendingDeliveryOfEvent(trx, id, original.event_id);
+    if (pending) return pending;
+    const cap = deps.config.redeliveriesPerOrg;
+    if ((await deliveries.countPendingRedeliveries(trx, orgId)) >= cap) {
+      deps.metrics.rateLimitRejections.inc({ reason: 'redeliveries' });
+      throw new DomainError(
+        'too_many_requests',
+        `At most ${cap} redeliveries may be pending for an organisation; retry in ${REDELIVERY_RETRY_AFTER_S} seconds.`,
+        { headers: { 'Retry-After': String(REDELIVERY_RETRY_AFTER_S) } },
+      );
+    }
     const created = await deliveries.insertPendingDelivery(trx, {
       webhookId: id,
       orgId,
       eventId: original.event_id,
       dueAt: deps.clock.now(),
+      redelivery: true,
     });
     await notifyDeliveryWorkers(trx, original.event_id);
     return created;
