@@ -217,7 +217,9 @@ export type paths = {
          *     with the endpoint's secret, over the string `<t>.<raw body>` — the body bytes exactly as
          *     received, never re-serialised JSON — and hex-encode it. Accept the delivery when it equals
          *     any of the `v1` values, comparing in constant time. During the 24 hours after a secret
-         *     rotation the header carries two `v1` values, one per secret.
+         *     rotation the header carries one `v1` value per live secret (the new one first, then each
+         *     replaced secret still in its grace period: up to five), unless the rotation ended the grace
+         *     at once.
          *
          *     **Answering.** Any 2xx within 10 seconds means delivered. Anything else (another status, a
          *     redirect, a reset connection, no answer within 10 seconds) is a failure and the delivery is
@@ -309,8 +311,13 @@ export type paths = {
          *     hours, whatever rotations follow: every delivery carries one `v1` per live secret, newest
          *     first (`v1=<new>,v1=<old>`), so receivers can switch over without losing events. Rotations
          *     made at the same time are each kept. At most 4 replaced secrets may be in their grace period
-         *     at once; one more rotation is refused with `invalid_state` until the oldest expires. The
-         *     request has no body.
+         *     at once; one more rotation is refused with `invalid_state` until the oldest expires, unless
+         *     it ends the grace period. The request has no body.
+         *
+         *     When a secret has leaked, rotate with `expire_previous=true`: the grace period of every
+         *     replaced secret ends at once, and from the next attempt on deliveries are signed with the new
+         *     secret alone. Receivers that still hold only an old secret reject them until they are given
+         *     the new one.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1508,7 +1515,8 @@ export type components = {
         TimestampHeader: string;
         /**
          * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
-         *     secret. During a secret rotation's 24-hour grace period two `v1` entries are present.
+         *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+         *     per live secret, newest first (at most five).
          * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
          */
         SignatureHeader: string;
@@ -2158,7 +2166,14 @@ export interface operations {
     };
     rotateWebhookSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true` ends the grace period of the current and every earlier secret at once, so only the
+                 *     new secret signs; `false` (the default) keeps each replaced secret signing for 24 hours.
+                 * @example true
+                 */
+                expire_previous?: boolean;
+            };
             header?: never;
             path: {
                 /**
@@ -2311,7 +2326,8 @@ export interface operations {
                 "x-svc-timestamp": components["parameters"]["TimestampHeader"];
                 /**
                  * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
-                 *     secret. During a secret rotation's 24-hour grace period two `v1` entries are present.
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
                  * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
                  */
                 "x-svc-signature": components["parameters"]["SignatureHeader"];
@@ -2351,7 +2367,8 @@ export interface operations {
                 "x-svc-timestamp": components["parameters"]["TimestampHeader"];
                 /**
                  * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
-                 *     secret. During a secret rotation's 24-hour grace period two `v1` entries are present.
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
                  * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
                  */
                 "x-svc-signature": components["parameters"]["SignatureHeader"];
@@ -2391,7 +2408,8 @@ export interface operations {
                 "x-svc-timestamp": components["parameters"]["TimestampHeader"];
                 /**
                  * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
-                 *     secret. During a secret rotation's 24-hour grace period two `v1` entries are present.
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
                  * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
                  */
                 "x-svc-signature": components["parameters"]["SignatureHeader"];
@@ -2431,7 +2449,8 @@ export interface operations {
                 "x-svc-timestamp": components["parameters"]["TimestampHeader"];
                 /**
                  * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
-                 *     secret. During a secret rotation's 24-hour grace period two `v1` entries are present.
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
                  * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
                  */
                 "x-svc-signature": components["parameters"]["SignatureHeader"];
@@ -2471,7 +2490,8 @@ export interface operations {
                 "x-svc-timestamp": components["parameters"]["TimestampHeader"];
                 /**
                  * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
-                 *     secret. During a secret rotation's 24-hour grace period two `v1` entries are present.
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
                  * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
                  */
                 "x-svc-signature": components["parameters"]["SignatureHeader"];
@@ -2511,7 +2531,8 @@ export interface operations {
                 "x-svc-timestamp": components["parameters"]["TimestampHeader"];
                 /**
                  * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
-                 *     secret. During a secret rotation's 24-hour grace period two `v1` entries are present.
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
                  * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
                  */
                 "x-svc-signature": components["parameters"]["SignatureHeader"];
@@ -2551,7 +2572,8 @@ export interface operations {
                 "x-svc-timestamp": components["parameters"]["TimestampHeader"];
                 /**
                  * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
-                 *     secret. During a secret rotation's 24-hour grace period two `v1` entries are present.
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
                  * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
                  */
                 "x-svc-signature": components["parameters"]["SignatureHeader"];

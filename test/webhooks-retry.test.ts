@@ -301,6 +301,46 @@ describe('secret rotation', () => {
     expect(verifySignature(after.rawBody, afterHeader, [newSecret], clock.now().getTime()).ok).toBe(true);
     expect(verifySignature(after.rawBody, afterHeader, [oldSecret], clock.now().getTime()).ok).toBe(false);
   });
+
+  it('signs with up to five secrets, refuses a fifth rotation, and ends every grace at once with expire_previous', async () => {
+    const target = await receiver(answer(200));
+    const { id } = await register(env, target.url);
+    const client = env.app.client(env.org.key);
+    const rotate = (expirePrevious?: boolean) =>
+      client.POST('/webhooks/{id}/rotate-secret', {
+        params: { path: { id }, query: expirePrevious === undefined ? {} : { expire_previous: expirePrevious } },
+      });
+    for (let i = 0; i < 4; i += 1) expect((await rotate()).response.status).toBe(200);
+    await emit(env, 'contact.created', contactCreated());
+    await worker.runOnce();
+    expect(String(target.requests[0]!.headers['x-svc-signature']).match(/v1=/g)).toHaveLength(5);
+    const refused = await rotate(false);
+    expect(refused.response.status).toBe(409);
+    expect(refused.error?.error.code).toBe('invalid_state');
+
+    // A leaked secret: one rotation cuts every earlier secret off, whatever their grace.
+    const leaked = await rotate(true);
+    expect(leaked.response.status).toBe(200);
+    const only = leaked.data!.secret;
+    await emit(env, 'contact.created', contactCreated());
+    await worker.runOnce();
+    const after = target.requests[1]!;
+    const header = String(after.headers['x-svc-signature']);
+    const t = String(after.headers['x-svc-timestamp']);
+    expect(header).toBe(`t=${t},v1=${createHmac('sha256', only).update(`${t}.${after.rawBody}`).digest('hex')}`);
+    const row = await env.database.db
+      .selectFrom('webhooks')
+      .select('previous_secrets')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row.previous_secrets).toEqual([]);
+
+    const bad = await env.app.client(env.org.key).POST('/webhooks/{id}/rotate-secret', {
+      params: { path: { id }, query: { expire_previous: 'maybe' as unknown as boolean } },
+    });
+    expect(bad.response.status).toBe(400);
+    expect(bad.error?.error.param).toBe('expire_previous');
+  });
 });
 
 describe('automatic switch-off', () => {

@@ -38,9 +38,11 @@ export const testWebhook: OperationHandler<'testWebhook'> = async ({ auth, param
   return { status: 200, body: { data: await webhooks.sendTestEvent(deps, auth.orgId, params.id, traceparent) } };
 };
 
-/** rotateWebhookSecret: a new secret, shown once; the old one signs for 24 more hours. */
-export const rotateWebhookSecret: OperationHandler<'rotateWebhookSecret'> = async ({ auth, params }, deps) => {
-  const { webhook, secret } = await webhooks.rotateWebhookSecret(deps, auth.orgId, params.id);
+/** rotateWebhookSecret: a new secret, shown once; the old one signs for 24 more hours unless expire_previous. */
+export const rotateWebhookSecret: OperationHandler<'rotateWebhookSecret'> = async ({ auth, params, query }, deps) => {
+  const { webhook, secret } = await webhooks.rotateWebhookSecret(deps, auth.orgId, params.id, {
+    expirePrevious: query.expire_previous ?? false,
+  });
   return { status: 200, body: { data: webhook, secret } };
 };
 

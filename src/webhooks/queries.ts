@@ -137,33 +137,38 @@ export async function updateWebhookRow(
 
 /**
  * Replaces the secret; the old one keeps signing until `graceUntil`, and so do earlier ones until their
- * own ends of grace (those already over are dropped). Concurrent rotations queue on the row and each
- * keeps its predecessor. 'not_found' when there is no such endpoint; 'too_many' (nothing changed) when
- * `maxPrevious` replaced secrets are still signing.
+ * own ends of grace (those already over are dropped). With `graceUntil` null every replaced secret
+ * stops signing now. Concurrent rotations queue on the row and each keeps its predecessor. 'not_found'
+ * when there is no such endpoint; 'too_many' (nothing changed) when `maxPrevious` replaced secrets are
+ * still signing and the rotation keeps them.
  */
 export async function rotateSecretRow(
   db: Db,
   orgId: string,
   id: string,
-  change: { secret: string; graceUntil: Date; now: Date; maxPrevious: number },
+  change: { secret: string; graceUntil: Date | null; now: Date; maxPrevious: number },
 ): Promise<WebhookRow | 'not_found' | 'too_many'> {
   const stillSigning = sql`(
     SELECT coalesce(jsonb_agg(p ORDER BY p->>'expires_at' DESC), '[]'::jsonb)
     FROM jsonb_array_elements(webhooks.previous_secrets) AS p
     WHERE (p->>'expires_at')::timestamptz > ${change.now})`;
-  const row = await db
+  const graceUntil = change.graceUntil;
+  let query = db
     .updateTable('webhooks')
     .set({
-      previous_secrets: sql`jsonb_build_array(jsonb_build_object('secret', webhooks.secret, 'expires_at', ${change.graceUntil.toISOString()}::text)) || ${stillSigning}`,
+      previous_secrets:
+        graceUntil === null
+          ? sql`'[]'::jsonb`
+          : sql`jsonb_build_array(jsonb_build_object('secret', webhooks.secret, 'expires_at', ${graceUntil.toISOString()}::text)) || ${stillSigning}`,
       secret: change.secret,
       updated_at: change.now,
     })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .where(sql<boolean>`jsonb_array_length(${stillSigning}) < ${change.maxPrevious}`)
-    .returningAll()
-    .executeTakeFirst();
+    .where('deleted_at', 'is', null);
+  if (graceUntil !== null)
+    query = query.where(sql<boolean>`jsonb_array_length(${stillSigning}) < ${change.maxPrevious}`);
+  const row = await query.returningAll().executeTakeFirst();
   if (row) return row;
   return (await findWebhookRow(db, orgId, id)) ? 'too_many' : 'not_found';
 }

@@ -154,19 +154,21 @@ export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): P
 }
 
 /**
- * Issues a new secret; the old one keeps signing for 24 hours, whatever rotations follow. Throws
- * not_found, or invalid_state when as many replaced secrets as allowed are still in their grace period.
+ * Issues a new secret; the old one keeps signing for 24 hours, whatever rotations follow, unless
+ * `expirePrevious` ends every replaced secret's grace at once. Throws not_found, or invalid_state when
+ * as many replaced secrets as allowed are still in their grace period (never with expirePrevious).
  */
 export async function rotateWebhookSecret(
   deps: AppDeps,
   orgId: string,
   id: string,
+  options: { expirePrevious: boolean },
 ): Promise<{ webhook: Webhook; secret: string }> {
   const now = deps.clock.now();
   const secret = newSecret();
   const row = await webhooks.rotateSecretRow(deps.db, orgId, id, {
     secret,
-    graceUntil: new Date(now.getTime() + SECRET_GRACE_MS),
+    graceUntil: options.expirePrevious ? null : new Date(now.getTime() + SECRET_GRACE_MS),
     now,
     maxPrevious: MAX_SECRETS_IN_GRACE,
   });
