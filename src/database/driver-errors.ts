@@ -4,6 +4,14 @@
 /** What kind of database fault an error is: the server cannot be reached, or it is too busy now. */
 export type DatabaseFault = 'unreachable' | 'busy';
 
+/** `summary`, followed by what the underlying failure said, for people reading logs and the CLI. */
+function withCause(summary: string, options?: ErrorOptions): string {
+  const cause = options?.cause;
+  if (!(cause instanceof Error)) return summary;
+  const detail = cause.message || String((cause as { code?: unknown }).code ?? cause.name);
+  return `${summary}: ${detail}`;
+}
+
 /** A failure the driver recognised as a database fault; `fault` says which kind. */
 export abstract class DatabaseFaultError extends Error {
   abstract readonly fault: DatabaseFault;
@@ -23,7 +31,7 @@ export class ConnectionLostError extends DatabaseFaultError {
   override readonly name = 'ConnectionLostError';
   readonly fault = 'unreachable';
   constructor(options?: ErrorOptions) {
-    super('the database connection was lost', options);
+    super(withCause('the database connection was lost', options), options);
   }
 }
 

@@ -52,19 +52,27 @@ export class PgConnection implements DatabaseConnection {
     };
   }
 
-  /** Runs a transaction control statement (begin, commit, rollback) and returns its command tag. */
+  /** Runs a transaction control statement (begin, commit) and returns its command tag. */
   async control(sql: string): Promise<string> {
+    return (await this.#run(sql, [])).command;
+  }
+
+  /**
+   * Rolls the open transaction back. On a lost connection there is nothing to send: the pool destroys
+   * it, and the server rolls back when it closes. A failed rollback leaves the transaction in an unknown
+   * state, so the connection is not reused either.
+   */
+  async rollback(): Promise<void> {
+    if (this.#lost) return;
     try {
-      return (await this.#run(sql, [])).command;
+      await this.#run('rollback', []);
     } catch (error) {
-      // A transaction in an unknown state must not reach the next user of this connection.
       this.#markLost(error);
       throw error;
     }
   }
 
   /** Streaming needs a cursor (pg-cursor), which this service does not install. */
-  // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming query results is not supported: the service has no cursor support for pg');
   }

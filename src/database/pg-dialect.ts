@@ -89,7 +89,7 @@ class PgDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await pgConnection(connection).control('rollback');
+    await pgConnection(connection).rollback();
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
