@@ -125,28 +125,49 @@ describe('a database that goes silent', () => {
 });
 
 describe('a query that gets no answer in time', () => {
-  it('fails as an unreachable database, and its connection is never used again', { timeout: 30_000 }, async () => {
-    const target = new URL(database.url);
-    const ownProxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const small = connectDatabase(throughProxy(database.url, ownProxy), { poolSize: 1, queryTimeoutMs: 500 }).db;
-    const backend = async () =>
-      (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(small)).rows[0]!.pid;
-    try {
-      const before = await backend();
-      ownProxy.silence();
-      const started = Date.now();
-      const failure = await backend().then(
-        () => null,
-        (error: unknown) => error,
-      );
-      expect(Date.now() - started).toBeLessThan(2_000);
-      expect(databaseFault(failure)).toBe('unreachable');
-      // The late answer, held by the proxy until now, must not reach the next query: a new connection runs it.
-      ownProxy.resume();
-      expect(await backend()).not.toBe(before);
-    } finally {
-      await small.destroy();
-      await ownProxy.close();
-    }
-  });
+  it(
+    'fails as an unreachable database, in a transaction too, and its connection is never used again',
+    { timeout: 30_000 },
+    async () => {
+      const target = new URL(database.url);
+      const ownProxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const small = connectDatabase(throughProxy(database.url, ownProxy), { poolSize: 1, queryTimeoutMs: 500 }).db;
+      const backend = async () =>
+        (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(small)).rows[0]!.pid;
+      try {
+        const before = await backend();
+        ownProxy.silence();
+        const started = Date.now();
+        const failure = await backend().then(
+          () => null,
+          (error: unknown) => error,
+        );
+        expect(Date.now() - started).toBeLessThan(2_000);
+        expect(databaseFault(failure)).toBe('unreachable');
+        // The late answer, held by the proxy until now, must not reach the next query: a new connection runs it.
+        ownProxy.resume();
+        const second = await backend();
+        expect(second).not.toBe(before);
+
+        // The same inside a transaction: the query's own failure comes back, without waiting on a rollback.
+        const inTransaction = await small
+          .transaction()
+          .execute(async (trx) => {
+            await sql`SELECT 1`.execute(trx);
+            ownProxy.silence();
+            await sql`SELECT 1`.execute(trx);
+          })
+          .then(
+            () => null,
+            (error: unknown) => error,
+          );
+        expect(databaseFault(inTransaction)).toBe('unreachable');
+        ownProxy.resume();
+        expect(await backend()).not.toBe(second);
+      } finally {
+        await small.destroy();
+        await ownProxy.close();
+      }
+    },
+  );
 });
