@@ -2,9 +2,12 @@
 // partition looks) under a running app with its workers. Every API request is answered 503
 // service_unavailable with Retry-After within its deadline, never 401 and never a hang; /readyz turns
 // 503 within a few seconds and back to 200 by itself when the database answers again; the workers log
-// the outage once when it begins and once when it ends.
+// the outage once when it begins and once when it ends. A query that gets no answer within the client-side
+// timeout fails as an unreachable database, and its connection is not used again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { connectDatabase, type Db } from '../src/database/connect.js';
+import { databaseFault } from '../src/database/faults.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
@@ -117,6 +120,54 @@ describe('a database that goes silent', () => {
       expect(count('webhook delivery resumed')).toBe(1);
       expect(count('database unavailable: API requests answer 503')).toBe(1);
       expect(count('database available again')).toBe(1);
+    },
+  );
+});
+
+describe('a query that gets no answer in time', () => {
+  it(
+    'fails as an unreachable database, in a transaction too, and its connection is never used again',
+    { timeout: 30_000 },
+    async () => {
+      const target = new URL(database.url);
+      const ownProxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const small = connectDatabase(throughProxy(database.url, ownProxy), { poolSize: 1, queryTimeoutMs: 500 }).db;
+      const backend = async () =>
+        (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(small)).rows[0]!.pid;
+      try {
+        const before = await backend();
+        ownProxy.silence();
+        const started = Date.now();
+        const failure = await backend().then(
+          () => null,
+          (error: unknown) => error,
+        );
+        expect(Date.now() - started).toBeLessThan(2_000);
+        expect(databaseFault(failure)).toBe('unreachable');
+        // The late answer, held by the proxy until now, must not reach the next query: a new connection runs it.
+        ownProxy.resume();
+        const second = await backend();
+        expect(second).not.toBe(before);
+
+        // The same inside a transaction: the query's own failure comes back, without waiting on a rollback.
+        const inTransaction = await small
+          .transaction()
+          .execute(async (trx) => {
+            await sql`SELECT 1`.execute(trx);
+            ownProxy.silence();
+            await sql`SELECT 1`.execute(trx);
+          })
+          .then(
+            () => null,
+            (error: unknown) => error,
+          );
+        expect(databaseFault(inTransaction)).toBe('unreachable');
+        ownProxy.resume();
+        expect(await backend()).not.toBe(second);
+      } finally {
+        await small.destroy();
+        await ownProxy.close();
+      }
     },
   );
 });

@@ -1,9 +1,9 @@
 // Opens the Kysely/pg connection pool: row types mapped to JavaScript numbers, and every wait bounded
 // (for a connection, for a statement on the server, for an answer on the client).
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { isStalePreparedStatement, namedStatementOf } from './named-statements.js';
+import { PgDialect } from './pg-dialect.js';
 
 export type Db = Kysely<Database>;
 
@@ -17,48 +17,6 @@ const types = {
     return pg.types.getTypeParser(oid, format);
   },
 };
-
-/** The message pg gives a query whose answer did not come within query_timeout. */
-export const QUERY_READ_TIMEOUT = 'Query read timeout';
-
-/**
- * A pg client that gives its connection up when a query outlasts the client-side timeout: the server
- * may be silent, and a later query on the same connection would wait behind the lost one. The broken
- * connection is then no longer queryable, so the pool discards it when it comes back.
- */
-class BoundedClient extends pg.Client {
-  /** Whether registered statements run by name (see named-statements.ts). */
-  protected readonly namesStatements: boolean = false;
-  /**
-   * Named statements the server refused on this connection because a migration changed their result
-   * columns: here they run unnamed from then on (the connection stays usable, in a transaction too).
-   */
-  private readonly staleStatements = new Set<string>();
-
-  override query(...args: unknown[]): never {
-    const [text, values] = args;
-    let name = this.namesStatements && typeof text === 'string' ? namedStatementOf(text) : undefined;
-    if (name && (this.staleStatements.has(name) || args.length > 2 || !(values === undefined || Array.isArray(values))))
-      name = undefined;
-    if (name) args = [{ name, text, values }];
-    const result = (super.query as (...a: unknown[]) => unknown)(...args);
-    if (result instanceof Promise) {
-      return result.catch((error: unknown) => {
-        if (error instanceof Error && error.message === QUERY_READ_TIMEOUT) {
-          (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
-        }
-        if (name && isStalePreparedStatement(error)) this.staleStatements.add(name);
-        throw error;
-      }) as never;
-    }
-    return result as never;
-  }
-}
-
-/** A BoundedClient that runs registered statements by name. */
-class NamingClient extends BoundedClient {
-  protected override readonly namesStatements = true;
-}
 
 /** Pool settings; every timeout is in milliseconds and 0 turns it off. */
 export interface ConnectOptions {
@@ -81,22 +39,24 @@ export interface ConnectOptions {
 export function connectDatabase(url: string, options: ConnectOptions): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString: url,
-    Client: (options.namedStatements ? NamingClient : BoundedClient) as unknown as typeof pg.Client,
     max: options.poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
     statement_timeout: options.statementTimeoutMs ?? 5_000,
-    query_timeout: options.queryTimeoutMs ?? 6_000,
     idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 30_000,
     ...(options.lockTimeoutMs !== undefined ? { lock_timeout: options.lockTimeoutMs } : {}),
     keepAlive: true,
     types,
   });
-  // An idle client losing its server connection must not crash the process.
+  // An idle client losing its server connection must not crash the process (the pool then drops it).
   pool.on('error', () => undefined);
   // Nor a checked-out one between two queries (a transaction awaiting other work): the pool removes its
-  // idle listener while a client is out, and an 'error' event with no listener kills the process. The
-  // client's next query fails instead, and the pool discards the client when it comes back.
+  // idle listener while a client is out, and an 'error' event with no listener kills the process.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, pool };
+  const dialect = new PgDialect({
+    pool,
+    poolSize: options.poolSize,
+    queryTimeoutMs: options.queryTimeoutMs ?? 6_000,
+    namedStatements: options.namedStatements ?? false,
+  });
+  return { db: new Kysely<Database>({ dialect }), pool };
 }

@@ -1,7 +1,8 @@
 // Server-side prepared statements for the queries every request runs. PostgreSQL parses a named
 // statement once per connection and, once its plan cache has settled, stops planning it too: about
 // half of the database's CPU for a single-row read. Statements are registered by prepareQuery (their
-// SQL is fixed); any other SQL goes out unnamed, as before.
+// SQL is fixed); any other SQL goes out unnamed, as before. The connection (./pg-connection.ts) runs a
+// registered statement with pg's query config `{ name, text, values }`.
 
 /** Names of the registered statements, by their SQL text (the same text always gets the same name). */
 const names = new Map<string, string>();
@@ -14,14 +15,4 @@ export function registerNamedStatement(sql: string): void {
 /** The name `sql` runs under, or undefined when it is not registered. */
 export function namedStatementOf(sql: string): string | undefined {
   return names.get(sql);
-}
-
-/**
- * Whether `error` is PostgreSQL refusing to run a named statement whose result columns changed since
- * it was prepared (a migration altered a table it reads): that connection cannot run it by name any
- * more. Never throws.
- */
-export function isStalePreparedStatement(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type');
 }

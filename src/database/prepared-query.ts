@@ -6,7 +6,8 @@
 // (./named-statements.ts), so pools that name statements prepare it once per connection on the server.
 import type { Compilable, CompiledQuery, QueryResult, RawBuilder } from 'kysely';
 import type { Db } from './connect.js';
-import { isStalePreparedStatement, registerNamedStatement } from './named-statements.js';
+import { StaleStatementError } from './driver-errors.js';
+import { registerNamedStatement } from './named-statements.js';
 
 /** Stands for a named argument in the compiled parameter list. */
 class Marker {
@@ -49,8 +50,8 @@ export function prepareQuery<Args extends Record<string, unknown>, Row>(
     try {
       return await db.executeQuery<Row>(query);
     } catch (error) {
-      // The connection that refused the stale statement now runs it unnamed (see connect.ts).
-      if (db.isTransaction || !isStalePreparedStatement(error)) throw error;
+      // The connection that refused the stale statement now runs it unnamed (see pg-connection.ts).
+      if (db.isTransaction || !(error instanceof StaleStatementError)) throw error;
       return db.executeQuery<Row>(query);
     }
   };

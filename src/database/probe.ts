@@ -1,6 +1,7 @@
 // Answers "does the database answer now?" for the readiness probe, on a connection of its own (a pool
 // busy with requests must not look like a database that is down), within a tight timeout.
 import pg from 'pg';
+import { withDeadline } from './deadline.js';
 
 /** How long a cached answer is reused, so a flood of probe requests costs one query. */
 const ANSWER_TTL_MS = 500;
@@ -35,14 +36,15 @@ export class DatabaseProbe {
         const client = new pg.Client({
           connectionString: this.url,
           connectionTimeoutMillis: this.timeoutMs,
-          query_timeout: this.timeoutMs,
           keepAlive: true,
         });
         client.on('error', () => undefined);
         this.client = client;
         await client.connect();
       }
-      await this.client.query('SELECT 1');
+      // Our own deadline rather than pg's query_timeout: the unanswered query stays pending, and ending
+      // a client with a pending query closes its socket at once instead of saying goodbye to a silent server.
+      await withDeadline(this.client.query('SELECT 1'), this.timeoutMs, () => new Error('no answer in time'));
       ok = true;
     } catch {
       await this.drop();
@@ -55,8 +57,6 @@ export class DatabaseProbe {
     const client = this.client;
     this.client = null;
     if (!client) return;
-    // A silent server never answers a polite goodbye: do not wait for it.
-    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
     await client.end().catch(() => undefined);
   }
 }
