@@ -1,6 +1,7 @@
 // The conformance check (scripts/conformance) against the real app: a fixed seed, a bounded number of
 // cases, and zero violations. Its own loopback receiver gets the webhook deliveries (the app trusts the
 // receiver's CA). Under `npm run test:prism` its traffic also passes through Prism.
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -60,4 +61,18 @@ it('finds no violation of the published spec', { timeout: 120_000 }, async () =>
   // Every webhook case ran: nothing was skipped for want of an endpoint or a trusted receiver.
   expect(report.notes).toEqual([]);
   expect(report.tallies.find((tally) => tally.operation.id === 'testWebhook')?.notes).toEqual([]);
+});
+
+it('prints its usage for --help and exits 0', async () => {
+  const result = await new Promise<{ code: number; stdout: string }>((resolve) => {
+    execFile(
+      path.resolve('node_modules/.bin/tsx'),
+      ['scripts/conformance/cli.ts', '--help'],
+      { env: { ...process.env, VOICE_CALL_API_KEY: '' } },
+      (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
+    );
+  });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toContain('--base-url');
+  expect(result.stdout).toContain('Exit status');
 });

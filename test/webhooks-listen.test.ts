@@ -2,7 +2,7 @@
 // HTTPS: it registers its own endpoint, verifies and forwards deliveries, survives a restart with the
 // same certificate, endpoint and secret, keeps its state private and never takes a secret in argv.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFile, stat, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -209,13 +209,28 @@ it('says which setting the API needs when it refuses the listener’s URL, and s
   }
 }, 30_000);
 
-it('--forget deletes the endpoint through the API and removes the stored state', async () => {
+it('--forget deletes the endpoint through the API given on the command line and removes the stored state', async () => {
   await stop(listener.child);
-  const without = await runListener(['--forget', '--config-dir', stateDir]);
+  const apiUrl = ['--api-url', env.app.baseUrl];
+  const noUrl = await runListener(['--forget', '--config-dir', stateDir], { [KEY_VARIABLE]: env.org.key });
+  expect(noUrl.code).toBe(2);
+  expect(noUrl.stderr).toContain('--forget needs --api-url');
+  const without = await runListener(['--forget', '--config-dir', stateDir, ...apiUrl]);
   expect(without.code).toBe(2);
   expect(without.stderr).toContain(KEY_VARIABLE);
+  // The key goes only where the user says, and never to an API the endpoint was not registered with.
+  const elsewhere = await runListener(['--forget', '--config-dir', stateDir, '--api-url', 'http://127.0.0.1:9'], {
+    [KEY_VARIABLE]: env.org.key,
+  });
+  expect(elsewhere.code).toBe(1);
+  expect(elsewhere.stderr).toContain(`pass --api-url ${env.app.baseUrl}/api/v1`);
+  const plain = await runListener(['--forget', '--config-dir', stateDir, '--api-url', 'http://api.example.com'], {
+    [KEY_VARIABLE]: env.org.key,
+  });
+  expect(plain.code).toBe(2);
+  expect(plain.stderr).toContain('must be https://');
 
-  const forgot = await runListener(['--forget', '--config-dir', stateDir], { [KEY_VARIABLE]: env.org.key });
+  const forgot = await runListener(['--forget', '--config-dir', stateDir, ...apiUrl], { [KEY_VARIABLE]: env.org.key });
   expect(forgot.code, forgot.stderr).toBe(0);
   expect(forgot.lines[0]).toMatchObject({ type: 'forgotten', id: endpoint.id });
   const { response } = await env.app
@@ -223,4 +238,21 @@ it('--forget deletes the endpoint through the API and removes the stored state',
     .GET('/webhooks/{id}', { params: { path: { id: endpoint.id } } });
   expect(response.status).toBe(404);
   await expect(stat(path.join(stateDir, 'endpoint.json'))).rejects.toThrow(/ENOENT/);
+});
+
+it('leaves the mode of a folder it did not create alone, and refuses one others can write to', async () => {
+  const shared = path.join(dir, 'shared');
+  await mkdir(shared);
+  await chmod(shared, 0o1777);
+  const refused = await runListener(['--setup', '--config-dir', shared]);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain('can be written by other users');
+  expect((await stat(shared)).mode & 0o7777).toBe(0o1777);
+
+  const own = path.join(dir, 'own');
+  await mkdir(own);
+  await chmod(own, 0o750);
+  const accepted = await runListener(['--setup', '--config-dir', own]);
+  expect(accepted.code, accepted.stderr).toBe(0);
+  expect((await stat(own)).mode & 0o7777).toBe(0o750);
 });

@@ -14,7 +14,10 @@ const USAGE = `usage: VOICE_CALL_API_KEY=KEY npm run conformance -- --base-url U
                  Default: the check's own HTTPS receiver on 127.0.0.1, with webhook:listen's CA
                  (WEBHOOK_LISTEN_DIR or ~/.config/voice-call-api/listen); a server accepts it when started with
                  WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 and trusts it with NODE_EXTRA_CA_CERTS=<that folder>/ca.pem.
-                 Otherwise the webhook success paths are skipped, with a note saying so`;
+                 Otherwise the webhook success paths are skipped, with a note saying so
+  --help, -h     print this and exit
+
+Exit status: 0 no violation, 1 violations found (each printed), 2 a bad command line.`;
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);
@@ -31,12 +34,18 @@ const { values } = (() => {
         cases: { type: 'string' },
         'agent-id': { type: 'string' },
         'webhook-url': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (error) {
     return fail((error as Error).message);
   }
 })();
+
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 const integer = (raw: string | undefined, fallback: number, name: string) => {
   if (raw === undefined) return fallback;

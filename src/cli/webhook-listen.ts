@@ -31,8 +31,9 @@ Signing secret (never on the command line, where other users can read it):
 Options:
   --forward-to URL               POST each verified delivery (body and x-svc-* headers) to a local
                                  http(s) URL and answer the service with its status
-  --forget                       delete the registered endpoint through the API, remove its stored
-                                 state and exit (needs ${API_KEY_VARIABLE})
+  --forget                       delete the registered endpoint through the API given by --api-url
+                                 (the one it was registered with), remove its stored state and exit
+                                 (needs ${API_KEY_VARIABLE}); the key is sent to that URL only
   --setup                        make (or reuse) the certificate, print the API's trust settings, exit
   --port N                       default: the registered endpoint's port, else WEBHOOK_LISTEN_PORT, else 8443
   --host ADDRESS                 default 127.0.0.1
@@ -149,7 +150,8 @@ function refusedUrlHint(error: unknown, host: string): unknown {
 }
 
 async function forget(request: ListenRequest, output: ListenOutput): Promise<number> {
-  const gone = await forgetEndpoint(request.dir, apiKey('--forget'));
+  if (!request.apiRoot) throw new UsageError('--forget needs --api-url URL: the API the endpoint was registered with');
+  const gone = await forgetEndpoint(request.dir, { apiRoot: request.apiRoot, apiKey: apiKey('--forget') });
   if (gone)
     output.fact('forgotten', `Deleted endpoint ${gone.id} (${gone.url}) and its stored state`, {
       id: gone.id,

@@ -1,5 +1,6 @@
 // The few public API calls webhook:listen makes for itself: register its endpoint, check that it still
 // exists, delete it. Plain fetch with the org's API key; every failure is one line naming the call.
+import { isIPv4 } from 'node:net';
 import type { components } from '../../../generated/openapi.js';
 
 type SubscribableEventKind = components['schemas']['SubscribableEventKind'];
@@ -31,6 +32,11 @@ export function apiRootOf(url: string): string {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new ApiCallError(`--api-url must be an http:// or https:// URL, got "${url}"`);
+  }
+  if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
+    throw new ApiCallError(
+      `--api-url must be https:// for a host other than this machine's loopback, got "${url}": the API key would travel unencrypted`,
+    );
   }
   const trimmed = url.replace(/\/+$/, '');
   return trimmed.endsWith('/api/v1') ? trimmed : `${trimmed}/api/v1`;
@@ -95,4 +101,11 @@ export async function deleteEndpoint(access: ApiAccess, id: string): Promise<voi
     return;
   }
   throw await failure(response, `DELETE /webhooks/${id}`);
+}
+
+/** Whether `hostname` (as URL.hostname gives it) names this machine's loopback interface. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host === '::1') return true;
+  return isIPv4(host) && host.startsWith('127.');
 }

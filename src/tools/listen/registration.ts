@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { EVENT_KINDS } from '../../../generated/events.js';
 import type { components } from '../../../generated/openapi.js';
-import { createEndpoint, deleteEndpoint, endpointExists, type ApiAccess } from './api-client.js';
+import { ApiCallError, createEndpoint, deleteEndpoint, endpointExists, type ApiAccess } from './api-client.js';
 import { readStateFile, removeStateFile, writeStateFile } from './state-dir.js';
 
 /** What is stored about the registered endpoint. */
@@ -64,13 +64,19 @@ export async function ensureEndpoint(dir: string, access: ApiAccess, url: string
 }
 
 /**
- * Deletes the stored endpoint through the API and removes the stored state; resolves to the deleted
- * endpoint, or undefined when none was stored. Throws ApiCallError when the API refuses the deletion.
+ * Deletes the stored endpoint through the API the user named (`access`) and removes the stored state;
+ * resolves to the deleted endpoint, or undefined when none was stored. The key goes only to that API:
+ * an endpoint registered with another one is refused with ApiCallError, as is a deletion the API refuses.
  */
-export async function forgetEndpoint(dir: string, apiKey: string): Promise<StoredEndpoint | undefined> {
+export async function forgetEndpoint(dir: string, access: ApiAccess): Promise<StoredEndpoint | undefined> {
   const stored = await readStoredEndpoint(dir);
   if (!stored) return undefined;
-  await deleteEndpoint({ apiRoot: stored.api_root, apiKey }, stored.id);
+  if (stored.api_root !== access.apiRoot) {
+    throw new ApiCallError(
+      `the stored endpoint ${stored.id} was registered with ${stored.api_root}, not ${access.apiRoot}; pass --api-url ${stored.api_root} to delete it there`,
+    );
+  }
+  await deleteEndpoint(access, stored.id);
   await removeStateFile(endpointFile(dir));
   return stored;
 }

@@ -1,6 +1,6 @@
 // The folder where webhook:listen keeps what must survive a restart (its CA, its certificate, the
 // endpoint it registered): private to the user, every file written whole or not at all.
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -11,10 +11,36 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(configHome, 'voice-call-api', 'listen');
 }
 
-/** Creates `dir` when missing and makes it private (0700); rejects when it cannot. */
+/** A state folder that is not safe to keep secrets in. */
+export class UnsafeStateDirError extends Error {}
+
+/**
+ * Creates `dir` (and any missing parent) private to the user (0700) when it does not exist. A folder
+ * that exists keeps its mode: it is used only when it belongs to this user and no one else may write
+ * in it (others could otherwise swap the files written there); any other is refused with
+ * UnsafeStateDirError saying why. Rejects when the folder cannot be created or read.
+ */
 export async function openStateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
+  const created = await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (created !== undefined) {
+    // mkdir's mode is reduced by the umask; the folder this call made is set exactly.
+    await chmod(dir, 0o700);
+    return;
+  }
+  const info = await stat(dir);
+  const problem = !info.isDirectory()
+    ? 'is not a folder'
+    : typeof process.getuid === 'function' && info.uid !== process.getuid()
+      ? 'belongs to another user'
+      : (info.mode & 0o022) !== 0
+        ? `can be written by other users (mode ${(info.mode & 0o7777).toString(8)})`
+        : null;
+  if (problem) {
+    throw new UnsafeStateDirError(
+      `the state folder ${dir} ${problem}; webhook:listen keeps its private key and signing secret there: ` +
+        'give --config-dir a folder of your own that others cannot write to, or a new path it will create',
+    );
+  }
 }
 
 /**
