@@ -4,6 +4,7 @@
 // with MIGRATE_ON_START=false on the migrated database, and `webhook:listen --help`. No tsx, no
 // esbuild, nothing from devDependencies at run time.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -110,9 +111,79 @@ describe('the production path', () => {
       await sh('node dist/src/main.js migrate', env);
       const current = await sh('node dist/src/main.js migrate --check', env);
       expect(current.stdout).toContain('Up to date.');
+
+      // With no org yet, the banner's first steps are commands that run here as printed.
+      const server = spawn('node', ['dist/src/main.js', 'serve', '--role', 'api'], {
+        cwd: copy,
+        env: { ...process.env, ...env, PORT: '0', MIGRATE_ON_START: 'false', TEST_DATABASE_URL: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(server);
+      const banner = { stdout: '' };
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no banner:\n${banner.stdout}`)), 60_000);
+        const read = (chunk: Buffer) => {
+          banner.stdout += chunk.toString();
+          if (banner.stdout.includes('key create')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        server.stdout!.on('data', read);
+        server.stderr!.on('data', read);
+      });
+      server.kill('SIGINT');
+      const create = /^ {4}(node dist\/src\/main\.js admin org create .*)$/m.exec(banner.stdout);
+      expect(create, banner.stdout).not.toBeNull();
+      const org = await sh(`${create![1]} --json`, env);
+      expect(JSON.parse(org.stdout)).toMatchObject({ name: 'Acme' });
+      // The npm scripts run the build too, once the dev tools are gone.
+      const listed = await sh('npm run -s admin -- org list --json', env);
+      expect(JSON.parse(listed.stdout)).toHaveLength(1);
     } finally {
       await empty.drop();
     }
+  });
+
+  it('npm run webhook:listen runs the build and stops with npm on SIGTERM', async () => {
+    const listener = spawn(
+      'npm',
+      ['run', '-s', 'webhook:listen', '--', '--port', '0', '--config-dir', path.join(copy, '.listen'), '--json'],
+      {
+        cwd: copy,
+        env: { ...process.env, WEBHOOK_SECRETS: 'a'.repeat(64) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    children.push(listener);
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the listener did not start:\n${output}`)), 60_000);
+      const read = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('"listening"')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      listener.stdout!.on('data', read);
+      listener.stderr!.on('data', read);
+    });
+    const url = (JSON.parse(output.split('\n').find((line) => line.includes('"listening"'))!) as { url: string }).url;
+    const port = Number(new URL(url).port);
+    const exited = new Promise<void>((resolve) => listener.once('exit', () => resolve()));
+    listener.kill('SIGTERM');
+    await exited;
+    // Nothing is left listening on its port once npm is gone.
+    await expect(
+      new Promise((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => {
+          socket.destroy();
+          resolve('still listening');
+        });
+        socket.once('error', reject);
+      }),
+    ).rejects.toThrow(/ECONNREFUSED/);
   });
 
   it('migrates, administers and serves from the build alone', async () => {

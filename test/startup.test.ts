@@ -204,6 +204,14 @@ describe('start as root with private directories', () => {
     const keys = await runCommand(['admin', 'key', 'list', '--org', org!, '--json'], env, app);
     expect(keys.code, keys.stderr).toBe(0);
     expect(JSON.parse(keys.stdout)).toHaveLength(1);
+    // Given another EMBEDDED_PG_PORT, it still finds the cluster on the port the server started it on.
+    const elsewhere = await runCommand(
+      ['admin', 'key', 'list', '--org', org!, '--json'],
+      { ...env, EMBEDDED_PG_PORT: String(pgPort + 1) },
+      app,
+    );
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+    expect(JSON.parse(elsewhere.stdout)).toHaveLength(1);
     expect(await stopService(started.child)).toBe(0);
 
     // With nothing running, the CLI starts the cluster itself and stops it when done.

@@ -18,6 +18,7 @@ import { watchWebhookQueue, type Metrics } from '../observability/metrics.js';
 import { startMetricsServer, type MetricsSource } from '../observability/metrics-server.js';
 import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
+import { adminCommand } from './invocation.js';
 import { configOrExit, reported, wantsHelp } from './command.js';
 import { CHILD_ROLE_VARIABLE, Supervisor, type ChildRole } from './supervisor.js';
 
@@ -79,15 +80,14 @@ function printBanner(
       `    -d '{"agent_id":"${demo.agentId}","to_e164":"+919812345678"}'`,
     );
   } else if (demo) {
-    lines.push(`  Demo org : ${demo.orgId}; a new key: voice-call-api admin key create --org ${demo.orgId}`);
+    lines.push(`  Demo org : ${demo.orgId}; a new key: ${adminCommand()} key create --org ${demo.orgId}`);
   } else if (start.orgs === 0) {
     lines.push(
       '',
       '  The database has no organisation yet. Create one, an agent and an API key:',
-      '    voice-call-api admin org create --name "Acme" --credits 500000',
-      '    voice-call-api admin agent create --org ORG_ID --name "Priya"',
-      '    voice-call-api admin key create --org ORG_ID',
-      '  (from a checkout: npm run admin -- org create ...)',
+      `    ${adminCommand()} org create --name "Acme" --credits 500000`,
+      `    ${adminCommand()} agent create --org ORG_ID --name "Priya"`,
+      `    ${adminCommand()} key create --org ORG_ID`,
     );
   }
   process.stdout.write(lines.join('\n') + '\n\n');

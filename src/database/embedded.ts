@@ -6,7 +6,7 @@ import pg from 'pg';
 import { packageBinaries } from './embedded/binaries.js';
 import { clusterUser } from './embedded/cluster-user.js';
 import { initCluster } from './embedded/initdb.js';
-import { clusterDir, existingClusterDir, isCluster } from './embedded/location.js';
+import { clusterDir, existingClusterDir, isCluster, postmasterPort } from './embedded/location.js';
 import { createPassword, LEGACY_PASSWORD, storedPassword } from './embedded/password.js';
 import { startPostmaster } from './embedded/postmaster.js';
 import { reachableBinaries } from './embedded/reachable-binaries.js';
@@ -39,13 +39,15 @@ function urlFor(password: string, port: number, database = DATABASE_NAME): strin
 }
 
 /**
- * The URL of the service database in the cluster already made for `dataDir`, on `port`, whether or not
- * it runs; null when there is no cluster yet. Throws when the password or location file cannot be read.
+ * The URL of the service database in the cluster already made for `dataDir`: on the port a running
+ * server of it was started on (another process may have been given another EMBEDDED_PG_PORT), else on
+ * `port`; null when there is no cluster yet. Throws when the password or location file cannot be read.
  */
 export function embeddedDatabaseUrl(dataDir: string, port: number): Promise<string | null> {
   return explained(async () => {
-    if (!(await existingClusterDir(dataDir))) return null;
-    return urlFor((await storedPassword(dataDir)) ?? LEGACY_PASSWORD, port);
+    const dir = await existingClusterDir(dataDir);
+    if (!dir) return null;
+    return urlFor((await storedPassword(dataDir)) ?? LEGACY_PASSWORD, (await postmasterPort(dir)) ?? port);
   });
 }
 

@@ -32,6 +32,21 @@ export async function existingClusterDir(dataDir: string): Promise<string | null
 }
 
 /**
+ * The port the cluster in `dir` was started on, read from its postmaster.pid (fourth line), or null when
+ * no server has it open (the file is absent or unreadable). The server may have died since: callers
+ * check that it answers.
+ */
+export async function postmasterPort(dir: string): Promise<number | null> {
+  try {
+    const line = (await readFile(path.join(dir, 'postmaster.pid'), 'utf8')).split('\n')[3];
+    const port = Number(line);
+    return Number.isInteger(port) && port > 0 && port < 65536 ? port : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The directory that holds, or is to hold, the cluster of `dataDir` (which must exist). When `user` (the
  * cluster user of a root process) cannot enter `dataDir` and no cluster is there yet, a new directory is
  * made under the shared root and noted in `dataDir`; `notice` gets one line saying where the data is
