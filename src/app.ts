@@ -1,12 +1,19 @@
-// createApp(deps): the Koa middleware chain, in order, around the API pipeline (src/http/dispatch.ts).
+// createApp(deps): the Koa middleware chain, in order, ending in the API pipeline: route, authenticate,
+// rate-limit, read the body, then openapi-backend validates and dispatches to the typed handler.
 import type http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps } from './app-deps.js';
 import { handlers } from './http/handler-map.js';
 import { ApiKeyAuthenticator } from './orgs/authenticator.js';
-import { API_ROOT, backendMiddleware, createBackend } from './http/backend.js';
+import { API_ROOT, createBackend, dispatch } from './http/backend.js';
+import { routeApiRequest } from './http/api-routing.js';
+import { authenticate } from './http/authentication.js';
+import { rateLimit } from './http/rate-limit.js';
+import { preValidationChecks } from './http/request-checks.js';
+import { jsonBody } from './http/json-body.js';
 import { requestLifecycle } from './http/request-lifecycle.js';
+import { securityHeaders } from './http/security-headers.js';
 import { errorBoundary } from './http/error-boundary.js';
 import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
@@ -26,7 +33,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     failuresPerMinute: deps.config.authFailuresPerMinute,
   });
   const limiter = new RateLimiter(deps.db, deps.clock);
-  const backend = await createBackend(handlers, { deps, authenticator, limiter });
+  const api = await createBackend(handlers, deps);
 
   const router = new Router();
   healthRoutes(router, deps.readiness);
@@ -39,6 +46,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   app.proxy = deps.config.trustProxyHops > 0;
   app.maxIpsCount = deps.config.trustProxyHops;
   app.use(requestLifecycle(deps));
+  app.use(securityHeaders());
   app.use(errorBoundary(deps.logger, deps.readiness, deps.config.validateResponses));
   app.use(requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs)));
   // The router's routes are the probes, the docs and the published spec: API paths skip its matching.
@@ -47,7 +55,12 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     ctx.path.startsWith(`${API_ROOT}/`) && !ROUTED_UNDER_API.has(ctx.path) ? next() : routes(ctx, next),
   );
   app.use(databaseBreaker(deps.readiness));
-  app.use(backendMiddleware(backend));
+  app.use(routeApiRequest(api));
+  app.use(authenticate(authenticator, deps.metrics));
+  app.use(rateLimit(limiter, deps.metrics));
+  app.use(preValidationChecks(api));
+  app.use(jsonBody(deps.config.bodyTimeoutMs));
+  app.use(dispatch(api));
   return app;
 }
 

@@ -38,18 +38,18 @@ const LAYERS: Array<[string, RegExp]> = [
   ['auth', /\/src\/orgs\/(authenticator|api-keys|api-key-queries)\.|\/src\/http\/authentication\.|\/lru-cache\//],
   [
     'validation',
-    /\/node_modules\/(ajv|ajv-formats|fast-uri|fast-deep-equal)\/|\/generated\/validators|\/src\/contract\/|\/src\/http\/(request-checks|validation-errors|request-body)\./,
+    /\/node_modules\/(ajv|ajv-formats|fast-uri|fast-deep-equal)\/|\/generated\/validators|\/src\/contract\/|\/src\/http\/(request-checks|validation-errors|json-body)\./,
   ],
   [
     'routing',
-    /\/node_modules\/(openapi-backend|@koa\/router|path-to-regexp|bath-es5)\/|\/src\/http\/(backend|dispatch|openapi-backend-patches|handler-map|operation-input)\./,
+    /\/node_modules\/(openapi-backend|@koa\/router|path-to-regexp|bath-es5|lodash|cookie)\/|\/src\/http\/(backend|api-routing|per-operation|handler-map|operation-input)\./,
   ],
   ['SQL', /\/node_modules\/(kysely|pg|pg-protocol|pg-types|pg-pool|postgres-[a-z]+)\/|queries\.|\/src\/database\//],
   ['serialisation', /\/src\/http\/(response|error-envelope)\.|\/mapper\./],
   ['handler', /\/src\/(calls|contacts|webhooks|orgs)\//],
   [
     'Koa',
-    /\/node_modules\/(koa|koa-compose|helmet|raw-body|inflation|statuses|http-errors|on-finished)\/|\/src\/http\/|\/src\/app\./,
+    /\/node_modules\/(koa|koa-compose|helmet|@koa\/bodyparser|co-body|raw-body|inflation|statuses|http-errors|on-finished)\/|\/src\/http\/|\/src\/app\./,
   ],
   ['async context', /^node:(internal\/)?async_hooks/],
   ['Node HTTP and sockets', /^node:/],

@@ -1,39 +1,12 @@
-// The bearerAuth security scheme: resolves the API key to its org. A key that is unknown, malformed or
-// revoked is refused with 401; a failure to look the key up at all is never reported as a bad key.
+// The bearerAuth security scheme: resolves the API key to its org before anything else of the request is
+// read. A key that is missing, unknown, malformed or revoked is refused with 401; a failure to look the
+// key up at all (the database, an address over its allowance of failed attempts) is answered as what it is.
 import type Koa from 'koa';
+import type { Context } from 'openapi-backend';
 import { DomainError } from '../errors.js';
 import type { ApiKeyAuthenticator, AuthContext } from '../orgs/authenticator.js';
-import { stateOf } from './request-state.js';
 import type { Metrics } from '../observability/metrics.js';
-
-/**
- * The bearerAuth scheme: the caller's context, or false for a bad key. A failure that is not a bad key
- * (the database, or an address over its allowance of failed authentications) is kept in the request
- * state and rethrown by rethrowAuthFault, never reported as a bad key.
- */
-export function bearerAuth(authenticator: ApiKeyAuthenticator) {
-  return async (ctx: Koa.Context): Promise<AuthContext | false> => {
-    const state = stateOf(ctx);
-    try {
-      const auth = await authenticator.authenticate(ctx.get('authorization') || undefined, ctx.ip);
-      if (auth) state.auth = auth;
-      return auth ?? false;
-    } catch (error) {
-      state.authFault = error;
-      return false;
-    }
-  };
-}
-
-/** After authentication: rethrows a failure that is not a bad key, so it is answered as what it is. */
-export function rethrowAuthFault(ctx: Koa.Context, metrics: Metrics): void {
-  const { authFault } = stateOf(ctx);
-  if (authFault === undefined) return;
-  if (authFault instanceof DomainError && authFault.code === 'too_many_requests') {
-    metrics.rateLimitRejections.inc({ reason: 'auth_failures' });
-  }
-  throw authFault;
-}
+import { stateOf } from './request-state.js';
 
 /** The challenge a 401 carries (RFC 9110 §11.6.1): the API takes bearer keys. */
 export const BEARER_CHALLENGE = 'Bearer';
@@ -45,4 +18,34 @@ export function unauthorized(): never {
     'A valid API key is required in the Authorization header (Bearer svc_live_...).',
     { headers: { 'WWW-Authenticate': BEARER_CHALLENGE } },
   );
+}
+
+/**
+ * Middleware authenticating requests to an operation that declares a security requirement: keeps the
+ * caller's context in the request state, or throws unauthorized. Lookup failures propagate as they are
+ * (an address over its allowance of failed attempts is counted in the rate-limit metrics).
+ */
+export function authenticate(authenticator: ApiKeyAuthenticator, metrics: Metrics): Koa.Middleware {
+  return async (ctx, next) => {
+    const state = stateOf(ctx);
+    if (state.operation?.security?.length) {
+      let auth: AuthContext | null;
+      try {
+        auth = await authenticator.authenticate(ctx.get('authorization') || undefined, ctx.ip);
+      } catch (error) {
+        if (error instanceof DomainError && error.code === 'too_many_requests') {
+          metrics.rateLimitRejections.inc({ reason: 'auth_failures' });
+        }
+        throw error;
+      }
+      if (!auth) unauthorized();
+      state.auth = auth;
+    }
+    await next();
+  };
+}
+
+/** openapi-backend's handler of the bearerAuth scheme: the caller that authenticate() resolved, or false. */
+export function bearerAuth(_context: Context, ctx: Koa.Context): AuthContext | false {
+  return stateOf(ctx).auth ?? false;
 }

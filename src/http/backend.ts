@@ -1,74 +1,73 @@
-// openapi-backend, configured through its documented options: it loads the spec, routes each request to
-// its operation and compiles the request validators from the spec's Ajv set-up. The request pipeline
-// that uses them is ./dispatch.ts; this module builds both and hands Koa requests to it.
+// openapi-backend, configured through its documented options and handlers: it loads the spec, routes each
+// request to its operation, validates it with the spec's Ajv set-up, and dispatches it to the typed
+// handler registered for its operationId, whose answer it writes (checked against the spec in tests).
 import { readFileSync } from 'node:fs';
-import { OpenAPIBackend, type Document, type Request } from 'openapi-backend';
+import { OpenAPIBackend, type Context, type Document } from 'openapi-backend';
 import type Koa from 'koa';
+import type { AppDeps } from '../app-deps.js';
 import { createSpecAjv } from '../contract/ajv.js';
-import type { HandlerMap } from '../contract/operations.js';
+import type { HandlerMap, OperationId, OperationInput } from '../contract/operations.js';
 import { projectFile } from '../project-files.js';
-import { createDispatcher, type DispatchParts } from './dispatch.js';
-import { patchRouter } from './openapi-backend-patches.js';
-import { declaresBody } from './request-body.js';
+import { bearerAuth, unauthorized } from './authentication.js';
+import { headerNamesOf, operationInput } from './operation-input.js';
+import { checkRequest } from './request-checks.js';
 import { stateOf } from './request-state.js';
+import { writeResponse, type HandlerOutput } from './response.js';
+import { methodNotAllowed, notFound } from './routing-errors.js';
+import { validationError } from './validation-errors.js';
 
 export const API_ROOT = '/api/v1';
-
-/**
- * Routing is exact: `/calls/` is not `/calls` (openapi-backend ignores trailing slashes by default), so
- * a trailing slash answers not_found instead of another operation's answer.
- */
-export const IGNORE_TRAILING_SLASHES = false;
 
 /** The published spec (generated/openapi.json), loaded once. */
 export const apiDocument = JSON.parse(readFileSync(projectFile('generated/openapi.json'), 'utf8')) as Document;
 
-/** Answers one API request (see createDispatcher). */
-export type Backend = (req: Request, ctx: Koa.Context) => Promise<void>;
-
 /**
- * Builds and initialises openapi-backend and the pipeline over it. `quick` skips openapi-backend's
- * check of the document against the OpenAPI 3.0 schema (which refuses valid 3.1; the spec is linted by
- * 3.1-aware tools instead) and compiles validators on first use; request validators are compiled here,
- * response validators only when responses are checked. Throws at start if the spec cannot be loaded;
- * request-time failures are thrown as DomainError for the Koa error boundary to render.
+ * Builds and initialises openapi-backend with every handler registered. Routing is exact (`/calls/` is
+ * not `/calls`: openapi-backend ignores trailing slashes by default). `quick` skips its check of the
+ * document against the OpenAPI 3.0 schema (which refuses valid 3.1; the spec is linted by 3.1-aware tools
+ * instead); request validators are compiled here, response validators only when responses are checked.
+ * Every refusal is thrown as a DomainError for the Koa error boundary to render. Throws at start if the
+ * spec cannot be loaded.
  */
-export async function createBackend(handlers: HandlerMap, parts: DispatchParts): Promise<Backend> {
+export async function createBackend(handlers: HandlerMap, deps: AppDeps): Promise<OpenAPIBackend> {
   const api = new OpenAPIBackend({
     definition: structuredClone(apiDocument),
     apiRoot: API_ROOT,
-    ignoreTrailingSlashes: IGNORE_TRAILING_SLASHES,
+    ignoreTrailingSlashes: false,
     strict: true,
     quick: true,
     coerceTypes: true,
     customizeAjv: (_ajv, options) => createSpecAjv(options) as never,
   });
+  api.registerSecurityHandler('bearerAuth', bearerAuth);
+  api.register({
+    notFound,
+    methodNotAllowed: methodNotAllowed(api),
+    unauthorizedHandler: unauthorized,
+    validationFail: (context: Context) => {
+      throw validationError(context.validation.errors ?? [], headerNamesOf(context.operation));
+    },
+    preOperationHandler: checkRequest,
+    postResponseHandler: writeResponse(deps.config.validateResponses),
+  });
+  for (const operationId of Object.keys(handlers) as OperationId[]) {
+    const handler = handlers[operationId] as (
+      input: OperationInput<OperationId>,
+      deps: AppDeps,
+    ) => Promise<HandlerOutput>;
+    api.register(operationId, (context: Context, ctx: Koa.Context) => handler(operationInput(context, ctx), deps));
+  }
   await api.init();
   api.validator.preCompileRequestValidators();
-  patchRouter(api.router);
-  return createDispatcher(api, handlers, parts);
+  return api;
 }
 
 /**
- * Koa middleware that hands every request under /api/v1 (and anything unmatched) to the backend. HEAD is
- * routed as GET; Koa then sends the GET answer's status and headers without its body.
+ * The last middleware of the API: hands the request (routed, authenticated, rate-limited, its body read)
+ * to openapi-backend, which validates it and runs its handler, or refuses it.
  */
-export function backendMiddleware(backend: Backend): Koa.Middleware {
+export function dispatch(api: OpenAPIBackend): Koa.Middleware {
   return async (ctx) => {
-    const state = stateOf(ctx);
-    state.hasBody = declaresBody(ctx);
-    const req: Request = {
-      method: ctx.method === 'HEAD' ? 'GET' : ctx.method,
-      path: ctx.path,
-      query: ctx.querystring,
-      headers: ctx.headers as Record<string, string | string[]>,
-    };
-    try {
-      await backend(req, ctx);
-    } finally {
-      // A body never read (refused before it was needed) is not waited for: the connection goes.
-      if (state.hasBody && !ctx.req.complete) ctx.set('Connection', 'close');
-      for (const [name, value] of Object.entries(state.rateLimitHeaders ?? {})) ctx.set(name, value);
-    }
+    await api.handleRequest(stateOf(ctx).apiRequest!, ctx);
   };
 }

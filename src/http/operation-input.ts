@@ -1,5 +1,5 @@
-// What a typed handler receives, taken from the parsed and validated request.
-import type { Operation, ParsedRequest } from 'openapi-backend';
+// What a typed handler receives, taken from the request openapi-backend parsed and validated.
+import type { Context, Operation } from 'openapi-backend';
 import type Koa from 'koa';
 import type { OperationId, OperationInput } from '../contract/operations.js';
 import { perOperation } from './per-operation.js';
@@ -15,7 +15,7 @@ export const headerNamesOf = perOperation((operation: Operation): ReadonlyMap<st
 });
 
 /** The declared header parameters of the operation, by their names in the spec. */
-export function declaredHeaders(operation: Operation, headers: Record<string, string | string[] | undefined>) {
+function declaredHeaders(operation: Operation, headers: Record<string, string | string[] | undefined>) {
   const picked: Record<string, string | undefined> = {};
   for (const [lower, name] of headerNamesOf(operation)) {
     const value = headers[lower];
@@ -25,11 +25,8 @@ export function declaredHeaders(operation: Operation, headers: Record<string, st
 }
 
 /** The handler input of an authenticated, validated request: params, query, headers, body, caller. */
-export function operationInput(
-  operation: Operation,
-  request: ParsedRequest,
-  ctx: Koa.Context,
-): OperationInput<OperationId> {
+export function operationInput(context: Context, ctx: Koa.Context): OperationInput<OperationId> {
+  const { request, operation } = context;
   const state = stateOf(ctx);
   return {
     params: request.params,

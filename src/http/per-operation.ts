@@ -2,11 +2,19 @@
 // never change after start, and the request path should not rebuild them each time.
 import type { Operation } from 'openapi-backend';
 
-/** Memoises `derive` per operation object; callers must treat what it returns as read-only. Never throws itself. */
+/**
+ * Memoises `derive` per operation, by its method and path: openapi-backend's router hands out a fresh
+ * copy of the operation object on every match. Callers must treat what it returns as read-only.
+ */
 export function perOperation<T>(derive: (operation: Operation) => T): (operation: Operation) => T {
-  const derived = new WeakMap<Operation, T>();
+  const derived = new Map<string, T>();
   return (operation) => {
-    if (!derived.has(operation)) derived.set(operation, derive(operation));
-    return derived.get(operation)!;
+    const key = `${operation.method} ${operation.path}`;
+    let value = derived.get(key);
+    if (value === undefined) {
+      value = derive(operation);
+      derived.set(key, value);
+    }
+    return value;
   };
 }

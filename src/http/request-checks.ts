@@ -1,5 +1,7 @@
-// Checks of a request that its operation's schemas cannot express, run after schema validation.
-import type { Operation } from 'openapi-backend';
+// Checks of a request that its operation's schemas cannot express: before validation, what
+// openapi-backend would mishandle (a path escape that does not decode, integers its coercion would
+// accept); after validation, what the schemas never see.
+import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
 import type Koa from 'koa';
 import { DomainError, invalidField } from '../errors.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
@@ -28,12 +30,42 @@ const integerQueryNamesOf = perOperation((operation: Operation): readonly string
   return names;
 });
 
+/** The path parameters of an operation's template, by the index of their segment. */
+const pathParametersOf = perOperation((operation: Operation): ReadonlyArray<[number, string]> =>
+  operation.path
+    .split('/')
+    .flatMap((segment, index): Array<[number, string]> =>
+      segment.startsWith('{') && segment.endsWith('}') ? [[index, segment.slice(1, -1)]] : [],
+    ),
+);
+
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Before schema validation (which coerces strings such as `0x10`, `1e1`, `+5`, `5.0` or ` 5` to
- * numbers): throws invalid_request naming the first integer query parameter whose value is anything
- * but plain decimal digits.
+ * Throws invalid_request naming the first path parameter whose segment is not valid percent-encoded
+ * text (decodeURIComponent refuses it: openapi-backend would fail on it with a URIError).
  */
-export function checkQueryIntegers(operation: Operation, querystring: string): void {
+function checkPathEscapes(api: OpenAPIBackend, operation: Operation, path: string): void {
+  const parameters = pathParametersOf(operation);
+  if (parameters.length === 0) return;
+  const segments = api.router.normalizePath(path).split('/');
+  for (const [index, name] of parameters) {
+    if (!decodes(segments[index] ?? '')) throw invalidField(name, 'is not valid percent-encoded text');
+  }
+}
+
+/**
+ * Throws invalid_request naming the first integer query parameter whose value is anything but plain
+ * decimal digits: schema validation coerces strings such as `0x10`, `1e1`, `+5`, `5.0` or ` 5` to numbers.
+ */
+function checkQueryIntegers(operation: Operation, querystring: string): void {
   const names = integerQueryNamesOf(operation);
   if (names.length === 0) return;
   const query = new URLSearchParams(querystring);
@@ -45,12 +77,29 @@ export function checkQueryIntegers(operation: Operation, querystring: string): v
 }
 
 /**
- * After schema validation, with the validated `body`. Throws invalid_request for a body sent to an
- * operation that takes none, a query parameter the operation does not declare (names such as
+ * Middleware for a request matched to an operation (and authenticated when the operation requires it),
+ * before its body is read: refuses a path parameter that is not valid percent-encoded text and an
+ * integer query parameter not written in decimal digits, each with invalid_request naming it.
+ */
+export function preValidationChecks(api: OpenAPIBackend): Koa.Middleware {
+  return async (ctx, next) => {
+    const { operation, apiRequest } = stateOf(ctx);
+    if (operation && apiRequest) {
+      checkPathEscapes(api, operation, apiRequest.path);
+      checkQueryIntegers(operation, ctx.querystring);
+    }
+    await next();
+  };
+}
+
+/**
+ * openapi-backend's preOperationHandler, after schema validation. Throws invalid_request for a body sent
+ * to an operation that takes none, a query parameter the operation does not declare (names such as
  * `__proto__` never reach the schemas), and text or numbers the database cannot store as sent (U+0000,
  * lone surrogates, 1e400).
  */
-export function checkRequest(operation: Operation, ctx: Koa.Context, body: unknown): void {
+export function checkRequest(context: Context, ctx: Koa.Context): void {
+  const { operation, request } = context;
   const state = stateOf(ctx);
   if (!operation.requestBody && state.hasBody) {
     throw new DomainError('invalid_request', 'body: this operation takes no request body', {
@@ -60,6 +109,6 @@ export function checkRequest(operation: Operation, ctx: Koa.Context, body: unkno
   }
   const undeclared = undeclaredQueryParameter(ctx.querystring, queryNamesOf(operation));
   if (undeclared !== null) throw invalidField(undeclared, 'is not a recognised field');
-  const unstorable = state.hasBody ? findUnstorableValue(body) : null;
+  const unstorable = state.hasBody ? findUnstorableValue(request.requestBody) : null;
   if (unstorable) throw invalidField(unstorable.path, unstorable.problem);
 }

@@ -1,6 +1,6 @@
 // The outermost middleware: what happens around every request, in one function instead of a middleware
 // each (every middleware is one more async frame per request). Before: the request id, the incoming
-// traceparent and the headers every response carries. After the answer is settled (below the error
+// traceparent and the Request-Id header. After the answer is settled (below the error
 // boundary, so with the status actually sent): the metrics, the access log line, and `Connection: close`
 // while the process drains for a shutdown.
 import type Koa from 'koa';
@@ -12,20 +12,16 @@ import { logRequest } from './access-log.js';
 import { requestIds } from './request-id.js';
 import { recordRequest } from './request-metrics.js';
 import { stateOf } from './request-state.js';
-import { securityHeaders } from './security-headers.js';
 
 /** Middleware opening and closing every request (see above); never throws. */
 export function requestLifecycle(deps: { metrics: Metrics; logger: Logger; readiness: Readiness }): Koa.Middleware {
   const nextId = requestIds();
-  const headers = securityHeaders();
   return async (ctx, next) => {
     const started = performance.now();
     const state = stateOf(ctx);
     state.requestId = nextId();
     state.traceparent = parseTraceparent(ctx.get('traceparent') || undefined);
-    const response = ctx.res;
-    response.setHeader('Request-Id', state.requestId);
-    for (const [name, value] of headers) response.setHeader(name, value);
+    ctx.res.setHeader('Request-Id', state.requestId);
     deps.metrics.httpRequestsInFlight.inc();
     try {
       await next();

@@ -1,6 +1,6 @@
 // What the pipeline records about a request in ctx.state, shared by the http/ middlewares and hooks.
 import type Koa from 'koa';
-import type { Operation } from 'openapi-backend';
+import type { Operation, Request } from 'openapi-backend';
 import type { AuthContext } from '../orgs/authenticator.js';
 
 /** The request's facts as the pipeline learns them. */
@@ -8,12 +8,12 @@ export interface RequestState {
   requestId: string;
   /** The incoming W3C traceparent, when well formed. */
   traceparent: string | null;
+  /** Whether the request declares a body (a non-zero Content-Length, or chunked transfer). */
   hasBody: boolean;
+  /** The request as openapi-backend takes it; its body is set once read. */
+  apiRequest?: Request;
   operation?: Operation;
   auth?: AuthContext;
-  /** A failure of the key lookup itself (not a bad key): answered as what it is, never as 401. */
-  authFault?: unknown;
-  rateLimitHeaders?: Record<string, string>;
 }
 
 /** The request's state. */

@@ -1,6 +1,6 @@
 // Writes a handler's result to the response, after checking it against the spec for its operation and
 // status when responses are validated (always in tests).
-import type { OpenAPIBackend, Operation } from 'openapi-backend';
+import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
 import type Koa from 'koa';
 
 /** What a handler returns. */
@@ -11,7 +11,7 @@ export interface HandlerOutput {
 }
 
 /** Throws when a response's status is not declared for its operation, or its body breaks the schema. */
-export function checkResponse(api: OpenAPIBackend, operation: Operation, output: HandlerOutput): void {
+function checkResponse(api: OpenAPIBackend, operation: Operation, output: HandlerOutput): void {
   if (!operation.responses?.[String(output.status)]) {
     throw new Error(`Response contract violation: ${operation.operationId} does not declare status ${output.status}`);
   }
@@ -24,12 +24,16 @@ export function checkResponse(api: OpenAPIBackend, operation: Operation, output:
   }
 }
 
-/** Writes `output` of `operation`; with `validate`, a response that breaks the contract throws (a loud internal error). */
-export function writeResponse(api: OpenAPIBackend, validate: boolean) {
-  return (operation: Operation, output: HandlerOutput, ctx: Koa.Context): void => {
-    if (validate) checkResponse(api, operation, output);
+/**
+ * openapi-backend's postResponseHandler: writes the operation handler's output (context.response) to
+ * the Koa response; with `validate`, a response that breaks the contract throws (a loud internal error).
+ */
+export function writeResponse(validate: boolean) {
+  return (context: Context, ctx: Koa.Context): void => {
+    const output = context.response as HandlerOutput;
+    if (validate) checkResponse(context.api, context.operation, output);
     ctx.status = output.status;
     if (output.body !== undefined) ctx.body = output.body;
-    for (const [name, value] of Object.entries(output.headers ?? {})) ctx.set(name, value);
+    if (output.headers) ctx.set(output.headers);
   };
 }
