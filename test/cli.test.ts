@@ -341,7 +341,13 @@ describe('every command', CLI_TESTS, () => {
       'plan set',
       'credits add',
       'contacts import',
+      'webhook list',
+      'webhook disable',
+      'webhook enable',
       'deliveries',
+      'redeliver',
+      'replay',
+      'retention run',
     ]);
   });
 
@@ -555,6 +561,83 @@ describe('delivery log', CLI_TESTS, () => {
       expect(row.response_excerpt).toBe('ok\u001b]0;owned\u0007 \u009b31m red \u202e done');
     } finally {
       await target.close();
+      await logged.close();
+    }
+  });
+});
+
+describe('operating webhook endpoints', CLI_TESTS, () => {
+  it('lists, switches off and on, replays failed deliveries once, redelivers one, and runs retention', async () => {
+    const logged = await startTestApp(database, {
+      workers: false,
+      config: { webhookPrivateAllowlist: ['127.0.0.0/8'] },
+    });
+    try {
+      const orgId = await newOrg('--plan', 'scale');
+      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const client = logged.client(key);
+      const since = new Date(Date.now() - 1_000).toISOString();
+      // Port 9 has no listener: each test send fails, and its delivery is finished as failed.
+      const created = await client.POST('/webhooks', {
+        body: { url: 'https://127.0.0.1:9/ops', events: ['contact.created'] },
+      });
+      const webhookId = created.data!.data.id;
+      for (let i = 0; i < 2; i += 1) await client.POST('/webhooks/{id}/test', { params: { path: { id: webhookId } } });
+
+      const listed = await admin('webhook', 'list', '--org', orgId, '--json');
+      expect(JSON.parse(listed.stdout)).toMatchObject([{ id: webhookId, active: true }]);
+      expect((await admin('webhook', 'list', '--org', orgId)).stdout).toContain(webhookId);
+
+      expect(JSON.parse((await admin('webhook', 'disable', webhookId, '--json')).stdout)).toMatchObject({
+        active: false,
+      });
+      const refused = await admin('replay', '--webhook', webhookId, '--since', since);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('switched off');
+      expect(JSON.parse((await admin('webhook', 'enable', webhookId, '--json')).stdout)).toMatchObject({
+        active: true,
+      });
+
+      const pendingCount = async () =>
+        (
+          await database.db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('webhook_id', '=', webhookId)
+            .where('status', '=', 'pending')
+            .execute()
+        ).length;
+      const dry = JSON.parse(
+        (await admin('replay', '--webhook', webhookId, '--since', since, '--dry-run', '--json')).stdout,
+      );
+      expect(dry).toMatchObject({ dry_run: true, already_pending: [] });
+      expect(dry.queued).toHaveLength(2);
+      expect(await pendingCount()).toBe(0);
+
+      const replayed = JSON.parse((await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout);
+      expect(replayed.queued).toEqual(dry.queued);
+      expect(await pendingCount()).toBe(2);
+      const again = JSON.parse((await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout);
+      expect(again).toMatchObject({ queued: [], already_pending: dry.queued });
+      expect(await pendingCount()).toBe(2);
+
+      const [first] = await database.db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('webhook_id', '=', webhookId)
+        .where('status', '=', 'failed')
+        .execute();
+      expect(JSON.parse((await admin('redeliver', first!.id, '--json')).stdout)).toMatchObject({ queued: false });
+      expect((await admin('replay', '--webhook', webhookId, '--since', 'yesterday')).code).toBe(2);
+
+      const dryRetention = JSON.parse((await admin('retention', 'run', '--dry-run', '--json')).stdout);
+      expect(dryRetention).toMatchObject({ ran: true, dry_run: true });
+      expect(Object.keys(dryRetention.removed)).toContain('webhook_deliveries');
+      expect(JSON.parse((await admin('retention', 'run', '--json')).stdout)).toMatchObject({
+        ran: true,
+        dry_run: false,
+      });
+    } finally {
       await logged.close();
     }
   });

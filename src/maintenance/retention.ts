@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { AppDeps } from '../app-deps.js';
 import type { BackgroundWorker } from '../background-worker.js';
+import type { Db } from '../database/connect.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../calls/policy.js';
 import { pruneCallHistory } from '../calls/service.js';
 import { pruneRateLimitBuckets } from '../orgs/rate-limiter.js';
@@ -19,35 +20,59 @@ const DAY_MS = 86_400_000;
 /** Rows removed by one run, by table. */
 export type RetentionReport = Record<string, number>;
 
+/** Thrown inside a dry run's transaction so that everything it deleted is rolled back. */
+class DryRunRollback extends Error {
+  constructor(readonly report: RetentionReport) {
+    super('dry run');
+  }
+}
+
 /**
- * Runs the retention rules once, unless another process is running them (then returns null). Database
- * errors propagate.
+ * Runs the retention rules once, unless another process is running them (then returns null). With
+ * `dryRun`, the deletions run in a transaction that is rolled back: the report says what a run would
+ * remove now, and nothing is removed. Database errors propagate.
  */
-export async function runRetention(deps: Pick<AppDeps, 'db' | 'clock' | 'config'>): Promise<RetentionReport | null> {
+export async function runRetention(
+  deps: Pick<AppDeps, 'db' | 'clock' | 'config'>,
+  options: { dryRun?: boolean } = {},
+): Promise<RetentionReport | null> {
   const { db, clock, config } = deps;
   return db.connection().execute(async (conn) => {
     const { rows } = await sql<{ locked: boolean }>`
       SELECT pg_try_advisory_lock(hashtextextended('retention', 0)) AS locked`.execute(conn);
     if (!rows[0]?.locked) return null;
     try {
-      const now = clock.now().getTime();
-      return {
-        ...(await pruneDeliveryHistory(conn, new Date(now - config.deliveryRetentionDays * DAY_MS), BATCH_SIZE)),
-        ...(await pruneCallHistory(
-          conn,
-          {
-            timelineBefore: new Date(now - config.timelineRetentionDays * DAY_MS),
-            keysBefore: new Date(now - IDEMPOTENCY_WINDOW_MS),
-          },
-          BATCH_SIZE,
-        )),
-        rate_limit_buckets: await pruneRateLimitBuckets(conn, now),
-        auth_failure_allowances: await pruneAuthFailureAllowances(conn, now),
-      };
+      if (!options.dryRun) return await prune(conn, clock.now().getTime(), config);
+      try {
+        await conn.transaction().execute(async (trx) => {
+          throw new DryRunRollback(await prune(trx, clock.now().getTime(), config));
+        });
+      } catch (error) {
+        if (error instanceof DryRunRollback) return error.report;
+        throw error;
+      }
+      return null;
     } finally {
       await sql`SELECT pg_advisory_unlock(hashtextextended('retention', 0))`.execute(conn);
     }
   });
+}
+
+/** Applies every retention rule on `conn` as of `now`; returns the rows removed by table. */
+async function prune(conn: Db, now: number, config: AppDeps['config']): Promise<RetentionReport> {
+  return {
+    ...(await pruneDeliveryHistory(conn, new Date(now - config.deliveryRetentionDays * DAY_MS), BATCH_SIZE)),
+    ...(await pruneCallHistory(
+      conn,
+      {
+        timelineBefore: new Date(now - config.timelineRetentionDays * DAY_MS),
+        keysBefore: new Date(now - IDEMPOTENCY_WINDOW_MS),
+      },
+      BATCH_SIZE,
+    )),
+    rate_limit_buckets: await pruneRateLimitBuckets(conn, now),
+    auth_failure_allowances: await pruneAuthFailureAllowances(conn, now),
+  };
 }
 
 /** Starts the retention job: a first run soon after start, then every interval. Never throws. */
@@ -58,6 +83,7 @@ export function startRetentionWorker(deps: AppDeps): BackgroundWorker {
       try {
         const report = await runRetention(deps);
         if (!report) return;
+        deps.metrics.retentionLastSuccess.set(deps.clock.now().getTime() / 1000);
         for (const [table, count] of Object.entries(report)) deps.metrics.retentionDeletedRows.inc({ table }, count);
         const removed = Object.values(report).reduce((sum, count) => sum + count, 0);
         deps.logger[removed > 0 ? 'info' : 'debug']({ removed: report }, 'retention removed old history');

@@ -2,10 +2,15 @@
 // and status, requests in flight, rate-limit refusals, webhook attempts by outcome, abandoned
 // deliveries, the webhook queue's depth and age, the database pool, call status changes, rows the
 // retention job removed, and Node's own process metrics.
+import { readFileSync } from 'node:fs';
 import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../database/connect.js';
 import { sql } from 'kysely';
+import { projectFile } from '../project-files.js';
+
+/** The version of this build, from package.json. */
+const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version;
 
 /** Every metric a process records, on its own registry. */
 export interface Metrics {
@@ -17,6 +22,8 @@ export interface Metrics {
   webhookDeliveriesAbandoned: Counter;
   callStatusChanges: Counter<'from' | 'to'>;
   retentionDeletedRows: Counter<'table'>;
+  retentionLastSuccess: Gauge;
+  eventToFirstAttempt: Histogram;
 }
 
 /** Why a request was refused with 429; each reason's counter exists (at 0) from the start. */
@@ -24,6 +31,9 @@ const REJECTION_REASONS = ['org_rate_limit', 'auth_failures', 'test_sends', 'red
 
 /** Why a request was refused with 429. */
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
+
+/** Buckets for an event's wait until its first attempt, in seconds: 10 ms to 10 minutes. */
+const FIRST_ATTEMPT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
 /** Latency buckets for API requests, in seconds: 1 ms to 10 s. */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -33,6 +43,13 @@ export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const on = { registers: [registry] };
+  new Gauge({
+    ...on,
+    name: 'build_info',
+    help: 'Always 1; its labels say which version of the service runs on which Node.',
+    labelNames: ['version', 'node'],
+    aggregator: 'first',
+  }).set({ version: VERSION, node: process.versions.node }, 1);
   return {
     registry,
     httpRequestDuration: new Histogram({
@@ -74,6 +91,18 @@ export function createMetrics(): Metrics {
       name: 'retention_deleted_rows_total',
       help: 'Rows of history the retention job removed, by table.',
       labelNames: ['table'],
+    }),
+    retentionLastSuccess: new Gauge({
+      ...on,
+      name: 'retention_last_success_timestamp_seconds',
+      help: 'When this process last completed a retention run (Unix time; 0 before the first).',
+      aggregator: 'max',
+    }),
+    eventToFirstAttempt: new Histogram({
+      ...on,
+      name: 'webhook_event_to_first_attempt_seconds',
+      help: "From an event's creation to the end of its delivery's first attempt to an endpoint.",
+      buckets: FIRST_ATTEMPT_BUCKETS,
     }),
   };
 }

@@ -402,3 +402,33 @@ export async function countPendingRedeliveries(trx: Db, orgId: string): Promise<
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** A delivery by id, whatever its org (for operators), or undefined. */
+export async function findAnyDelivery(
+  db: Db,
+  id: string,
+): Promise<{ id: string; webhook_id: string; org_id: string; event_id: string } | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'webhook_id', 'org_id', 'event_id'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * The events of the endpoint's deliveries that failed or were abandoned, created at or after `since`,
+ * oldest first, at most `limit`: what an operator's replay sends again.
+ */
+export async function findUnsuccessfulEvents(db: Db, webhookId: string, since: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('event_id')
+    .where('webhook_id', '=', webhookId)
+    .where('status', 'in', ['failed', 'abandoned'])
+    .where('created_at', '>=', since)
+    .groupBy('event_id')
+    .orderBy((eb) => eb.fn.min('seq'))
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.event_id);
+}

@@ -239,3 +239,8 @@ export async function removeAbandonedDeletions(db: Db, before: Date): Promise<nu
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** The org of the live endpoint with this id, whatever the org (for operators), or undefined. */
+export async function findWebhookOrg(db: Db, id: string): Promise<string | undefined> {
+  return (await live(db).select('org_id').where('id', '=', id).executeTakeFirst())?.org_id;
+}

@@ -258,7 +258,7 @@ export async function redeliver(
   id: string,
   deliveryId: string,
 ): Promise<WebhookDelivery> {
-  const newId = await deps.db.transaction().execute(async (trx) => {
+  const queued = await deps.db.transaction().execute(async (trx) => {
     const webhook = await requireWebhook(trx, orgId, id);
     const original = await deliveries.findDeliveryRow(trx, id, deliveryId);
     if (!original) throw notFound('delivery', 'delivery_id');
@@ -268,29 +268,57 @@ export async function redeliver(
         'The endpoint is switched off; switch it on with PATCH /webhooks/{id} first.',
       );
     }
-    await deliveries.lockOrgRedeliveries(trx, orgId);
-    const pending = await deliveries.findPendingDeliveryOfEvent(trx, id, original.event_id);
-    if (pending) return pending;
-    const cap = deps.config.redeliveriesPerOrg;
-    if ((await deliveries.countPendingRedeliveries(trx, orgId)) >= cap) {
-      deps.metrics.rateLimitRejections.inc({ reason: 'redeliveries' });
-      throw new DomainError(
-        'too_many_requests',
-        `At most ${cap} redeliveries may be pending for an organisation; retry in ${REDELIVERY_RETRY_AFTER_S} seconds.`,
-        { headers: { 'Retry-After': String(REDELIVERY_RETRY_AFTER_S) } },
-      );
-    }
-    const created = await deliveries.insertPendingDelivery(trx, {
-      webhookId: id,
+    return queueRedelivery(trx, {
       orgId,
+      webhookId: id,
       eventId: original.event_id,
-      dueAt: deps.clock.now(),
-      redelivery: true,
+      now: deps.clock.now(),
+      cap: {
+        max: deps.config.redeliveriesPerOrg,
+        refused: () => deps.metrics.rateLimitRejections.inc({ reason: 'redeliveries' }),
+      },
     });
-    await notifyDeliveryWorkers(trx, original.event_id);
-    return created;
   });
-  return deliveryView(deps.db, id, newId);
+  return deliveryView(deps.db, id, queued.id);
+}
+
+/**
+ * Inside `trx`: the endpoint's pending delivery of the event when it has one (queued false), else a new
+ * redelivery due now (queued true), with the delivery workers told. With `cap`, throws
+ * too_many_requests (after calling `cap.refused`) when the org already has `cap.max` redeliveries
+ * pending; an operator's replay passes none. The org's redeliveries take turns (an advisory lock).
+ */
+export async function queueRedelivery(
+  trx: Db,
+  redelivery: {
+    orgId: string;
+    webhookId: string;
+    eventId: string;
+    now: Date;
+    cap?: { max: number; refused(): void };
+  },
+): Promise<{ id: string; queued: boolean }> {
+  const { orgId, webhookId, eventId, cap } = redelivery;
+  await deliveries.lockOrgRedeliveries(trx, orgId);
+  const pending = await deliveries.findPendingDeliveryOfEvent(trx, webhookId, eventId);
+  if (pending) return { id: pending, queued: false };
+  if (cap && (await deliveries.countPendingRedeliveries(trx, orgId)) >= cap.max) {
+    cap.refused();
+    throw new DomainError(
+      'too_many_requests',
+      `At most ${cap.max} redeliveries may be pending for an organisation; retry in ${REDELIVERY_RETRY_AFTER_S} seconds.`,
+      { headers: { 'Retry-After': String(REDELIVERY_RETRY_AFTER_S) } },
+    );
+  }
+  const id = await deliveries.insertPendingDelivery(trx, {
+    webhookId,
+    orgId,
+    eventId,
+    dueAt: redelivery.now,
+    redelivery: true,
+  });
+  await notifyDeliveryWorkers(trx, eventId);
+  return { id, queued: true };
 }
 
 /** One page of the endpoint's deliveries (newest first, optionally in one status). Throws not_found. */

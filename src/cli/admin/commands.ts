@@ -6,7 +6,9 @@ import { keyCommands } from './keys.js';
 import { planCommands } from './plans.js';
 import { creditCommands } from './credits.js';
 import { contactCommands } from './contacts.js';
-import { deliveryCommands } from './deliveries.js';
+import { deliveryCommands, redeliverCommands, replayCommands } from './deliveries.js';
+import { webhookCommands } from './webhooks.js';
+import { retentionCommands } from './retention.js';
 
 /** The command groups of `voice-call-api admin`. */
 export const GROUPS: CommandGroup[] = [
@@ -16,5 +18,9 @@ export const GROUPS: CommandGroup[] = [
   planCommands,
   creditCommands,
   contactCommands,
+  webhookCommands,
   deliveryCommands,
+  redeliverCommands,
+  replayCommands,
+  retentionCommands,
 ];

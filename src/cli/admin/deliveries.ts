@@ -1,6 +1,7 @@
-// `deliveries`: a webhook endpoint's delivery log.
-import { optionalInteger, requiredUuid, UsageError } from '../args.js';
+// `deliveries`, `redeliver`, `replay`: a webhook endpoint's delivery log, and sending events again.
+import { optionalInteger, required, requiredUuid, UsageError } from '../args.js';
 import type { CommandGroup } from './command.js';
+import { table } from './table.js';
 
 /** The deliveries command (a group of one). */
 export const deliveryCommands: CommandGroup = {
@@ -42,6 +43,77 @@ export const deliveryCommands: CommandGroup = {
               .join('\n')
           : 'No delivery attempts yet.';
         return { human, json: rows };
+      },
+    },
+  ],
+};
+
+/** The redeliver command (a group of one). */
+export const redeliverCommands: CommandGroup = {
+  name: 'redeliver',
+  summary: 'redeliver: one delivery sent again',
+  commands: [
+    {
+      name: 'redeliver',
+      summary: "queue one delivery's event to its endpoint again (or show the one already pending)",
+      synopsis: 'DELIVERY_ID',
+      flags: {},
+      args: ['DELIVERY_ID'],
+      run: async ({ args: [id] }, database) => {
+        const deliveryId = requiredUuid({ delivery: id }, 'delivery', 'a delivery id');
+        const { redeliverAny } = await import('../../webhooks/operator.js');
+        const { id: queuedId, queued } = await redeliverAny(await database(), deliveryId, new Date());
+        return {
+          human: queued
+            ? `Queued delivery ${queuedId}; the worker sends it now.`
+            : `Delivery ${queuedId} of the same event is already pending; nothing new was queued.`,
+          json: { id: queuedId, queued },
+        };
+      },
+    },
+  ],
+};
+
+/** The replay command (a group of one). */
+export const replayCommands: CommandGroup = {
+  name: 'replay',
+  summary: "replay: an endpoint's failed deliveries since a time, sent again",
+  commands: [
+    {
+      name: 'replay',
+      summary: 'queue again every event an endpoint failed to get since a time',
+      notes:
+        'Each event whose delivery failed or was abandoned since --since is queued once, oldest first, at most --limit of them; events with a delivery already pending are left alone. The endpoint must be on.',
+      synopsis: '--webhook WEBHOOK_ID --since TIME [--limit N] [--dry-run]',
+      flags: {
+        webhook: { type: 'string', value: 'WEBHOOK_ID', help: 'the endpoint, whatever its org' },
+        since: { type: 'string', value: 'TIME', help: 'an ISO 8601 time, e.g. 2026-11-26T08:00:00Z' },
+        limit: { type: 'string', value: 'N', help: 'at most this many events, 1 to 1000 (default 100)' },
+        'dry-run': { type: 'boolean', help: 'list the events that would be queued; queue nothing' },
+      },
+      run: async ({ values }, database) => {
+        const webhookId = requiredUuid(values, 'webhook', 'a webhook id');
+        const sinceText = required(values, 'since');
+        const since = new Date(sinceText);
+        if (!/^\d{4}-\d\d-\d\dT/.test(sinceText) || Number.isNaN(since.getTime())) {
+          throw new UsageError(`--since must be an ISO 8601 time such as 2026-11-26T08:00:00Z, got "${sinceText}"`);
+        }
+        const { MAX_REPLAY, replayDeliveries } = await import('../../webhooks/operator.js');
+        const limit = optionalInteger(values, 'limit') ?? 100;
+        if (limit < 1 || limit > MAX_REPLAY) throw new UsageError(`--limit must be from 1 to ${MAX_REPLAY}`);
+        const dryRun = values['dry-run'] === true;
+        const report = await replayDeliveries(await database(), webhookId, { since, limit, now: new Date(), dryRun });
+        const rows = [
+          ...report.queued.map((event) => [event, dryRun ? 'would queue' : 'queued']),
+          ...report.alreadyPending.map((event) => [event, 'already pending']),
+        ];
+        const summary = dryRun
+          ? `${report.queued.length} event(s) would be queued.`
+          : `${report.queued.length} event(s) queued, ${report.alreadyPending.length} already pending.`;
+        return {
+          human: `${table(['EVENT', 'OUTCOME'], rows, 'No failed or abandoned delivery since then.')}\n${summary}`,
+          json: { dry_run: dryRun, queued: report.queued, already_pending: report.alreadyPending },
+        };
       },
     },
   ],

@@ -1,0 +1,68 @@
+// `webhook list`, `webhook disable`, `webhook enable`: any org's webhook endpoints.
+import { requiredUuid } from '../args.js';
+import type { AdminCommand, CommandGroup, Input } from './command.js';
+import { table } from './table.js';
+
+const WEBHOOK_ARG = ['WEBHOOK_ID'];
+
+function webhookIdOf({ args: [id] }: Input): string {
+  return requiredUuid({ webhook: id }, 'webhook', 'a webhook id');
+}
+
+/** `webhook disable` or `webhook enable`: switches an endpoint off or on as PATCH /webhooks/{id} does. */
+function switchCommand(active: boolean): AdminCommand {
+  return {
+    name: active ? 'webhook enable' : 'webhook disable',
+    summary: active
+      ? 'switch an endpoint on again (its failure streak starts over)'
+      : 'switch an endpoint off; its pending deliveries are abandoned',
+    synopsis: 'WEBHOOK_ID',
+    flags: {},
+    args: WEBHOOK_ARG,
+    run: async (input, database) => {
+      const { setWebhookActive } = await import('../../webhooks/operator.js');
+      const webhook = await setWebhookActive(await database(), webhookIdOf(input), active, new Date());
+      return { human: `Webhook ${webhook.id} is now ${active ? 'on' : 'off'}.`, json: webhook };
+    },
+  };
+}
+
+/** The webhook endpoint commands. */
+export const webhookCommands: CommandGroup = {
+  name: 'webhook',
+  summary: "webhooks: an org's endpoints, switched off or on",
+  commands: [
+    {
+      name: 'webhook list',
+      summary: "list an org's endpoints, newest first, with their last delivery",
+      synopsis: '--org ORG_ID',
+      flags: { org: { type: 'string', value: 'ORG_ID', help: 'the org' } },
+      run: async ({ values }, database) => {
+        const orgId = requiredUuid(values, 'org', 'an org id');
+        const [{ requireOrg }, { listOrgWebhooks }] = await Promise.all([
+          import('../../orgs/service.js'),
+          import('../../webhooks/operator.js'),
+        ]);
+        const db = await database();
+        await requireOrg(db, orgId);
+        const endpoints = await listOrgWebhooks(db, orgId);
+        return {
+          human: table(
+            ['ID', 'STATE', 'LAST DELIVERY', 'URL', 'EVENTS'],
+            endpoints.map((endpoint) => [
+              endpoint.id,
+              endpoint.active ? 'on' : 'off',
+              endpoint.last_delivery_at ? `${endpoint.last_delivery_at} ${endpoint.last_delivery_status}` : '-',
+              endpoint.url,
+              endpoint.events.join(','),
+            ]),
+            'No webhook endpoints.',
+          ),
+          json: endpoints,
+        };
+      },
+    },
+    switchCommand(false),
+    switchCommand(true),
+  ],
+};

@@ -1,0 +1,93 @@
+// What the operator CLI does with any org's webhook endpoints: list an org's, switch one off or on,
+// redeliver one delivery, and replay an endpoint's failed deliveries since a time. The rules are the
+// API's (a switched-off endpoint gets nothing; one delivery of an event pending at a time); the org's
+// cap on redeliveries does not apply, a replay is bounded by its own limit instead.
+import type { Db } from '../database/connect.js';
+import { DomainError } from '../errors.js';
+import * as deliveries from './delivery-queries.js';
+import { toWebhook, type Webhook } from './mapper.js';
+import { MAX_ENDPOINTS_PER_ORG } from './policy.js';
+import * as webhooks from './queries.js';
+import { queueRedelivery } from './service.js';
+
+/** The most deliveries one replay queues. */
+export const MAX_REPLAY = 1_000;
+
+function unknownEndpoint(id: string): DomainError {
+  return new DomainError('not_found', `no webhook with id ${id}`, { param: 'webhook' });
+}
+
+/** The org's live endpoints, newest first (an org has at most MAX_ENDPOINTS_PER_ORG). */
+export async function listOrgWebhooks(db: Db, orgId: string): Promise<Webhook[]> {
+  const { rows } = await webhooks.listWebhookRows(db, orgId, { limit: MAX_ENDPOINTS_PER_ORG, offset: 0 });
+  return rows.map(toWebhook);
+}
+
+/**
+ * Switches the endpoint off (its pending deliveries are abandoned) or on (its failure streak cleared),
+ * as PATCH /webhooks/{id} does. Throws not_found (param webhook).
+ */
+export async function setWebhookActive(db: Db, id: string, active: boolean, now: Date): Promise<Webhook> {
+  const orgId = await webhooks.findWebhookOrg(db, id);
+  if (!orgId) throw unknownEndpoint(id);
+  const row = await db.transaction().execute(async (trx) => {
+    const updated = await webhooks.updateWebhookRow(trx, orgId, id, { active, now });
+    if (!updated) throw unknownEndpoint(id);
+    if (!active) await deliveries.abandonPendingDeliveries(trx, id);
+    return updated;
+  });
+  return toWebhook(row);
+}
+
+async function requireActiveEndpoint(db: Db, id: string): Promise<string> {
+  const orgId = await webhooks.findWebhookOrg(db, id);
+  if (!orgId) throw unknownEndpoint(id);
+  const row = await webhooks.findWebhookRow(db, orgId, id);
+  if (!row?.active) {
+    throw new DomainError('invalid_state', `webhook ${id} is switched off; switch it on first (admin webhook enable)`);
+  }
+  return orgId;
+}
+
+/**
+ * Queues the delivery's event to its endpoint again, or finds the one already pending. Throws not_found
+ * (param delivery) for an unknown delivery, invalid_state for a switched-off endpoint.
+ */
+export async function redeliverAny(db: Db, deliveryId: string, now: Date): Promise<{ id: string; queued: boolean }> {
+  const delivery = await deliveries.findAnyDelivery(db, deliveryId);
+  if (!delivery) throw new DomainError('not_found', `no delivery with id ${deliveryId}`, { param: 'delivery' });
+  const orgId = await requireActiveEndpoint(db, delivery.webhook_id);
+  return db
+    .transaction()
+    .execute((trx) => queueRedelivery(trx, { orgId, webhookId: delivery.webhook_id, eventId: delivery.event_id, now }));
+}
+
+/** What a replay did: the events queued again, and those that already had a delivery pending. */
+export interface ReplayReport {
+  queued: string[];
+  alreadyPending: string[];
+}
+
+/**
+ * Queues again every event whose delivery to the endpoint failed or was abandoned since `since`
+ * (oldest first, at most `limit` events, each once however many of its deliveries failed); with
+ * `dryRun`, only lists them. Throws not_found (param webhook), invalid_state for a switched-off
+ * endpoint.
+ */
+export async function replayDeliveries(
+  db: Db,
+  webhookId: string,
+  options: { since: Date; limit: number; now: Date; dryRun: boolean },
+): Promise<ReplayReport> {
+  const orgId = await requireActiveEndpoint(db, webhookId);
+  const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
+  if (options.dryRun) return { queued: events, alreadyPending: [] };
+  const report: ReplayReport = { queued: [], alreadyPending: [] };
+  for (const eventId of events) {
+    const { queued } = await db
+      .transaction()
+      .execute((trx) => queueRedelivery(trx, { orgId, webhookId, eventId, now: options.now }));
+    (queued ? report.queued : report.alreadyPending).push(eventId);
+  }
+  return report;
+}
