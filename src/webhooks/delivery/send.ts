@@ -45,9 +45,9 @@ async function readExcerpt(body: ReadableStream<Uint8Array> | null): Promise<str
 }
 
 /**
- * ky's `fetch` option: undici's own fetch on `dispatcher`. Node's global fetch is a bundled undici of
- * another major, which cannot drive this package's dispatchers, so fetch and dispatcher come from the
- * same undici. ky hands over a Request of Node's global fetch, which undici's fetch does not take as
+ * ky's `fetch` option: undici's own fetch on `dispatcher`. Node's global fetch is the undici Node
+ * bundles (7 in Node 24), whose request handlers an undici 8 Agent rejects (UND_ERR_INVALID_ARG), so
+ * fetch and dispatcher come from the same undici. ky hands over a Request of Node's global fetch, which undici's fetch does not take as
  * input: its URL, method, headers, body, redirect mode and signal are passed instead.
  */
 function fetchThrough(dispatcher: Dispatcher): NonNullable<Options['fetch']> {
