@@ -1,13 +1,22 @@
 // Signed delivery to real HTTPS receivers: headers, envelope, signatures checked independently, new
 // events picked up at once, test sends, redelivery, invalid payloads, and secret rotation.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { validators } from '../src/contract/validators.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
 import { connectDatabase } from '../src/database/connect.js';
 import { listDeliveryLog } from '../src/webhooks/service.js';
 import { startTestApp } from './support/app.js';
-import { answer, slowly, startReceiver, type ReceivedRequest, type Receiver } from './support/webhook-receiver.js';
+import {
+  answer,
+  slowly,
+  startReceiver,
+  testTls,
+  type ReceivedRequest,
+  type Receiver,
+} from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
 let env: WebhookEnv;
@@ -239,6 +248,30 @@ describe('POST /webhooks/{id}/test', () => {
     });
     // The real duration, not the 10-second send timeout.
     expect(data!.data.attempts[0]!.duration_ms).toBeLessThan(1_000);
+  });
+
+  it('logs a receiver answering 101 Switching Protocols as a failure it names, not as the HTTP client assertion', async () => {
+    // A raw receiver behind TLS: it reads the request's first bytes and answers with the bare status line.
+    const tls = await testTls();
+    const sockets = new Set<TLSSocket>();
+    const raw = createTlsServer({ key: tls.key, cert: tls.cert }, (socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.write('HTTP/1.1 101 Switching Protocols\r\n\r\n'));
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    try {
+      const { id } = await register(env, `https://127.0.0.1:${(raw.address() as AddressInfo).port}/hooks`);
+      const { data } = await env.app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } });
+      expect(data?.data).toMatchObject({ status: 'failed', attempts: [{ status_code: null, failure_kind: 'other' }] });
+      const excerpt = data!.data.attempts[0]!.response_excerpt;
+      expect(excerpt).toMatch(/could not be read as an HTTP response.*101 Switching Protocols/);
+      expect(excerpt).not.toMatch(/assert|falsy|==/);
+      expect(data!.data.attempts[0]!.duration_ms).toBeLessThan(5_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => raw.close(resolve));
+    }
   });
 });
 

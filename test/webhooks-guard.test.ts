@@ -122,6 +122,27 @@ describe('postDelivery', () => {
       await agent.destroy();
     }
   });
+
+  it('refuses every bad port of the Fetch standard it is given, port 0 included, and no ordinary port', async () => {
+    const agent = createGuardedAgent({ allowlist: parseAllowlist(['127.0.0.0/8']), caCerts: [] });
+    try {
+      for (const port of [0, 25, 6000, 10080]) {
+        const error = await postDelivery(agent, `https://127.0.0.1:${port}/x`, {}, '{}').then(
+          () => null,
+          (caught: unknown) => caught,
+        );
+        expect(classifyError(error), String(port)).toBe('guard');
+      }
+      // Port 2 is not on the list: the attempt reaches the network and the closed port refuses it.
+      const ordinary = await postDelivery(agent, 'http://127.0.0.1:2/x', {}, '{}').then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect(classifyError(ordinary)).toBe('connection_refused');
+    } finally {
+      await agent.destroy();
+    }
+  });
 });
 
 describe('verifySignature', () => {

@@ -1,8 +1,19 @@
-// Maps a failed request to the spec's failure kinds (WebhookFailureKind).
+// Maps a failed request to the spec's failure kinds (WebhookFailureKind) and describes it for the log.
+import { isNetworkError } from 'ky';
 import type { components } from '../../../generated/openapi.js';
 
 /** Why an attempt failed, as the spec names it. */
 export type FailureKind = components['schemas']['WebhookFailureKind'];
+
+/**
+ * Node's code for a failed assertion. Thrown from inside the HTTP client it means the receiver's answer
+ * was one the client cannot handle at all, such as a 101 Switching Protocols to a plain POST.
+ */
+const ASSERTION_CODE = 'ERR_ASSERTION';
+
+/** What the log says instead of the client's own assertion text. */
+const UNREADABLE_ANSWER =
+  "the receiver's answer could not be read as an HTTP response to this request (an unrequested 1xx such as 101 Switching Protocols, or a malformed answer)";
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$|HOSTNAME_MISMATCH|ERR_OSSL)/;
 
@@ -44,11 +55,20 @@ export function classifyError(error: unknown): FailureKind {
   return 'other';
 }
 
+/**
+ * Whether `error` only wraps its cause without saying more: ky's NetworkError, and the TypeError fetch
+ * rejects with for any network failure (the reason is its cause).
+ */
+function isWrapper(error: Error): boolean {
+  return error.cause instanceof Error && (isNetworkError(error) || error.name === 'TypeError');
+}
+
 /** A short human-readable description of a send error, for the delivery log. */
 export function describeError(error: unknown): string {
+  if (codesOf(error).includes(ASSERTION_CODE)) return UNREADABLE_ANSWER;
   const parts: string[] = [];
   for (let current = error, depth = 0; current instanceof Error && depth < 6; depth += 1) {
-    if (!parts.includes(current.message)) parts.push(current.message);
+    if (!isWrapper(current) && !parts.includes(current.message)) parts.push(current.message);
     current = current.cause;
   }
   return parts.join(': ').slice(0, 500) || 'unknown error';
