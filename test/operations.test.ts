@@ -71,10 +71,18 @@ describe('the metrics server', () => {
       'webhook_queue_oldest_due_age_seconds',
       'call_status_changes_total',
       'retention_deleted_rows_total',
+      'retention_last_success_timestamp_seconds',
+      'webhook_event_to_first_attempt_seconds',
+      'build_info',
       'process_cpu_seconds_total',
     ]) {
       expect(before, name).toContain(`# TYPE ${name} `);
     }
+    // Counters a dashboard alerts on exist before the first event they count.
+    for (const reason of ['org_rate_limit', 'auth_failures', 'test_sends', 'redeliveries']) {
+      expect(before, reason).toContain(`rate_limit_rejections_total{reason="${reason}"} 0`);
+    }
+    expect(before).toMatch(new RegExp(`^build_info\\{version="[^"]+",node="${process.versions.node}"\\} 1$`, 'm'));
 
     const receiver = await startReceiver(answer(200));
     receivers.push(receiver);
@@ -106,6 +114,8 @@ describe('the metrics server', () => {
       sample(before, 'http_request_duration_seconds_count', { operation: 'upsertContact', status: '200' }) + 3,
     );
     expect(sample(after, 'call_status_changes_total', { from: 'none', to: 'queued' })).toBeGreaterThanOrEqual(1);
+    // Each contact.created event's first attempt was timed from its delivery being queued.
+    expect(sample(after, 'webhook_event_to_first_attempt_seconds_count')).toBeGreaterThanOrEqual(3);
     expect(sample(after, 'db_pool_connections') + sample(after, 'webhook_queue_depth')).toBeGreaterThanOrEqual(0);
 
     const probes = await fetch(`http://127.0.0.1:${metricsServer.port}/readyz`);

@@ -101,7 +101,7 @@ export function createMetrics(): Metrics {
     eventToFirstAttempt: new Histogram({
       ...on,
       name: 'webhook_event_to_first_attempt_seconds',
-      help: "From an event's creation to the end of its delivery's first attempt to an endpoint.",
+      help: 'From a delivery being queued (with its event, or by a redelivery) to the start of its first attempt.',
       buckets: FIRST_ATTEMPT_BUCKETS,
     }),
   };

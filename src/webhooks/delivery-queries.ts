@@ -26,6 +26,8 @@ export interface ClaimedDelivery {
   webhookId: string;
   orgId: string;
   attemptCount: number;
+  /** When the delivery was queued: with the event for a new event, later for a redelivery. */
+  createdAt: Date;
   lease: { owner: string; expiresAt: Date };
   event: StoredEvent;
   /** The endpoint as it was at the claim: its URL, its live secrets (newest first), and whether it is on. */
@@ -37,6 +39,7 @@ interface ClaimedRow {
   webhook_id: string;
   org_id: string;
   attempt_count: number;
+  created_at: Date;
   lease_owner: string;
   lease_expires_at: Date;
   event_id: string;
@@ -63,6 +66,7 @@ function claimedOf(row: ClaimedRow): ClaimedDelivery {
     webhookId: row.webhook_id,
     orgId: row.org_id,
     attemptCount: row.attempt_count,
+    createdAt: row.created_at,
     lease: { owner: row.lease_owner, expiresAt: row.lease_expires_at },
     event: {
       id: row.event_id,
@@ -158,7 +162,7 @@ export async function claimDeliveries(
     UPDATE webhook_deliveries AS d SET lease_expires_at = ${lease.expiresAt}, lease_owner = ${lease.owner}
     FROM claimable AS c, events AS e, webhooks AS w
     WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
-    RETURNING d.id, d.webhook_id, d.org_id, d.attempt_count, d.lease_owner, d.lease_expires_at,
+    RETURNING d.id, d.webhook_id, d.org_id, d.attempt_count, d.created_at, d.lease_owner, d.lease_expires_at,
               e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at, e.traceparent,
               w.url, w.secret, w.active,
               ${liveSecrets('w', lease.now)} AS previous_secrets`.execute(db);
@@ -228,6 +232,7 @@ export async function insertClaimedTestDelivery(
       webhook_id: test.webhookId,
       org_id: test.orgId,
       attempt_count: delivery.attempt_count,
+      created_at: lease.now,
       lease_owner: lease.owner,
       lease_expires_at: lease.expiresAt,
       event_id: event.id,

@@ -217,6 +217,10 @@ function report(
   }
   if (recorded.outcome !== 'recorded') return;
   metrics.webhookAttempts.inc({ outcome: result.failureKind ?? 'success' });
+  // How long events wait for their first attempt (test sends are made on request, so they say nothing).
+  if (claimed.attemptCount === 0 && event.kind !== 'webhook.test') {
+    metrics.eventToFirstAttempt.observe((result.attemptedAt.getTime() - claimed.createdAt.getTime()) / 1000);
+  }
   if (recorded.switchedOff) {
     logger.warn(
       { webhookId: claimed.webhookId, failingSince: recorded.failingSince, dropped: recorded.abandoned },

@@ -1,5 +1,4 @@
 // Maps a failed request to the spec's failure kinds (WebhookFailureKind) and describes it for the log.
-import { isNetworkError } from 'ky';
 import type { components } from '../../../generated/openapi.js';
 
 /** Why an attempt failed, as the spec names it. */
@@ -55,20 +54,12 @@ export function classifyError(error: unknown): FailureKind {
   return 'other';
 }
 
-/**
- * Whether `error` only wraps its cause without saying more: ky's NetworkError, and the TypeError fetch
- * rejects with for any network failure (the reason is its cause).
- */
-function isWrapper(error: Error): boolean {
-  return error.cause instanceof Error && (isNetworkError(error) || error.name === 'TypeError');
-}
-
 /** A short human-readable description of a send error, for the delivery log. */
 export function describeError(error: unknown): string {
   if (codesOf(error).includes(ASSERTION_CODE)) return UNREADABLE_ANSWER;
   const parts: string[] = [];
   for (let current = error, depth = 0; current instanceof Error && depth < 6; depth += 1) {
-    if (!isWrapper(current) && !parts.includes(current.message)) parts.push(current.message);
+    if (!parts.includes(current.message)) parts.push(current.message);
     current = current.cause;
   }
   return parts.join(': ').slice(0, 500) || 'unknown error';
