@@ -4,6 +4,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { chmod, mkdir, readFile, stat, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -256,3 +257,53 @@ it('leaves the mode of a folder it did not create alone, and refuses one others 
   expect(accepted.code, accepted.stderr).toBe(0);
   expect((await stat(own)).mode & 0o7777).toBe(0o750);
 });
+
+/** The listener process's resident memory, in bytes (from /proc). */
+async function residentBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)![1]) * 1024;
+}
+
+/** POSTs `size` bytes (streamed, never held whole) with `headers`; resolves with the status, or the error code. */
+function postLarge(url: string, size: number, headers: Record<string, string>): Promise<number | string> {
+  return new Promise((resolve) => {
+    const request = https.request(url, { method: 'POST', headers, rejectUnauthorized: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    const chunk = Buffer.alloc(1024 * 1024, 'x');
+    let sent = 0;
+    const pump = () => {
+      while (sent < size) {
+        sent += chunk.length;
+        if (!request.write(chunk)) return void request.once('drain', pump);
+      }
+      request.end();
+    };
+    pump();
+  });
+}
+
+it('refuses unsigned requests and bodies over 1 MiB before reading them, keeping its memory small', async () => {
+  const small = startListener(['--port', '0', '--config-dir', path.join(dir, 'memory')], {
+    WEBHOOK_SECRETS: 'a'.repeat(64),
+  });
+  try {
+    const url = (await small.next('listening')).url as string;
+    const before = await residentBytes(small.child.pid!);
+    const unsigned = await postLarge(url, 400 * 1024 * 1024, { 'content-type': 'application/json' });
+    const signed = await postLarge(url, 400 * 1024 * 1024, {
+      'content-type': 'application/json',
+      'x-svc-signature': `t=${Date.now()},v1=${'0'.repeat(64)}`,
+    });
+    // Refused with 400 and 413, or cut off while the client was still sending: never read in full.
+    expect([400, 'ECONNRESET', 'EPIPE']).toContain(unsigned);
+    expect([413, 'ECONNRESET', 'EPIPE']).toContain(signed);
+    const growth = (await residentBytes(small.child.pid!)) - before;
+    expect(growth).toBeLessThan(64 * 1024 * 1024);
+    expect(small.child.exitCode).toBeNull();
+  } finally {
+    await stop(small.child);
+  }
+}, 120_000);

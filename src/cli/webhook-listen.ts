@@ -9,7 +9,7 @@ import { startHttpsReceiver } from '../tools/https-receiver.js';
 import { ApiCallError, apiRootOf, type ApiAccess } from '../tools/listen/api-client.js';
 import { forwardTarget } from '../tools/listen/forward.js';
 import { listenOutput, type ListenOutput } from '../tools/listen/output.js';
-import { receiveDelivery } from '../tools/listen/receive.js';
+import { MAX_DELIVERY_BYTES, receiveDelivery, screenDelivery } from '../tools/listen/receive.js';
 import { endpointFile, ensureEndpoint, forgetEndpoint, readStoredEndpoint } from '../tools/listen/registration.js';
 import { readSecrets } from '../tools/listen/secrets.js';
 import { defaultStateDir, openStateDir } from '../tools/listen/state-dir.js';
@@ -21,6 +21,7 @@ const USAGE = `Usage: voice-call-api webhook:listen [options]
        npm run webhook:listen -- [options]            (from a checkout)
 
 A local HTTPS receiver that verifies each signed delivery, prints its event and can forward it.
+Requests without an x-svc-signature header (400) and bodies over 1 MiB (413) are refused unread.
 
 Signing secret (never on the command line, where other users can read it):
   WEBHOOK_SECRETS=HEX[,HEX]      environment variable (two during a rotation)
@@ -187,6 +188,9 @@ async function listen(request: ListenRequest, output: ListenOutput): Promise<num
     tls,
     host: request.host,
     port: request.port ?? storedPort ?? request.envPort ?? 8443,
+    // Unsigned requests and bodies over 1 MiB are refused before their body is read.
+    screen: (incoming) => screenDelivery(incoming.headers),
+    maxBodyBytes: MAX_DELIVERY_BYTES,
     answer: (received, _request, response) =>
       void receiveDelivery(received, response, { secrets, forwardTo: request.forwardTo, report: output.delivery }),
   });

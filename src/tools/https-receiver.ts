@@ -1,5 +1,7 @@
 // An HTTPS server on a local port that reads each request in full, records it and lets its owner answer;
-// it keeps every connection from the moment it is accepted, so closing it never waits on a client.
+// it keeps every connection from the moment it is accepted, so closing it never waits on a client. An
+// owner may refuse a request from its headers alone and cap the body, so that what it will not accept
+// is never read into memory.
 import https from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -25,6 +27,13 @@ export interface HttpsReceiverOptions {
   answer(received: ReceivedRequest, request: IncomingMessage, response: ServerResponse): void;
   /** Sees each request as it begins to arrive (its headers were read), whether or not its body ever completes. */
   onArrival?(request: IncomingMessage, response: ServerResponse): void;
+  /**
+   * Looks at a request's headers before any of its body is read: an answer returned here is sent at once
+   * and the body is never read (the connection closes). Null lets the request in.
+   */
+  screen?(request: IncomingMessage): { status: number; body: string } | null;
+  /** The largest body read, in bytes; a longer one is answered 413 and its connection closed. Unlimited unless given. */
+  maxBodyBytes?: number;
   /** The address to listen on: 127.0.0.1 unless given. */
   host?: string;
   /** The port: any free one unless given. */
@@ -42,6 +51,25 @@ export interface HttpsReceiver {
   close(): Promise<void>;
 }
 
+function bodyTooLarge(max: number): { status: number; body: string } {
+  return { status: 413, body: JSON.stringify({ error: `the body is over ${max} bytes` }) };
+}
+
+/** The 413 for a request whose declared length is over `max`, or null. */
+function tooLarge(request: IncomingMessage, max: number | undefined): { status: number; body: string } | null {
+  const declared = Number(request.headers['content-length'] ?? 0);
+  return max !== undefined && declared > max ? bodyTooLarge(max) : null;
+}
+
+/** Answers `refusal` at once, reads nothing more of the request and closes its connection once sent. */
+function refuse(request: IncomingMessage, response: ServerResponse, refusal: { status: number; body: string }): void {
+  if (!response.headersSent) {
+    response.writeHead(refusal.status, { 'content-type': 'application/json', connection: 'close' }).end(refusal.body);
+  }
+  request.pause();
+  response.once('finish', () => request.socket.destroy());
+}
+
 /** Starts an HTTPS receiver; rejects when it cannot listen (the port is taken, the address is not local). */
 export async function startHttpsReceiver(options: HttpsReceiverOptions): Promise<HttpsReceiver> {
   const host = options.host ?? '127.0.0.1';
@@ -54,9 +82,21 @@ export async function startHttpsReceiver(options: HttpsReceiverOptions): Promise
     },
     (request, response) => {
       options.onArrival?.(request, response);
+      const refusal = options.screen?.(request) ?? tooLarge(request, options.maxBodyBytes);
+      if (refusal) return refuse(request, response, refusal);
       const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let length = 0;
+      request.on('data', (chunk: Buffer) => {
+        length += chunk.length;
+        if (options.maxBodyBytes !== undefined && length > options.maxBodyBytes) {
+          chunks.length = 0;
+          refuse(request, response, bodyTooLarge(options.maxBodyBytes));
+          return;
+        }
+        chunks.push(chunk);
+      });
       request.on('end', () => {
+        if (response.headersSent) return;
         const bytes = Buffer.concat(chunks);
         const received: ReceivedRequest = {
           method: request.method ?? '',

@@ -6,6 +6,21 @@ import { summarizeEvent } from '../event-summary.js';
 import type { ReceivedRequest } from '../https-receiver.js';
 import { forwardDelivery, type ForwardResult } from './forward.js';
 
+/** The largest body the listener reads: a delivery is a few kilobytes, so anything this big is not one. */
+export const MAX_DELIVERY_BYTES = 1024 * 1024;
+
+/**
+ * The answer to a request that is no signed delivery, from its headers alone (its body is then never
+ * read), or null: one without an x-svc-signature header is refused with 400.
+ */
+export function screenDelivery(headers: IncomingHttpHeaders): { status: number; body: string } | null {
+  if (typeof headers['x-svc-signature'] === 'string') return null;
+  return {
+    status: 400,
+    body: JSON.stringify({ error: 'no x-svc-signature header: this listener takes signed deliveries only' }),
+  };
+}
+
 /** One request as the listener saw it, for printing. */
 export interface DeliveryRecord {
   at: string;
