@@ -668,7 +668,8 @@ describe('contacts import', CLI_TESTS, () => {
       ].join('\n') + '\n',
     );
     const first = await admin('contacts', 'import', '--org', orgId, file, '--json');
-    expect(first.code, first.stderr).toBe(0);
+    // Rows were rejected: the exit status says so, after the others were imported.
+    expect(first.code, first.stderr).toBe(1);
     const summary = JSON.parse(first.stdout);
     // Every row is accounted for: rows = created + updated + rejected.
     expect(summary).toMatchObject({ rows: 5, created: 2, updated: 0, rejected: 3 });
@@ -684,7 +685,7 @@ describe('contacts import', CLI_TESTS, () => {
       details: { phone_e164: ['+919811000001 repeats line 2; only the first row of a number is imported'] },
     });
     const human = await admin('contacts', 'import', '--org', orgId, file);
-    expect(human.code, human.stderr).toBe(0);
+    expect(human.code, human.stderr).toBe(1);
     expect(human.stdout).toContain(`\n  line 6: ${repeat}\n`);
     const help = await admin('contacts', 'import', '--help');
     expect(help.stdout).toContain('A phone number that repeats an earlier line is skipped too');
@@ -704,7 +705,7 @@ describe('contacts import', CLI_TESTS, () => {
     expect((await events(orgId)).length).toBe(2);
 
     const again = await admin('contacts', 'import', '--org', orgId, file, '--json');
-    expect(again.code, again.stderr).toBe(0);
+    expect(again.code, again.stderr).toBe(1);
     expect(JSON.parse(again.stdout)).toMatchObject({ rows: 5, created: 0, updated: 2, rejected: 3 });
     expect((await events(orgId)).length).toBe(2);
   });
@@ -733,9 +734,12 @@ describe('contacts import', CLI_TESTS, () => {
     );
 
     const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
-    expect(result.code, result.stderr).toBe(0);
+    expect(result.code, result.stderr).toBe(1);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ rows: rows.length, created: 0, updated: 0, rejected: rows.length });
+    // A nullable field's message says what the value should be, without the null branch's "must be null".
+    expect(summary.rejections[2].error.details.language_pref).not.toContain('must be null');
+    expect(summary.rejections[2].error.details.language_pref).toContain('must match the pattern ^[a-z]{2}-[A-Z]{2}$');
 
     for (const [index, row] of rows.entries()) {
       const body = Object.fromEntries(
@@ -759,7 +763,7 @@ describe('contacts import', CLI_TESTS, () => {
     });
 
     const human = await admin('contacts', 'import', '--org', orgId, file);
-    expect(human.code, human.stderr).toBe(0);
+    expect(human.code, human.stderr).toBe(1);
     expect(human.stdout).toContain(`\n  line 2: ${summary.rejections[0].error.message}\n`);
     expect(human.stdout).toContain(`\n  line 10: ${summary.rejections[8].error.message}; email: `);
   });
@@ -783,11 +787,18 @@ describe('contacts import', CLI_TESTS, () => {
     lines.push('+919812099999,"unterminated,manual');
     await writeFile(broken, lines.join('\n') + '\n');
 
+    const empty = path.join(dir, 'empty.csv');
+    await writeFile(empty, '');
+    // One line over 1 MiB, pure ASCII: refused for its length, read in constant memory.
+    const longLine = path.join(dir, 'long-line.csv');
+    await writeFile(longLine, `phone_e164,name\n+919811000012,${'x'.repeat(3 * 1024 * 1024)}\n`);
     const escapeHeader = path.join(dir, 'escape-header.csv');
     await writeFile(escapeHeader, 'phone_e164,\u001b[2Jname\u0007\n+919811000011,X\n');
     for (const [file, message] of [
       [badHeader, 'unknown column(s) phone, full_name'],
       [escapeHeader, 'unknown column(s) \\x1b[2Jname\\x07'],
+      [empty, 'the file has no rows'],
+      [longLine, 'line 2 is longer than 1 MiB'],
       [latin1, 'not valid UTF-8'],
       [broken, 'malformed CSV'],
       [path.join(dir, 'missing.csv'), 'file not found'],
@@ -815,7 +826,7 @@ describe('contacts import', CLI_TESTS, () => {
     rows[1200] = '+91981,Short number,manual';
     await writeFile(file, rows.join('\n') + '\n');
     const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
-    expect(result.code, result.stderr).toBe(0);
+    expect(result.code, result.stderr).toBe(1);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ rows: 1500, created: 1498, updated: 0, rejected: 2 });
     expect(summary.created + summary.updated + summary.rejected).toBe(summary.rows);

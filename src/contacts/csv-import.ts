@@ -11,7 +11,7 @@ import { messagesByField } from '../contract/validation-messages.js';
 import { validators } from '../contract/validators.js';
 import { invalidField, invalidFields, type DomainError } from '../errors.js';
 import { emitEvents } from '../webhooks/outbox.js';
-import { IMPORT_BATCH_SIZE as BATCH_SIZE, MAX_LISTED_REJECTIONS } from './policy.js';
+import { IMPORT_BATCH_SIZE as BATCH_SIZE, IMPORT_MAX_LINE_BYTES, MAX_LISTED_REJECTIONS } from './policy.js';
 import * as contacts from './queries.js';
 
 /** A file that cannot be imported at all (bad encoding, header, or CSV structure); nothing was written. */
@@ -42,17 +42,38 @@ type CsvRecords = AsyncIterable<{ record: Record<string, string>; info: { lines:
 /** Physical lines listed in a bad-encoding report, at the most. */
 const MAX_LISTED_LINES = 20;
 
-function readRecords(file: string): CsvRecords {
+/** The file's CSV records; `onHeader` is called with the checked column names once the header is read. */
+function readRecords(file: string, onHeader: (names: string[]) => void = () => undefined): CsvRecords {
   return createReadStream(file).pipe(
-    parse({ bom: true, columns: checkHeader, skip_empty_lines: true, info: true }),
+    parse({
+      bom: true,
+      columns: (header: string[]) => {
+        const names = checkHeader(header);
+        onHeader(names);
+        return names;
+      },
+      skip_empty_lines: true,
+      info: true,
+      max_record_size: IMPORT_MAX_LINE_BYTES,
+    }),
   ) as unknown as CsvRecords;
 }
 
-/** The numbers of the file's lines that are not valid UTF-8, in constant memory. */
+function lineTooLong(line: number): ImportFileError {
+  return new ImportFileError(
+    `line ${line} is longer than ${IMPORT_MAX_LINE_BYTES / 1024 / 1024} MiB, the most a line of a contact file may hold; nothing was imported`,
+  );
+}
+
+/**
+ * The numbers of the file's lines that are not valid UTF-8, in constant memory (at most one line of
+ * IMPORT_MAX_LINE_BYTES is held); throws ImportFileError naming the first line longer than that.
+ */
 async function linesNotUtf8(file: string): Promise<number[]> {
   const bad: number[] = [];
   let line = 1;
   let pending: Buffer[] = [];
+  let pendingBytes = 0;
   const check = (bytes: Buffer) => {
     try {
       new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -60,15 +81,22 @@ async function linesNotUtf8(file: string): Promise<number[]> {
       bad.push(line);
     }
   };
+  const hold = (bytes: Buffer) => {
+    pendingBytes += bytes.length;
+    if (pendingBytes > IMPORT_MAX_LINE_BYTES) throw lineTooLong(line);
+    pending.push(bytes);
+  };
   for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, start)) {
-      check(Buffer.concat([...pending, chunk.subarray(start, at)]));
+      hold(chunk.subarray(start, at));
+      check(Buffer.concat(pending));
       pending = [];
+      pendingBytes = 0;
       start = at + 1;
       line += 1;
     }
-    pending.push(chunk.subarray(start));
+    hold(chunk.subarray(start));
   }
   check(Buffer.concat(pending));
   return bad;
@@ -92,15 +120,22 @@ async function checkFile(file: string): Promise<void> {
     throw new ImportFileError(`the file is not valid UTF-8 text: line ${listed}${more}; nothing was imported`);
   }
   let records = 0;
+  let header = false;
   try {
-    for await (const _record of readRecords(file)) records += 1;
+    for await (const _record of readRecords(file, () => (header = true))) records += 1;
   } catch (error) {
     if (error instanceof ImportFileError) throw error;
+    if ((error as { code?: string }).code === 'CSV_MAX_RECORD_SIZE') {
+      throw new ImportFileError(
+        `a CSV record ending on line ${(error as { lines?: number }).lines ?? '?'} is longer than ${IMPORT_MAX_LINE_BYTES / 1024 / 1024} MiB; nothing was imported`,
+      );
+    }
     if ((error as { code?: string }).code?.startsWith('CSV_')) {
       throw new ImportFileError(`malformed CSV: ${(error as Error).message}`);
     }
     throw error;
   }
+  if (!header) throw new ImportFileError('the file has no rows: it is empty');
   if (records === 0) throw new ImportFileError('the file has a header but no rows');
 }
 

@@ -46,14 +46,20 @@ function describe(error: ErrorObject): string {
       return `must match the pattern ${String(params.pattern)}`;
     case 'parse':
       return 'is not valid JSON';
+    case 'type':
+      return `must be ${[params.type].flat().map(String).join(' or ')}`;
     default:
       return error.message ?? 'is invalid';
   }
 }
 
+/** What a nullable field's null branch says when the value matched neither branch. */
+const NULL_BRANCH = 'must be null';
+
 /**
  * Each failing field's messages, in the order Ajv found them (a Map: field names are the client's text,
- * `__proto__` included). anyOf/oneOf summaries are left out when their branches said more.
+ * `__proto__` included). anyOf/oneOf summaries are left out when their branches said more, and so is
+ * the null branch of a nullable field when another branch says what the value should have been.
  */
 export function messagesByField(
   errors: readonly ErrorObject[],
@@ -66,6 +72,14 @@ export function messagesByField(
     const message = describe(error);
     const list = details.get(path) ?? details.set(path, []).get(path)!;
     if (!list.includes(message)) list.push(message);
+  }
+  for (const [path, messages] of details) {
+    if (messages.length > 1 && messages.includes(NULL_BRANCH)) {
+      details.set(
+        path,
+        messages.filter((message) => message !== NULL_BRANCH),
+      );
+    }
   }
   return details;
 }

@@ -9,10 +9,11 @@ export interface Flag {
   help: string;
 }
 
-/** What a command prints: a text for people, and the value printed with --json. */
+/** What a command prints: a text for people, and the value printed with --json; and its exit status (0 unless given). */
 export interface Output {
   human: string;
   json: unknown;
+  status?: number;
 }
 
 /** The flag values and positional arguments a command runs with. */

@@ -25,7 +25,9 @@ Each row is checked as POST /contacts checks a body. A row the API would refuse 
 with its line number and the API's error (code, param, message; with --json the whole error object).
 A phone number that repeats an earlier line is skipped too and listed as "+91... repeats line N":
 the first row of a number is the one imported. The other rows are imported in one transaction.
-A file that is not UTF-8, has an unknown column or broken CSV quoting is refused as a whole.`,
+A file that is not UTF-8, is empty, has an unknown column, a line over 1 MiB or broken CSV quoting is
+refused as a whole. The file is read in constant memory.
+Exit status: 0 when every row was imported, 1 when any row was rejected (the others are imported).`,
       synopsis: '--org ORG_ID FILE.csv',
       flags: { org: { type: 'string', value: 'ORG_ID', help: 'the org whose contact book to fill' } },
       args: ['FILE.csv'],
@@ -44,7 +46,7 @@ A file that is not UTF-8, has an unknown column or broken CSV quoting is refused
         ];
         if (summary.rejected > summary.rejections.length)
           lines.push(`  … and ${summary.rejected - summary.rejections.length} more`);
-        return { human: lines.join('\n'), json: summary };
+        return { human: lines.join('\n'), json: summary, status: summary.rejected > 0 ? 1 : 0 };
       },
     },
   ],

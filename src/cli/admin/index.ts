@@ -24,8 +24,9 @@ export async function admin(argv: string[]): Promise<number> {
   const { command } = resolved;
   const { database, close } = lazyDatabase();
   try {
-    printOutput(await command.run(readInput(command, resolved.argv), database), json);
-    return 0;
+    const output = await command.run(readInput(command, resolved.argv), database);
+    printOutput(output, json);
+    return output.status ?? 0;
   } catch (error) {
     return await printFailure(error, json, helpHint(command.name));
   } finally {
