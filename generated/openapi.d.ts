@@ -542,7 +542,7 @@ export type components = {
          * @enum {string}
          */
         ErrorCode: "invalid_request" | "unauthorized" | "insufficient_credits" | "forbidden" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "invalid_state" | "too_many_requests" | "internal_error" | "upstream_error" | "service_unavailable" | "request_timeout" | "unsupported_media_type";
-        Error: {
+        ErrorBody: {
             code: components["schemas"]["ErrorCode"];
             /** @description A sentence for humans; its wording may change. */
             message: string;
@@ -554,7 +554,7 @@ export type components = {
             };
         };
         ErrorResponse: {
-            error: components["schemas"]["Error"];
+            error: components["schemas"]["ErrorBody"];
         };
         Pagination: {
             /**
@@ -1053,7 +1053,10 @@ export type components = {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             status: "completed";
             /** Format: int32 */
             duration_sec: number;
@@ -1064,7 +1067,10 @@ export type components = {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             status: "failed";
             /** @description Why the call failed. */
             reason: components["schemas"]["CallFailureReason"] | null;
@@ -1073,27 +1079,33 @@ export type components = {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             status: "no_answer";
-            /** @enum {string|null} */
             reason: "no_answer" | null;
         };
         CallBusyData: {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             status: "busy";
-            /** @enum {string|null} */
             reason: "busy" | null;
         };
         CallCanceledData: {
             /** Format: uuid */
             call_id: string;
             provider_call_id: string;
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             status: "canceled";
-            /** @enum {string|null} */
             reason: "canceled_by_client" | null;
         };
         ContactCreatedData: {
