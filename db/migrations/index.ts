@@ -12,6 +12,7 @@ import * as deliveryLeases from './2026-11-25-009-delivery-leases.js';
 import * as exactWindows from './2026-11-25-010-exact-windows.js';
 import * as historyAndTracing from './2026-11-25-011-history-and-tracing.js';
 import * as dueDeliveriesByEndpoint from './2026-11-25-012-due-deliveries-by-endpoint.js';
+import * as dashboard from './2026-11-26-013-dashboard.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-010-exact-windows': exactWindows,
   '2026-11-25-011-history-and-tracing': historyAndTracing,
   '2026-11-25-012-due-deliveries-by-endpoint': dueDeliveriesByEndpoint,
+  '2026-11-26-013-dashboard': dashboard,
 };

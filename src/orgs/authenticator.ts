@@ -7,7 +7,7 @@ import type { Db } from '../database/connect.js';
 import type { Clock } from '../app-deps.js';
 import { DomainError } from '../errors.js';
 import { parseApiKey, secretMatches } from './api-keys.js';
-import { findKeyByPrefix, type KeyLookup } from './api-key-queries.js';
+import { findKeyByPrefix, markKeyUsed, type KeyLookup } from './api-key-queries.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
 
 /** Who is calling: the org every query of the request is scoped to. */
@@ -24,6 +24,8 @@ const KNOWN_KEYS = 100_000;
 const UNKNOWN_KEYS = 20_000;
 /** Client addresses whose failed authentications are counted; the quietest are forgotten first. */
 const COUNTED_ADDRESSES = 50_000;
+/** A key's last use is written at most this often from one process (the dashboard shows it to the minute). */
+const USE_MARK_INTERVAL_MS = 60_000;
 
 /** Settings of the authenticator. */
 export interface AuthenticatorOptions {
@@ -44,6 +46,8 @@ export class ApiKeyAuthenticator {
   private readonly known: LRUCache<string, KeyLookup> | null;
   private readonly unknown: LRUCache<string, true> | null;
   private readonly allowances: LRUCache<string, Allowance>;
+  /** When this process last wrote each key's last use. */
+  private readonly usesMarked = new LRUCache<string, number>({ max: KNOWN_KEYS });
 
   constructor(
     private readonly db: Db,
@@ -65,12 +69,27 @@ export class ApiKeyAuthenticator {
   async authenticate(authorization: string | undefined, address: string): Promise<AuthContext | null> {
     const parsed = parseBearer(authorization);
     const cached = parsed ? this.known?.get(parsed.prefix) : undefined;
-    if (parsed && cached && isValid(cached, parsed.secret)) return contextOf(cached, parsed.prefix);
+    if (parsed && cached && isValid(cached, parsed.secret)) return this.used(cached, parsed.prefix);
     this.refuseWhenExhausted(address);
     const lookup = parsed ? await this.lookup(parsed.prefix) : undefined;
-    if (parsed && lookup && isValid(lookup, parsed.secret)) return contextOf(lookup, parsed.prefix);
+    if (parsed && lookup && isValid(lookup, parsed.secret)) return this.used(lookup, parsed.prefix);
     this.countFailure(address);
     return null;
+  }
+
+  /**
+   * The context of a valid key, having noted its use: written in the background at most once a minute
+   * per key, so the request never waits for it. A failed write is dropped; the next use a minute later
+   * writes again, and "last used" is only shown, never enforced.
+   */
+  private used(lookup: KeyLookup, prefix: string): AuthContext {
+    const now = this.clock.now();
+    const marked = this.usesMarked.get(prefix);
+    if (marked === undefined || now.getTime() - marked >= USE_MARK_INTERVAL_MS) {
+      this.usesMarked.set(prefix, now.getTime());
+      markKeyUsed(this.db, prefix, now).catch(() => this.usesMarked.delete(prefix));
+    }
+    return contextOf(lookup, prefix);
   }
 
   private async lookup(prefix: string): Promise<KeyLookup | undefined> {

@@ -7,12 +7,14 @@ import { planCommands } from './plans.js';
 import { creditCommands } from './credits.js';
 import { contactCommands } from './contacts.js';
 import { deliveryCommands } from './deliveries.js';
+import { userCommands } from './users.js';
 
 /** The command groups of `voice-call-api admin`. */
 export const GROUPS: CommandGroup[] = [
   orgCommands,
   agentCommands,
   keyCommands,
+  userCommands,
   planCommands,
   creditCommands,
   contactCommands,
