@@ -42,3 +42,30 @@ export function callTotal(db: Db, orgId: string, status: CallStatus | undefined)
     .where('org_id', '=', orgId);
   return status === undefined ? query : query.where('status', '=', status);
 }
+
+/**
+ * How many of the org's calls in `status` were created since `since`, counting at most `cap` (the
+ * dashboard's overview; bounded so an org with millions of calls costs no more than a small one).
+ */
+export async function countRecentInStatus(
+  db: Db,
+  orgId: string,
+  status: CallStatus,
+  since: Date,
+  cap: number,
+): Promise<number> {
+  const row = await db
+    .selectFrom((sub) =>
+      sub
+        .selectFrom('calls')
+        .select(sql<number>`1`.as('one'))
+        .where('org_id', '=', orgId)
+        .where('status', '=', status)
+        .where('created_at', '>', since)
+        .limit(cap)
+        .as('recent'),
+    )
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -19,6 +19,7 @@ import { MAX_ENDPOINTS_PER_ORG, MAX_SECRETS_IN_GRACE, SECRET_GRACE_MS, TEST_SEND
 import * as webhooks from './queries.js';
 
 export type { Webhook, WebhookDelivery } from './mapper.js';
+export type { AttemptOutcome, DeliveryLogEntry } from './attempt-queries.js';
 
 type Schemas = components['schemas'];
 
@@ -294,6 +295,25 @@ export async function listDeliveryLog(
     throw new DomainError('not_found', `no webhook with id ${webhookId}`, { param: 'webhook' });
   }
   return attempts.listDeliveryLog(db, webhookId, options);
+}
+
+/**
+ * The org's endpoint's delivery log: its newest `limit` attempts, newest first, optionally only those
+ * of one outcome (a 2xx answer or not) and one event kind. Throws not_found.
+ */
+export async function listEndpointLog(
+  db: Db,
+  orgId: string,
+  id: string,
+  options: { limit: number; outcome?: attempts.AttemptOutcome; event?: string },
+): Promise<attempts.DeliveryLogEntry[]> {
+  await requireWebhook(db, orgId, id);
+  return attempts.listDeliveryLog(db, id, options);
+}
+
+/** Each endpoint's failed attempts (no 2xx answer) since `since`, by endpoint id. */
+export async function countRecentFailures(db: Db, webhookIds: string[], since: Date): Promise<Map<string, number>> {
+  return attempts.countFailedAttemptsSince(db, webhookIds, since);
 }
 
 /**
