@@ -4,7 +4,7 @@
 import type Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type { AppDeps } from '../app-deps.js';
-import { DomainError } from '../errors.js';
+import { DomainError, notFound } from '../errors.js';
 import { html } from './html.js';
 import { notice, page } from './layout.js';
 import { readSessionCookie } from './cookies.js';
@@ -140,4 +140,12 @@ export function action(env: DashboardEnv, handler: PageHandler, options: { anyRo
     }
     await runHandler(ctx, session, handler);
   };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A path's id, which must be a UUID; throws not_found otherwise (as for an id of another org). */
+export function uuidParam(value: string | undefined, resource: string): string {
+  if (!value || !UUID.test(value)) throw notFound(resource);
+  return value;
 }

@@ -8,6 +8,7 @@ import { setPageHeaders } from './security.js';
 import { signInRoutes } from './pages/sign-in.js';
 import { overviewRoutes } from './pages/overview.js';
 import { keyRoutes } from './pages/keys.js';
+import { webhookRoutes } from './pages/webhooks.js';
 
 /** Registers every dashboard route on `router`. */
 export function dashboardRoutes(router: Router, deps: AppDeps): void {
@@ -27,6 +28,7 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
   signInRoutes(router, env);
   overviewRoutes(router, env);
   keyRoutes(router, env);
+  webhookRoutes(router, env);
   router.all('/dashboard{/*rest}', (ctx) => {
     setPageHeaders(ctx);
     sendProblem(ctx, null, 404, 'There is no dashboard page at this address.');

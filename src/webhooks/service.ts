@@ -4,7 +4,10 @@ import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
-import { DomainError, invalidField, notFound } from '../errors.js';
+import { DomainError, invalidField, invalidFields, notFound } from '../errors.js';
+import { validators } from '../contract/validators.js';
+import { messagesByField } from '../contract/validation-messages.js';
+import type { ErrorObject } from 'ajv';
 import * as attempts from './attempt-queries.js';
 import { deleteInBatches } from '../database/batches.js';
 import * as deliveries from './delivery-queries.js';
@@ -58,6 +61,15 @@ async function deliveryView(db: Db, webhookId: string, deliveryId: string): Prom
   if (!row) throw notFound('delivery', 'delivery_id');
   const [view] = await withAttempts(db, [row]);
   return view!;
+}
+
+/**
+ * The input of a new endpoint from outside the API pipeline (the dashboard's form), checked against the
+ * spec's WebhookCreate schema as the API checks its request body. Throws invalid_request naming the field.
+ */
+export function checkWebhookCreate(input: unknown): Schemas['WebhookCreate'] {
+  if (validators.WebhookCreate(input)) return input;
+  throw invalidFields(messagesByField((validators.WebhookCreate.errors ?? []) as ErrorObject[]));
 }
 
 /**
