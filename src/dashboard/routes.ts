@@ -9,6 +9,10 @@ import { signInRoutes } from './pages/sign-in.js';
 import { overviewRoutes } from './pages/overview.js';
 import { keyRoutes } from './pages/keys.js';
 import { webhookRoutes } from './pages/webhooks.js';
+import { callRoutes } from './pages/calls.js';
+import { contactRoutes } from './pages/contacts.js';
+import { memberRoutes } from './pages/members.js';
+import { auditRoutes } from './pages/audit.js';
 
 /** Registers every dashboard route on `router`. */
 export function dashboardRoutes(router: Router, deps: AppDeps): void {
@@ -29,6 +33,10 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
   overviewRoutes(router, env);
   keyRoutes(router, env);
   webhookRoutes(router, env);
+  callRoutes(router, env);
+  contactRoutes(router, env);
+  memberRoutes(router, env);
+  auditRoutes(router, env);
   router.all('/dashboard{/*rest}', (ctx) => {
     setPageHeaders(ctx);
     sendProblem(ctx, null, 404, 'There is no dashboard page at this address.');

@@ -31,12 +31,17 @@ function originOf(value: string): string | null {
   }
 }
 
+/** The origin the request was sent to (Koa 3's ctx.origin is the Origin header, not this). */
+export function requestOrigin(ctx: Koa.Context): string {
+  return `${ctx.protocol}://${ctx.host}`;
+}
+
 /**
  * Whether the request was sent by a page of this server: its Origin, or when a browser sent none its
  * Referer, is the origin the request came to or the public base URL's. A request with neither fails.
  */
 export function isSameOrigin(ctx: Koa.Context, publicBaseUrl: string): boolean {
-  const allowed = new Set([ctx.origin, originOf(publicBaseUrl)]);
+  const allowed = new Set([requestOrigin(ctx), originOf(publicBaseUrl)]);
   const origin = ctx.get('Origin');
   if (origin) return origin !== 'null' && allowed.has(origin);
   const referer = ctx.get('Referer');

@@ -24,6 +24,7 @@ import { csrfField, notice, page } from '../layout.js';
 import { minute, second } from '../format.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
 import type { Session } from '../sessions.js';
+import { chosen } from './paging.js';
 
 const CURRENT = '/dashboard/webhooks';
 const DAY_MS = 86_400_000;
@@ -114,10 +115,6 @@ function outcomeOf(attempt: webhooks.DeliveryLogEntry): SafeHtml {
   return ok ? html`<span class="state-good">Succeeded</span>` : html`<span class="state-bad">Failed</span>`;
 }
 
-function chosen<T extends string>(value: unknown, allowed: readonly T[]): T | undefined {
-  return typeof value === 'string' && (allowed as readonly string[]).includes(value) ? (value as T) : undefined;
-}
-
 async function endpointPage(
   env: DashboardEnv,
   ctx: Koa.Context,
@@ -127,8 +124,8 @@ async function endpointPage(
 ): Promise<string> {
   const { db } = env.deps;
   const endpoint = await webhooks.getWebhook(db, session.orgId, id);
-  const outcome = chosen(ctx.query.outcome, OUTCOMES);
-  const event = chosen(ctx.query.event, EVENT_KINDS);
+  const outcome = chosen(ctx, 'outcome', OUTCOMES);
+  const event = chosen(ctx, 'event', EVENT_KINDS);
   const log = await webhooks.listEndpointLog(db, session.orgId, id, { limit: DELIVERY_LOG_SIZE, outcome, event });
   const admin = session.role === 'admin';
   const base = `${CURRENT}/${id}`;
