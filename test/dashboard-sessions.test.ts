@@ -135,6 +135,17 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     expect(await overviewStatus(leaving)).toBe(302);
   });
 
+  it('answers a form body over the limit with a 413 page, not an error', async () => {
+    const response = await fetch(`${app.baseUrl}/dashboard/login`, {
+      method: 'POST',
+      headers: { Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `email=${'a'.repeat(7 * 1024 * 1024)}`,
+    });
+    expect(response.status).toBe(413);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+  });
+
   it('marks the cookie Secure when PUBLIC_BASE_URL is https', async () => {
     const secure = await startTestApp(database, {
       workers: false,

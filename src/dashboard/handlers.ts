@@ -33,6 +33,8 @@ const STATUS_OF: Partial<Record<DomainError['code'], number>> = {
 
 const TITLE_OF: Record<number, string> = {
   400: 'That did not work',
+  413: 'Too large',
+  415: 'That did not work',
   403: 'Not allowed',
   404: 'Not found',
   409: 'Not possible now',
@@ -93,11 +95,31 @@ export function view(env: DashboardEnv, handler: PageHandler, options: { adminOn
   };
 }
 
-/** Reads a urlencoded form body (the only kind the dashboard's forms send). */
-export const formBody: Koa.Middleware = bodyParser({
-  enableTypes: ['form'],
-  formLimit: MAX_CSV_BYTES * 3,
-}) as Koa.Middleware;
+const parseForm = bodyParser({ enableTypes: ['form'], formLimit: MAX_CSV_BYTES * 3 }) as Koa.Middleware;
+
+/**
+ * Reads a urlencoded form body (the only kind the dashboard's forms send); a body too large or
+ * unreadable gets a page with its status (413, 400) and goes no further.
+ */
+export const formBody: Koa.Middleware = async (ctx, next) => {
+  try {
+    await parseForm(ctx, async () => undefined);
+  } catch (error) {
+    const status = (error as { status?: unknown }).status;
+    if (status !== 413 && status !== 400 && status !== 415) throw error;
+    setPageHeaders(ctx);
+    sendProblem(
+      ctx,
+      null,
+      status,
+      status === 413
+        ? 'The form was too large; nothing was changed.'
+        : 'The form could not be read; nothing was changed.',
+    );
+    return;
+  }
+  await next();
+};
 
 /** The form's value of `name` as text ('' when absent or not text). */
 export function field(ctx: Koa.Context, name: string): string {
