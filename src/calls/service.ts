@@ -8,7 +8,7 @@ import type { AuthContext } from '../orgs/authenticator.js';
 import { ProviderRefusedError } from './provider/types.js';
 import { findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { findCall, insertCall, listCallsPage, lockCall, type CallListRow, type CallRow } from './queries.js';
-import { countRecentInStatus, shiftStatusCount } from './status-count-queries.js';
+import { countRecentByStatus, shiftStatusCount } from './status-count-queries.js';
 import { deleteOldTimelineEntries, insertTimelineEntry, listTimeline } from './timeline-queries.js';
 import { deleteExpiredIdempotencyKeys } from './idempotency-queries.js';
 import { deleteInBatches } from '../database/batches.js';
@@ -130,9 +130,7 @@ export async function countRecentCalls(
   since: Date,
   cap: number,
 ): Promise<Array<{ status: CallStatus; count: number }>> {
-  const counts = await Promise.all(
-    CALL_STATUSES.map(async (status) => ({ status, count: await countRecentInStatus(db, orgId, status, since, cap) })),
-  );
+  const counts = await countRecentByStatus(db, orgId, CALL_STATUSES, since, cap);
   return counts.filter((entry) => entry.count > 0);
 }
 
