@@ -50,6 +50,10 @@ export interface ApiKeysTable {
   secret_hash: string;
   created_at: CreatedAt;
   revoked_at: Date | null;
+  /** Migration 013: an optional label, who created it (`cli` or a dashboard user's email), its last use (to the minute). */
+  label: string | null;
+  created_by: string | null;
+  last_used_at: Date | null;
 }
 
 export interface RateLimitBucketsTable {
@@ -217,6 +221,54 @@ export interface SchemaFunctionsTable {
   installed_at: Date;
 }
 
+/** A person who signs in to the dashboard: one org, a role, a password once the invite is accepted. */
+export interface DashboardUsersTable {
+  id: Generated<string>;
+  org_id: string;
+  email: string;
+  role: 'admin' | 'viewer';
+  password_hash: string | null;
+  created_at: CreatedAt;
+}
+
+/** A one-time link (invite or reset) by the SHA-256 of its token. */
+export interface DashboardLinksTable {
+  token_hash: string;
+  user_id: string;
+  purpose: 'invite' | 'reset';
+  expires_at: Date;
+  used_at: Date | null;
+  created_at: CreatedAt;
+}
+
+/** A signed-in session by the SHA-256 of its cookie value, with its CSRF token and its two expiries. */
+export interface DashboardSessionsTable {
+  id_hash: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+}
+
+/** One failed sign-in, counted against an account (`account:<email>`) and an address (`address:<ip>`). */
+export interface DashboardSignInFailuresTable {
+  id: Generated<string>;
+  subject: string;
+  at: Date;
+}
+
+/** One change or sign-in: who, what, on what, from which address, when. */
+export interface AuditLogTable {
+  id: Generated<string>;
+  org_id: string | null;
+  actor: string;
+  action: string;
+  target: string | null;
+  address: string | null;
+  at: CreatedAt;
+}
+
 /** Every table the service uses. */
 export interface Database {
   plans: PlansTable;
@@ -237,4 +289,9 @@ export interface Database {
   call_idempotency_keys: CallIdempotencyKeysTable;
   schema_functions: SchemaFunctionsTable;
   webhook_delivery_counts: WebhookDeliveryCountsTable;
+  dashboard_users: DashboardUsersTable;
+  dashboard_links: DashboardLinksTable;
+  dashboard_sessions: DashboardSessionsTable;
+  dashboard_sign_in_failures: DashboardSignInFailuresTable;
+  audit_log: AuditLogTable;
 }

@@ -20,3 +20,4 @@ export declare const ContactCreatedHeaders: Validator<DeliveryHeaders<'contact.c
 export declare const WebhookTestEvent: Validator<EventEnvelopeByKind['webhook.test']>;
 export declare const WebhookTestHeaders: Validator<DeliveryHeaders<'webhook.test'>>;
 export declare const ContactUpsert: Validator<components['schemas']['ContactUpsert']>;
+export declare const WebhookCreate: Validator<components['schemas']['WebhookCreate']>;

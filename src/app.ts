@@ -19,6 +19,7 @@ import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
 import { docsRoutes, PUBLISHED, specRoutes } from './http/docs.js';
 import { rootRoutes } from './http/root.js';
+import { dashboardRoutes } from './dashboard/routes.js';
 import { databaseBreaker } from './http/database-breaker.js';
 import { requestDeadline } from './http/deadline.js';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';
@@ -40,6 +41,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   specRoutes(router);
   docsRoutes(router);
   rootRoutes(router);
+  dashboardRoutes(router, deps);
 
   const app = new Koa();
   // X-Forwarded-For names the client only behind as many proxies as the operator says there are.

@@ -70,6 +70,11 @@ export interface Config {
   /** The port of the metrics server (/metrics, /healthz, /readyz); null: no metrics server. */
   metricsPort: number | null;
   metricsHost: string;
+  /** How long a dashboard session lasts without use, and at most. */
+  dashboardSessionIdleMs: number;
+  dashboardSessionAbsoluteMs: number;
+  /** How long audit log entries are kept. */
+  auditRetentionDays: number;
 }
 
 /** A configuration value that cannot be used; its message names the variable. */
@@ -159,5 +164,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timelineRetentionDays: integer(env, 'TIMELINE_RETENTION_DAYS', 90, 1, 3650),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
     metricsHost: env.METRICS_HOST || host,
+    dashboardSessionIdleMs: integer(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1, 43_200) * 60_000,
+    dashboardSessionAbsoluteMs: integer(env, 'DASHBOARD_SESSION_MAX_HOURS', 168, 1, 8_760) * 3_600_000,
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),
   };
 }

@@ -138,7 +138,15 @@ describe('operator CLI', CLI_TESTS, () => {
     const listedJson = await admin('key', 'list', '--org', org.id, '--json');
     expect(listedJson.code, listedJson.stderr).toBe(0);
     expect(JSON.parse(listedJson.stdout)).toEqual([
-      { prefix, masked: `svc_live_${prefix}_${'*'.repeat(32)}`, created_at: expect.any(String), revoked_at: null },
+      {
+        prefix,
+        masked: `svc_live_${prefix}_${'*'.repeat(32)}`,
+        label: null,
+        created_at: expect.any(String),
+        created_by: 'cli',
+        last_used_at: null,
+        revoked_at: null,
+      },
     ]);
 
     const auth = { headers: { Authorization: `Bearer ${apiKey}` } };
@@ -335,6 +343,10 @@ describe('every command', CLI_TESTS, () => {
       'key create',
       'key list',
       'key revoke',
+      'user invite',
+      'user list',
+      'user remove',
+      'user reset',
       'plan create',
       'plan list',
       'plan update',

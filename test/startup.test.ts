@@ -123,6 +123,12 @@ describe('start without DATABASE_URL', () => {
 
     expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
     expect(await getStatus(`http://127.0.0.1:${httpPort}/readyz`)).toBe(200);
+    // The demo admin's one-time dashboard link leads to the page where they choose a password.
+    const link = new RegExp(`^\\s+(http://127\\.0\\.0\\.1:${httpPort}/dashboard/invite/[A-Za-z0-9_-]{43})$`, 'm').exec(
+      first.output,
+    )?.[1];
+    expect(link, first.output).toBeDefined();
+    expect(await getStatus(link!)).toBe(200);
     expect(await clusterDirOf(dataDir)).toBe(path.join(dataDir, 'pg'));
     await expectPrivatePassword(dataDir);
 
@@ -132,6 +138,7 @@ describe('start without DATABASE_URL', () => {
 
     const second = await startService(env);
     expect(second.output).not.toMatch(/API key\s*:/);
+    expect(second.output).not.toContain('/dashboard/invite/');
     expect(second.output).toContain('key create --org');
     // The first key still works: the data survived the restart.
     expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
@@ -164,6 +171,7 @@ describe('start as root with private directories', () => {
     const second = await startService(env);
     expect(second.output).toContain(`keeps its data in ${cluster}`);
     expect(second.output).not.toMatch(/API key\s*:/);
+    expect(second.output).not.toContain('/dashboard/invite/');
     expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
     expect(await stopService(second.child)).toBe(0);
   }, 180_000);

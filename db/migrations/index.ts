@@ -12,6 +12,7 @@ import * as deliveryLeases from './2026-11-25-009-delivery-leases.js';
 import * as exactWindows from './2026-11-25-010-exact-windows.js';
 import * as historyAndTracing from './2026-11-25-011-history-and-tracing.js';
 import * as dueDeliveriesByEndpoint from './2026-11-25-012-due-deliveries-by-endpoint.js';
+import * as dashboard from './2026-11-26-013-dashboard.js';
 import * as authFailureAllowances from './2026-11-26-020-auth-failure-allowances.js';
 import * as redeliveries from './2026-11-26-021-redeliveries.js';
 
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-010-exact-windows': exactWindows,
   '2026-11-25-011-history-and-tracing': historyAndTracing,
   '2026-11-25-012-due-deliveries-by-endpoint': dueDeliveriesByEndpoint,
+  '2026-11-26-013-dashboard': dashboard,
   '2026-11-26-020-auth-failure-allowances': authFailureAllowances,
   '2026-11-26-021-redeliveries': redeliveries,
 };

@@ -128,7 +128,24 @@ export function buildScenarios(fixture: BenchFixture, runTag: number): Scenario[
     const n = next();
     return n % 10_000 === 5 ? next() : n;
   };
+  const page = (path: string): RequestSpec => ({ method: 'GET', path, headers: { cookie: fixture.dashboardCookie } });
+  let pageDetail = 0;
+  const dashboard = (name: string, title: string, next: () => string): Scenario => ({
+    name: `dashboard-${name}`,
+    title: `dashboard ${title}, 1,000,000-call org`,
+    service: () => page(next()),
+  });
   return [
+    dashboard('overview', 'GET /dashboard', () => '/dashboard'),
+    dashboard('calls', 'GET /dashboard/calls', () => '/dashboard/calls'),
+    dashboard('calls-status', 'GET /dashboard/calls?status=no_answer', () => '/dashboard/calls?status=no_answer'),
+    dashboard('call', 'GET /dashboard/calls/{id}', () => {
+      pageDetail = (pageDetail + 1) % fixture.detailCallIds.length;
+      return `/dashboard/calls/${fixture.detailCallIds[pageDetail]}`;
+    }),
+    dashboard('keys', 'GET /dashboard/keys', () => '/dashboard/keys'),
+    dashboard('webhooks', 'GET /dashboard/webhooks', () => '/dashboard/webhooks'),
+    dashboard('contacts', 'GET /dashboard/contacts', () => '/dashboard/contacts'),
     listScenario('calls-big', 'GET /calls, 1,000,000-call org', big, {}),
     listScenario('calls-small', 'GET /calls, 1,000-call org', small, {}),
     listScenario('calls-deep', 'GET /calls?offset=10000', big, { offset: 10_000 }),

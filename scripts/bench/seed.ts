@@ -3,6 +3,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/database/connect.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
+import { loadConfig } from '../../src/config.js';
+import { acceptLink, inviteMember } from '../../src/dashboard/members.js';
+import { startSession } from '../../src/dashboard/sessions.js';
+import { SESSION_COOKIE } from '../../src/dashboard/cookies.js';
 
 // The seeded sizes.
 const SEED = {
@@ -32,6 +36,8 @@ export interface BenchFixture {
   hooks: BenchOrg[];
   /** Big-org calls that have a timeline, spread over the whole table. */
   detailCallIds: string[];
+  /** A dashboard session cookie (`name=value`) of an admin of the big org, for the dashboard's pages. */
+  dashboardCookie: string;
   /** Whether this run seeded (false: the data of an earlier run was reused). */
   seeded: boolean;
   seedMs: number;
@@ -266,5 +272,25 @@ export async function seedBenchmark(db: Db): Promise<BenchFixture> {
     .where('provider', '=', 'simulator')
     .where('provider_call_id', 'in', providerIds)
     .execute();
-  return { big, small, hooks, detailCallIds: detail.map((row) => row.id), seeded: !existing, seedMs };
+  return {
+    big,
+    small,
+    hooks,
+    detailCallIds: detail.map((row) => row.id),
+    dashboardCookie: await dashboardSession(db, big.orgId),
+    seeded: !existing,
+    seedMs,
+  };
+}
+
+/** A new dashboard admin of the org (replacing an earlier run's) signed in; returns the session cookie. */
+async function dashboardSession(db: Db, orgId: string): Promise<string> {
+  const email = 'bench-admin@bench.example';
+  await db.deleteFrom('dashboard_users').where('email', '=', email).execute();
+  const { token } = await inviteMember(db, { orgId, email, role: 'admin' }, { actor: 'cli', address: null });
+  const user = await acceptLink(db, token, 'bench admin password');
+  const config = loadConfig(process.env);
+  const lifetimes = { idleMs: config.dashboardSessionIdleMs, absoluteMs: config.dashboardSessionAbsoluteMs };
+  const { token: session } = await startSession(db, user, lifetimes, new Date());
+  return `${SESSION_COOKIE}=${session}`;
 }

@@ -8,7 +8,7 @@ import type { AuthContext } from '../orgs/authenticator.js';
 import { ProviderRefusedError } from './provider/types.js';
 import { findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { findCall, insertCall, listCallsPage, lockCall, type CallListRow, type CallRow } from './queries.js';
-import { shiftStatusCount } from './status-count-queries.js';
+import { countRecentByStatus, shiftStatusCount } from './status-count-queries.js';
 import { deleteOldTimelineEntries, insertTimelineEntry, listTimeline } from './timeline-queries.js';
 import { deleteExpiredIdempotencyKeys } from './idempotency-queries.js';
 import { deleteInBatches } from '../database/batches.js';
@@ -16,7 +16,7 @@ import { holdFor, takeHold } from '../orgs/credits.js';
 import { claimOrReplay, rememberResponse } from './idempotency.js';
 import { advanceCall, endCall, hangUpCall, providerRef, withStatusCount } from './lifecycle.js';
 import { toCallCreated } from './mapper.js';
-import { isTerminal, type CallStatus } from './status.js';
+import { CALL_STATUSES, isTerminal, type CallStatus } from './status.js';
 import { DEFAULT_FROM_E164 } from '../orgs/service.js';
 
 type Schemas = components['schemas'];
@@ -118,6 +118,20 @@ export async function listCalls(
   page: { status: CallStatus | undefined; limit: number; offset: number },
 ): Promise<{ rows: CallListRow[]; total: number }> {
   return listCallsPage(db, { orgId, ...page });
+}
+
+/**
+ * How many of the org's calls were created since `since`, by status, each counted up to `cap` (a count
+ * equal to `cap` means "at least"); statuses without calls are left out.
+ */
+export async function countRecentCalls(
+  db: Db,
+  orgId: string,
+  since: Date,
+  cap: number,
+): Promise<Array<{ status: CallStatus; count: number }>> {
+  const counts = await countRecentByStatus(db, orgId, CALL_STATUSES, since, cap);
+  return counts.filter((entry) => entry.count > 0);
 }
 
 /** The org's call with its timeline. Throws DomainError not_found (param id) for an unknown or foreign id. */

@@ -42,3 +42,28 @@ export function callTotal(db: Db, orgId: string, status: CallStatus | undefined)
     .where('org_id', '=', orgId);
   return status === undefined ? query : query.where('status', '=', status);
 }
+
+/**
+ * How many of the org's calls in each of `statuses` were created since `since`, each counted up to
+ * `cap` (the dashboard's overview; bounded so an org with millions of calls costs no more than a small
+ * one). One statement: a capped index range per status.
+ */
+export async function countRecentByStatus(
+  db: Db,
+  orgId: string,
+  statuses: readonly CallStatus[],
+  since: Date,
+  cap: number,
+): Promise<Array<{ status: CallStatus; count: number }>> {
+  const { rows } = await sql<{ status: CallStatus; count: number }>`
+    SELECT s.status, (
+      SELECT count(*)::int FROM (
+        SELECT 1 FROM calls
+        WHERE org_id = ${orgId} AND status = s.status AND created_at > ${since}
+        LIMIT ${cap}
+      ) AS capped
+    ) AS count
+    FROM unnest(${statuses}::text[]) WITH ORDINALITY AS s(status, position)
+    ORDER BY s.position`.execute(db);
+  return rows;
+}

@@ -17,6 +17,9 @@ const NEXT: Record<CallStatus, readonly CallStatus[]> = {
   canceled: [],
 };
 
+/** Every status, in the order of the chain. */
+export const CALL_STATUSES = Object.keys(NEXT) as CallStatus[];
+
 /** Whether `status` ends a call. */
 export function isTerminal(status: CallStatus): status is TerminalStatus {
   return NEXT[status].length === 0;

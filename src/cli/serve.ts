@@ -12,6 +12,7 @@ import { openDatabase, startupMigrationMode, type OpenDatabase } from '../databa
 import { startHttpServer, type HttpServer } from '../http/server.js';
 import { createLogger } from '../logger.js';
 import { seedDemoData, type DemoData } from '../orgs/demo.js';
+import { DEMO_ADMIN_EMAIL, inviteDemoAdmin } from '../dashboard/demo.js';
 import { countOrgs } from '../orgs/service.js';
 import { startWorkers, type BackgroundWorker } from '../workers.js';
 import { watchWebhookQueue, type Metrics } from '../observability/metrics.js';
@@ -60,13 +61,15 @@ function printBanner(
     processes: number;
     database: OpenDatabase;
     demo: DemoData | null;
+    /** The path of the demo admin's one-time dashboard link, on the first start only. */
+    dashboardLink: string | null;
     orgs: number;
   },
 ): void {
   const base = start.port === null ? null : config.publicBaseUrl.replace(/:\d+$/, `:${start.port}`);
   const processes = start.processes > 1 ? `, ${start.processes} HTTP processes` : '';
   const lines = ['', `  Voice-call API is running (role ${start.role}${processes}).`];
-  if (base) lines.push(`  Base URL : ${base}/api/v1`, `  Docs     : ${base}/docs`);
+  if (base) lines.push(`  Base URL : ${base}/api/v1`, `  Docs     : ${base}/docs`, `  Dashboard: ${base}/dashboard`);
   lines.push(`  Database : ${start.database.embedded ? `embedded PostgreSQL (${config.dataDir})` : 'DATABASE_URL'}`);
   const { demo } = start;
   if (demo?.apiKey && base) {
@@ -79,6 +82,13 @@ function printBanner(
       `    -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\`,
       `    -d '{"agent_id":"${demo.agentId}","to_e164":"+919812345678"}'`,
     );
+    if (start.dashboardLink) {
+      lines.push(
+        '',
+        `  Dashboard sign-in for ${DEMO_ADMIN_EMAIL} (one-time link, 72 hours; choose a password there):`,
+        `  ${base}${start.dashboardLink}`,
+      );
+    }
   } else if (demo) {
     lines.push(`  Demo org : ${demo.orgId}; a new key: ${adminCommand()} key create --org ${demo.orgId}`);
   } else if (start.orgs === 0) {
@@ -183,12 +193,21 @@ async function runSingle(role: Role): Promise<number> {
   const config = configOrExit();
   const database = await openForServing(config);
   const demo = database.embedded ? await seedDemoData(database.db) : null;
+  const dashboardLink = demo?.apiKey ? await inviteDemoAdmin(database.db, demo.orgId) : null;
   const running = await startParts(config, database, {
     http: role !== 'worker',
     background: role !== 'api',
     metricsServer: true,
   });
-  printBanner(config, { port: running.port, role, processes: 1, database, demo, orgs: await countOrgs(database.db) });
+  printBanner(config, {
+    port: running.port,
+    role,
+    processes: 1,
+    database,
+    demo,
+    dashboardLink,
+    orgs: await countOrgs(database.db),
+  });
   running.deps.logger.info({ role, port: running.port, readyMs: Math.round(performance.now() - startedAt) }, 'started');
   return untilStopped(async (signal) => {
     await running.stop(signal);
@@ -223,6 +242,7 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
   const config = configOrExit();
   const database = await openForServing(config);
   const demo = database.embedded ? await seedDemoData(database.db) : null;
+  const dashboardLink = demo?.apiKey ? await inviteDemoAdmin(database.db, demo.orgId) : null;
   const logger = processLogger(config);
   cluster.setupPrimary({ args: ['serve'] });
   const roles: ChildRole[] = [
@@ -244,7 +264,15 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
           { host: config.metricsHost, port: config.metricsPort },
         )
       : null;
-  printBanner(config, { port, role, processes, database, demo, orgs: await countOrgs(database.db) });
+  printBanner(config, {
+    port,
+    role,
+    processes,
+    database,
+    demo,
+    dashboardLink,
+    orgs: await countOrgs(database.db),
+  });
   const shutDown = async (signal: NodeJS.Signals) => {
     readiness.startDraining();
     await supervisor.stop(signal);

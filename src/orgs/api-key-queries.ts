@@ -11,10 +11,19 @@ export interface KeyLookup {
 }
 
 /** Stores a new key's hash; throws on a duplicate prefix (astronomically unlikely). */
-export async function insertApiKey(db: Db, key: { orgId: string; prefix: string; secretHash: string }) {
+export async function insertApiKey(
+  db: Db,
+  key: { orgId: string; prefix: string; secretHash: string; label?: string | null; createdBy?: string | null },
+) {
   return db
     .insertInto('api_keys')
-    .values({ org_id: key.orgId, prefix: key.prefix, secret_hash: key.secretHash })
+    .values({
+      org_id: key.orgId,
+      prefix: key.prefix,
+      secret_hash: key.secretHash,
+      label: key.label ?? null,
+      created_by: key.createdBy ?? null,
+    })
     .returning(['id'])
     .executeTakeFirstOrThrow();
 }
@@ -48,19 +57,30 @@ export async function findKeyByPrefix(db: Db, prefix: string): Promise<KeyLookup
 export async function listKeys(db: Db, orgId: string) {
   return db
     .selectFrom('api_keys')
-    .select(['id', 'prefix', 'created_at', 'revoked_at'])
+    .select(['id', 'prefix', 'label', 'created_by', 'created_at', 'last_used_at', 'revoked_at'])
     .where('org_id', '=', orgId)
     .orderBy('created_at', 'desc')
     .execute();
 }
 
-/** Marks a key revoked; returns false when no unrevoked key has that prefix. */
-export async function revokeKey(db: Db, prefix: string, at: Date): Promise<boolean> {
-  const result = await db
+/** Marks a key revoked (only within `orgId` when given); returns its org, or undefined when no unrevoked key has that prefix. */
+export async function revokeKey(db: Db, prefix: string, at: Date, orgId?: string): Promise<string | undefined> {
+  let query = db
     .updateTable('api_keys')
     .set({ revoked_at: at })
     .where('prefix', '=', prefix)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+    .where('revoked_at', 'is', null);
+  if (orgId !== undefined) query = query.where('org_id', '=', orgId);
+  const row = await query.returning('org_id').executeTakeFirst();
+  return row?.org_id;
+}
+
+/** Records that a key was used at `at`, unless a use within the minute before is already recorded. */
+export async function markKeyUsed(db: Db, prefix: string, at: Date): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('prefix', '=', prefix)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', new Date(at.getTime() - 60_000))]))
+    .execute();
 }

@@ -1,6 +1,8 @@
 // API keys: issuing (CSPRNG, only a hash stored), parsing, verifying in constant time, revoking.
 import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../database/connect.js';
+import { recordAudit } from '../audit/service.js';
+import { DomainError } from '../errors.js';
 import * as keys from './api-key-queries.js';
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -35,22 +37,66 @@ export function maskKey(prefix: string): string {
   return `svc_live_${prefix}_${'*'.repeat(32)}`;
 }
 
+/** The longest label a key may have. */
+export const MAX_KEY_LABEL_LENGTH = 100;
+
+/** Who asks for a key change, for the audit log: `cli` or a dashboard user's email, and the client address. */
+export interface KeyActor {
+  actor: string;
+  address: string | null;
+}
+
 /** Issues a new key for an org and returns the full key (shown once) with its prefix. */
-export async function issueApiKey(db: Db, orgId: string): Promise<{ key: string; prefix: string; id: string }> {
+export async function issueApiKey(
+  db: Db,
+  orgId: string,
+  options: { label?: string | null; createdBy?: string | null } = {},
+): Promise<{ key: string; prefix: string; id: string }> {
   // randomBytes warms the CSPRNG pool; randomInt draws from the same CSPRNG without modulo bias.
   randomBytes(1);
   const prefix = randomString(PREFIX_ALPHABET, 8);
   const secret = randomString(ALPHANUMERIC, 32);
-  const row = await keys.insertApiKey(db, { orgId, prefix, secretHash: hashSecret(secret) });
+  const row = await keys.insertApiKey(db, { orgId, prefix, secretHash: hashSecret(secret), ...options });
   return { key: `svc_live_${prefix}_${secret}`, prefix, id: row.id };
 }
 
-/** The org's keys (id, public prefix, created and revoked times), newest first. */
+/**
+ * Issues a key for an org on someone's behalf (the CLI or a dashboard user) and records it in the audit
+ * log. Throws invalid_request (param label) for a label over MAX_KEY_LABEL_LENGTH characters.
+ */
+export async function createApiKey(
+  db: Db,
+  orgId: string,
+  input: { label: string | null },
+  by: KeyActor,
+): Promise<{ key: string; prefix: string; id: string }> {
+  const label = input.label?.trim() || null;
+  if (label && label.length > MAX_KEY_LABEL_LENGTH) {
+    throw new DomainError('invalid_request', `label: must have at most ${MAX_KEY_LABEL_LENGTH} characters`, {
+      param: 'label',
+    });
+  }
+  return db.transaction().execute(async (trx) => {
+    const issued = await issueApiKey(trx, orgId, { label, createdBy: by.actor });
+    await recordAudit(trx, { orgId, ...by, action: 'api_key.created', target: maskKey(issued.prefix) });
+    return issued;
+  });
+}
+
+/** The org's keys (id, public prefix, label, creator, created, last used and revoked times), newest first. */
 export async function listKeys(db: Db, orgId: string) {
   return keys.listKeys(db, orgId);
 }
 
-/** Revokes the active key with this prefix; false when there is none. */
-export async function revokeKey(db: Db, prefix: string, at: Date): Promise<boolean> {
-  return keys.revokeKey(db, prefix, at);
+/**
+ * Revokes the active key with this prefix (only among `orgId`'s keys when given) and records it in the
+ * audit log; false when there is no such key.
+ */
+export async function revokeKey(db: Db, prefix: string, by: KeyActor, orgId?: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const owner = await keys.revokeKey(trx, prefix, new Date(), orgId);
+    if (owner === undefined) return false;
+    await recordAudit(trx, { orgId: owner, ...by, action: 'api_key.revoked', target: maskKey(prefix) });
+    return true;
+  });
 }

@@ -9,7 +9,7 @@ import type { Db } from '../database/connect.js';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import { parseApiKey, secretMatches } from './api-keys.js';
-import { findKeyByPrefix, type KeyLookup } from './api-key-queries.js';
+import { findKeyByPrefix, markKeyUsed, type KeyLookup } from './api-key-queries.js';
 import { deleteFullAllowances, spendAuthFailure } from './auth-failure-queries.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
 
@@ -31,6 +31,8 @@ const COUNTED_ADDRESSES = 50_000;
 const RECENTLY_VALID_KEYS = 100_000;
 /** How long a key that worked stays exempt from its address's allowance without working again. */
 const RECENTLY_VALID_MS = 24 * 60 * 60 * 1000;
+/** A key's last use is written at most this often from one process (the dashboard shows it to the minute). */
+const USE_MARK_INTERVAL_MS = 60_000;
 
 /** Settings of the authenticator. */
 export interface AuthenticatorOptions {
@@ -52,6 +54,8 @@ export class ApiKeyAuthenticator {
   private readonly unknown: LRUCache<string, true> | null;
   private readonly allowances: LRUCache<string, Allowance>;
   private readonly recentlyValid: LRUCache<string, true>;
+  /** When this process last wrote each key's last use. */
+  private readonly usesMarked = new LRUCache<string, number>({ max: KNOWN_KEYS });
 
   constructor(
     private readonly db: Db,
@@ -82,8 +86,19 @@ export class ApiKeyAuthenticator {
     return null;
   }
 
+  /**
+   * The context of a valid key, having noted that it worked (for its address's allowance) and its use:
+   * written in the background at most once a minute per key, so the request never waits for it. A
+   * failed write is dropped; the next use a minute later writes again, and "last used" is only shown.
+   */
   private accepted(lookup: KeyLookup, prefix: string): AuthContext {
     this.recentlyValid.set(prefix, true);
+    const now = this.clock.now();
+    const marked = this.usesMarked.get(prefix);
+    if (marked === undefined || now.getTime() - marked >= USE_MARK_INTERVAL_MS) {
+      this.usesMarked.set(prefix, now.getTime());
+      markKeyUsed(this.db, prefix, now).catch(() => this.usesMarked.delete(prefix));
+    }
     return contextOf(lookup, prefix);
   }
 

@@ -26,6 +26,24 @@ export async function findOrg(db: Db, orgId: string) {
   return db.selectFrom('orgs').selectAll().where('id', '=', orgId).executeTakeFirst();
 }
 
+/** The org with its plan's name, rate limit and state (null fields when it has no plan). */
+export async function findOrgWithPlan(db: Db, orgId: string) {
+  return db
+    .selectFrom('orgs')
+    .leftJoin('plans', 'plans.id', 'orgs.plan_id')
+    .select([
+      'orgs.id',
+      'orgs.name',
+      'orgs.balance_paise',
+      'plans.id as plan_id',
+      'plans.name as plan_name',
+      'plans.rate_limit_per_minute',
+      'plans.active as plan_active',
+    ])
+    .where('orgs.id', '=', orgId)
+    .executeTakeFirst();
+}
+
 /** The org's active plan (id and rate limit), or undefined when it has none or the plan is switched off. */
 export async function findActivePlanOfOrg(db: Db, orgId: string) {
   return db

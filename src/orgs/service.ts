@@ -203,6 +203,13 @@ export async function findOrg(db: Db, orgId: string) {
   return orgs.findOrg(db, orgId);
 }
 
+/** The org with its plan (name, rate limit, state); throws not_found. */
+export async function getOrgWithPlan(db: Db, orgId: string) {
+  const org = await orgs.findOrgWithPlan(db, orgId);
+  if (!org) throw notFound('organisation');
+  return org;
+}
+
 /** Whether the org has an active plan now (read from the database, not from the key cache). */
 export async function hasActivePlan(db: Db, orgId: string): Promise<boolean> {
   return (await orgs.findActivePlanOfOrg(db, orgId)) !== undefined;

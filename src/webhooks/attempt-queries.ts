@@ -1,7 +1,7 @@
 // SQL for the delivery log: recording attempts (db/functions/record_webhook_attempt.sql), several in one
 // statement, and reading the kept attempts back.
-import { sql, type Selectable } from 'kysely';
-import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
 
 /** A row of the delivery log. */
@@ -122,12 +122,19 @@ export async function attemptsOfDeliveries(db: Db, deliveryIds: string[]): Promi
     .execute();
 }
 
-/** An endpoint's delivery log (for the operator CLI): its newest `limit` attempts, newest first. */
+/** Which attempts a delivery log shows: all, or those that got a 2xx answer, or the others. */
+export type AttemptOutcome = 'succeeded' | 'failed';
+
+/**
+ * An endpoint's delivery log (the operator CLI, the dashboard): its newest `limit` attempts, newest
+ * first, optionally only those of one outcome and of one event kind.
+ */
 export async function listDeliveryLog(
   db: Db,
   webhookId: string,
-  options: { limit: number },
+  options: { limit: number; outcome?: AttemptOutcome; event?: string },
 ): Promise<DeliveryLogEntry[]> {
+  const { outcome, event } = options;
   return db
     .selectFrom('webhook_attempts')
     .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
@@ -135,7 +142,36 @@ export async function listDeliveryLog(
     .selectAll('webhook_attempts')
     .select(['events.id as event_id', 'events.kind as event'])
     .where('webhook_attempts.webhook_id', '=', webhookId)
+    .$if(outcome === 'succeeded', (query) => query.where(succeeded))
+    .$if(outcome === 'failed', (query) => query.where((eb) => eb.not(succeeded(eb))))
+    .$if(event !== undefined, (query) => query.where('events.kind', '=', event!))
     .orderBy('webhook_attempts.seq', 'desc')
     .limit(options.limit)
     .execute();
+}
+
+function succeeded(eb: ExpressionBuilder<Database, 'webhook_attempts'>) {
+  return eb.and([
+    eb('webhook_attempts.status_code', 'is not', null),
+    eb('webhook_attempts.status_code', '>=', 200),
+    eb('webhook_attempts.status_code', '<', 300),
+  ]);
+}
+
+/** For each of the endpoints, how many of its kept attempts since `since` did not get a 2xx answer. */
+export async function countFailedAttemptsSince(
+  db: Db,
+  webhookIds: string[],
+  since: Date,
+): Promise<Map<string, number>> {
+  if (webhookIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('webhook_attempts')
+    .select(['webhook_id', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('webhook_id', 'in', webhookIds)
+    .where('attempted_at', '>', since)
+    .where((eb) => eb.not(succeeded(eb)))
+    .groupBy('webhook_id')
+    .execute();
+  return new Map(rows.map((row) => [row.webhook_id, Number(row.n)]));
 }

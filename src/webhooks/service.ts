@@ -4,7 +4,10 @@ import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
-import { DomainError, invalidField, notFound } from '../errors.js';
+import { DomainError, invalidField, invalidFields, notFound } from '../errors.js';
+import { validators } from '../contract/validators.js';
+import { messagesByField } from '../contract/validation-messages.js';
+import type { ErrorObject } from 'ajv';
 import * as attempts from './attempt-queries.js';
 import { deleteInBatches } from '../database/batches.js';
 import * as deliveries from './delivery-queries.js';
@@ -25,6 +28,7 @@ import {
 import * as webhooks from './queries.js';
 
 export type { Webhook, WebhookDelivery } from './mapper.js';
+export type { AttemptOutcome, DeliveryLogEntry } from './attempt-queries.js';
 
 type Schemas = components['schemas'];
 
@@ -63,6 +67,15 @@ async function deliveryView(db: Db, webhookId: string, deliveryId: string): Prom
   if (!row) throw notFound('delivery', 'delivery_id');
   const [view] = await withAttempts(db, [row]);
   return view!;
+}
+
+/**
+ * The input of a new endpoint from outside the API pipeline (the dashboard's form), checked against the
+ * spec's WebhookCreate schema as the API checks its request body. Throws invalid_request naming the field.
+ */
+export function checkWebhookCreate(input: unknown): Schemas['WebhookCreate'] {
+  if (validators.WebhookCreate(input)) return input;
+  throw invalidFields(messagesByField((validators.WebhookCreate.errors ?? []) as ErrorObject[]));
 }
 
 /**
@@ -346,6 +359,25 @@ export async function listDeliveryLog(
     throw new DomainError('not_found', `no webhook with id ${webhookId}`, { param: 'webhook' });
   }
   return attempts.listDeliveryLog(db, webhookId, options);
+}
+
+/**
+ * The org's endpoint's delivery log: its newest `limit` attempts, newest first, optionally only those
+ * of one outcome (a 2xx answer or not) and one event kind. Throws not_found.
+ */
+export async function listEndpointLog(
+  db: Db,
+  orgId: string,
+  id: string,
+  options: { limit: number; outcome?: attempts.AttemptOutcome; event?: string },
+): Promise<attempts.DeliveryLogEntry[]> {
+  await requireWebhook(db, orgId, id);
+  return attempts.listDeliveryLog(db, id, options);
+}
+
+/** Each endpoint's failed attempts (no 2xx answer) since `since`, by endpoint id. */
+export async function countRecentFailures(db: Db, webhookIds: string[], since: Date): Promise<Map<string, number>> {
+  return attempts.countFailedAttemptsSince(db, webhookIds, since);
 }
 
 /**

@@ -9,12 +9,14 @@ import { contactCommands } from './contacts.js';
 import { deliveryCommands, redeliverCommands, replayCommands } from './deliveries.js';
 import { webhookCommands } from './webhooks.js';
 import { retentionCommands } from './retention.js';
+import { userCommands } from './users.js';
 
 /** The command groups of `voice-call-api admin`. */
 export const GROUPS: CommandGroup[] = [
   orgCommands,
   agentCommands,
   keyCommands,
+  userCommands,
   planCommands,
   creditCommands,
   contactCommands,

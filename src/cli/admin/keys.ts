@@ -1,6 +1,6 @@
 // `key create`, `key list` and `key revoke`: an org's API keys.
 import { DomainError } from '../../errors.js';
-import { requiredUuid } from '../args.js';
+import { optionalString, requiredUuid } from '../args.js';
 import type { CommandGroup } from './command.js';
 
 const ORG_FLAG = { type: 'string', value: 'ORG_ID', help: 'the org' } as const;
@@ -13,20 +13,25 @@ export const keyCommands: CommandGroup = {
     {
       name: 'key create',
       summary: 'issue an API key for an org; the full key is printed this once',
-      synopsis: '--org ORG_ID',
-      flags: { org: ORG_FLAG },
+      synopsis: '--org ORG_ID [--label LABEL]',
+      flags: {
+        org: ORG_FLAG,
+        label: { type: 'string', value: 'LABEL', help: 'what the key is for, shown in lists (at most 100 characters)' },
+      },
       run: async ({ values }, database) => {
         const orgId = requiredUuid(values, 'org', 'an org id');
-        const [{ requireOrg }, { issueApiKey }] = await Promise.all([
+        const [{ requireOrg }, { createApiKey }, { CLI_ACTOR }] = await Promise.all([
           import('../../orgs/service.js'),
           import('../../orgs/api-keys.js'),
+          import('../../audit/service.js'),
         ]);
         const db = await database();
         await requireOrg(db, orgId);
-        const { key, prefix } = await issueApiKey(db, orgId);
+        const label = optionalString(values, 'label') ?? null;
+        const { key, prefix } = await createApiKey(db, orgId, { label }, { actor: CLI_ACTOR, address: null });
         return {
           human: `Created API key (shown once, store it now):\n${key}`,
-          json: { key, prefix, org_id: orgId },
+          json: { key, prefix, org_id: orgId, label: label?.trim() || null },
         };
       },
     },
@@ -46,7 +51,10 @@ export const keyCommands: CommandGroup = {
         const rows = (await listKeys(db, orgId)).map((key) => ({
           prefix: key.prefix,
           masked: maskKey(key.prefix),
+          label: key.label,
           created_at: key.created_at.toISOString(),
+          created_by: key.created_by,
+          last_used_at: key.last_used_at?.toISOString() ?? null,
           revoked_at: key.revoked_at?.toISOString() ?? null,
         }));
         return {
@@ -54,7 +62,7 @@ export const keyCommands: CommandGroup = {
             ? rows
                 .map(
                   (row) =>
-                    `${row.masked}  created ${row.created_at}${row.revoked_at ? `  revoked ${row.revoked_at}` : ''}`,
+                    `${row.masked}  created ${row.created_at}${row.revoked_at ? `  revoked ${row.revoked_at}` : ''}${row.label ? `  ${row.label}` : ''}`,
                 )
                 .join('\n')
             : 'No keys.',
@@ -69,8 +77,11 @@ export const keyCommands: CommandGroup = {
       flags: {},
       args: ['PREFIX'],
       run: async ({ args: [prefix] }, database) => {
-        const { maskKey, revokeKey } = await import('../../orgs/api-keys.js');
-        if (!(await revokeKey(await database(), prefix!, new Date()))) {
+        const [{ maskKey, revokeKey }, { CLI_ACTOR }] = await Promise.all([
+          import('../../orgs/api-keys.js'),
+          import('../../audit/service.js'),
+        ]);
+        if (!(await revokeKey(await database(), prefix!, { actor: CLI_ACTOR, address: null }))) {
           throw new DomainError('not_found', `no active key with prefix ${prefix}`);
         }
         return {

@@ -43,8 +43,13 @@ export const planCommands: CommandGroup = {
           name: required(values, 'name'),
           rateLimitPerMinute: requiredInteger(values, 'rate-limit'),
         };
-        const { createPlan } = await import('../../orgs/service.js');
-        const plan = await createPlan(await database(), input);
+        const [{ createPlan }, { CLI_ACTOR, recordAudit }] = await Promise.all([
+          import('../../orgs/service.js'),
+          import('../../audit/service.js'),
+        ]);
+        const db = await database();
+        const plan = await createPlan(db, input);
+        await recordAudit(db, { orgId: null, actor: CLI_ACTOR, action: 'plan.created', target: plan.id });
         return { human: `Created ${describePlan(plan)}.`, json: planJson(plan) };
       },
     },
@@ -96,8 +101,13 @@ export const planCommands: CommandGroup = {
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError('plan update needs --name, --rate-limit or --active');
         }
-        const { updatePlan } = await import('../../orgs/service.js');
-        const plan = await updatePlan(await database(), id, changes);
+        const [{ updatePlan }, { CLI_ACTOR, recordAudit }] = await Promise.all([
+          import('../../orgs/service.js'),
+          import('../../audit/service.js'),
+        ]);
+        const db = await database();
+        const plan = await updatePlan(db, id, changes);
+        await recordAudit(db, { orgId: null, actor: CLI_ACTOR, action: 'plan.updated', target: plan.id });
         return {
           human: `Updated ${describePlan(plan)}; orgs on it see the change within API_KEY_CACHE_TTL_MS.`,
           json: planJson(plan),
@@ -115,8 +125,13 @@ export const planCommands: CommandGroup = {
       run: async ({ values }, database) => {
         const orgId = requiredUuid(values, 'org', 'an org id');
         const plan = required(values, 'plan');
-        const { setPlan } = await import('../../orgs/service.js');
-        await setPlan(await database(), orgId, plan === 'none' ? null : plan);
+        const [{ setPlan }, { CLI_ACTOR, recordAudit }] = await Promise.all([
+          import('../../orgs/service.js'),
+          import('../../audit/service.js'),
+        ]);
+        const db = await database();
+        await setPlan(db, orgId, plan === 'none' ? null : plan);
+        await recordAudit(db, { orgId, actor: CLI_ACTOR, action: 'plan.set', target: plan });
         return {
           human: `Org ${orgId} plan set to ${plan}.`,
           json: { org_id: orgId, plan: plan === 'none' ? null : plan },

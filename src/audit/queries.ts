@@ -1,0 +1,47 @@
+// SQL for the audit log.
+import type { Db } from '../database/connect.js';
+
+/** One entry to write. */
+export interface AuditInsert {
+  orgId: string | null;
+  actor: string;
+  action: string;
+  target: string | null;
+  address: string | null;
+  at: Date;
+}
+
+/** Appends one entry. */
+export async function insertAuditEntry(db: Db, entry: AuditInsert): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      org_id: entry.orgId,
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      address: entry.address,
+      at: entry.at,
+    })
+    .execute();
+}
+
+/** The org's newest `limit` entries, newest first. */
+export async function listAuditRows(db: Db, orgId: string, limit: number) {
+  return db
+    .selectFrom('audit_log')
+    .select(['id', 'actor', 'action', 'target', 'address', 'at'])
+    .where('org_id', '=', orgId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Deletes up to `limit` entries older than `before`; returns how many went. */
+export async function deleteOldAuditRows(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('audit_log')
+    .where('id', 'in', (sub) => sub.selectFrom('audit_log').select('id').where('at', '<', before).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

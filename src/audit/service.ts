@@ -1,0 +1,40 @@
+// The audit log: who changed what (keys, webhook endpoints, members, plans) and every sign-in, from
+// the dashboard or the CLI, kept under the retention job's rule.
+import type { Db } from '../database/connect.js';
+import { deleteInBatches } from '../database/batches.js';
+import * as audit from './queries.js';
+
+/** Who acts for entries written by the operator CLI. */
+export const CLI_ACTOR = 'cli';
+
+/** One change or sign-in to record; `at` defaults to now. */
+export interface AuditEntry {
+  orgId: string | null;
+  actor: string;
+  action: string;
+  target?: string | null;
+  address?: string | null;
+  at?: Date;
+}
+
+/** Appends an entry to the audit log. */
+export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
+  await audit.insertAuditEntry(db, {
+    orgId: entry.orgId,
+    actor: entry.actor,
+    action: entry.action,
+    target: entry.target ?? null,
+    address: entry.address ?? null,
+    at: entry.at ?? new Date(),
+  });
+}
+
+/** The org's newest `limit` entries, newest first. */
+export async function listAudit(db: Db, orgId: string, limit: number) {
+  return audit.listAuditRows(db, orgId, limit);
+}
+
+/** Removes entries older than `before`, in batches of `batchSize`; returns how many went. */
+export async function pruneAudit(db: Db, before: Date, batchSize: number): Promise<number> {
+  return deleteInBatches(() => audit.deleteOldAuditRows(db, before, batchSize), batchSize);
+}

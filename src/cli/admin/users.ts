@@ -1,0 +1,124 @@
+// `user invite`, `user list`, `user remove` and `user reset`: the people who sign in to an org's dashboard.
+import { required, requiredUuid, UsageError } from '../args.js';
+import type { CommandGroup } from './command.js';
+import { table } from './table.js';
+
+const ORG_FLAG = { type: 'string', value: 'ORG_ID', help: 'the org' } as const;
+const LINK_NOTE = 'The link works once, for 72 hours; whoever opens it sets the password, so pass it on privately.';
+
+/** The full address of a one-time link: PUBLIC_BASE_URL and the link's path. */
+async function linkUrl(path: string): Promise<string> {
+  const { loadConfig } = await import('../../config.js');
+  return `${loadConfig().publicBaseUrl.replace(/\/+$/, '')}${path}`;
+}
+
+/** The dashboard user commands. */
+export const userCommands: CommandGroup = {
+  name: 'user',
+  summary: "dashboard users: the people who sign in to an org's dashboard",
+  commands: [
+    {
+      name: 'user invite',
+      summary: 'add a dashboard user to an org and print their one-time link to set a password',
+      notes: LINK_NOTE,
+      synopsis: '--org ORG_ID --email EMAIL --role admin|viewer',
+      flags: {
+        org: ORG_FLAG,
+        email: { type: 'string', value: 'EMAIL', help: 'their email address, used to sign in' },
+        role: { type: 'string', value: 'admin|viewer', help: 'admin changes everything; viewer reads only' },
+      },
+      run: async ({ values }, database) => {
+        const orgId = requiredUuid(values, 'org', 'an org id');
+        const email = required(values, 'email');
+        const role = required(values, 'role');
+        if (role !== 'admin' && role !== 'viewer')
+          throw new UsageError(`--role must be admin or viewer, got "${role}"`);
+        const [{ requireOrg }, { inviteMember, linkPath }, { CLI_ACTOR }] = await Promise.all([
+          import('../../orgs/service.js'),
+          import('../../dashboard/members.js'),
+          import('../../audit/service.js'),
+        ]);
+        const db = await database();
+        await requireOrg(db, orgId);
+        const { user, token } = await inviteMember(db, { orgId, email, role }, { actor: CLI_ACTOR, address: null });
+        const link = await linkUrl(linkPath(token));
+        return {
+          human: `Invited ${user.email} (${user.role}). One-time link (72 hours):\n${link}`,
+          json: { id: user.id, org_id: orgId, email: user.email, role: user.role, link },
+        };
+      },
+    },
+    {
+      name: 'user list',
+      summary: "list an org's dashboard users, oldest first",
+      synopsis: '--org ORG_ID',
+      flags: { org: ORG_FLAG },
+      run: async ({ values }, database) => {
+        const orgId = requiredUuid(values, 'org', 'an org id');
+        const [{ requireOrg }, { listMembers }] = await Promise.all([
+          import('../../orgs/service.js'),
+          import('../../dashboard/members.js'),
+        ]);
+        const db = await database();
+        await requireOrg(db, orgId);
+        const rows = (await listMembers(db, orgId)).map((user) => ({
+          id: user.id,
+          email: user.email,
+          role: user.role,
+          password_set: user.password_hash !== null,
+          created_at: user.created_at.toISOString(),
+        }));
+        return {
+          human: table(
+            ['EMAIL', 'ROLE', 'PASSWORD', 'CREATED'],
+            rows.map((row) => [row.email, row.role, row.password_set ? 'set' : 'invited', row.created_at]),
+            'No dashboard users.',
+          ),
+          json: rows,
+        };
+      },
+    },
+    {
+      name: 'user remove',
+      summary: 'remove a dashboard user; their sessions end at once',
+      synopsis: 'EMAIL',
+      flags: {},
+      args: ['EMAIL'],
+      run: async ({ args: [email] }, database) => {
+        const [{ removeMember, requireMemberByEmail }, { CLI_ACTOR }] = await Promise.all([
+          import('../../dashboard/members.js'),
+          import('../../audit/service.js'),
+        ]);
+        const db = await database();
+        const user = await requireMemberByEmail(db, email!);
+        await removeMember(db, user, { actor: CLI_ACTOR, address: null });
+        return {
+          human: `Removed ${user.email}; their sessions have ended.`,
+          json: { email: user.email, removed: true },
+        };
+      },
+    },
+    {
+      name: 'user reset',
+      summary: "end a dashboard user's sessions and print a new one-time link to set a password",
+      notes: `Earlier links of the user stop working. ${LINK_NOTE}`,
+      synopsis: 'EMAIL',
+      flags: {},
+      args: ['EMAIL'],
+      run: async ({ args: [email] }, database) => {
+        const [{ requireMemberByEmail, resetMember, linkPath }, { CLI_ACTOR }] = await Promise.all([
+          import('../../dashboard/members.js'),
+          import('../../audit/service.js'),
+        ]);
+        const db = await database();
+        const user = await requireMemberByEmail(db, email!);
+        const token = await resetMember(db, user, { actor: CLI_ACTOR, address: null });
+        const link = await linkUrl(linkPath(token));
+        return {
+          human: `Reset ${user.email}: their sessions have ended. One-time link (72 hours):\n${link}`,
+          json: { email: user.email, link },
+        };
+      },
+    },
+  ],
+};

@@ -1,0 +1,173 @@
+// How dashboard routes run: headers on every answer, the session looked up (sign-in page otherwise),
+// viewers kept to reading, state changes checked for origin and CSRF token, and the services' domain
+// errors shown as pages with their status.
+import type Koa from 'koa';
+import { bodyParser } from '@koa/bodyparser';
+import type { AppDeps } from '../app-deps.js';
+import { DomainError, notFound } from '../errors.js';
+import { html } from './html.js';
+import { notice, page } from './layout.js';
+import { readSessionCookie } from './cookies.js';
+import { csrfMatches, isSameOrigin, setPageHeaders } from './security.js';
+import { loadSession, type Session, type SessionLifetimes } from './sessions.js';
+import { MAX_CSV_BYTES } from './policy.js';
+
+/** What the dashboard's routes need: the app's dependencies and its session settings. */
+export interface DashboardEnv {
+  deps: AppDeps;
+  lifetimes: SessionLifetimes;
+  /** Whether cookies are marked Secure (PUBLIC_BASE_URL is https). */
+  secureCookies: boolean;
+}
+
+/** A page's work, once its checks have passed. */
+export type PageHandler = (ctx: Koa.Context, session: Session) => Promise<void>;
+
+const STATUS_OF: Partial<Record<DomainError['code'], number>> = {
+  invalid_request: 400,
+  forbidden: 403,
+  not_found: 404,
+  invalid_state: 409,
+  too_many_requests: 429,
+};
+
+const TITLE_OF: Record<number, string> = {
+  400: 'That did not work',
+  413: 'Too large',
+  415: 'That did not work',
+  403: 'Not allowed',
+  404: 'Not found',
+  409: 'Not possible now',
+  429: 'Too many requests',
+};
+
+/** Answers with a whole page. */
+export function sendPage(ctx: Koa.Context, status: number, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = body;
+}
+
+/** Answers with a short page explaining why the request was not done. */
+export function sendProblem(ctx: Koa.Context, session: Session | null, status: number, message: string): void {
+  const back = session ? html`<p><a href="/dashboard">Back to the overview</a></p>` : '';
+  sendPage(ctx, status, page({ title: TITLE_OF[status] ?? 'Error', session, body: [notice('error', message), back] }));
+}
+
+/** Sends the browser to `location` after a change (303: the next request is a GET). */
+export function redirectAfterPost(ctx: Koa.Context, location: string): void {
+  ctx.status = 303;
+  ctx.redirect(location);
+}
+
+async function runHandler(ctx: Koa.Context, session: Session, handler: PageHandler): Promise<void> {
+  try {
+    await handler(ctx, session);
+  } catch (error) {
+    const status = error instanceof DomainError ? STATUS_OF[error.code] : undefined;
+    if (status === undefined) throw error;
+    if (error instanceof DomainError && error.headers['Retry-After'])
+      ctx.set('Retry-After', error.headers['Retry-After']);
+    sendProblem(ctx, session, status, (error as DomainError).message);
+  }
+}
+
+/** The signed-in session of the request, or null. */
+export async function currentSession(env: DashboardEnv, ctx: Koa.Context): Promise<Session | null> {
+  const token = readSessionCookie(ctx);
+  return token ? loadSession(env.deps.db, token, env.lifetimes, env.deps.clock.now()) : null;
+}
+
+/** A page that reads: signed in (else to the sign-in page), admins only when `adminOnly`. */
+export function view(env: DashboardEnv, handler: PageHandler, options: { adminOnly?: boolean } = {}): Koa.Middleware {
+  return async (ctx) => {
+    setPageHeaders(ctx);
+    const session = await currentSession(env, ctx);
+    if (!session) {
+      ctx.redirect('/dashboard/login');
+      return;
+    }
+    if (options.adminOnly && session.role !== 'admin') {
+      sendProblem(ctx, session, 403, 'Only admins of the organisation can see this page.');
+      return;
+    }
+    await runHandler(ctx, session, handler);
+  };
+}
+
+const parseForm = bodyParser({ enableTypes: ['form'], formLimit: MAX_CSV_BYTES * 3 }) as Koa.Middleware;
+
+/**
+ * Reads a urlencoded form body (the only kind the dashboard's forms send); a body too large or
+ * unreadable gets a page with its status (413, 400) and goes no further.
+ */
+export const formBody: Koa.Middleware = async (ctx, next) => {
+  try {
+    await parseForm(ctx, async () => undefined);
+  } catch (error) {
+    const status = (error as { status?: unknown }).status;
+    if (status !== 413 && status !== 400 && status !== 415) throw error;
+    setPageHeaders(ctx);
+    sendProblem(
+      ctx,
+      null,
+      status,
+      status === 413
+        ? 'The form was too large; nothing was changed.'
+        : 'The form could not be read; nothing was changed.',
+    );
+    return;
+  }
+  await next();
+};
+
+/** The form's value of `name` as text ('' when absent or not text). */
+export function field(ctx: Koa.Context, name: string): string {
+  const body = ctx.request.body as Record<string, unknown> | undefined;
+  const value = body?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** The form's values of `name` (a checkbox group), as text. */
+export function fields(ctx: Koa.Context, name: string): string[] {
+  const body = ctx.request.body as Record<string, unknown> | undefined;
+  const value = body?.[name];
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : [];
+}
+
+/**
+ * A form post that changes something: refused with 403 unless it comes from this origin with the
+ * session's CSRF token, and, unless `anyRole`, from an admin. Without a session: to the sign-in page.
+ */
+export function action(env: DashboardEnv, handler: PageHandler, options: { anyRole?: boolean } = {}): Koa.Middleware {
+  return async (ctx) => {
+    setPageHeaders(ctx);
+    const session = await currentSession(env, ctx);
+    if (!isSameOrigin(ctx, env.deps.config.publicBaseUrl)) {
+      sendProblem(ctx, session, 403, 'This request came from another site and was refused; nothing was changed.');
+      return;
+    }
+    if (!session) {
+      redirectAfterPost(ctx, '/dashboard/login');
+      return;
+    }
+    if (!csrfMatches(session.csrfToken, field(ctx, '_csrf'))) {
+      sendProblem(ctx, session, 403, 'This form has expired or was not sent from this dashboard; nothing was changed.');
+      return;
+    }
+    if (!options.anyRole && session.role !== 'admin') {
+      sendProblem(ctx, session, 403, 'Viewers can read but not change anything; ask an admin.');
+      return;
+    }
+    await runHandler(ctx, session, handler);
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A path's id, which must be a UUID; throws not_found otherwise (as for an id of another org). */
+export function uuidParam(value: string | undefined, resource: string): string {
+  if (!value || !UUID.test(value)) throw notFound(resource);
+  return value;
+}

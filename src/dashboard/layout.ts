@@ -1,0 +1,71 @@
+// The page shell: document head (this server's style sheet and script only), the navigation and who
+// is signed in, around a page's content.
+import { html, type HtmlValue, type SafeHtml } from './html.js';
+import type { Session } from './sessions.js';
+
+/** The sections in the navigation, in order; `admin` ones are listed for admins only. */
+const SECTIONS: Array<{ href: string; label: string; admin?: boolean }> = [
+  { href: '/dashboard', label: 'Overview' },
+  { href: '/dashboard/keys', label: 'API keys' },
+  { href: '/dashboard/webhooks', label: 'Webhooks' },
+  { href: '/dashboard/calls', label: 'Calls' },
+  { href: '/dashboard/contacts', label: 'Contacts' },
+  { href: '/dashboard/members', label: 'Members' },
+  { href: '/dashboard/audit', label: 'Audit log', admin: true },
+];
+
+/** The hidden field carrying the session's CSRF token; every form that changes something includes it. */
+export function csrfField(session: Session): SafeHtml {
+  return html`<input type="hidden" name="_csrf" value="${session.csrfToken}" />`;
+}
+
+function navigation(session: Session, current: string | undefined): SafeHtml {
+  const items = SECTIONS.filter((section) => !section.admin || session.role === 'admin').map(
+    (section) =>
+      html`<li>
+        <a href="${section.href}" ${section.href === current ? html` aria-current="page"` : ''}>${section.label}</a>
+      </li>`,
+  );
+  return html`<header>
+    <nav aria-label="Dashboard">
+      <ul>
+        ${items}
+      </ul>
+    </nav>
+    <div class="who">
+      <span>${session.orgName} · ${session.email} (${session.role})</span>
+      <form class="inline" method="post" action="/dashboard/logout">
+        ${csrfField(session)}<button type="submit" class="secondary">Sign out</button>
+      </form>
+    </div>
+  </header>`;
+}
+
+/** A whole page: `title` in the tab and as its heading, the navigation when signed in, then `body`. */
+export function page(options: { title: string; session: Session | null; current?: string; body: HtmlValue }): string {
+  const { title, session, current, body } = options;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Dashboard</title>
+        <link rel="icon" href="data:," />
+        <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
+        <script src="/dashboard/assets/dashboard.js" defer></script>
+      </head>
+      <body>
+        ${session ? navigation(session, current) : ''}
+        <main>
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html> `.text;
+}
+
+/** A boxed message: information, an error, or a secret shown once. */
+export function notice(kind: 'info' | 'error' | 'secret', content: HtmlValue): SafeHtml {
+  const role = kind === 'error' ? html` role="alert"` : '';
+  return html`<div class="notice ${kind}" ${role}>${content}</div>`;
+}

@@ -1,0 +1,148 @@
+// The dashboard's people: invitations and resets by one-time link, removal, and setting a password
+// from a link. Used by the dashboard's members page and by `admin user ...`; every change is audited.
+import type { Db } from '../database/connect.js';
+import { DomainError, invalidField } from '../errors.js';
+import { recordAudit } from '../audit/service.js';
+import { hashPassword } from './passwords.js';
+import { hashToken, newToken } from './tokens.js';
+import { LINK_LIFETIME_MS, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './policy.js';
+import * as users from './queries.js';
+
+export type { Role, UserRow } from './queries.js';
+
+/** Who makes a change, for the audit log: `cli` or a user's email, and the client address. */
+export interface Actor {
+  actor: string;
+  address: string | null;
+}
+
+const EMAIL = /^[^\s@<>"]{1,64}@[^\s@<>"]{1,255}$/;
+
+/** The address as stored and compared: trimmed and lowercased. Throws invalid_request (param email). */
+export function normalizeEmail(email: string): string {
+  const normalized = email.trim().toLowerCase();
+  if (!EMAIL.test(normalized)) throw invalidField('email', 'must be an email address');
+  return normalized;
+}
+
+/** The path of a one-time link, under the dashboard. */
+export function linkPath(token: string): string {
+  return `/dashboard/invite/${token}`;
+}
+
+async function issueLink(db: Db, userId: string, purpose: 'invite' | 'reset', now: Date): Promise<string> {
+  const token = newToken();
+  await users.insertLink(db, {
+    tokenHash: hashToken(token),
+    userId,
+    purpose,
+    expiresAt: new Date(now.getTime() + LINK_LIFETIME_MS),
+  });
+  return token;
+}
+
+/**
+ * Adds a member to an org without a password and returns them with the token of their one-time invite
+ * link (72 hours). Throws invalid_request (param email) for a bad or taken address.
+ */
+export async function inviteMember(
+  db: Db,
+  input: { orgId: string; email: string; role: users.Role },
+  by: Actor,
+  now = new Date(),
+): Promise<{ user: users.UserRow; token: string }> {
+  const email = normalizeEmail(input.email);
+  return db.transaction().execute(async (trx) => {
+    const user = await users.insertUser(trx, { orgId: input.orgId, email, role: input.role });
+    if (!user) throw invalidField('email', 'already belongs to a dashboard user');
+    const token = await issueLink(trx, user.id, 'invite', now);
+    await recordAudit(trx, {
+      orgId: input.orgId,
+      ...by,
+      action: `member.invited (${input.role})`,
+      target: email,
+      at: now,
+    });
+    return { user, token };
+  });
+}
+
+/** The org's members, oldest first. */
+export async function listMembers(db: Db, orgId: string): Promise<users.UserRow[]> {
+  return users.listUsers(db, orgId);
+}
+
+/** The member with this email, whatever the org; throws not_found (param email). */
+export async function requireMemberByEmail(db: Db, email: string): Promise<users.UserRow> {
+  const user = await users.findUserByEmail(db, normalizeEmail(email));
+  if (!user) throw new DomainError('not_found', `no dashboard user with email ${email}`, { param: 'email' });
+  return user;
+}
+
+/** The org's member with this id; throws not_found. */
+export async function requireMemberInOrg(db: Db, orgId: string, id: string): Promise<users.UserRow> {
+  const user = await users.findUserInOrg(db, orgId, id);
+  if (!user) throw new DomainError('not_found', 'No member with this id exists in your organisation.', { param: 'id' });
+  return user;
+}
+
+/** Removes a member; their sessions and links end with them. */
+export async function removeMember(db: Db, user: users.UserRow, by: Actor, now = new Date()): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await users.deleteUser(trx, user.id);
+    await recordAudit(trx, { orgId: user.org_id, ...by, action: 'member.removed', target: user.email, at: now });
+  });
+}
+
+/** Ends a member's sessions and voids their links; returns the token of a new one-time reset link. */
+export async function resetMember(db: Db, user: users.UserRow, by: Actor, now = new Date()): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    await users.deleteUserSessions(trx, user.id);
+    await users.voidLinks(trx, user.id, now);
+    const token = await issueLink(trx, user.id, 'reset', now);
+    await recordAudit(trx, { orgId: user.org_id, ...by, action: 'member.reset', target: user.email, at: now });
+    return token;
+  });
+}
+
+/** The usable link with this token (its user's email), or undefined for an unknown, used or expired one. */
+export async function findLink(db: Db, token: string, now = new Date()) {
+  return users.findUsableLink(db, hashToken(token), now);
+}
+
+/** Throws invalid_request (param password) unless the password is of an accepted length. */
+export function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw invalidField('password', `must have at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+  if (password.length > MAX_PASSWORD_LENGTH) {
+    throw invalidField('password', `must have at most ${MAX_PASSWORD_LENGTH} characters`);
+  }
+}
+
+/**
+ * Sets the password of the link's user and uses the link up, ending the user's other sessions. Throws
+ * invalid_request (param password) for a short password, not_found for an unknown, used or expired link.
+ */
+export async function acceptLink(db: Db, token: string, password: string, now = new Date()): Promise<users.UserRow> {
+  checkPassword(password);
+  const passwordHash = await hashPassword(password);
+  const tokenHash = hashToken(token);
+  return db.transaction().execute(async (trx) => {
+    const link = await users.findUsableLink(trx, tokenHash, now);
+    if (!link || !(await users.useLink(trx, tokenHash, now))) {
+      throw new DomainError('not_found', 'This link is unknown, used or expired; ask an admin for a new one.');
+    }
+    await users.setPasswordHash(trx, link.user_id, passwordHash);
+    await users.deleteUserSessions(trx, link.user_id);
+    const user = (await users.findUserByEmail(trx, link.email))!;
+    await recordAudit(trx, {
+      orgId: user.org_id,
+      actor: user.email,
+      address: null,
+      action: 'member.password_set',
+      at: now,
+    });
+    return user;
+  });
+}

@@ -1,0 +1,54 @@
+// The audit log, for admins: changes to keys, endpoints, members and plans from the dashboard and the
+// CLI, and sign-ins, newest first.
+import type Router from '@koa/router';
+import { listAudit } from '../../audit/service.js';
+import { sendPage, view, type DashboardEnv } from '../handlers.js';
+import { html } from '../html.js';
+import { page } from '../layout.js';
+import { second } from '../format.js';
+import { AUDIT_PAGE_SIZE } from '../policy.js';
+
+const CURRENT = '/dashboard/audit';
+
+/** Registers the audit log page (admins only). */
+export function auditRoutes(router: Router, env: DashboardEnv): void {
+  router.get(
+    CURRENT,
+    view(
+      env,
+      async (ctx, session) => {
+        const entries = await listAudit(env.deps.db, session.orgId, AUDIT_PAGE_SIZE);
+        const body = entries.length
+          ? html`<table>
+              <caption class="muted">
+                The last ${AUDIT_PAGE_SIZE} entries at most, newest first
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">What</th>
+                  <th scope="col">On</th>
+                  <th scope="col">From</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${entries.map(
+                  (entry) =>
+                    html`<tr>
+                      <td>${second(entry.at)}</td>
+                      <td>${entry.actor}</td>
+                      <td>${entry.action}</td>
+                      <td class="mono">${entry.target ?? '—'}</td>
+                      <td>${entry.address ?? '—'}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+          : html`<p>Nothing recorded yet.</p>`;
+        sendPage(ctx, 200, page({ title: 'Audit log', session, current: CURRENT, body }));
+      },
+      { adminOnly: true },
+    ),
+  );
+}

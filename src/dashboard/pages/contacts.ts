@@ -1,0 +1,173 @@
+// Contacts: the org's contacts filtered by consent, a page at a time, and a CSV import (through the same
+// import as the API and the CLI) that answers with its per-row report.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type Router from '@koa/router';
+import { recordAudit } from '../../audit/service.js';
+import { importContacts, ImportFileError, IMPORT_COLUMNS, type ImportSummary } from '../../contacts/csv-import.js';
+import { listContacts } from '../../contacts/service.js';
+import type { Contact } from '../../contacts/mapper.js';
+import { invalidField } from '../../errors.js';
+import { action, field, formBody, sendPage, view, type DashboardEnv } from '../handlers.js';
+import { html, type HtmlValue, type SafeHtml } from '../html.js';
+import { csrfField, notice, page } from '../layout.js';
+import { minute } from '../format.js';
+import { MAX_CSV_BYTES } from '../policy.js';
+import type { Session } from '../sessions.js';
+import { chosen, pageOf, pager, selectFilter } from './paging.js';
+import type Koa from 'koa';
+
+const CURRENT = '/dashboard/contacts';
+const CONSENTS = ['pre_call', 'website_form', 'manual', 'imported'] as const satisfies ReadonlyArray<
+  NonNullable<Contact['consent_capture']>
+>;
+
+function importForm(session: Session): SafeHtml {
+  return html`<h2>Import contacts from a CSV file</h2>
+    <p class="muted">Columns: ${IMPORT_COLUMNS.join(', ')} (a header line first; phone_e164 is required).</p>
+    <form method="post" action="${CURRENT}/import">
+      ${csrfField(session)}
+      <div hidden>
+        <label for="csv-file">CSV file</label><input type="file" id="csv-file" accept=".csv,text/csv" data-into="csv" />
+      </div>
+      <label for="csv">CSV contents</label>
+      <textarea id="csv" name="csv" required spellcheck="false"></textarea>
+      <button type="submit">Import contacts</button>
+    </form>`;
+}
+
+function report(summary: ImportSummary): SafeHtml {
+  const rejected = summary.rejections.length
+    ? html`<table>
+        <caption>
+          Rejected rows
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Line</th>
+            <th scope="col">Field</th>
+            <th scope="col">Why</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${summary.rejections.map(
+            (entry) =>
+              html`<tr>
+                <td>${entry.line}</td>
+                <td>${entry.error.param ?? '—'}</td>
+                <td>${entry.error.message}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>`
+    : '';
+  return notice(
+    'info',
+    html`<p>
+        <strong>Import done:</strong> ${summary.rows} rows read, ${summary.created} created, ${summary.updated} updated,
+        ${summary.rejected} rejected.
+      </p>
+      ${rejected}`,
+  );
+}
+
+async function contactsPage(env: DashboardEnv, ctx: Koa.Context, session: Session, shown: HtmlValue): Promise<string> {
+  const consent = chosen(ctx, 'consent', CONSENTS);
+  const { page: number, limit, offset } = pageOf(ctx);
+  const { items, total } = await listContacts(env.deps.db, session.orgId, {
+    limit,
+    offset,
+    ...(consent ? { consent } : {}),
+  });
+  const rows = items.map(
+    (contact) =>
+      html`<tr>
+        <td>${contact.name ?? '—'}</td>
+        <td>${contact.phone_e164}</td>
+        <td>${contact.email ?? '—'}</td>
+        <td>${contact.language_pref ?? '—'}</td>
+        <td>${contact.consent_capture ?? '—'}</td>
+        <td><pre>${contact.metadata ? JSON.stringify(contact.metadata) : ''}</pre></td>
+        <td>${minute(contact.updated_at)}</td>
+      </tr>`,
+  );
+  const body = html`${shown} ${selectFilter(CURRENT, 'consent', 'Consent', CONSENTS, consent)}
+  ${
+    items.length
+      ? html`<table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Phone</th>
+              <th scope="col">Email</th>
+              <th scope="col">Language</th>
+              <th scope="col">Consent</th>
+              <th scope="col">Metadata</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>`
+      : html`<p>No contacts${consent ? ` with consent ${consent}` : ''}.</p>`
+  }
+  ${pager(CURRENT, { consent }, number, total)} ${session.role === 'admin' ? importForm(session) : ''}`;
+  return page({ title: 'Contacts', session, current: CURRENT, body });
+}
+
+/**
+ * Imports CSV text through the one CSV import (which reads a file, checking its encoding line by line):
+ * the text goes to a private temporary file that is removed afterwards.
+ */
+async function importText(env: DashboardEnv, orgId: string, csv: string): Promise<ImportSummary> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-import-'));
+  try {
+    const file = path.join(dir, 'contacts.csv');
+    await writeFile(file, csv, { mode: 0o600 });
+    return await importContacts(env.deps.db, orgId, file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Registers the contacts page and its import. */
+export function contactRoutes(router: Router, env: DashboardEnv): void {
+  router.get(
+    CURRENT,
+    view(env, async (ctx, session) => sendPage(ctx, 200, await contactsPage(env, ctx, session, null))),
+  );
+
+  router.post(
+    `${CURRENT}/import`,
+    formBody,
+    action(env, async (ctx, session) => {
+      const csv = field(ctx, 'csv');
+      if (Buffer.byteLength(csv) > MAX_CSV_BYTES) {
+        throw invalidField(
+          'csv',
+          `must be at most ${MAX_CSV_BYTES / 1024 / 1024} MB; import bigger files with the CLI`,
+        );
+      }
+      try {
+        const summary = await importText(env, session.orgId, csv);
+        await recordAudit(env.deps.db, {
+          orgId: session.orgId,
+          actor: session.email,
+          address: ctx.ip,
+          action: 'contacts.imported',
+          target: `${summary.created} created, ${summary.updated} updated, ${summary.rejected} rejected`,
+        });
+        sendPage(ctx, 200, await contactsPage(env, ctx, session, report(summary)));
+      } catch (error) {
+        if (!(error instanceof ImportFileError)) throw error;
+        sendPage(
+          ctx,
+          400,
+          await contactsPage(env, ctx, session, notice('error', `The file was not imported: ${error.message}`)),
+        );
+      }
+    }),
+  );
+}

@@ -1,0 +1,133 @@
+// Integrations → API keys: the org's keys (masked), creating one (shown once, with a copy button) and
+// revoking one after a confirmation page. Keys go through the same code as `admin key create`.
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { createApiKey, listKeys, MAX_KEY_LABEL_LENGTH, revokeKey } from '../../orgs/api-keys.js';
+import { notFound } from '../../errors.js';
+import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../handlers.js';
+import { html, type SafeHtml } from '../html.js';
+import { csrfField, notice, page } from '../layout.js';
+import { maskedKey, minute } from '../format.js';
+import type { Session } from '../sessions.js';
+
+const CURRENT = '/dashboard/keys';
+
+async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | null): Promise<string> {
+  const keys = await listKeys(env.deps.db, session.orgId);
+  const admin = session.role === 'admin';
+  const rows = keys.map(
+    (key) =>
+      html`<tr>
+        <td>${key.label ?? html`<span class="muted">No label</span>`}</td>
+        <td><code>${maskedKey(key.prefix)}</code></td>
+        <td>
+          ${minute(key.created_at)}${key.created_by ? html`<br /><span class="muted">by ${key.created_by}</span>` : ''}
+        </td>
+        <td>${key.last_used_at ? minute(key.last_used_at) : 'Never'}</td>
+        <td>
+          ${key.revoked_at ? html`<span class="state-bad">Revoked ${minute(key.revoked_at)}</span>` : html`<span class="state-good">Active</span>`}
+        </td>
+        ${admin ? html`<td>${key.revoked_at ? '' : html`<a class="button danger" href="/dashboard/keys/${key.prefix}/revoke" aria-label="Revoke ${maskedKey(key.prefix)}">Revoke</a>`}</td>` : ''}
+      </tr>`,
+  );
+  const table = keys.length
+    ? html`<table>
+        <caption class="muted">
+          Keys of ${session.orgName}, newest first
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Label</th>
+            <th scope="col">Key</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">State</th>
+            ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>`
+    : html`<p>No API keys yet.</p>`;
+  const form = admin
+    ? html`<h2>Create a key</h2>
+        <form method="post" action="/dashboard/keys">
+          ${csrfField(session)}
+          <label for="label">Label (optional)</label>
+          <input
+            type="text"
+            id="label"
+            name="label"
+            maxlength="${MAX_KEY_LABEL_LENGTH}"
+            aria-describedby="label-help"
+          />
+          <p id="label-help" class="muted">What the key is for, such as "Production server".</p>
+          <button type="submit">Create API key</button>
+        </form>`
+    : '';
+  return page({ title: 'API keys', session, current: CURRENT, body: [shown, table, form] });
+}
+
+async function orgKey(env: DashboardEnv, session: Session, prefix: string) {
+  const key = (await listKeys(env.deps.db, session.orgId)).find((entry) => entry.prefix === prefix);
+  if (!key) throw notFound('API key');
+  return key;
+}
+
+function by(ctx: Koa.Context, session: Session) {
+  return { actor: session.email, address: ctx.ip };
+}
+
+/** Registers the API keys pages. */
+export function keyRoutes(router: Router, env: DashboardEnv): void {
+  router.get(
+    CURRENT,
+    view(env, async (ctx, session) => sendPage(ctx, 200, await keysPage(env, session, null))),
+  );
+
+  router.post(
+    CURRENT,
+    formBody,
+    action(env, async (ctx, session) => {
+      const { key } = await createApiKey(env.deps.db, session.orgId, { label: field(ctx, 'label') }, by(ctx, session));
+      const shown = notice(
+        'secret',
+        html`<p><strong>Your new API key.</strong> Copy it now: it is shown this once and cannot be shown again.</p>
+          <p><code id="new-key">${key}</code></p>
+          <button type="button" class="secondary" data-copy="new-key" hidden>Copy key</button>`,
+      );
+      sendPage(ctx, 201, await keysPage(env, session, shown));
+    }),
+  );
+
+  router.get(
+    '/dashboard/keys/:prefix/revoke',
+    view(
+      env,
+      async (ctx, session) => {
+        const key = await orgKey(env, session, ctx.params.prefix!);
+        const body = html`<p>
+            Revoke <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${key.label})` : ''}? Requests with it are
+            refused within 30 seconds. This cannot be undone.
+          </p>
+          <form method="post" action="/dashboard/keys/${key.prefix}/revoke">
+            ${csrfField(session)} <button type="submit" class="danger">Revoke key</button>
+            <a href="${CURRENT}">Cancel</a>
+          </form>`;
+        sendPage(ctx, 200, page({ title: 'Revoke API key', session, current: CURRENT, body }));
+      },
+      { adminOnly: true },
+    ),
+  );
+
+  router.post(
+    '/dashboard/keys/:prefix/revoke',
+    formBody,
+    action(env, async (ctx, session) => {
+      if (!(await revokeKey(env.deps.db, ctx.params.prefix!, by(ctx, session), session.orgId)))
+        throw notFound('API key');
+      redirectAfterPost(ctx, CURRENT);
+    }),
+  );
+}

@@ -1,0 +1,189 @@
+// Members: who can sign in to the org's dashboard. Admins invite (the one-time link is shown to copy:
+// there is no mail server), reset a password (a new link, the person's sessions end) and remove members.
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { DomainError } from '../../errors.js';
+import {
+  inviteMember,
+  linkPath,
+  listMembers,
+  removeMember,
+  requireMemberInOrg,
+  resetMember,
+  type Role,
+} from '../members.js';
+import {
+  action,
+  field,
+  formBody,
+  redirectAfterPost,
+  sendPage,
+  uuidParam,
+  view,
+  type DashboardEnv,
+} from '../handlers.js';
+import { html, type HtmlValue, type SafeHtml } from '../html.js';
+import { csrfField, notice, page } from '../layout.js';
+import { minute } from '../format.js';
+import type { Session } from '../sessions.js';
+import { requestOrigin } from '../security.js';
+
+const CURRENT = '/dashboard/members';
+const ROLES: Role[] = ['admin', 'viewer'];
+
+function linkNotice(ctx: Koa.Context, email: string, token: string): SafeHtml {
+  return notice(
+    'secret',
+    html`<p>
+        <strong>One-time link for ${email}.</strong> Pass it on privately: it works once, for 72 hours, and is not shown
+        again.
+      </p>
+      <p><code id="member-link">${requestOrigin(ctx)}${linkPath(token)}</code></p>
+      <button type="button" class="secondary" data-copy="member-link" hidden>Copy link</button>`,
+  );
+}
+
+async function membersPage(env: DashboardEnv, session: Session, shown: HtmlValue, email = ''): Promise<string> {
+  const members = await listMembers(env.deps.db, session.orgId);
+  const admin = session.role === 'admin';
+  const rows = members.map(
+    (member) =>
+      html`<tr>
+        <td>${member.email}</td>
+        <td>${member.role}</td>
+        <td>${member.password_hash ? 'Signed up' : 'Invited'}</td>
+        <td>${minute(member.created_at)}</td>
+        ${
+          admin
+            ? html`<td>
+                ${
+                  member.id === session.userId
+                    ? html`<span class="muted">You</span>`
+                    : html`<form class="inline" method="post" action="${CURRENT}/${member.id}/reset">
+                          ${csrfField(session)}<button
+                            type="submit"
+                            class="secondary"
+                            aria-label="Reset password of ${member.email}"
+                          >
+                            Reset password
+                          </button>
+                        </form>
+                        <a
+                          class="button danger"
+                          href="${CURRENT}/${member.id}/remove"
+                          aria-label="Remove ${member.email}"
+                          >Remove</a
+                        >`
+                }
+              </td>`
+            : ''
+        }
+      </tr>`,
+  );
+  const form = admin
+    ? html`<h2>Invite a member</h2>
+        <form method="post" action="${CURRENT}">
+          ${csrfField(session)}
+          <label for="email">Email</label>
+          <input type="email" id="email" name="email" required value="${email}" />
+          <label for="role">Role</label>
+          <select id="role" name="role">
+            ${ROLES.map((role) => html`<option value="${role}">${role}</option>`)}
+          </select>
+          <p class="muted">Admins change everything here; viewers only read.</p>
+          <button type="submit">Invite member</button>
+        </form>`
+    : '';
+  const table = html`<table>
+    <thead>
+      <tr>
+        <th scope="col">Email</th>
+        <th scope="col">Role</th>
+        <th scope="col">State</th>
+        <th scope="col">Added</th>
+        ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+  return page({ title: 'Members', session, current: CURRENT, body: [shown, table, form] });
+}
+
+function by(ctx: Koa.Context, session: Session) {
+  return { actor: session.email, address: ctx.ip };
+}
+
+async function otherMember(env: DashboardEnv, ctx: Koa.Context, session: Session) {
+  const member = await requireMemberInOrg(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'member'));
+  if (member.id === session.userId) {
+    throw new DomainError('forbidden', 'You cannot remove or reset yourself here; ask another admin.');
+  }
+  return member;
+}
+
+/** Registers the members pages. */
+export function memberRoutes(router: Router, env: DashboardEnv): void {
+  const { db } = env.deps;
+
+  router.get(
+    CURRENT,
+    view(env, async (ctx, session) => sendPage(ctx, 200, await membersPage(env, session, null))),
+  );
+
+  router.post(
+    CURRENT,
+    formBody,
+    action(env, async (ctx, session) => {
+      const email = field(ctx, 'email');
+      const role = ROLES.find((entry) => entry === field(ctx, 'role')) ?? 'viewer';
+      try {
+        const { user, token } = await inviteMember(db, { orgId: session.orgId, email, role }, by(ctx, session));
+        sendPage(ctx, 201, await membersPage(env, session, linkNotice(ctx, user.email, token)));
+      } catch (error) {
+        if (!(error instanceof DomainError) || error.code !== 'invalid_request') throw error;
+        sendPage(ctx, 400, await membersPage(env, session, notice('error', error.message), email));
+      }
+    }),
+  );
+
+  router.post(
+    `${CURRENT}/:id/reset`,
+    formBody,
+    action(env, async (ctx, session) => {
+      const member = await otherMember(env, ctx, session);
+      const token = await resetMember(db, member, by(ctx, session));
+      sendPage(ctx, 200, await membersPage(env, session, linkNotice(ctx, member.email, token)));
+    }),
+  );
+
+  router.get(
+    `${CURRENT}/:id/remove`,
+    view(
+      env,
+      async (ctx, session) => {
+        const member = await otherMember(env, ctx, session);
+        const body = html`<p>
+            Remove <strong>${member.email}</strong> from ${session.orgName}? They are signed out at once and their links
+            stop working.
+          </p>
+          <form method="post" action="${CURRENT}/${member.id}/remove">
+            ${csrfField(session)} <button type="submit" class="danger">Remove member</button>
+            <a href="${CURRENT}">Cancel</a>
+          </form>`;
+        sendPage(ctx, 200, page({ title: 'Remove member', session, current: CURRENT, body }));
+      },
+      { adminOnly: true },
+    ),
+  );
+
+  router.post(
+    `${CURRENT}/:id/remove`,
+    formBody,
+    action(env, async (ctx, session) => {
+      await removeMember(db, await otherMember(env, ctx, session), by(ctx, session));
+      redirectAfterPost(ctx, CURRENT);
+    }),
+  );
+}

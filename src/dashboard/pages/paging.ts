@@ -1,0 +1,61 @@
+// Page numbers and the pager of the calls and contacts lists.
+import type Koa from 'koa';
+import { html, type SafeHtml } from '../html.js';
+import { PAGE_SIZE } from '../policy.js';
+
+/** The furthest page a list goes to (deep offsets cost in proportion; filters narrow a list instead). */
+const MAX_PAGE = 200;
+
+/** The requested page (1 when absent or not a number in range) with its offset. */
+export function pageOf(ctx: Koa.Context): { page: number; limit: number; offset: number } {
+  const raw = typeof ctx.query.page === 'string' ? Number(ctx.query.page) : 1;
+  const page = Number.isInteger(raw) && raw >= 1 && raw <= MAX_PAGE ? raw : 1;
+  return { page, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE };
+}
+
+/** Previous and next links keeping the list's filters, and where the page is in the whole. */
+export function pager(
+  path: string,
+  filters: Record<string, string | undefined>,
+  page: number,
+  total: number,
+): SafeHtml {
+  const pages = Math.min(MAX_PAGE, Math.max(1, Math.ceil(total / PAGE_SIZE)));
+  const href = (to: number) => {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
+    query.set('page', String(to));
+    return `${path}?${query.toString()}`;
+  };
+  return html`<nav class="pager" aria-label="Pages">
+    ${page > 1 ? html`<a href="${href(page - 1)}" rel="prev">Previous page</a>` : ''}
+    <span>Page ${page} of ${pages} (${total.toLocaleString('en-IN')} in all)</span>
+    ${page < pages ? html`<a href="${href(page + 1)}" rel="next">Next page</a>` : ''}
+  </nav>`;
+}
+
+/** A filter form of one select (with "All") submitted by GET. */
+export function selectFilter(
+  path: string,
+  name: string,
+  label: string,
+  options: readonly string[],
+  current: string | undefined,
+): SafeHtml {
+  return html`<form method="get" action="${path}">
+    <label for="${name}">${label}</label>
+    <select id="${name}" name="${name}">
+      <option value="">All</option>
+      ${options.map(
+        (option) => html`<option value="${option}" ${option === current ? html` selected` : ''}>${option}</option>`,
+      )}
+    </select>
+    <button type="submit" class="secondary">Filter</button>
+  </form>`;
+}
+
+/** The query's value of `name` when it is one of `allowed`. */
+export function chosen<T extends string>(ctx: Koa.Context, name: string, allowed: readonly T[]): T | undefined {
+  const value = ctx.query[name];
+  return typeof value === 'string' && (allowed as readonly string[]).includes(value) ? (value as T) : undefined;
+}

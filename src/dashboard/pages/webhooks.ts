@@ -1,0 +1,351 @@
+// Integrations → Webhooks: the org's endpoints with their health, adding one (secret shown once), and an
+// endpoint's page with its delivery log (filters, redelivery) and its controls: test send, secret
+// rotation, switching off and on, deletion after a confirmation page. All through src/webhooks/service.
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { EVENT_KINDS } from '../../../generated/events.js';
+import { recordAudit } from '../../audit/service.js';
+import { DomainError } from '../../errors.js';
+import * as webhooks from '../../webhooks/service.js';
+import { MAX_ENDPOINTS_PER_ORG } from '../../webhooks/policy.js';
+import {
+  action,
+  field,
+  fields,
+  formBody,
+  redirectAfterPost,
+  sendPage,
+  uuidParam,
+  view,
+  type DashboardEnv,
+} from '../handlers.js';
+import { html, type HtmlValue, type SafeHtml } from '../html.js';
+import { csrfField, notice, page } from '../layout.js';
+import { minute, second } from '../format.js';
+import { DELIVERY_LOG_SIZE } from '../policy.js';
+import type { Session } from '../sessions.js';
+import { chosen } from './paging.js';
+
+const CURRENT = '/dashboard/webhooks';
+const DAY_MS = 86_400_000;
+const SUBSCRIBABLE = EVENT_KINDS.filter((kind) => kind !== 'webhook.test');
+const OUTCOMES = ['succeeded', 'failed'] as const;
+
+function state(active: boolean): SafeHtml {
+  return active ? html`<span class="state-good">Active</span>` : html`<span class="state-bad">Disabled</span>`;
+}
+
+function newEndpointForm(session: Session, url: string, events: string[]): SafeHtml {
+  const boxes = SUBSCRIBABLE.map(
+    (kind) =>
+      html`<label
+        ><input type="checkbox" name="events" value="${kind}" ${events.includes(kind) ? html` checked` : ''} />
+        ${kind}</label
+      >`,
+  );
+  return html`<h2>Add an endpoint</h2>
+    <form method="post" action="${CURRENT}">
+      ${csrfField(session)}
+      <label for="url">URL</label>
+      <input type="url" id="url" name="url" required placeholder="https://example.com/webhooks" value="${url}" />
+      <fieldset>
+        <legend>Events</legend>
+        ${boxes}
+      </fieldset>
+      <button type="submit">Add endpoint</button>
+    </form>`;
+}
+
+async function listPage(
+  env: DashboardEnv,
+  session: Session,
+  extra: { shown?: HtmlValue; url?: string; events?: string[] } = {},
+): Promise<string> {
+  const { db, clock } = env.deps;
+  const { items } = await webhooks.listWebhooks(db, session.orgId, { limit: MAX_ENDPOINTS_PER_ORG, offset: 0 });
+  const failures = await webhooks.countRecentFailures(
+    db,
+    items.map((item) => item.id),
+    new Date(clock.now().getTime() - DAY_MS),
+  );
+  const rows = items.map(
+    (item) =>
+      html`<tr>
+        <td><a href="${CURRENT}/${item.id}" class="mono">${item.url}</a></td>
+        <td>${item.events.join(', ')}</td>
+        <td>${state(item.active)}</td>
+        <td>
+          ${item.last_delivery_at ? html`Last attempt ${minute(item.last_delivery_at)}: ${item.last_delivery_status ?? 'no answer'}` : 'No attempts yet'}<br />
+          ${failures.get(item.id) ?? 0} failed in the last 24 hours
+        </td>
+      </tr>`,
+  );
+  const table = items.length
+    ? html`<table>
+        <thead>
+          <tr>
+            <th scope="col">URL</th>
+            <th scope="col">Events</th>
+            <th scope="col">State</th>
+            <th scope="col">Health</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>`
+    : html`<p>No webhook endpoints yet.</p>`;
+  const form = session.role === 'admin' ? newEndpointForm(session, extra.url ?? '', extra.events ?? []) : '';
+  return page({ title: 'Webhooks', session, current: CURRENT, body: [extra.shown, table, form] });
+}
+
+function secretNotice(secret: string, what: string): SafeHtml {
+  return notice(
+    'secret',
+    html`<p>
+        <strong>${what}</strong> Copy it now: it is shown this once. Receivers check each delivery's signature with it.
+      </p>
+      <p><code id="new-secret">${secret}</code></p>
+      <button type="button" class="secondary" data-copy="new-secret" hidden>Copy secret</button>`,
+  );
+}
+
+function outcomeOf(attempt: webhooks.DeliveryLogEntry): SafeHtml {
+  const ok = attempt.status_code !== null && attempt.status_code >= 200 && attempt.status_code < 300;
+  return ok ? html`<span class="state-good">Succeeded</span>` : html`<span class="state-bad">Failed</span>`;
+}
+
+async function endpointPage(
+  env: DashboardEnv,
+  ctx: Koa.Context,
+  session: Session,
+  id: string,
+  shown: HtmlValue = null,
+): Promise<string> {
+  const { db } = env.deps;
+  const endpoint = await webhooks.getWebhook(db, session.orgId, id);
+  const outcome = chosen(ctx, 'outcome', OUTCOMES);
+  const event = chosen(ctx, 'event', EVENT_KINDS);
+  const log = await webhooks.listEndpointLog(db, session.orgId, id, { limit: DELIVERY_LOG_SIZE, outcome, event });
+  const admin = session.role === 'admin';
+  const base = `${CURRENT}/${id}`;
+  const controls = admin
+    ? html`<h2>Actions</h2>
+        <form class="inline" method="post" action="${base}/test">
+          ${csrfField(session)}<button type="submit">Send test event</button>
+        </form>
+        <form class="inline" method="post" action="${base}/rotate">
+          ${csrfField(session)}<button type="submit" class="secondary">Rotate secret</button>
+        </form>
+        <form class="inline" method="post" action="${base}/${endpoint.active ? 'disable' : 'enable'}">
+          ${csrfField(session)}<button type="submit" class="secondary">
+            ${endpoint.active ? 'Disable' : 'Enable'}
+          </button>
+        </form>
+        <a class="button danger" href="${base}/delete">Delete</a>`
+    : '';
+  const select = (name: string, label: string, options: readonly string[], current: string | undefined) =>
+    html`<label for="${name}">${label}</label>
+      <select id="${name}" name="${name}">
+        <option value="">All</option>
+        ${options.map(
+          (option) => html`<option value="${option}" ${option === current ? html` selected` : ''}>${option}</option>`,
+        )}
+      </select>`;
+  const filters = html`<form method="get" action="${base}">
+    ${select('outcome', 'Outcome', OUTCOMES, outcome)} ${select('event', 'Event kind', EVENT_KINDS, event)}
+    <div><button type="submit" class="secondary">Filter</button></div>
+  </form>`;
+  const rows = log.map(
+    (attempt) =>
+      html`<tr>
+        <td>${second(attempt.attempted_at)}</td>
+        <td>${attempt.event}</td>
+        <td class="mono">${attempt.delivery_id}</td>
+        <td>${attempt.attempt}</td>
+        <td>${outcomeOf(attempt)}</td>
+        <td>${attempt.status_code ?? attempt.failure_kind ?? '—'}</td>
+        <td>${attempt.duration_ms} ms</td>
+        <td><pre>${(attempt.response_excerpt ?? '').slice(0, 500)}</pre></td>
+        ${
+          admin
+            ? html`<td>
+                <form method="post" action="${base}/redeliver">
+                  ${csrfField(session)}<input type="hidden" name="delivery_id" value="${attempt.delivery_id}" /><button
+                    type="submit"
+                    class="secondary"
+                  >
+                    Redeliver
+                  </button>
+                </form>
+              </td>`
+            : ''
+        }
+      </tr>`,
+  );
+  const table = log.length
+    ? html`<table>
+        <caption class="muted">
+          The last ${DELIVERY_LOG_SIZE} attempts at most, newest first
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">Event</th>
+            <th scope="col">Delivery</th>
+            <th scope="col">Attempt</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">HTTP status or failure</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Response excerpt</th>
+            ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>`
+    : html`<p>No delivery attempts${outcome || event ? ' match these filters' : ' yet'}.</p>`;
+  const body = html`${shown}
+    <dl class="facts">
+      <dt>URL</dt>
+      <dd class="mono">${endpoint.url}</dd>
+      <dt>Events</dt>
+      <dd>${endpoint.events.join(', ')}</dd>
+      <dt>State</dt>
+      <dd>${state(endpoint.active)}</dd>
+      <dt>Created</dt>
+      <dd>${minute(endpoint.created_at)}</dd>
+    </dl>
+    ${controls}
+    <h2>Delivery log</h2>
+    ${filters} ${table}`;
+  return page({ title: 'Webhook endpoint', session, current: CURRENT, body });
+}
+
+function by(ctx: Koa.Context, session: Session) {
+  return { orgId: session.orgId, actor: session.email, address: ctx.ip };
+}
+
+/** Registers the webhooks pages. */
+export function webhookRoutes(router: Router, env: DashboardEnv): void {
+  const { deps } = env;
+  const { db } = deps;
+  const endpointId = (ctx: Koa.Context) => uuidParam(ctx.params.id, 'webhook endpoint');
+
+  router.get(
+    CURRENT,
+    view(env, async (ctx, session) => sendPage(ctx, 200, await listPage(env, session))),
+  );
+
+  router.post(
+    CURRENT,
+    formBody,
+    action(env, async (ctx, session) => {
+      const url = field(ctx, 'url').trim();
+      const events = fields(ctx, 'events');
+      try {
+        const input = webhooks.checkWebhookCreate({ url, events });
+        const { webhook, secret } = await webhooks.createWebhook(deps, session.orgId, input);
+        await recordAudit(db, { ...by(ctx, session), action: 'webhook.created', target: webhook.url });
+        const shown = [
+          secretNotice(secret, 'Endpoint added. Its signing secret:'),
+          html`<p><a href="${CURRENT}/${webhook.id}">Open the endpoint's page</a></p>`,
+        ];
+        sendPage(ctx, 201, await listPage(env, session, { shown }));
+      } catch (error) {
+        if (!(error instanceof DomainError) || error.code === 'not_found') throw error;
+        const status = error.code === 'invalid_request' ? 400 : 403;
+        sendPage(ctx, status, await listPage(env, session, { shown: notice('error', error.message), url, events }));
+      }
+    }),
+  );
+
+  router.get(
+    `${CURRENT}/:id`,
+    view(env, async (ctx, session) => sendPage(ctx, 200, await endpointPage(env, ctx, session, endpointId(ctx)))),
+  );
+
+  router.post(
+    `${CURRENT}/:id/test`,
+    formBody,
+    action(env, async (ctx, session) => {
+      const id = endpointId(ctx);
+      await webhooks.sendTestEvent(deps, session.orgId, id, null);
+      await recordAudit(db, { ...by(ctx, session), action: 'webhook.test_sent', target: id });
+      redirectAfterPost(ctx, `${CURRENT}/${id}`);
+    }),
+  );
+
+  router.post(
+    `${CURRENT}/:id/redeliver`,
+    formBody,
+    action(env, async (ctx, session) => {
+      const id = endpointId(ctx);
+      const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
+      await webhooks.redeliver(deps, session.orgId, id, deliveryId);
+      await recordAudit(db, { ...by(ctx, session), action: 'webhook.redelivered', target: deliveryId });
+      redirectAfterPost(ctx, `${CURRENT}/${id}`);
+    }),
+  );
+
+  router.post(
+    `${CURRENT}/:id/rotate`,
+    formBody,
+    action(env, async (ctx, session) => {
+      const id = endpointId(ctx);
+      const { secret } = await webhooks.rotateWebhookSecret(deps, session.orgId, id, { expirePrevious: false });
+      await recordAudit(db, { ...by(ctx, session), action: 'webhook.secret_rotated', target: id });
+      const shown = secretNotice(secret, 'New signing secret (the old one keeps signing for 24 hours):');
+      sendPage(ctx, 200, await endpointPage(env, ctx, session, id, shown));
+    }),
+  );
+
+  for (const [path, active] of [
+    ['disable', false],
+    ['enable', true],
+  ] as const) {
+    router.post(
+      `${CURRENT}/:id/${path}`,
+      formBody,
+      action(env, async (ctx, session) => {
+        const id = endpointId(ctx);
+        await webhooks.updateWebhook(deps, session.orgId, id, { active });
+        await recordAudit(db, { ...by(ctx, session), action: `webhook.${path}d`, target: id });
+        redirectAfterPost(ctx, `${CURRENT}/${id}`);
+      }),
+    );
+  }
+
+  router.get(
+    `${CURRENT}/:id/delete`,
+    view(
+      env,
+      async (ctx, session) => {
+        const endpoint = await webhooks.getWebhook(db, session.orgId, endpointId(ctx));
+        const body = html`<p>
+            Delete the endpoint <code>${endpoint.url}</code>? Nothing more is sent to it and its delivery log goes with
+            it. This cannot be undone.
+          </p>
+          <form method="post" action="${CURRENT}/${endpoint.id}/delete">
+            ${csrfField(session)} <button type="submit" class="danger">Delete endpoint</button>
+            <a href="${CURRENT}/${endpoint.id}">Cancel</a>
+          </form>`;
+        sendPage(ctx, 200, page({ title: 'Delete webhook endpoint', session, current: CURRENT, body }));
+      },
+      { adminOnly: true },
+    ),
+  );
+
+  router.post(
+    `${CURRENT}/:id/delete`,
+    formBody,
+    action(env, async (ctx, session) => {
+      const id = endpointId(ctx);
+      const endpoint = await webhooks.getWebhook(db, session.orgId, id);
+      await webhooks.deleteWebhook(deps, session.orgId, id);
+      await recordAudit(db, { ...by(ctx, session), action: 'webhook.deleted', target: endpoint.url });
+      redirectAfterPost(ctx, CURRENT);
+    }),
+  );
+}

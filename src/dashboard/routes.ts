@@ -1,0 +1,44 @@
+// The dashboard under /dashboard: its pages, its assets and a page for every other path beneath it, on
+// the app's router beside the probes and the docs, outside the API pipeline.
+import type Router from '@koa/router';
+import type { AppDeps } from '../app-deps.js';
+import { ASSETS } from './assets.js';
+import { sendProblem, type DashboardEnv } from './handlers.js';
+import { setPageHeaders } from './security.js';
+import { signInRoutes } from './pages/sign-in.js';
+import { overviewRoutes } from './pages/overview.js';
+import { keyRoutes } from './pages/keys.js';
+import { webhookRoutes } from './pages/webhooks.js';
+import { callRoutes } from './pages/calls.js';
+import { contactRoutes } from './pages/contacts.js';
+import { memberRoutes } from './pages/members.js';
+import { auditRoutes } from './pages/audit.js';
+
+/** Registers every dashboard route on `router`. */
+export function dashboardRoutes(router: Router, deps: AppDeps): void {
+  const env: DashboardEnv = {
+    deps,
+    lifetimes: { idleMs: deps.config.dashboardSessionIdleMs, absoluteMs: deps.config.dashboardSessionAbsoluteMs },
+    secureCookies: deps.config.publicBaseUrl.startsWith('https:'),
+  };
+  for (const [path, asset] of Object.entries(ASSETS)) {
+    router.get(path, (ctx) => {
+      setPageHeaders(ctx);
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.type = asset.type;
+      ctx.body = asset.body;
+    });
+  }
+  signInRoutes(router, env);
+  overviewRoutes(router, env);
+  keyRoutes(router, env);
+  webhookRoutes(router, env);
+  callRoutes(router, env);
+  contactRoutes(router, env);
+  memberRoutes(router, env);
+  auditRoutes(router, env);
+  router.all('/dashboard{/*rest}', (ctx) => {
+    setPageHeaders(ctx);
+    sendProblem(ctx, null, 404, 'There is no dashboard page at this address.');
+  });
+}

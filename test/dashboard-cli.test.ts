@@ -1,0 +1,90 @@
+// `admin user ...` as a separate process: invite (a one-time link), list, reset (a new link, old ones
+// void), remove, with the audit log they leave; and the key commands' audit entries.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestOrg } from './support/app.js';
+import { runAdmin } from './support/cli.js';
+import { acceptLink, findLink } from '../src/dashboard/members.js';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+
+afterAll(async () => {
+  await database?.drop();
+});
+
+const admin = (...args: string[]) => runAdmin(database.url, args);
+const TOKEN = /\/dashboard\/invite\/([A-Za-z0-9_-]{43})$/;
+
+describe('admin user', { timeout: 120_000 }, () => {
+  it('invites, lists, resets and removes a dashboard user, each change audited', async () => {
+    const org = await createTestOrg(database.db);
+    const invited = await admin(
+      'user',
+      'invite',
+      '--org',
+      org.orgId,
+      '--email',
+      'Ana@Example.com',
+      '--role',
+      'admin',
+      '--json',
+    );
+    expect(invited.code, invited.stderr).toBe(0);
+    const body = JSON.parse(invited.stdout);
+    expect(body).toMatchObject({ org_id: org.orgId, email: 'ana@example.com', role: 'admin' });
+    const first = TOKEN.exec(body.link)![1]!;
+    expect(await findLink(database.db, first)).toMatchObject({ email: 'ana@example.com', purpose: 'invite' });
+    const stored = await database.db.selectFrom('dashboard_links').select('token_hash').execute();
+    expect(stored.map((row) => row.token_hash)).not.toContain(first);
+
+    const again = await admin('user', 'invite', '--org', org.orgId, '--email', 'ana@example.com', '--role', 'viewer');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already belongs');
+    const badRole = await admin('user', 'invite', '--org', org.orgId, '--email', 'b@example.com', '--role', 'owner');
+    expect(badRole.code).toBe(2);
+
+    const listed = await admin('user', 'list', '--org', org.orgId, '--json');
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { id: body.id, email: 'ana@example.com', role: 'admin', password_set: false, created_at: expect.any(String) },
+    ]);
+
+    const reset = await admin('user', 'reset', 'ana@example.com', '--json');
+    expect(reset.code, reset.stderr).toBe(0);
+    const second = TOKEN.exec(JSON.parse(reset.stdout).link)![1]!;
+    expect(await findLink(database.db, first)).toBeUndefined();
+    await expect(acceptLink(database.db, second, 'short')).rejects.toMatchObject({ param: 'password' });
+    await acceptLink(database.db, second, 'a long enough password');
+    await expect(acceptLink(database.db, second, 'a long enough password')).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    const hash = await database.db.selectFrom('dashboard_users').select('password_hash').executeTakeFirstOrThrow();
+    expect(hash.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+
+    const removed = await admin('user', 'remove', 'ana@example.com');
+    expect(removed.code, removed.stderr).toBe(0);
+    expect((await admin('user', 'remove', 'ana@example.com')).code).toBe(1);
+
+    const key = await admin('key', 'create', '--org', org.orgId, '--label', 'CI', '--json');
+    const { prefix } = JSON.parse(key.stdout);
+    expect((await admin('key', 'revoke', prefix)).code).toBe(0);
+
+    const audit = await database.db
+      .selectFrom('audit_log')
+      .select(['actor', 'action', 'target'])
+      .where('org_id', '=', org.orgId)
+      .orderBy('id')
+      .execute();
+    expect(audit).toEqual([
+      { actor: 'cli', action: 'member.invited (admin)', target: 'ana@example.com' },
+      { actor: 'cli', action: 'member.reset', target: 'ana@example.com' },
+      { actor: 'ana@example.com', action: 'member.password_set', target: null },
+      { actor: 'cli', action: 'member.removed', target: 'ana@example.com' },
+      { actor: 'cli', action: 'api_key.created', target: `svc_live_${prefix}_${'*'.repeat(32)}` },
+      { actor: 'cli', action: 'api_key.revoked', target: `svc_live_${prefix}_${'*'.repeat(32)}` },
+    ]);
+  });
+});

@@ -1,0 +1,249 @@
+// The rest of the dashboard in Chromium: overview, calls, contacts (CSV import with its report, hostile
+// names shown as text), members (invite by link, removal ends sessions), the audit log; and who may do
+// what: viewers see no controls and get 403 when forcing a change, another org gets 404, a cross-site
+// form post is refused and changes nothing.
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { webhookEnv, endpointWithEvents, type WebhookEnv } from './support/webhook-env.js';
+import { rawRequest } from './support/app.js';
+import { testNumber } from './support/calls.js';
+import { acceptInvite, expectAccessible, launchBrowser, newContext, signedInPage } from './support/dashboard.js';
+
+let env: WebhookEnv;
+let browser: Browser;
+let callId: string;
+let other: { orgId: string; webhookId: string };
+
+beforeAll(async () => {
+  env = await webhookEnv();
+  browser = await launchBrowser();
+  const placed = await rawRequest(env.app, 'POST', '/calls', {
+    headers: { Authorization: `Bearer ${env.org.key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ agent_id: env.org.agentId, to_e164: testNumber('4242'), metadata: { note: '<b>bold</b>' } }),
+  });
+  expect(placed.status).toBe(201);
+  callId = placed.body.data.id;
+  other = await endpointWithEvents(env.database.db, 1);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await env?.close();
+});
+
+function collectDialogs(page: Page): string[] {
+  const dialogs: string[] = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  return dialogs;
+}
+
+async function csrfOf(page: Page): Promise<string> {
+  return page.locator('input[name="_csrf"]').first().inputValue();
+}
+
+describe('pages', { timeout: 120_000 }, () => {
+  it('shows the overview, the calls with their filter and detail, and passes axe on each', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    expect(await page.locator('dl').textContent()).toContain('₹');
+    expect(await page.getByRole('row').filter({ hasText: 'queued' }).textContent()).toContain('1');
+    await expectAccessible(page);
+
+    await page.getByRole('link', { name: 'Calls' }).click();
+    await page.getByRole('heading', { name: 'Calls' }).waitFor();
+    await expectAccessible(page);
+    await page.getByLabel('Status').selectOption('completed');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No calls in status completed.').waitFor();
+    await page.getByLabel('Status').selectOption('queued');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('link', { name: callId }).click();
+    await page.getByRole('heading', { name: 'Call', exact: true }).waitFor();
+    expect(await page.locator('main').textContent()).toContain('<b>bold</b>');
+    await expectAccessible(page);
+    await page.context().close();
+  });
+
+  it('imports a CSV with a per-row report and shows hostile contact names as text, raising no dialog', async () => {
+    const hostile = '<script>alert(1)</script>';
+    const upserted = await rawRequest(env.app, 'POST', '/contacts', {
+      headers: { Authorization: `Bearer ${env.org.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        phone_e164: testNumber('1111'),
+        name: hostile,
+        consent_capture: 'manual',
+        metadata: { x: '"><img src=x onerror=alert(2)>' },
+      }),
+    });
+    expect(upserted.status).toBeLessThan(300);
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    const dialogs = collectDialogs(page);
+    await page.getByRole('link', { name: 'Contacts' }).click();
+    await page.getByRole('heading', { name: 'Contacts', exact: true }).waitFor();
+    expect(await page.getByRole('row').filter({ hasText: hostile }).count()).toBe(1);
+    await expectAccessible(page);
+
+    const csv = `phone_e164,name\n${testNumber('2222')},Asha\nnot-a-number,Bad row\n`;
+    await page.getByLabel('CSV contents').fill(csv);
+    await page.getByRole('button', { name: 'Import contacts' }).click();
+    const report = page.locator('.notice');
+    await expect.poll(() => report.textContent()).toMatch(/2 rows read, 1 created, 0 updated,\s+1 rejected/);
+    expect(await page.getByRole('row').filter({ hasText: 'phone_e164' }).first().textContent()).toContain('3');
+    await page.getByLabel('Consent').selectOption('imported');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'Asha' }).count()).toBe(1);
+    expect(await page.getByRole('row').filter({ hasText: hostile }).count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    await page.context().close();
+  });
+
+  it('invites a member by link, lists the audit log, and removing the member ends their session', async () => {
+    const admin = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    await admin.getByRole('link', { name: 'Members' }).click();
+    await admin.getByRole('heading', { name: 'Members' }).waitFor();
+    await expectAccessible(admin);
+    await admin.getByLabel('Email').fill('newcomer@example.com');
+    await admin.getByLabel('Role').selectOption('viewer');
+    await admin.getByRole('button', { name: 'Invite member' }).click();
+    const link = (await admin.locator('#member-link').textContent())!.trim();
+    expect(link).toMatch(/\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/);
+
+    const viewer = await acceptInvite(await newContext(browser, env.app.baseUrl), link);
+    await admin.getByRole('link', { name: 'Members' }).click();
+    await admin.getByRole('link', { name: 'Remove newcomer@example.com' }).click();
+    await expectAccessible(admin);
+    await admin.getByRole('button', { name: 'Remove member' }).click();
+    await admin.getByRole('heading', { name: 'Members' }).waitFor();
+    await viewer.reload();
+    await viewer.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+    await admin.getByRole('link', { name: 'Audit log' }).click();
+    await admin.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const text = (await admin.locator('table').textContent())!;
+    for (const action of ['member.invited (viewer)', 'member.password_set', 'member.removed', 'sign_in']) {
+      expect(text).toContain(action);
+    }
+    await expectAccessible(admin);
+    await admin.context().close();
+    await viewer.context().close();
+  });
+});
+
+describe('who may do what', { timeout: 120_000 }, () => {
+  it('shows a viewer no controls and refuses their forced changes with 403, changing nothing', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'viewer');
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Create API key' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: /Revoke/ }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    expect(await page.getByRole('button', { name: 'Add endpoint' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Contacts' }).click();
+    expect(await page.getByRole('button', { name: 'Import contacts' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Members' }).click();
+    expect(await page.getByRole('button', { name: 'Invite member' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+    await expectAccessible(page);
+
+    const keysBefore = await env.database.db.selectFrom('api_keys').select('id').execute();
+    const csrf = await csrfOf(page);
+    const origin = env.app.baseUrl;
+    for (const path of ['/dashboard/keys', '/dashboard/members', '/dashboard/contacts/import', '/dashboard/webhooks']) {
+      const forced = await page.request.post(`${origin}${path}`, {
+        form: {
+          _csrf: csrf,
+          label: 'forced',
+          email: 'x@example.com',
+          role: 'admin',
+          csv: 'phone_e164\n+919812345678\n',
+          url: 'https://example.com/h',
+          events: 'call.completed',
+        },
+        headers: { Origin: origin },
+        maxRedirects: 0,
+      });
+      expect(forced.status(), path).toBe(403);
+    }
+    expect((await page.request.get(`${origin}/dashboard/audit`)).status()).toBe(403);
+    expect(await env.database.db.selectFrom('api_keys').select('id').execute()).toHaveLength(keysBefore.length);
+    await page.context().close();
+  });
+
+  it("answers another org's session with 404 for this org's endpoint and call pages", async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, other.orgId, 'admin');
+    const own = await page.goto(`/dashboard/webhooks/${other.webhookId}`);
+    expect(own!.status()).toBe(200);
+    const { id: foreignEndpoint } = await env.database.db
+      .insertInto('webhooks')
+      .values({
+        org_id: env.org.orgId,
+        url: 'https://receiver.test/a',
+        events: ['call.completed'],
+        secret: 'x'.repeat(64),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    for (const path of [
+      `/dashboard/webhooks/${foreignEndpoint}`,
+      `/dashboard/calls/${callId}`,
+      '/dashboard/calls/not-a-uuid',
+    ]) {
+      const response = await page.goto(path);
+      expect(response!.status(), path).toBe(404);
+    }
+    const csrf = await csrfOf(page);
+    const forced = await page.request.post(`${env.app.baseUrl}/dashboard/webhooks/${foreignEndpoint}/delete`, {
+      form: { _csrf: csrf },
+      headers: { Origin: env.app.baseUrl },
+      maxRedirects: 0,
+    });
+    expect(forced.status()).toBe(404);
+    expect(
+      await env.database.db.selectFrom('webhooks').select('id').where('id', '=', foreignEndpoint).execute(),
+    ).toHaveLength(1);
+    await page.context().close();
+  });
+
+  it('refuses a cross-site form post with 403 and changes nothing', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    const csrf = await csrfOf(page);
+    const keysBefore = await env.database.db.selectFrom('api_keys').select('id').execute();
+    // localhost is another site than 127.0.0.1: the page there posts a form to the dashboard.
+    const attacker: Server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end(`<!doctype html><form id="f" method="post" action="${env.app.baseUrl}/dashboard/keys">
+<input name="_csrf" value="${csrf}"><input name="label" value="evil"></form>
+<script>document.getElementById('f').submit()</script>`);
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (attacker.address() as { port: number }).port;
+      const answered = page.waitForResponse(
+        (response) => response.url().endsWith('/dashboard/keys') && response.request().method() === 'POST',
+      );
+      await page.goto(`http://localhost:${port}/`);
+      expect((await answered).status()).toBe(403);
+      expect(await env.database.db.selectFrom('api_keys').select('id').execute()).toHaveLength(keysBefore.length);
+
+      // The same post with the session cookie but no Origin or Referer is refused too.
+      const bare = await page.request.post(`${env.app.baseUrl}/dashboard/keys`, {
+        form: { _csrf: csrf, label: 'x' },
+        maxRedirects: 0,
+      });
+      expect(bare.status()).toBe(403);
+      const wrongToken = await page.request.post(`${env.app.baseUrl}/dashboard/keys`, {
+        form: { _csrf: 'x'.repeat(43), label: 'x' },
+        headers: { Origin: env.app.baseUrl },
+        maxRedirects: 0,
+      });
+      expect(wrongToken.status()).toBe(403);
+      expect(await env.database.db.selectFrom('api_keys').select('id').execute()).toHaveLength(keysBefore.length);
+    } finally {
+      await new Promise((resolve) => attacker.close(resolve));
+      await page.context().close();
+    }
+  });
+});

@@ -1,0 +1,170 @@
+// Dashboard sessions over HTTP: sign-in answers, throttling per account and per address (in the
+// database), idle and absolute expiry, a new id per sign-in, reset and removal ending sessions at once,
+// and the Secure cookie behind an https PUBLIC_BASE_URL.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { acceptLink, inviteMember, removeMember, requireMemberByEmail, resetMember } from '../src/dashboard/members.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../src/dashboard/policy.js';
+
+const PASSWORD = 'a password of some length';
+const by = { actor: 'cli', address: null };
+
+let database: TestDatabase;
+let clock: ManualClock;
+let app: TestApp;
+let org: TestOrg;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  clock = new ManualClock();
+  app = await startTestApp(database, {
+    workers: false,
+    clock,
+    config: { dashboardSessionIdleMs: 60 * 60_000, dashboardSessionAbsoluteMs: 3 * 60 * 60_000 },
+  });
+  org = await createTestOrg(database.db);
+});
+
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+});
+
+async function member(email: string): Promise<void> {
+  const { token } = await inviteMember(database.db, { orgId: org.orgId, email, role: 'admin' }, by);
+  await acceptLink(database.db, token, PASSWORD);
+}
+
+async function signIn(
+  email: string,
+  password: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; cookie: string | null; body: string }> {
+  const response = await fetch(`${app.baseUrl}/dashboard/login`, {
+    method: 'POST',
+    headers: { Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ email, password }).toString(),
+    redirect: 'manual',
+  });
+  const setCookie = response.headers.get('set-cookie');
+  return { status: response.status, cookie: setCookie?.split(';')[0] ?? null, body: await response.text() };
+}
+
+async function overviewStatus(cookie: string): Promise<number> {
+  const response = await fetch(`${app.baseUrl}/dashboard`, { headers: { Cookie: cookie }, redirect: 'manual' });
+  return response.status;
+}
+
+describe('dashboard sessions', { timeout: 60_000 }, () => {
+  it('answers a wrong email and a wrong password alike, and a new session id at each sign-in', async () => {
+    await member('same@example.com');
+    const unknown = await signIn('nobody@example.com', PASSWORD);
+    const wrong = await signIn('same@example.com', 'not the right password');
+    expect(unknown.status).toBe(401);
+    expect(wrong.status).toBe(401);
+    expect(unknown.body.replace('nobody@example.com', 'X')).toBe(wrong.body.replace('same@example.com', 'X'));
+    expect(unknown.cookie).toBeNull();
+
+    const first = await signIn('same@example.com', PASSWORD);
+    const second = await signIn('Same@Example.com', PASSWORD);
+    expect(first.status).toBe(303);
+    expect(first.cookie).not.toBe(second.cookie);
+    expect(await overviewStatus(first.cookie!)).toBe(200);
+    expect(await overviewStatus(second.cookie!)).toBe(200);
+    const stored = await database.db.selectFrom('dashboard_sessions').select('id_hash').execute();
+    expect(stored.map((row) => row.id_hash)).not.toContain(first.cookie!.split('=')[1]);
+  });
+
+  it('throttles an account after its failures (counted in the database) and refuses cross-site sign-ins', async () => {
+    await member('throttled@example.com');
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i += 1) {
+      expect((await signIn('throttled@example.com', 'wrong password here')).status).toBe(401);
+    }
+    const refused = await signIn('throttled@example.com', PASSWORD);
+    expect(refused.status).toBe(429);
+    expect(refused.cookie).toBeNull();
+    clock.advance(16 * 60_000);
+    expect((await signIn('throttled@example.com', PASSWORD)).status).toBe(303);
+
+    const crossSite = await signIn('throttled@example.com', PASSWORD, { Origin: 'https://evil.example' });
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.cookie).toBeNull();
+  });
+
+  it('ends a session after the idle timeout and after its absolute lifetime', async () => {
+    await member('expiry@example.com');
+    const idle = (await signIn('expiry@example.com', PASSWORD)).cookie!;
+    clock.advance(61 * 60_000);
+    expect(await overviewStatus(idle)).toBe(302);
+
+    const busy = (await signIn('expiry@example.com', PASSWORD)).cookie!;
+    for (let i = 0; i < 3; i += 1) {
+      clock.advance(50 * 60_000);
+      expect(await overviewStatus(busy)).toBe(200);
+    }
+    clock.advance(31 * 60_000);
+    expect(await overviewStatus(busy)).toBe(302);
+  });
+
+  it("ends a member's sessions at once when they are reset or removed, and signing out ends one on the server", async () => {
+    await member('ended@example.com');
+    const before = (await signIn('ended@example.com', PASSWORD)).cookie!;
+    const user = await requireMemberByEmail(database.db, 'ended@example.com');
+    await resetMember(database.db, user, by);
+    expect(await overviewStatus(before)).toBe(302);
+    expect((await signIn('ended@example.com', PASSWORD)).status).toBe(303);
+
+    await member('removed@example.com');
+    const removed = (await signIn('removed@example.com', PASSWORD)).cookie!;
+    await removeMember(database.db, await requireMemberByEmail(database.db, 'removed@example.com'), by);
+    expect(await overviewStatus(removed)).toBe(302);
+    expect((await signIn('removed@example.com', PASSWORD)).status).toBe(401);
+
+    const leaving = (await signIn('ended@example.com', PASSWORD)).cookie!;
+    const overview = await (await fetch(`${app.baseUrl}/dashboard`, { headers: { Cookie: leaving } })).text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(overview)![1]!;
+    const out = await fetch(`${app.baseUrl}/dashboard/logout`, {
+      method: 'POST',
+      headers: { Cookie: leaving, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+      redirect: 'manual',
+    });
+    expect(out.status).toBe(303);
+    expect(out.headers.get('set-cookie')).toContain('dashboard_session=; Max-Age=0');
+    expect(await overviewStatus(leaving)).toBe(302);
+  });
+
+  it('answers a form body over the limit with a 413 page, not an error', async () => {
+    const response = await fetch(`${app.baseUrl}/dashboard/login`, {
+      method: 'POST',
+      headers: { Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `email=${'a'.repeat(7 * 1024 * 1024)}`,
+    });
+    expect(response.status).toBe(413);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+  });
+
+  it('marks the cookie Secure when PUBLIC_BASE_URL is https', async () => {
+    const secure = await startTestApp(database, {
+      workers: false,
+      config: { publicBaseUrl: 'https://dashboard.example' },
+    });
+    try {
+      await member('secure@example.com');
+      const response = await fetch(`${secure.baseUrl}/dashboard/login`, {
+        method: 'POST',
+        headers: { Origin: 'https://dashboard.example', 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ email: 'secure@example.com', password: PASSWORD }).toString(),
+        redirect: 'manual',
+      });
+      expect(response.status).toBe(303);
+      expect(response.headers.get('set-cookie')).toMatch(
+        /^dashboard_session=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/dashboard; HttpOnly; SameSite=Lax; Secure$/,
+      );
+    } finally {
+      await secure.close();
+    }
+  });
+});

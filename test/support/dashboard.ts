@@ -1,0 +1,84 @@
+// Driving the dashboard in headless Chromium (Debian's /usr/bin/chromium through playwright-core, as
+// the docs test does): signing people in through their invite links, and axe-core's check of a page.
+import path from 'node:path';
+import { expect } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Db } from '../../src/database/connect.js';
+import { inviteMember, linkPath, type Role } from '../../src/dashboard/members.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const AXE = path.resolve('node_modules/axe-core/axe.min.js');
+
+/** A password long enough for the dashboard. */
+export const PASSWORD = 'correct horse battery staple';
+
+/** Starts headless Chromium. */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/**
+ * A browser context for `baseUrl`. `bypassCSP` lets axe-core be injected into the page (the dashboard's
+ * CSP refuses inline scripts, as it should); tests of the CSP itself use a context without it.
+ */
+export function newContext(
+  browser: Browser,
+  baseUrl: string,
+  options: { bypassCSP?: boolean } = {},
+): Promise<BrowserContext> {
+  return browser.newContext({ baseURL: baseUrl, bypassCSP: options.bypassCSP ?? true });
+}
+
+/** Invites `email` into the org (as the CLI does) and returns the invite link's path. */
+export async function invite(db: Db, orgId: string, email: string, role: Role): Promise<string> {
+  const { token } = await inviteMember(db, { orgId, email, role }, { actor: 'cli', address: null });
+  return linkPath(token);
+}
+
+/** Opens an invite link in a new page, sets the password and returns the page, signed in on the overview. */
+export async function acceptInvite(context: BrowserContext, link: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(link);
+  await page.getByLabel('New password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  return page;
+}
+
+/** A new signed-in page for a new member of the org. */
+export async function signedInPage(
+  browser: Browser,
+  baseUrl: string,
+  db: Db,
+  orgId: string,
+  role: Role,
+): Promise<Page> {
+  const email = `${role}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const context = await newContext(browser, baseUrl);
+  return acceptInvite(context, await invite(db, orgId, email, role));
+}
+
+/** Runs axe-core on the page and fails on any serious or critical violation, naming them. */
+export async function expectAccessible(page: Page): Promise<void> {
+  await page.addScriptTag({ path: AXE });
+  const violations = await page.evaluate(async () => {
+    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: any[] }> } }).axe.run();
+    return result.violations
+      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+      .map(
+        (violation) =>
+          `${violation.id}: ${violation.help} (${violation.nodes.map((node: any) => node.target).join(', ')})`,
+      );
+  });
+  expect(violations, `axe on ${page.url()}`).toEqual([]);
+}
