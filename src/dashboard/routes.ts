@@ -3,7 +3,7 @@
 import type Router from '@koa/router';
 import type { AppDeps } from '../app-deps.js';
 import { ASSETS } from './assets.js';
-import { sendProblem, type DashboardEnv } from './handlers.js';
+import { sendProblem, type DashboardEnv } from './route-steps.js';
 import { setPageHeaders } from './security.js';
 import { signInRoutes } from './pages/sign-in.js';
 import { overviewRoutes } from './pages/overview.js';

@@ -2,7 +2,7 @@
 // CLI, and sign-ins, newest first.
 import type Router from '@koa/router';
 import { listAudit } from '../../audit/service.js';
-import { sendPage, view, type DashboardEnv } from '../handlers.js';
+import { sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
 import { second } from '../format.js';

@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 import { getCall, listCalls } from '../../calls/service.js';
 import { toCallDetail } from '../../calls/mapper.js';
 import { CALL_STATUSES } from '../../calls/status.js';
-import { sendPage, uuidParam, view, type DashboardEnv } from '../handlers.js';
+import { sendPage, uuidParam, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
 import { minute, rupees, second } from '../format.js';

@@ -9,7 +9,7 @@ import { importContacts, ImportFileError, IMPORT_COLUMNS, type ImportSummary } f
 import { listContacts } from '../../contacts/service.js';
 import type { Contact } from '../../contacts/mapper.js';
 import { invalidField } from '../../errors.js';
-import { action, field, formBody, sendPage, view, type DashboardEnv } from '../handlers.js';
+import { action, field, formBody, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { csrfField, notice, page } from '../layout.js';
 import { minute } from '../format.js';

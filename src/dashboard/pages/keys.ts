@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { createApiKey, listKeys, MAX_KEY_LABEL_LENGTH, revokeKey } from '../../orgs/api-keys.js';
 import { notFound } from '../../errors.js';
-import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../handlers.js';
+import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
 import { csrfField, notice, page } from '../layout.js';
 import { maskedKey, minute } from '../format.js';

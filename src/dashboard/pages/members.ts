@@ -21,7 +21,7 @@ import {
   uuidParam,
   view,
   type DashboardEnv,
-} from '../handlers.js';
+} from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { csrfField, notice, page } from '../layout.js';
 import { minute } from '../format.js';

@@ -6,7 +6,7 @@ import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../orgs/policy.js';
 import { getOrgWithPlan } from '../../orgs/service.js';
 import { countRecentFailures, listWebhooks } from '../../webhooks/service.js';
 import { MAX_ENDPOINTS_PER_ORG } from '../../webhooks/policy.js';
-import { sendPage, view, type DashboardEnv } from '../handlers.js';
+import { sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
 import { rupees } from '../format.js';

@@ -13,7 +13,7 @@ import {
   sendPage,
   sendProblem,
   type DashboardEnv,
-} from '../handlers.js';
+} from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
 import { notice, page } from '../layout.js';
 import { acceptLink, findLink } from '../members.js';
