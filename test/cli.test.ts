@@ -501,6 +501,14 @@ describe('delivery log', CLI_TESTS, () => {
       expect(rows[0].delivery_id).toMatch(UUID);
       const human = await admin('deliveries', '--webhook', webhookId);
       expect(human.stdout).toContain('webhook.test');
+      // Every attempt here failed (nothing listens on port 9).
+      expect(
+        JSON.parse((await admin('deliveries', '--webhook', webhookId, '--status', 'failed', '--json')).stdout),
+      ).toHaveLength(2);
+      expect(
+        JSON.parse((await admin('deliveries', '--webhook', webhookId, '--status', 'succeeded', '--json')).stdout),
+      ).toEqual([]);
+      expect((await admin('deliveries', '--webhook', webhookId, '--status', 'maybe')).code).toBe(2);
       for (const row of rows) expect(human.stdout).toContain(`attempt ${row.id}  delivery ${row.delivery_id}`);
       expect((await admin('deliveries', '--webhook', '00000000-0000-4000-8000-000000000000')).code).toBe(1);
       expect((await admin('deliveries')).code).toBe(2);

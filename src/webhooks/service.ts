@@ -353,7 +353,7 @@ export async function listDeliveries(
 export async function listDeliveryLog(
   db: Db,
   webhookId: string,
-  options: { limit: number },
+  options: { limit: number; outcome?: attempts.AttemptOutcome },
 ): Promise<attempts.DeliveryLogEntry[]> {
   if (!(await webhooks.webhookExists(db, webhookId))) {
     throw new DomainError('not_found', `no webhook with id ${webhookId}`, { param: 'webhook' });

@@ -1,5 +1,5 @@
 // `deliveries`, `redeliver`, `replay`: a webhook endpoint's delivery log, and sending events again.
-import { optionalInteger, required, requiredUuid, UsageError } from '../args.js';
+import { optionalInteger, optionalString, required, requiredUuid, UsageError } from '../args.js';
 import type { CommandGroup } from './command.js';
 import { table } from './table.js';
 
@@ -11,17 +11,29 @@ export const deliveryCommands: CommandGroup = {
     {
       name: 'deliveries',
       summary: "list a webhook endpoint's delivery attempts, newest first",
-      synopsis: '--webhook WEBHOOK_ID [--limit N]',
+      synopsis: '--webhook WEBHOOK_ID [--status succeeded|failed] [--limit N]',
       flags: {
         webhook: { type: 'string', value: 'WEBHOOK_ID', help: 'the endpoint, whatever its org' },
+        status: {
+          type: 'string',
+          value: 'succeeded|failed',
+          help: 'only attempts that got a 2xx answer, or only the others',
+        },
         limit: { type: 'string', value: 'N', help: 'how many attempts, 1 to 100 (default 100)' },
       },
       run: async ({ values }, database) => {
         const webhookId = requiredUuid(values, 'webhook', 'a webhook id');
         const limit = optionalInteger(values, 'limit') ?? 100;
         if (limit < 1 || limit > 100) throw new UsageError('--limit must be from 1 to 100');
+        const status = optionalString(values, 'status');
+        if (status !== undefined && status !== 'succeeded' && status !== 'failed') {
+          throw new UsageError(`--status must be succeeded or failed, got "${status}"`);
+        }
         const { listDeliveryLog } = await import('../../webhooks/service.js');
-        const attempts = await listDeliveryLog(await database(), webhookId, { limit });
+        const attempts = await listDeliveryLog(await database(), webhookId, {
+          limit,
+          ...(status ? { outcome: status } : {}),
+        });
         const rows = attempts.map((attempt) => ({
           id: attempt.id,
           attempted_at: attempt.attempted_at.toISOString(),
