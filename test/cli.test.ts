@@ -617,6 +617,18 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
       expect(JSON.parse((await admin('webhook', 'enable', webhookId, '--json')).stdout)).toMatchObject({
         active: true,
       });
+      // The operator's switches are in the org's audit log.
+      const audited = await database.db
+        .selectFrom('audit_log')
+        .select(['actor', 'action', 'target'])
+        .where('org_id', '=', orgId)
+        .where('action', 'like', 'webhook.%')
+        .orderBy('at')
+        .execute();
+      expect(audited).toEqual([
+        { actor: 'cli', action: 'webhook.disabled', target: webhookId },
+        { actor: 'cli', action: 'webhook.enabled', target: webhookId },
+      ]);
 
       const pendingCount = async () =>
         (

@@ -25,9 +25,14 @@ export async function listOrgWebhooks(db: Db, orgId: string): Promise<Webhook[]>
 
 /**
  * Switches the endpoint off (its pending deliveries are abandoned) or on (its failure streak cleared),
- * as PATCH /webhooks/{id} does. Throws not_found (param webhook).
+ * as PATCH /webhooks/{id} does; returns it with its org. Throws not_found (param webhook).
  */
-export async function setWebhookActive(db: Db, id: string, active: boolean, now: Date): Promise<Webhook> {
+export async function setWebhookActive(
+  db: Db,
+  id: string,
+  active: boolean,
+  now: Date,
+): Promise<{ webhook: Webhook; orgId: string }> {
   const orgId = await webhooks.findWebhookOrg(db, id);
   if (!orgId) throw unknownEndpoint(id);
   const row = await db.transaction().execute(async (trx) => {
@@ -36,7 +41,7 @@ export async function setWebhookActive(db: Db, id: string, active: boolean, now:
     if (!active) await deliveries.abandonPendingDeliveries(trx, id);
     return updated;
   });
-  return toWebhook(row);
+  return { webhook: toWebhook(row), orgId };
 }
 
 async function requireActiveEndpoint(db: Db, id: string): Promise<string> {
@@ -64,6 +69,7 @@ export async function redeliverAny(db: Db, deliveryId: string, now: Date): Promi
 
 /** What a replay did: the events queued again, and those that already had a delivery pending. */
 export interface ReplayReport {
+  orgId: string;
   queued: string[];
   alreadyPending: string[];
 }
@@ -81,8 +87,8 @@ export async function replayDeliveries(
 ): Promise<ReplayReport> {
   const orgId = await requireActiveEndpoint(db, webhookId);
   const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
-  if (options.dryRun) return { queued: events, alreadyPending: [] };
-  const report: ReplayReport = { queued: [], alreadyPending: [] };
+  if (options.dryRun) return { orgId, queued: events, alreadyPending: [] };
+  const report: ReplayReport = { orgId, queued: [], alreadyPending: [] };
   for (const eventId of events) {
     const { queued } = await db
       .transaction()

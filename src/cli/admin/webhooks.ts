@@ -20,8 +20,14 @@ function switchCommand(active: boolean): AdminCommand {
     flags: {},
     args: WEBHOOK_ARG,
     run: async (input, database) => {
-      const { setWebhookActive } = await import('../../webhooks/operator.js');
-      const webhook = await setWebhookActive(await database(), webhookIdOf(input), active, new Date());
+      const [{ setWebhookActive }, { CLI_ACTOR, recordAudit }] = await Promise.all([
+        import('../../webhooks/operator.js'),
+        import('../../audit/service.js'),
+      ]);
+      const db = await database();
+      const { webhook, orgId } = await setWebhookActive(db, webhookIdOf(input), active, new Date());
+      const action = active ? 'webhook.enabled' : 'webhook.disabled';
+      await recordAudit(db, { orgId, actor: CLI_ACTOR, action, target: webhook.id });
       return { human: `Webhook ${webhook.id} is now ${active ? 'on' : 'off'}.`, json: webhook };
     },
   };
