@@ -172,12 +172,17 @@ describe('the published spec, for generators', () => {
     }
   });
 
-  it('has no anonymous allOf parts and an absolute server with defaults', async () => {
+  it('has no anonymous allOf parts, an https server first and a local one with defaults', async () => {
     const { publishedSpec } = await import('./support/spec/published.js');
     expect(JSON.stringify(publishedSpec)).not.toContain('"allOf"');
-    const [server] = publishedSpec.servers as Array<{ url: string; variables: Record<string, { default: string }> }>;
-    expect(server!.url).toBe('http://{host}:{port}/api/v1');
-    expect(server!.variables.host!.default).toBe('localhost');
-    expect(server!.variables.port!.default).toBe('3000');
+    const [production, local] = publishedSpec.servers as Array<{
+      url: string;
+      variables: Record<string, { default: string }>;
+    }>;
+    expect(production!.url).toBe('https://{host}/api/v1');
+    expect(production!.variables.host!.default).toBeTruthy();
+    expect(local!.url).toBe('http://{host}:{port}/api/v1');
+    expect(local!.variables.host!.default).toBe('localhost');
+    expect(local!.variables.port!.default).toBe('3000');
   });
 });

@@ -6,8 +6,14 @@ import type { Db } from '../../src/database/connect.js';
 /** Row count and a digest of the rows, per table. */
 export type Snapshot = Record<string, { rows: number; digest: string }>;
 
-/** The rate-limit window counts every authenticated request, bad ones included, by design. */
-const COUNTS_REQUESTS = /^rate_limit_/;
+/**
+ * Tables that count requests by design, bad ones included: the rate-limit window (every authenticated
+ * request) and the allowance of failed authentications (every request with a wrong key).
+ */
+const COUNTS_REQUESTS = /^(rate_limit_|auth_failure_)/;
+
+/** Columns that record use rather than state: a key's last use is noted by any request made with it. */
+const USE_COLUMNS = new Set(['api_keys.last_used_at']);
 
 /** A WHERE clause limiting `table` to one org's rows, found through the columns it has. */
 function orgFilter(table: string, columns: Set<string>, orgId: string) {
@@ -28,13 +34,15 @@ export async function snapshotTables(db: Db, orgId?: string): Promise<Snapshot> 
   );
   const tables = new Map<string, Set<string>>();
   for (const { table_name: table, column_name: column } of columns) {
-    if (!COUNTS_REQUESTS.test(table)) (tables.get(table) ?? tables.set(table, new Set()).get(table)!).add(column);
+    if (COUNTS_REQUESTS.test(table) || USE_COLUMNS.has(`${table}.${column}`)) continue;
+    (tables.get(table) ?? tables.set(table, new Set()).get(table)!).add(column);
   }
   const snapshot: Snapshot = {};
   for (const [table, names] of [...tables].sort(([a], [b]) => a.localeCompare(b))) {
     const where = orgId ? orgFilter(table, names, orgId) : sql`true`;
+    const row = sql`ROW(${sql.join([...names].sort().map((name) => sql.ref(`t.${name}`)))})::text`;
     const { rows } = await sql<{ rows: number; digest: string }>`
-      SELECT count(*)::int AS rows, md5(coalesce(string_agg(t::text, E'\n' ORDER BY t::text), '')) AS digest
+      SELECT count(*)::int AS rows, md5(coalesce(string_agg(${row}, E'\n' ORDER BY ${row}), '')) AS digest
       FROM ${sql.table(table)} AS t WHERE ${where}`.execute(db);
     snapshot[table] = rows[0]!;
   }
