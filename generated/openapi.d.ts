@@ -1024,7 +1024,7 @@ export type components = {
             id: string;
             /** Format: uuid */
             webhook_id: string;
-            event_id: string;
+            event_id: components["schemas"]["EventId"];
             event: components["schemas"]["EventKind"];
             status: components["schemas"]["WebhookDeliveryStatus"];
             /** Format: int32 */
