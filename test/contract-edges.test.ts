@@ -172,12 +172,17 @@ describe('the published spec, for generators', () => {
     }
   });
 
-  it('has no anonymous allOf parts and an absolute server with defaults', async () => {
+  it('has no anonymous allOf parts and absolute servers with defaults, https first', async () => {
     const { publishedSpec } = await import('./support/spec/published.js');
     expect(JSON.stringify(publishedSpec)).not.toContain('"allOf"');
-    const [server] = publishedSpec.servers as Array<{ url: string; variables: Record<string, { default: string }> }>;
-    expect(server!.url).toBe('http://{host}:{port}/api/v1');
-    expect(server!.variables.host!.default).toBe('localhost');
-    expect(server!.variables.port!.default).toBe('3000');
+    const [secure, local] = publishedSpec.servers as Array<{
+      url: string;
+      variables: Record<string, { default: string }>;
+    }>;
+    expect(secure!.url).toBe('https://{host}/api/v1');
+    expect(secure!.variables.host!.default).toBe('api.example.com');
+    expect(local!.url).toBe('http://{host}:{port}/api/v1');
+    expect(local!.variables.host!.default).toBe('localhost');
+    expect(local!.variables.port!.default).toBe('3000');
   });
 });
