@@ -109,8 +109,9 @@ export type paths = {
          *     number. Repeating the same request is harmless. On an update, fields you omit keep their
          *     value and `null` clears `name`, `email` or `language_pref`. `consent_capture` is required
          *     when the number is new. A new contact emits exactly one `contact.created` event; updates
-         *     emit none. The answer is `200` in both cases, with the contact as stored (the same fields as
-         *     `GET /contacts/{id}`).
+         *     emit none. The answer is `201` when the request created the contact and `200` when it
+         *     updated one (a repeat of a creating request is an update), both with the contact as stored
+         *     (the same fields as `GET /contacts/{id}`).
          */
         post: operations["upsertContact"];
         delete?: never;
@@ -1023,7 +1024,7 @@ export type components = {
             id: string;
             /** Format: uuid */
             webhook_id: string;
-            event_id: string;
+            event_id: components["schemas"]["EventId"];
             event: components["schemas"]["EventKind"];
             status: components["schemas"]["WebhookDeliveryStatus"];
             /** Format: int32 */
@@ -1818,8 +1819,21 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The contact as stored. */
+            /** @description An existing contact was updated; the contact as stored. */
             200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactResponse"];
+                };
+            };
+            /** @description The contact was created; the contact as stored. */
+            201: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];

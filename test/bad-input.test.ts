@@ -219,7 +219,7 @@ describe('unusual but valid text', () => {
       const upsert = await client.POST('/contacts', {
         body: { phone_e164: phone, name, consent_capture: 'manual', metadata },
       });
-      expect(upsert.response.status).toBe(200);
+      expect(upsert.response.status).toBe(201);
       expect(upsert.data!.data.name).toBe(name);
     }
     const listed = await client.GET('/contacts', { params: { query: { limit: 100 } } });

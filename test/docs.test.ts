@@ -211,6 +211,14 @@ describe('API reference page', () => {
       }
     }
 
+    // The Webhooks section of the introduction, with the tested verification code in each language.
+    const webhooks = page.locator('[data-section-id="section/Webhooks"]');
+    expect(await webhooks.count(), 'no rendered section section/Webhooks').toBe(1);
+    const webhooksText = await webhooks.innerText();
+    for (const snippet of ['x-svc-signature', 'expire_previous=true', 'createHmac', 'hmac.new', 'hmac.New']) {
+      expect.soft(webhooksText, `the Webhooks section lacks ${snippet}`).toContain(snippet);
+    }
+
     // Let late requests (lazy images, the search worker) start before judging.
     await page.waitForLoadState('networkidle');
     expect(pageErrors).toEqual([]);

@@ -96,7 +96,7 @@ describe('the metrics server', () => {
             body: JSON.stringify({ phone_e164: testNumber('1212'), consent_capture: 'manual' }),
           })
         ).status,
-      ).toBe(200);
+      ).toBe(201);
     }
     const placed = await rawRequest(env.app, 'POST', '/calls', {
       headers,
@@ -110,8 +110,8 @@ describe('the metrics server', () => {
       async () => sample(await scrape(), 'webhook_attempts_total', { outcome: 'success' }) >= 3,
     );
     const after = await scrape();
-    expect(sample(after, 'http_request_duration_seconds_count', { operation: 'upsertContact', status: '200' })).toBe(
-      sample(before, 'http_request_duration_seconds_count', { operation: 'upsertContact', status: '200' }) + 3,
+    expect(sample(after, 'http_request_duration_seconds_count', { operation: 'upsertContact', status: '201' })).toBe(
+      sample(before, 'http_request_duration_seconds_count', { operation: 'upsertContact', status: '201' }) + 3,
     );
     expect(sample(after, 'call_status_changes_total', { from: 'none', to: 'queued' })).toBeGreaterThanOrEqual(1);
     // Each contact.created event's first attempt was timed from its delivery being queued.
@@ -133,7 +133,7 @@ describe('the logs', () => {
       headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json', traceparent },
       body: JSON.stringify({ phone_e164: testNumber('3434'), consent_capture: 'manual' }),
     });
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(201);
     await receiver.waitFor(1, 5_000);
     await waitFor('the failed attempt to be logged', async () =>
       log.some((line) => line.msg === 'webhook attempt failed' && line.webhookId === id),
@@ -143,7 +143,7 @@ describe('the logs', () => {
     expect(log.length).toBeGreaterThan(0);
     expect(log.every((line) => typeof line.instance === 'string' && line.instance.length > 0)).toBe(true);
     const request = log.find((line) => line.msg === 'request' && line.traceparent === traceparent);
-    expect(request).toMatchObject({ operationId: 'upsertContact', status: 200 });
+    expect(request).toMatchObject({ operationId: 'upsertContact', status: 201 });
     expect(log.find((line) => line.msg === 'webhook attempt failed' && line.webhookId === id)).toMatchObject({
       traceparent,
     });

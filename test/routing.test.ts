@@ -125,7 +125,7 @@ describe('request bodies', () => {
         headers: json({ 'Content-Encoding': encoding }),
         body: new Uint8Array(encode(contact(`+91981300000${index}`))),
       });
-      expect(answer.status, encoding).toBe(200);
+      expect(answer.status, encoding).toBe(201);
       expect(answer.body.data.phone_e164).toBe(`+91981300000${index}`);
     }
 
@@ -146,7 +146,7 @@ describe('request bodies', () => {
         headers: { 'Content-Type': `application/json; charset=${charset}` },
         body: contact(`+91981310000${index}`),
       });
-      expect(answer.status, charset).toBe(200);
+      expect(answer.status, charset).toBe(201);
     }
     for (const charset of ['iso-8859-1', 'utf-16', 'x-unknown']) {
       const answer = await send('POST', '/contacts', {
@@ -167,14 +167,14 @@ describe('request bodies', () => {
       headers: json(),
       body: contact('+919813200001', 'Jos\uFFFD'),
     });
-    expect(replacement.status).toBe(200);
+    expect(replacement.status).toBe(201);
     expect(replacement.body.data.name).toBe('Jos\uFFFD');
 
     const marked = await send('POST', '/contacts', {
       headers: json(),
       body: new Uint8Array(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(contact('+919813200002'))])),
     });
-    expect(marked.status).toBe(200);
+    expect(marked.status).toBe(201);
 
     const truncated = await send('POST', '/contacts', {
       headers: json(),

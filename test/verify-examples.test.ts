@@ -74,7 +74,7 @@ beforeAll(async () => {
   const created = await env.app.client(env.org.key).POST('/contacts', {
     body: { phone_e164: '+919812300001', name: 'Asha Verma', consent_capture: 'manual' },
   });
-  expect(created.response.status).toBe(200);
+  expect(created.response.status).toBe(201);
   delivery = (await receiver.waitFor(1, 10_000))[0]!;
 }, 60_000);
 

@@ -3,9 +3,10 @@ import type { OperationHandler } from '../contract/operations.js';
 import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
 import * as contacts from './service.js';
 
-/** upsertContact: create or update by phone number; 200 with the contact as stored. */
+/** upsertContact: create or update by phone number; 201 when created, 200 when updated, with the contact as stored. */
 export const upsertContact: OperationHandler<'upsertContact'> = async ({ body, auth, traceparent }, { db }) => {
-  return { status: 200, body: { data: await contacts.upsertContact(db, auth.orgId, body, traceparent) } };
+  const { contact, created } = await contacts.upsertContact(db, auth.orgId, body, traceparent);
+  return { status: created ? 201 : 200, body: { data: contact } };
 };
 
 /** getContact: 200 with the contact. Errors: not_found. */

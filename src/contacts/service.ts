@@ -8,23 +8,29 @@ import { toContact, type Contact } from './mapper.js';
 
 type ContactUpsert = components['schemas']['ContactUpsert'];
 
+/** A contact as stored by an upsert, and whether the upsert created it. */
+export interface UpsertedContact {
+  contact: Contact;
+  created: boolean;
+}
+
 /**
  * Creates or updates the org's contact for `phone_e164` in one transaction, emitting contact.created
- * (with the request's `traceparent`) when the number is new, and returns it as stored. Throws
- * invalid_request (param consent_capture) for a new number without consent.
+ * (with the request's `traceparent`) when the number is new, and returns it as stored with whether
+ * it was created. Throws invalid_request (param consent_capture) for a new number without consent.
  */
 export async function upsertContact(
   db: Db,
   orgId: string,
   input: ContactUpsert,
   traceparent: string | null,
-): Promise<Contact> {
+): Promise<UpsertedContact> {
   const { phone_e164: phone, ...fields } = input;
   return db.transaction().execute(async (trx) => {
     if (fields.consent_capture === undefined) {
       const updated = await contacts.updateContactRow(trx, orgId, phone, fields);
       if (!updated) throw invalidField('consent_capture', 'is required when the phone number is new');
-      return toContact(updated);
+      return { contact: toContact(updated), created: false };
     }
     const row = await contacts.upsertContactRow(trx, orgId, phone, fields);
     if (row.inserted) {
@@ -41,7 +47,7 @@ export async function upsertContact(
         traceparent,
       );
     }
-    return toContact(row);
+    return { contact: toContact(row), created: row.inserted };
   });
 }
 

@@ -126,7 +126,7 @@ export async function createOwnedOrg(
     return response.body;
   };
   owned.webhookId = (await create('createWebhook', 201)).data.id;
-  owned.contactId = (await create('upsertContact', 200)).data.id;
+  owned.contactId = (await create('upsertContact', 201)).data.id;
   owned.callId = (await create('createCall', 201, owned.idempotencyKey)).data.id;
   const delivery = await db
     .selectFrom('webhook_deliveries')
