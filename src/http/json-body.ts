@@ -116,6 +116,15 @@ function parseJson(bytes: string): unknown {
 }
 
 /**
+ * Lower-cases the request's Content-Encoding before the reader sees it: content-codings are
+ * case-insensitive (RFC 9110 §8.4.1), and the reader only knows their lower-case names.
+ */
+function normaliseContentEncoding(ctx: Koa.Context): void {
+  const coding = ctx.req.headers['content-encoding'];
+  if (coding) ctx.req.headers['content-encoding'] = coding.toLowerCase();
+}
+
+/**
  * The reader of an authenticated request's body, for an operation that takes one: returns the parsed
  * JSON, for openapi-backend to validate. Throws invalid_request for a wrong Content-Type or charset, a
  * body over 64 KiB, bytes that are not UTF-8, or text that is not JSON; unsupported_media_type for an
@@ -125,6 +134,7 @@ export function jsonBodyReader(timeoutMs: number): (ctx: Koa.Context) => Promise
   const read = textReader();
   return async (ctx) => {
     checkContentType(ctx);
+    normaliseContentEncoding(ctx);
     return parseJson(await readText(ctx, read, timeoutMs));
   };
 }
