@@ -1,17 +1,14 @@
-// createApp(deps): the Koa middleware chain, in order, ending in the API pipeline: route, authenticate,
-// rate-limit, read the body, then openapi-backend validates and dispatches to the typed handler.
+// createApp(deps): the Koa middleware chain, in order, ending in the API: openapi-backend routes each
+// request once, then its hooks authenticate, rate-limit and read the body before it validates the
+// request and dispatches it to the typed handler.
 import type http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps } from './app-deps.js';
 import { handlers } from './http/handler-map.js';
 import { ApiKeyAuthenticator } from './orgs/authenticator.js';
-import { API_ROOT, createBackend, dispatch } from './http/backend.js';
-import { routeApiRequest } from './http/api-routing.js';
-import { authenticate } from './http/authentication.js';
-import { rateLimit } from './http/rate-limit.js';
-import { preValidationChecks } from './http/request-checks.js';
-import { jsonBody } from './http/json-body.js';
+import { API_ROOT, createBackend, type ApiGuards } from './http/backend.js';
+import { apiRequests } from './http/api-routing.js';
 import { requestLifecycle } from './http/request-lifecycle.js';
 import { securityHeaders } from './http/security-headers.js';
 import { errorBoundary } from './http/error-boundary.js';
@@ -29,12 +26,15 @@ const ROUTED_UNDER_API = new Set<string>([PUBLISHED.specJson, PUBLISHED.specYaml
 
 /** Builds the HTTP application; throws when the spec cannot be loaded. */
 export async function createApp(deps: AppDeps): Promise<Koa> {
-  const authenticator = new ApiKeyAuthenticator(deps.db, deps.clock, {
-    cacheTtlMs: deps.config.apiKeyCacheTtlMs,
-    failuresPerMinute: deps.config.authFailuresPerMinute,
-  });
-  const limiter = new RateLimiter(deps.db, deps.clock);
-  const api = await createBackend(handlers, deps);
+  const guards: ApiGuards = {
+    authenticator: new ApiKeyAuthenticator(deps.db, deps.clock, {
+      cacheTtlMs: deps.config.apiKeyCacheTtlMs,
+      failuresPerMinute: deps.config.authFailuresPerMinute,
+    }),
+    limiter: new RateLimiter(deps.db, deps.clock),
+    metrics: deps.metrics,
+  };
+  const api = await createBackend(handlers, deps, guards);
 
   const router = new Router();
   healthRoutes(router, deps.readiness);
@@ -57,12 +57,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     ctx.path.startsWith(`${API_ROOT}/`) && !ROUTED_UNDER_API.has(ctx.path) ? next() : routes(ctx, next),
   );
   app.use(databaseBreaker(deps.readiness));
-  app.use(routeApiRequest(api));
-  app.use(authenticate(authenticator, deps.metrics));
-  app.use(rateLimit(limiter, deps.metrics));
-  app.use(preValidationChecks(api));
-  app.use(jsonBody(deps.config.bodyTimeoutMs));
-  app.use(dispatch(api));
+  app.use(apiRequests(api, guards));
   return app;
 }
 

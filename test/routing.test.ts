@@ -140,6 +140,30 @@ describe('request bodies', () => {
     expect(refused.body.error.message).toBe('body: exceeds the 64 KiB limit');
   });
 
+  it('takes content-codings in any case (RFC 9110 §8.4.1) and still refuses an unknown one with 415', async () => {
+    const encoders: Array<[string, (text: string) => Buffer]> = [
+      ['GZIP', (text) => gzipSync(text)],
+      ['Deflate', (text) => deflateSync(text)],
+      ['BR', (text) => brotliCompressSync(text)],
+      ['Identity', (text) => Buffer.from(text)],
+    ];
+    for (const [index, [encoding, encode]] of encoders.entries()) {
+      const answer = await send('POST', '/contacts', {
+        headers: json({ 'Content-Encoding': encoding }),
+        body: new Uint8Array(encode(contact(`+91981330000${index}`))),
+      });
+      expect(answer.status, encoding).toBe(200);
+      expect(answer.body.data.phone_e164).toBe(`+91981330000${index}`);
+    }
+
+    const unknown = await send('POST', '/contacts', {
+      headers: json({ 'Content-Encoding': 'X-Zip' }),
+      body: contact('+919813300009'),
+    });
+    expect(unknown.status).toBe(415);
+    expect(unknown.body.error).toMatchObject({ code: 'unsupported_media_type', param: 'Content-Encoding' });
+  });
+
   it('takes utf-8 in any spelling as the charset and refuses every other', async () => {
     for (const [index, charset] of ['utf-8', 'UTF-8', 'utf8'].entries()) {
       const answer = await send('POST', '/contacts', {

@@ -21,31 +21,47 @@ export function unauthorized(): never {
 }
 
 /**
- * Middleware authenticating requests to an operation that declares a security requirement: keeps the
- * caller's context in the request state, or throws unauthorized. Lookup failures propagate as they are
- * (an address over its allowance of failed attempts is counted in the rate-limit metrics).
+ * Authenticates the request's API key: keeps the caller's context in the request state and returns it,
+ * or throws unauthorized. Lookup failures propagate as they are (an address over its allowance of failed
+ * attempts is counted in the rate-limit metrics).
  */
-export function authenticate(authenticator: ApiKeyAuthenticator, metrics: Metrics): Koa.Middleware {
-  return async (ctx, next) => {
-    const state = stateOf(ctx);
-    if (state.operation?.security?.length) {
-      let auth: AuthContext | null;
-      try {
-        auth = await authenticator.authenticate(ctx.get('authorization') || undefined, ctx.ip);
-      } catch (error) {
-        if (error instanceof DomainError && error.code === 'too_many_requests') {
-          metrics.rateLimitRejections.inc({ reason: 'auth_failures' });
-        }
-        throw error;
-      }
-      if (!auth) unauthorized();
-      state.auth = auth;
+export async function authenticate(
+  authenticator: ApiKeyAuthenticator,
+  metrics: Metrics,
+  ctx: Koa.Context,
+): Promise<AuthContext> {
+  let auth: AuthContext | null;
+  try {
+    auth = await authenticator.authenticate(ctx.get('authorization') || undefined, ctx.ip);
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'too_many_requests') {
+      metrics.rateLimitRejections.inc({ reason: 'auth_failures' });
     }
-    await next();
+    throw error;
+  }
+  if (!auth) unauthorized();
+  stateOf(ctx).auth = auth;
+  return auth;
+}
+
+/**
+ * openapi-backend's handler of the bearerAuth scheme: the authenticated caller, or false. Why it failed
+ * is kept in the request state for the unauthorized handler to answer with.
+ */
+export function bearerAuth(authenticator: ApiKeyAuthenticator, metrics: Metrics) {
+  return async (_context: Context, ctx: Koa.Context): Promise<AuthContext | false> => {
+    try {
+      return await authenticate(authenticator, metrics, ctx);
+    } catch (error) {
+      stateOf(ctx).authFailure = error;
+      return false;
+    }
   };
 }
 
-/** openapi-backend's handler of the bearerAuth scheme: the caller that authenticate() resolved, or false. */
-export function bearerAuth(_context: Context, ctx: Koa.Context): AuthContext | false {
-  return stateOf(ctx).auth ?? false;
+/** openapi-backend's unauthorizedHandler: throws why authentication failed (unauthorized, 429, 503, ...). */
+export function refuseUnauthenticated(_context: Context, ctx: Koa.Context): never {
+  const { authFailure } = stateOf(ctx);
+  if (authFailure !== undefined) throw authFailure;
+  unauthorized();
 }

@@ -1,10 +1,9 @@
-// Reads an authenticated request's JSON body with @koa/bodyparser: Content-Type and charset checked
+// Reads a request's JSON body with @koa/bodyparser: Content-Type and charset checked
 // first, Content-Encoding decoded, size bounded, and time bounded here; then the bytes are decoded as
 // strict UTF-8 and parsed.
 import type Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import { DomainError } from '../errors.js';
-import { stateOf } from './request-state.js';
 
 /** The largest body accepted, in bytes (after decoding any Content-Encoding). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -117,20 +116,25 @@ function parseJson(bytes: string): unknown {
 }
 
 /**
- * Middleware reading the body of an authenticated request to an operation that takes one, into the
- * request openapi-backend validates. A body sent to an operation that takes none, or by a caller not
- * authenticated, is never read. Throws invalid_request for a wrong Content-Type or charset, a body over
- * 64 KiB, bytes that are not UTF-8, or text that is not JSON; unsupported_media_type for an unknown
- * Content-Encoding; request_timeout when the body does not arrive within `timeoutMs`.
+ * Lower-cases the request's Content-Encoding before the reader sees it: content-codings are
+ * case-insensitive (RFC 9110 §8.4.1), and the reader only knows their lower-case names.
  */
-export function jsonBody(timeoutMs: number): Koa.Middleware {
+function normaliseContentEncoding(ctx: Koa.Context): void {
+  const coding = ctx.req.headers['content-encoding'];
+  if (coding) ctx.req.headers['content-encoding'] = coding.toLowerCase();
+}
+
+/**
+ * The reader of an authenticated request's body, for an operation that takes one: returns the parsed
+ * JSON, for openapi-backend to validate. Throws invalid_request for a wrong Content-Type or charset, a
+ * body over 64 KiB, bytes that are not UTF-8, or text that is not JSON; unsupported_media_type for an
+ * unknown Content-Encoding; request_timeout when the body does not arrive within `timeoutMs`.
+ */
+export function jsonBodyReader(timeoutMs: number): (ctx: Koa.Context) => Promise<unknown> {
   const read = textReader();
-  return async (ctx, next) => {
-    const { hasBody, auth, operation, apiRequest } = stateOf(ctx);
-    if (hasBody && auth && operation?.requestBody && apiRequest) {
-      checkContentType(ctx);
-      apiRequest.body = parseJson(await readText(ctx, read, timeoutMs));
-    }
-    await next();
+  return async (ctx) => {
+    checkContentType(ctx);
+    normaliseContentEncoding(ctx);
+    return parseJson(await readText(ctx, read, timeoutMs));
   };
 }

@@ -6,27 +6,20 @@ import { DomainError } from '../errors.js';
 import { stateOf } from './request-state.js';
 
 /**
- * Middleware taking a slot in the caller's org window for every authenticated request, and sending
- * the X-RateLimit-* headers with whatever answer follows (errors included). Throws too_many_requests,
- * with its own headers, when the window is full.
+ * Takes a slot in the caller's org window for an authenticated request and sets its X-RateLimit-*
+ * headers on the response, which keeps them whatever answer follows (errors included). Throws
+ * too_many_requests, with its own headers, when the window is full; does nothing for a request not
+ * authenticated.
  */
-export function rateLimit(limiter: RateLimiter, metrics: Metrics): Koa.Middleware {
-  return async (ctx, next) => {
-    const { auth } = stateOf(ctx);
-    if (!auth) return next();
-    let headers: Record<string, string>;
-    try {
-      headers = (await limiter.take(auth.orgId, auth.rateLimitPerMinute)).headers;
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'too_many_requests') {
-        metrics.rateLimitRejections.inc({ reason: 'org_rate_limit' });
-      }
-      throw error;
+export async function takeRateLimitSlot(limiter: RateLimiter, metrics: Metrics, ctx: Koa.Context): Promise<void> {
+  const { auth } = stateOf(ctx);
+  if (!auth) return;
+  try {
+    ctx.set((await limiter.take(auth.orgId, auth.rateLimitPerMinute)).headers);
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'too_many_requests') {
+      metrics.rateLimitRejections.inc({ reason: 'org_rate_limit' });
     }
-    try {
-      await next();
-    } finally {
-      ctx.set(headers);
-    }
-  };
+    throw error;
+  }
 }

@@ -39,9 +39,10 @@ const pathParametersOf = perOperation((operation: Operation): ReadonlyArray<[num
     ),
 );
 
-function decodes(segment: string): boolean {
+/** Whether `text` is valid percent-encoded text (decodeURIComponent takes it). */
+export function decodes(text: string): boolean {
   try {
-    decodeURIComponent(segment);
+    decodeURIComponent(text);
     return true;
   } catch {
     return false;
@@ -49,23 +50,23 @@ function decodes(segment: string): boolean {
 }
 
 /**
- * Throws invalid_request naming the first path parameter whose segment is not valid percent-encoded
- * text (decodeURIComponent refuses it: openapi-backend would fail on it with a URIError).
+ * The first path parameter of `operation` whose segment of `path` is not valid percent-encoded text
+ * (decodeURIComponent refuses it: openapi-backend would fail on it with a URIError), or null.
  */
-function checkPathEscapes(api: OpenAPIBackend, operation: Operation, path: string): void {
-  const parameters = pathParametersOf(operation);
-  if (parameters.length === 0) return;
+export function malformedPathParameter(api: OpenAPIBackend, operation: Operation, path: string): string | null {
   const segments = api.router.normalizePath(path).split('/');
-  for (const [index, name] of parameters) {
-    if (!decodes(segments[index] ?? '')) throw invalidField(name, 'is not valid percent-encoded text');
+  for (const [index, name] of pathParametersOf(operation)) {
+    if (!decodes(segments[index] ?? '')) return name;
   }
+  return null;
 }
 
 /**
- * Throws invalid_request naming the first integer query parameter whose value is anything but plain
- * decimal digits: schema validation coerces strings such as `0x10`, `1e1`, `+5`, `5.0` or ` 5` to numbers.
+ * Before validation: throws invalid_request naming the first integer query parameter whose value is
+ * anything but plain decimal digits (schema validation coerces strings such as `0x10`, `1e1`, `+5`,
+ * `5.0` or ` 5` to numbers).
  */
-function checkQueryIntegers(operation: Operation, querystring: string): void {
+export function checkQueryIntegers(operation: Operation, querystring: string): void {
   const names = integerQueryNamesOf(operation);
   if (names.length === 0) return;
   const query = new URLSearchParams(querystring);
@@ -74,22 +75,6 @@ function checkQueryIntegers(operation: Operation, querystring: string): void {
       if (!DECIMAL_INTEGER.test(value)) throw invalidField(name, 'must be an integer written in decimal digits');
     }
   }
-}
-
-/**
- * Middleware for a request matched to an operation (and authenticated when the operation requires it),
- * before its body is read: refuses a path parameter that is not valid percent-encoded text and an
- * integer query parameter not written in decimal digits, each with invalid_request naming it.
- */
-export function preValidationChecks(api: OpenAPIBackend): Koa.Middleware {
-  return async (ctx, next) => {
-    const { operation, apiRequest } = stateOf(ctx);
-    if (operation && apiRequest) {
-      checkPathEscapes(api, operation, apiRequest.path);
-      checkQueryIntegers(operation, ctx.querystring);
-    }
-    await next();
-  };
 }
 
 /**

@@ -14,6 +14,8 @@ export interface RequestState {
   apiRequest?: Request;
   operation?: Operation;
   auth?: AuthContext;
+  /** Why authentication failed, when it did (unauthorized, or the key could not be looked up). */
+  authFailure?: unknown;
 }
 
 /** The request's state. */
