@@ -146,6 +146,36 @@ describe('POST /contacts', () => {
     expect(await contactCount(org.orgId)).toBe(before);
   });
 
+  it('keeps numbers that read back as sent and refuses the rest, naming the field', async () => {
+    const send = (raw: string) =>
+      rawRequest(app, 'POST', '/contacts', {
+        headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
+        body: `{"phone_e164":"+919800000071","consent_capture":"manual","metadata":{"n":${raw}}}`,
+      });
+    for (const raw of [
+      '9007199254740993',
+      '123456789012345678901234567890',
+      '-0',
+      '0.1000000000000000055511151231257827',
+    ]) {
+      const refused = await send(raw);
+      expect(refused.status, raw).toBe(400);
+      expect(refused.body.error, raw).toMatchObject({ code: 'invalid_request', param: 'metadata.n' });
+      expect(refused.body.error.message, raw).toContain(`the number ${raw} cannot be kept exactly`);
+    }
+    expect(await contactCount(org.orgId)).toBe(await contactCount(org.orgId));
+    for (const [raw, kept] of [
+      ['9007199254740992', 9007199254740992],
+      ['0.1', 0.1],
+      ['1e2', 100],
+      ['-12.50', -12.5],
+    ] as const) {
+      const stored = await send(raw);
+      expect([200, 201], raw).toContain(stored.status);
+      expect(stored.body.data.metadata, raw).toEqual({ n: kept });
+    }
+  });
+
   it('gives 50 concurrent upserts of one new number one contact and one event', async () => {
     const client = app.client(org.key);
     const responses = await Promise.all(

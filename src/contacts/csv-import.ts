@@ -7,6 +7,7 @@ import type { ErrorObject } from 'ajv';
 import { parse } from 'csv-parse';
 import type { Db } from '../database/connect.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
+import { inexactNumber, parseExactJson } from '../contract/exact-json.js';
 import { messagesByField } from '../contract/validation-messages.js';
 import { validators } from '../contract/validators.js';
 import { invalidField, invalidFields, type DomainError } from '../errors.js';
@@ -200,11 +201,17 @@ function toRow(record: Record<string, string>): { row: contacts.ImportRow } | { 
       candidate[column] = value;
       continue;
     }
+    let parsed: ReturnType<typeof parseExactJson>;
     try {
-      candidate.metadata = JSON.parse(value);
+      parsed = parseExactJson(value);
     } catch {
       return { error: rowError(invalidField('metadata', 'must be a JSON object')) };
     }
+    if (parsed.inexact) {
+      const field = parsed.inexact.path ? `metadata.${parsed.inexact.path}` : 'metadata';
+      return { error: rowError(invalidField(field, inexactNumber(parsed.inexact.source))) };
+    }
+    candidate.metadata = parsed.value;
   }
   const valid = validators.ContactUpsert(candidate);
   const errors = (validators.ContactUpsert.errors ?? []) as ErrorObject[];

@@ -35,6 +35,8 @@ function decimalParts(text: string): { negative: boolean; digits: string; expone
 
 /** Whether the double `value` reads back as the decimal written as `source` (-0 never does: JSON writes 0). */
 function exact(value: number, source: string): boolean {
+  // Infinity (1e400) is refused later as a number JSON cannot carry, with its own message.
+  if (!Number.isFinite(value)) return true;
   if (Object.is(value, -0)) return false;
   // The shortest decimal that gives the double back; an exact source has the same digits and exponent.
   const written = decimalParts(source);
@@ -61,8 +63,9 @@ function findMarker(value: unknown, path: string[]): InexactNumber | null {
 }
 
 /**
- * Parses `text` as JSON. Returns the value, or the first number (in document order) that would not
- * come back as written, with its path. Throws SyntaxError for text that is not JSON.
+ * Parses `text` as JSON. Returns the value, and the first number (in document order) that would not
+ * come back as written, with its path, or null. Infinite numbers (1e400) pass: the service's check of
+ * storable values refuses them. Throws SyntaxError for text that is not JSON.
  */
 export function parseExactJson(text: string): { value: unknown; inexact: InexactNumber | null } {
   let seen = false;
@@ -72,4 +75,9 @@ export function parseExactJson(text: string): { value: unknown; inexact: Inexact
     return { [INEXACT]: context.source } satisfies Marker;
   });
   return { value, inexact: seen ? findMarker(value, []) : null };
+}
+
+/** What the API says of a number that would not come back as sent. */
+export function inexactNumber(source: string): string {
+  return `the number ${source} cannot be kept exactly (numbers are IEEE 754 doubles); send it as a string`;
 }

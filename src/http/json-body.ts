@@ -3,7 +3,8 @@
 // strict UTF-8 and parsed.
 import type Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
-import { DomainError } from '../errors.js';
+import { inexactNumber, parseExactJson } from '../contract/exact-json.js';
+import { DomainError, invalidField } from '../errors.js';
 
 /** The largest body accepted, in bytes (after decoding any Content-Encoding). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -100,7 +101,10 @@ async function readText(ctx: Koa.Context, read: Koa.Middleware, timeoutMs: numbe
   return text;
 }
 
-/** Parses the body's bytes (one latin1 character each) as strict UTF-8 JSON; throws invalid_request naming body. */
+/**
+ * Parses the body's bytes (one latin1 character each) as strict UTF-8 JSON; throws invalid_request
+ * naming body, or naming the field of a number that would not come back as sent.
+ */
 function parseJson(bytes: string): unknown {
   let text: string;
   try {
@@ -108,11 +112,17 @@ function parseJson(bytes: string): unknown {
   } catch {
     throw bodyError('is not valid UTF-8');
   }
+  let parsed: ReturnType<typeof parseExactJson>;
   try {
-    return JSON.parse(text);
+    parsed = parseExactJson(text);
   } catch {
     throw bodyError('is not valid JSON');
   }
+  if (parsed.inexact) {
+    const field = parsed.inexact.path || 'body';
+    throw invalidField(field, inexactNumber(parsed.inexact.source));
+  }
+  return parsed.value;
 }
 
 /**
