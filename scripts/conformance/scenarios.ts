@@ -3,6 +3,7 @@
 import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import { unique } from './hints.js';
 import type { Exchange } from './http.js';
+import { paging } from './pagination.js';
 import type { Session } from './session.js';
 import type { ReceivedRequest } from '../../src/tools/https-receiver.js';
 import { verifySignature } from '../../src/webhooks/delivery/verify.js';
@@ -267,6 +268,7 @@ export async function runScenarios(session: Session, fixtures: Fixtures, documen
     () => redeliver(session, fixtures),
     () => signedDelivery(session, fixtures),
     () => createWebhook(session, fixtures),
+    () => paging(session, fixtures),
   ]) {
     await scenario();
   }

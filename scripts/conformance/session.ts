@@ -69,6 +69,22 @@ export class Session {
     if (notes && !notes.includes(note)) notes.push(note);
   }
 
+  /** Records a violation found across several answers (paging, deliveries), reproduced by `exchange`'s request. */
+  flag(operation: Operation, kind: CaseKind, label: string, exchange: Exchange | undefined, problems: string[]): void {
+    if (problems.length === 0) return;
+    const tally = this.tallyOf(operation);
+    tally.violations += 1;
+    this.violations.push({
+      operationId: operation.id,
+      kind,
+      label,
+      problems,
+      status: exchange?.status ?? 0,
+      body: exchange?.text.slice(0, 400) ?? '',
+      curl: exchange ? curlLine(exchange.request, this.apiKey) : '',
+    });
+  }
+
   /**
    * Sends one case, judges the answer (plus any `extra` checks a scenario makes), records any
    * violation, and returns the exchange.
