@@ -25,6 +25,8 @@ export interface ConformanceOptions extends FixtureOptions {
   /** The folder of the receiver's CA (webhook:listen's state folder when not given). */
   receiverDir?: string;
   fetch?: typeof fetch;
+  /** Aborting it interrupts the run: no further case is sent, and what the run created is deleted. */
+  signal?: AbortSignal;
 }
 
 /** What a run found. */
@@ -36,6 +38,8 @@ export interface ConformanceReport {
   violations: Violation[];
   /** What the whole run could not check, and how to enable it. */
   notes: string[];
+  /** Whether the run was interrupted before it finished. */
+  interrupted: boolean;
 }
 
 /** Finds the published spec at `<root>/openapi.json` (outside the contract, so plain fetch), trying the service root's /api/v1 too. */
@@ -116,7 +120,7 @@ async function runOperation(
     );
     if (consumes) await fixtures.releaseFresh();
     const created = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
-    if (exchange.status === 201 && typeof created === 'string' && removal) {
+    if (exchange.status >= 200 && exchange.status < 300 && typeof created === 'string' && removal) {
       await session.call(
         removal,
         { path: { id: created }, query: {}, headers: {} },
@@ -147,6 +151,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const session = new Session(apiRoot, options.apiKey, operations, judge, fetchFn);
   const receiver = options.webhookUrl ? undefined : await startLoopbackReceiver(options.receiverDir);
   const notes: string[] = [];
+  const interrupt = () => session.interrupt();
+  options.signal?.addEventListener('abort', interrupt);
+  if (options.signal?.aborted) interrupt();
   let fixtures: Fixtures | undefined;
   try {
     const webhooks: WebhookTarget = receiver ? await probeLoopback(session, receiver) : { url: options.webhookUrl! };
@@ -159,9 +166,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         session.note(operation.id, `aborted: ${(error as Error).message}`);
       }
     }
-    await runScenarios(session, fixtures, document);
+    if (!options.signal?.aborted) await runScenarios(session, fixtures, document);
   } finally {
-    await fixtures?.cleanup();
+    options.signal?.removeEventListener('abort', interrupt);
+    await fixtures?.cleanup().catch(() => undefined);
+    await session.removeCreated();
     await receiver?.close();
   }
   return {
@@ -171,5 +180,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     tallies: [...session.tallies.values()],
     violations: session.violations,
     notes,
+    interrupted: options.signal?.aborted ?? false,
   };
 }

@@ -31,6 +31,10 @@ export interface OperationTally {
 export class Session {
   readonly tallies = new Map<string, OperationTally>();
   readonly violations: Violation[] = [];
+  /** What 2xx answers created and nothing deleted yet, by `<DELETE path> <id>`: removed at the end whatever happens. */
+  private readonly created = new Map<string, { remove: Operation; id: string }>();
+  /** Set when the run is interrupted: no case is sent after it, only clean-up. */
+  private interrupted = false;
 
   constructor(
     readonly baseUrl: string,
@@ -56,6 +60,44 @@ export class Session {
       this.tallies.set(operation.id, tally);
     }
     return tally;
+  }
+
+  /** Stops sending cases (the clean-up still runs). */
+  interrupt(): void {
+    this.interrupted = true;
+  }
+
+  /** The DELETE operation that removes what a POST to `operation` creates, when the spec has one. */
+  private removalOf(operation: Operation): Operation | undefined {
+    return this.operations.find(
+      (candidate) => candidate.method === 'DELETE' && candidate.path === `${operation.path}/{id}`,
+    );
+  }
+
+  /** Keeps track of what an answer created (any 2xx to a POST with a matching DELETE) or deleted. */
+  private track(operation: Operation, input: RequestInput, exchange: Exchange): void {
+    const ok = exchange.status >= 200 && exchange.status < 300;
+    if (operation.method === 'DELETE' && (ok || exchange.status === 404)) {
+      this.created.delete(`${operation.path} ${input.path.id}`);
+      return;
+    }
+    const remove = operation.method === 'POST' ? this.removalOf(operation) : undefined;
+    const id = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+    if (ok && remove && typeof id === 'string') this.created.set(`${remove.path} ${id}`, { remove, id });
+  }
+
+  /** Deletes everything the run created and did not delete (after every 2xx, whatever its status). */
+  async removeCreated(): Promise<void> {
+    for (const { remove, id } of [...this.created.values()]) {
+      await this.send(
+        remove,
+        { path: { id }, query: {}, headers: {} },
+        { kind: 'declared' },
+        'scenario',
+        `cleanup: ${remove.id}`,
+      );
+      this.created.delete(`${remove.path} ${id}`);
+    }
   }
 
   /** The operation with this id, if the spec has it. */
@@ -97,6 +139,18 @@ export class Session {
     label: string,
     extra: (exchange: Exchange) => string[] = () => [],
   ): Promise<Exchange> {
+    if (this.interrupted) throw new Error('the run was interrupted');
+    return this.send(operation, input, expectation, kind, label, extra);
+  }
+
+  private async send(
+    operation: Operation,
+    input: RequestInput,
+    expectation: Expectation,
+    kind: CaseKind,
+    label: string,
+    extra: (exchange: Exchange) => string[] = () => [],
+  ): Promise<Exchange> {
     const request = buildRequest(this.baseUrl, operation, input, this.apiKey);
     const tally = this.tallyOf(operation);
     tally.cases[kind] += 1;
@@ -115,6 +169,7 @@ export class Session {
     let exchange: Exchange;
     try {
       exchange = await send(this.fetchFn, request);
+      this.track(operation, input, exchange);
     } catch (error) {
       violation([`request failed: ${(error as Error).message}`], 0, '');
       throw error;

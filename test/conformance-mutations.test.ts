@@ -1,0 +1,155 @@
+// The conformance check must fail when the contract breaks: the real app behind a proxy that breaks
+// one thing at a time, and for each break a run that reports a violation naming it.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStateDir } from '../src/tools/listen/state-dir.js';
+import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { startMutatingProxy, type Mutation, type ProxiedResponse } from './support/mutating-proxy.js';
+import { runConformance, type ConformanceReport } from '../scripts/conformance/runner.js';
+import { formatReport } from '../scripts/conformance/report.js';
+
+const SEED = 20261126;
+const CASES = 3;
+
+let database: TestDatabase;
+let app: TestApp;
+let receiverDir: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  receiverDir = await mkdtemp(path.join(tmpdir(), 'conformance-mutations-'));
+  await openStateDir(receiverDir);
+  const { caFile } = await loadOrMakeTls(receiverDir, '127.0.0.1');
+  app = await startTestApp(database, {
+    config: {
+      simulatorStepMs: 200,
+      webhookPrivateAllowlist: ['127.0.0.0/8'],
+      webhookCaCerts: [await readFile(caFile, 'utf8')],
+    },
+  });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+  await rm(receiverDir, { recursive: true, force: true });
+});
+
+/** A JSON answer with its body changed by `change` (answers that are not JSON pass unchanged). */
+function editJson(response: ProxiedResponse, change: (json: any) => void): ProxiedResponse {
+  if (!String(response.headers['content-type'] ?? '').startsWith('application/json')) return response;
+  const json = JSON.parse(response.body);
+  change(json);
+  return { ...response, body: JSON.stringify(json) };
+}
+
+/** Runs the check through a proxy making `mutation`, with a fresh org; returns the report and the org. */
+async function runThrough(mutation: Mutation): Promise<{ report: ConformanceReport; org: TestOrg }> {
+  const org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
+  const proxy = await startMutatingProxy(app.baseUrl, mutation);
+  try {
+    const report = await runConformance({
+      baseUrl: `${proxy.origin}/api/v1`,
+      apiKey: org.key,
+      seed: SEED,
+      cases: CASES,
+      agentId: org.agentId,
+      receiverDir,
+    });
+    return { report, org };
+  } finally {
+    await proxy.close();
+  }
+}
+
+/** Every problem of every violation, one line each, with its operation. */
+const problems = (report: ConformanceReport) =>
+  report.violations.flatMap((violation) => violation.problems.map((problem) => `${violation.operationId}: ${problem}`));
+
+describe('each contract break is caught', { timeout: 120_000 }, () => {
+  it('Request-Id dropped', async () => {
+    const { report } = await runThrough({
+      response: (_request, response) => {
+        const headers = { ...response.headers };
+        delete headers['request-id'];
+        return { ...response, headers };
+      },
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/required header Request-Id is missing/));
+  });
+
+  it('X-RateLimit-Remaining dropped', async () => {
+    const { report } = await runThrough({
+      response: (_request, response) => {
+        const headers = { ...response.headers };
+        delete headers['x-ratelimit-remaining'];
+        return { ...response, headers };
+      },
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/required header X-RateLimit-Remaining is missing/));
+  });
+
+  it("a field's type changed in a response", async () => {
+    const { report } = await runThrough({
+      response: (request, response) =>
+        request.method === 'GET' && /^\/api\/v1\/calls\/[0-9a-f-]{36}$/.test(request.path)
+          ? editJson(response, (json) => {
+              if (json.data) json.data.created_at = 1764000000;
+            })
+          : response,
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/^getCall: .*\/data\/created_at must be string/));
+  });
+
+  it('201 answered as 200 to POST /webhooks, and no endpoint left behind', async () => {
+    const { report, org } = await runThrough({
+      response: (request, response) =>
+        request.method === 'POST' && request.path === '/api/v1/webhooks' && response.status === 201
+          ? { ...response, status: 200 }
+          : response,
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/^createWebhook: status 200 is not declared/));
+    const left = await database.db
+      .selectFrom('webhooks')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('org_id', '=', org.orgId)
+      .executeTakeFirstOrThrow();
+    expect(Number(left.count)).toBe(0);
+  });
+
+  it('has_more forced false', async () => {
+    const { report } = await runThrough({
+      response: (_request, response) =>
+        editJson(response, (json) => {
+          if (json.pagination) json.pagination.has_more = false;
+        }),
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listCalls: has_more is false with \d+ of \d+ items/),
+    );
+  });
+
+  it('offset stripped from the request of GET /calls', async () => {
+    const { report } = await runThrough({
+      request: (request) => {
+        const url = new URL(request.path, 'http://proxy');
+        if (request.method !== 'GET' || url.pathname !== '/api/v1/calls') return request;
+        url.searchParams.delete('offset');
+        return { ...request, path: `${url.pathname}${url.search}` };
+      },
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listCalls: asked for offset=2, pagination.offset is 0/),
+    );
+  });
+});
+
+it('finds nothing when the proxy changes nothing', { timeout: 120_000 }, async () => {
+  const { report } = await runThrough({});
+  expect(report.violations, formatReport(report)).toEqual([]);
+});
