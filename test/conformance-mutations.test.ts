@@ -9,6 +9,7 @@ import { openStateDir } from '../src/tools/listen/state-dir.js';
 import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { startDeliveryProxy } from './support/delivery-proxy.js';
 import { startMutatingProxy, type Mutation, type ProxiedResponse } from './support/mutating-proxy.js';
 import { runConformance, type ConformanceReport } from '../scripts/conformance/runner.js';
 import { formatReport } from '../scripts/conformance/report.js';
@@ -19,17 +20,19 @@ const CASES = 3;
 let database: TestDatabase;
 let app: TestApp;
 let receiverDir: string;
+let caPem: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   receiverDir = await mkdtemp(path.join(tmpdir(), 'conformance-mutations-'));
   await openStateDir(receiverDir);
   const { caFile } = await loadOrMakeTls(receiverDir, '127.0.0.1');
+  caPem = await readFile(caFile, 'utf8');
   app = await startTestApp(database, {
     config: {
       simulatorStepMs: 200,
       webhookPrivateAllowlist: ['127.0.0.0/8'],
-      webhookCaCerts: [await readFile(caFile, 'utf8')],
+      webhookCaCerts: [caPem],
     },
   });
 });
@@ -64,6 +67,37 @@ async function runThrough(mutation: Mutation): Promise<{ report: ConformanceRepo
     return { report, org };
   } finally {
     await proxy.close();
+  }
+}
+
+/**
+ * Runs the check with its webhook endpoints pointed at a hop that edits each delivered event with
+ * `change` (and signs it again): the API proxy swaps the receiver's URL for the hop's in requests and
+ * back in answers, and keeps the secrets the API returns.
+ */
+async function runWithEvents(change: (event: any) => void): Promise<ConformanceReport> {
+  const secrets = new Set<string>();
+  const { tls } = await loadOrMakeTls(receiverDir, '127.0.0.1');
+  const hop = await startDeliveryProxy(tls, caPem, secrets, change);
+  const receiverOrigin = /https:\/\/127\.0\.0\.1:\d+/;
+  try {
+    const { report } = await runThrough({
+      request: (request) => {
+        const found = request.body.match(receiverOrigin)?.[0];
+        if (!found || found === hop.origin) return request;
+        hop.target = found;
+        return { ...request, body: request.body.replaceAll(found, hop.origin) };
+      },
+      response: (_request, response) => {
+        const body = hop.target ? response.body.replaceAll(hop.origin, hop.target) : response.body;
+        const secret = /"secret":"([^"]+)"/.exec(body)?.[1];
+        if (secret) secrets.add(secret);
+        return { ...response, body };
+      },
+    });
+    return report;
+  } finally {
+    await hop.close();
   }
 }
 
@@ -145,6 +179,28 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
     });
     expect(problems(report)).toContainEqual(
       expect.stringMatching(/^listCalls: asked for offset=2, pagination.offset is 0/),
+    );
+  });
+
+  it('a field of a delivered webhook.test event changed', async () => {
+    const report = await runWithEvents((event) => {
+      if (event.event === 'webhook.test') event.data.message = 42;
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(
+        /^\(event webhook\.test\): the webhook\.test body does not match its schema: \/data\/message must be string/,
+      ),
+    );
+  });
+
+  it('a field of a delivered call.completed event changed', async () => {
+    const report = await runWithEvents((event) => {
+      if (event.event === 'call.completed') event.data.duration_sec = String(event.data.duration_sec);
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(
+        /^\(event call\.completed\): the call\.completed body does not match its schema: \/data\/duration_sec must be integer/,
+      ),
     );
   });
 });

@@ -61,6 +61,19 @@ it('finds no violation of the published spec', { timeout: 120_000 }, async () =>
   // Every webhook case ran: nothing was skipped for want of an endpoint or a trusted receiver.
   expect(report.notes).toEqual([]);
   expect(report.tallies.find((tally) => tally.operation.id === 'testWebhook')?.notes).toEqual([]);
+  // Every event kind was delivered to the receiver and judged (a call canceled at once may end completed instead).
+  for (const kind of [
+    'webhook.test',
+    'contact.created',
+    'call.completed',
+    'call.failed',
+    'call.no_answer',
+    'call.busy',
+  ])
+    expect(
+      report.tallies.find((tally) => tally.operation.id === `(event ${kind})`)?.cases.scenario,
+      kind,
+    ).toBeGreaterThan(0);
 });
 
 it('prints its usage for --help and exits 0', async () => {

@@ -52,3 +52,31 @@ export function headerValue(header: DeclaredHeader, text: string): unknown {
   if ((header.type === 'integer' || header.type === 'number') && /^-?\d+(\.\d+)?$/.test(text)) return Number(text);
   return text;
 }
+
+/** The request the spec says an event of `kind` arrives as: its header parameters and a pointer to its body schema. */
+export function declaredEvent(
+  document: SpecDocument,
+  kind: string,
+): { headers: DeclaredHeader[]; bodyPointer: string } | undefined {
+  const base = `/webhooks/${escape(kind)}/post`;
+  const operation = document.webhooks?.[kind]?.post as Schema | undefined;
+  if (!operation) return undefined;
+  const headers = ((operation.parameters ?? []) as Schema[]).flatMap((raw, index) => {
+    const parameter = follow(document, raw, `${base}/parameters/${index}`);
+    if (parameter.node.in !== 'header') return [];
+    const schema = resolve<Schema>(document, parameter.node.schema ?? {});
+    return [
+      {
+        name: String(parameter.node.name),
+        required: parameter.node.required === true,
+        pointer: `${parameter.pointer}/schema`,
+        type: typeof schema.type === 'string' ? schema.type : undefined,
+      },
+    ];
+  });
+  const body = follow(document, operation.requestBody ?? {}, `${base}/requestBody`);
+  const schema = body.node.content?.['application/json']?.schema as Schema | undefined;
+  if (!schema) return undefined;
+  const located = follow(document, schema, `${body.pointer}/content/application~1json/schema`);
+  return { headers, bodyPointer: located.pointer };
+}

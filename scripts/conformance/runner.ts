@@ -1,6 +1,7 @@
 // A whole conformance run: fetch the published spec, run every operation's cases and the scenarios, clean up.
 import { randomUUID } from 'node:crypto';
 import { invalidCases, validInputs } from './cases.js';
+import { judgeDeliveries } from './events.js';
 import { Fixtures, type Collection, type FixtureOptions } from './fixtures.js';
 import { pinValid } from './hints.js';
 import { SchemaJudge } from './judge.js';
@@ -167,6 +168,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       }
     }
     if (!options.signal?.aborted) await runScenarios(session, fixtures, document);
+    if (receiver) judgeDeliveries(session, document, judge, receiver);
   } finally {
     options.signal?.removeEventListener('abort', interrupt);
     await fixtures?.cleanup().catch(() => undefined);

@@ -33,6 +33,8 @@ export class Session {
   readonly violations: Violation[] = [];
   /** What 2xx answers created and nothing deleted yet, by `<DELETE path> <id>`: removed at the end whatever happens. */
   private readonly created = new Map<string, { remove: Operation; id: string }>();
+  /** Every webhook secret an answer returned (registration, rotation), to verify deliveries with. */
+  readonly secrets = new Set<string>();
   /** Set when the run is interrupted: no case is sent after it, only clean-up. */
   private interrupted = false;
 
@@ -77,6 +79,8 @@ export class Session {
   /** Keeps track of what an answer created (any 2xx to a POST with a matching DELETE) or deleted. */
   private track(operation: Operation, input: RequestInput, exchange: Exchange): void {
     const ok = exchange.status >= 200 && exchange.status < 300;
+    const secret = (exchange.json as { secret?: unknown } | undefined)?.secret;
+    if (ok && typeof secret === 'string') this.secrets.add(secret);
     if (operation.method === 'DELETE' && (ok || exchange.status === 404)) {
       this.created.delete(`${operation.path} ${input.path.id}`);
       return;
@@ -111,8 +115,20 @@ export class Session {
     if (notes && !notes.includes(note)) notes.push(note);
   }
 
+  /** Counts one scenario check of `operation` that sent no request (a delivery the receiver got). */
+  count(operation: Operation): void {
+    this.tallyOf(operation).cases.scenario += 1;
+  }
+
   /** Records a violation found across several answers (paging, deliveries), reproduced by `exchange`'s request. */
-  flag(operation: Operation, kind: CaseKind, label: string, exchange: Exchange | undefined, problems: string[]): void {
+  flag(
+    operation: Operation,
+    kind: CaseKind,
+    label: string,
+    exchange: Exchange | undefined,
+    problems: string[],
+    curl?: string,
+  ): void {
     if (problems.length === 0) return;
     const tally = this.tallyOf(operation);
     tally.violations += 1;
@@ -123,7 +139,7 @@ export class Session {
       problems,
       status: exchange?.status ?? 0,
       body: exchange?.text.slice(0, 400) ?? '',
-      curl: exchange ? curlLine(exchange.request, this.apiKey) : '',
+      curl: curl ?? (exchange ? curlLine(exchange.request, this.apiKey) : ''),
     });
   }
 
