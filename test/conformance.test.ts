@@ -43,7 +43,7 @@ afterAll(async () => {
   await rm(receiverDir, { recursive: true, force: true });
 });
 
-it('finds no violation of the published spec', { timeout: 120_000 }, async () => {
+it('finds no violation of the published spec', { timeout: 240_000 }, async () => {
   const report = await runConformance({
     baseUrl: app.apiUrl,
     apiKey: org.key,

@@ -4,7 +4,7 @@ import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import { unique } from './hints.js';
 import type { Exchange } from './http.js';
 import { paging } from './pagination.js';
-import { triggeredEvents } from './events.js';
+import { triggerEvents } from './events.js';
 import type { Session } from './session.js';
 import type { ReceivedRequest } from '../../src/tools/https-receiver.js';
 import type { SpecDocument } from '../../test/support/spec/document.js';
@@ -240,6 +240,7 @@ async function signedDelivery(session: Session, fixtures: Fixtures): Promise<voi
 
 /** Runs every scenario whose operations the spec has. */
 export async function runScenarios(session: Session, fixtures: Fixtures, document: SpecDocument): Promise<void> {
+  const awaitEvents = await triggerEvents(session, fixtures, document);
   for (const scenario of [
     () => routing(session, document),
     () => createCall(session, fixtures),
@@ -249,8 +250,8 @@ export async function runScenarios(session: Session, fixtures: Fixtures, documen
     () => signedDelivery(session, fixtures),
     () => createWebhook(session, fixtures),
     () => paging(session, fixtures),
-    () => triggeredEvents(session, fixtures, document),
   ]) {
     await scenario();
   }
+  await awaitEvents();
 }
