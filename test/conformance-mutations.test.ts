@@ -9,6 +9,7 @@ import { openStateDir } from '../src/tools/listen/state-dir.js';
 import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { refusedOrgKeys } from './support/refused-orgs.js';
 import { startDeliveryProxy } from './support/delivery-proxy.js';
 import { startMutatingProxy, type Mutation, type ProxiedResponse } from './support/mutating-proxy.js';
 import { runConformance, type ConformanceReport } from '../scripts/conformance/runner.js';
@@ -32,6 +33,8 @@ beforeAll(async () => {
     config: {
       simulatorStepMs: 200,
       webhookPrivateAllowlist: ['127.0.0.0/8'],
+      // Shorter than the request deadline, so a stalled body gets its 408 (with equal defaults the 503 wins).
+      bodyTimeoutMs: 1_000,
       webhookCaCerts: [caPem],
     },
   });
@@ -63,6 +66,7 @@ async function runThrough(mutation: Mutation): Promise<{ report: ConformanceRepo
       cases: CASES,
       agentId: org.agentId,
       receiverDir,
+      ...(await refusedOrgKeys(database.db)),
     });
     return { report, org };
   } finally {
@@ -82,12 +86,15 @@ async function runWithEvents(change: (event: any) => void): Promise<ConformanceR
   const receiverOrigin = /https:\/\/127\.0\.0\.1:\d+/;
   try {
     const { report } = await runThrough({
-      request: (request) => {
-        const found = request.body.match(receiverOrigin)?.[0];
-        if (!found || found === hop.origin) return request;
-        hop.target = found;
-        return { ...request, body: request.body.replaceAll(found, hop.origin) };
-      },
+      requestBody: (request) =>
+        request.path.startsWith('/api/v1/webhooks')
+          ? (body) => {
+              const found = body.match(receiverOrigin)?.[0];
+              if (!found || found === hop.origin) return body;
+              hop.target = found;
+              return body.replaceAll(found, hop.origin);
+            }
+          : undefined,
       response: (_request, response) => {
         const body = hop.target ? response.body.replaceAll(hop.origin, hop.target) : response.body;
         const secret = /"secret":"([^"]+)"/.exec(body)?.[1];
@@ -126,6 +133,20 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
       },
     });
     expect(problems(report)).toContainEqual(expect.stringMatching(/required header X-RateLimit-Remaining is missing/));
+  });
+
+  it('Retry-After dropped from a 429', async () => {
+    const { report } = await runThrough({
+      response: (_request, response) => {
+        if (response.status !== 429) return response;
+        const headers = { ...response.headers };
+        delete headers['retry-after'];
+        return { ...response, headers };
+      },
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listAgents: the required header Retry-After is missing from the 429 answer/),
+    );
   });
 
   it("a field's type changed in a response", async () => {

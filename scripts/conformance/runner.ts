@@ -7,6 +7,7 @@ import { pinValid } from './hints.js';
 import { SchemaJudge } from './judge.js';
 import type { RequestInput } from './request.js';
 import { startLoopbackReceiver } from './receiver.js';
+import { REFUSAL_KEY_VARIABLES, type RefusalKeys } from './refusals.js';
 import { runScenarios } from './scenarios.js';
 import { probeLoopback, type WebhookTarget } from './webhook-target.js';
 import { Session, type OperationTally, type Violation } from './session.js';
@@ -14,7 +15,7 @@ import type { SpecDocument } from '../../test/support/spec/document.js';
 import { listOperations, type Operation } from '../../test/support/spec/operations.js';
 
 /** How to run: where, as whom, how many cases, and what the deployment needs beyond the spec. */
-export interface ConformanceOptions extends FixtureOptions {
+export interface ConformanceOptions extends FixtureOptions, RefusalKeys {
   /** The API root, e.g. http://127.0.0.1:3000/api/v1 (the service root works too). */
   baseUrl: string;
   apiKey: string;
@@ -149,7 +150,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const { apiRoot, document } = await fetchSpec(options.baseUrl);
   const operations = listOperations(document);
   const judge = new SchemaJudge(document);
-  const session = new Session(apiRoot, options.apiKey, operations, judge, fetchFn);
+  const keys: Record<string, string> = { [options.apiKey]: 'VOICE_CALL_API_KEY' };
+  for (const [option, variable] of Object.entries(REFUSAL_KEY_VARIABLES)) {
+    const key = options[option as keyof typeof REFUSAL_KEY_VARIABLES];
+    if (key) keys[key] = variable;
+  }
+  const session = new Session(apiRoot, options.apiKey, operations, judge, fetchFn, keys);
   const receiver = options.webhookUrl ? undefined : await startLoopbackReceiver(options.receiverDir);
   const notes: string[] = [];
   const interrupt = () => session.interrupt();
@@ -167,7 +173,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         session.note(operation.id, `aborted: ${(error as Error).message}`);
       }
     }
-    if (!options.signal?.aborted) await runScenarios(session, fixtures, document);
+    if (!options.signal?.aborted) await runScenarios(session, fixtures, document, options);
     if (receiver) judgeDeliveries(session, document, judge, receiver);
   } finally {
     options.signal?.removeEventListener('abort', interrupt);

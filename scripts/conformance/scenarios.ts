@@ -5,6 +5,7 @@ import { unique } from './hints.js';
 import type { Exchange } from './http.js';
 import { paging } from './pagination.js';
 import { triggerEvents } from './events.js';
+import { exhaustMainOrg, refusals, type RefusalKeys } from './refusals.js';
 import type { Session } from './session.js';
 import type { ReceivedRequest } from '../../src/tools/https-receiver.js';
 import type { SpecDocument } from '../../test/support/spec/document.js';
@@ -239,7 +240,12 @@ async function signedDelivery(session: Session, fixtures: Fixtures): Promise<voi
 }
 
 /** Runs every scenario whose operations the spec has. */
-export async function runScenarios(session: Session, fixtures: Fixtures, document: SpecDocument): Promise<void> {
+export async function runScenarios(
+  session: Session,
+  fixtures: Fixtures,
+  document: SpecDocument,
+  keys: RefusalKeys,
+): Promise<void> {
   const awaitEvents = await triggerEvents(session, fixtures, document);
   for (const scenario of [
     () => routing(session, document),
@@ -250,8 +256,11 @@ export async function runScenarios(session: Session, fixtures: Fixtures, documen
     () => signedDelivery(session, fixtures),
     () => createWebhook(session, fixtures),
     () => paging(session, fixtures),
+    () => refusals(session, keys),
   ]) {
     await scenario();
   }
   await awaitEvents();
+  // Last: the main org may be left without requests for up to a minute.
+  await exhaustMainOrg(session, keys);
 }

@@ -1,6 +1,6 @@
 // One conformance run's connection to the deployment: sends requests, judges every answer, keeps the tallies.
 import { buildRequest, type RequestInput } from './request.js';
-import { curlLine, send, type Exchange } from './http.js';
+import { curlLine, send, type Exchange, type HttpRequest } from './http.js';
 import type { Expectation, SchemaJudge } from './judge.js';
 import type { Operation } from '../../test/support/spec/operations.js';
 
@@ -44,6 +44,8 @@ export class Session {
     readonly operations: readonly Operation[],
     private readonly judge: SchemaJudge,
     private readonly fetchFn: typeof fetch,
+    /** The API keys a curl line may contain, each with the environment variable it is shown as. */
+    private readonly keys: Record<string, string> = { [apiKey]: 'VOICE_CALL_API_KEY' },
   ) {
     for (const operation of operations) this.tallyOf(operation);
   }
@@ -104,6 +106,16 @@ export class Session {
     }
   }
 
+  /** The HTTP request `call` would send for `input`. */
+  request(operation: Operation, input: RequestInput): HttpRequest {
+    return buildRequest(this.baseUrl, operation, input, this.apiKey);
+  }
+
+  /** The result of judging `exchange` as an answer to `operation` (for answers sent outside `call`). */
+  judged(operation: Operation, exchange: Exchange, expectation: Expectation): string[] {
+    return this.judge.judge(operation, exchange, expectation);
+  }
+
   /** The operation with this id, if the spec has it. */
   operation(id: string): Operation | undefined {
     return this.operations.find((operation) => operation.id === id);
@@ -115,9 +127,11 @@ export class Session {
     if (notes && !notes.includes(note)) notes.push(note);
   }
 
-  /** Counts one scenario check of `operation` that sent no request (a delivery the receiver got). */
-  count(operation: Operation): void {
-    this.tallyOf(operation).cases.scenario += 1;
+  /** Counts one scenario check of `operation` made outside `call` (a delivery received, a stalled body), with the status seen. */
+  count(operation: Operation, status?: number): void {
+    const tally = this.tallyOf(operation);
+    tally.cases.scenario += 1;
+    if (status !== undefined) tally.statuses.add(status);
   }
 
   /** Records a violation found across several answers (paging, deliveries), reproduced by `exchange`'s request. */
@@ -139,7 +153,7 @@ export class Session {
       problems,
       status: exchange?.status ?? 0,
       body: exchange?.text.slice(0, 400) ?? '',
-      curl: curl ?? (exchange ? curlLine(exchange.request, this.apiKey) : ''),
+      curl: curl ?? (exchange ? curlLine(exchange.request, this.keys) : ''),
     });
   }
 
@@ -154,9 +168,10 @@ export class Session {
     kind: CaseKind,
     label: string,
     extra: (exchange: Exchange) => string[] = () => [],
+    waitOnRateLimit = true,
   ): Promise<Exchange> {
     if (this.interrupted) throw new Error('the run was interrupted');
-    return this.send(operation, input, expectation, kind, label, extra);
+    return this.send(operation, input, expectation, kind, label, extra, waitOnRateLimit);
   }
 
   private async send(
@@ -166,6 +181,7 @@ export class Session {
     kind: CaseKind,
     label: string,
     extra: (exchange: Exchange) => string[] = () => [],
+    waitOnRateLimit = true,
   ): Promise<Exchange> {
     const request = buildRequest(this.baseUrl, operation, input, this.apiKey);
     const tally = this.tallyOf(operation);
@@ -179,12 +195,12 @@ export class Session {
         problems,
         status,
         body,
-        curl: curlLine(request, this.apiKey),
+        curl: curlLine(request, this.keys),
       });
     };
     let exchange: Exchange;
     try {
-      exchange = await send(this.fetchFn, request);
+      exchange = await send(this.fetchFn, request, waitOnRateLimit);
       this.track(operation, input, exchange);
     } catch (error) {
       violation([`request failed: ${(error as Error).message}`], 0, '');

@@ -3,12 +3,11 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A request as the proxy forwards it; `path` includes the query string. */
+/** A request's head as the proxy forwards it; `path` includes the query string. */
 export interface ProxiedRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
-  body: string;
 }
 
 /** An answer as the proxy returns it. */
@@ -21,6 +20,11 @@ export interface ProxiedResponse {
 /** The changes a proxy makes; each returns what to forward (the argument, changed or not). */
 export interface Mutation {
   request?(request: ProxiedRequest): ProxiedRequest;
+  /**
+   * For requests whose body is to change: the change. Those bodies are read in full first; every
+   * other body streams through as it arrives (so a stalled one stalls at the server too).
+   */
+  requestBody?(request: ProxiedRequest): ((body: string) => string) | undefined;
   response?(request: ProxiedRequest, response: ProxiedResponse): ProxiedResponse;
 }
 
@@ -45,21 +49,25 @@ export async function startMutatingProxy(target: string, mutation: Mutation): Pr
         method: incoming.method ?? 'GET',
         path: incoming.url ?? '/',
         headers: { ...incoming.headers },
-        body: await read(incoming),
       };
       const request = mutation.request?.(original) ?? original;
       const headers = { ...request.headers, host: upstream.host };
       // Bodies are changed as text, so the server is asked for them uncompressed.
       delete headers['accept-encoding'];
-      delete headers['content-length'];
-      if (request.body) headers['content-length'] = String(Buffer.byteLength(request.body));
+      const change = mutation.requestBody?.(request);
+      const body = change ? change(await read(incoming)) : undefined;
+      if (body !== undefined) {
+        delete headers['transfer-encoding'];
+        headers['content-length'] = String(Buffer.byteLength(body));
+      }
       const answer = await new Promise<http.IncomingMessage>((resolve, reject) => {
         const sent = http.request(
           { host: upstream.hostname, port: upstream.port, method: request.method, path: request.path, headers },
           resolve,
         );
         sent.on('error', reject);
-        sent.end(request.body || undefined);
+        if (body !== undefined) sent.end(body);
+        else incoming.pipe(sent);
       });
       const received: ProxiedResponse = {
         status: answer.statusCode ?? 502,
