@@ -226,6 +226,64 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
   });
 });
 
+it(
+  'exits 1 from the command line, with curl lines, JUnit and JSON reports, and no key printed',
+  { timeout: 180_000 },
+  async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
+    const proxy = await startMutatingProxy(app.baseUrl, {
+      response: (_request, response) => {
+        const headers = { ...response.headers };
+        delete headers['request-id'];
+        return { ...response, headers };
+      },
+    });
+    const junit = path.join(receiverDir, 'report.xml');
+    const json = path.join(receiverDir, 'report.json');
+    try {
+      const run = await new Promise<{ code: number; stdout: string }>((resolve) => {
+        execFile(
+          path.resolve('node_modules/.bin/tsx'),
+          [
+            'scripts/conformance/cli.ts',
+            '--base-url',
+            `${proxy.origin}/api/v1`,
+            '--cases',
+            '1',
+            '--seed',
+            '7',
+            '--agent-id',
+            org.agentId,
+            '--junit',
+            junit,
+            '--json',
+            json,
+          ],
+          {
+            env: { ...process.env, VOICE_CALL_API_KEY: org.key, WEBHOOK_LISTEN_DIR: receiverDir },
+            maxBuffer: 64 * 1024 * 1024,
+          },
+          (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
+        );
+      });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain('the required header Request-Id is missing');
+      expect(run.stdout).toContain(`repeat: curl -i -X GET '${proxy.origin}/api/v1/`);
+      expect(run.stdout).toContain(`'Authorization: Bearer '"$VOICE_CALL_API_KEY"''`);
+      expect(run.stdout).not.toContain(org.key);
+      const xml = await readFile(junit, 'utf8');
+      expect(xml).toMatch(/<testsuites name="conformance" tests="\d+" failures="[1-9]\d*">/);
+      expect(xml).toContain('<failure message="the required header Request-Id is missing');
+      expect(xml).not.toContain(org.key);
+      const report = JSON.parse(await readFile(json, 'utf8')) as ConformanceReport;
+      expect(report.violations.length).toBeGreaterThan(0);
+      expect(report.violations[0]!.curl).toContain('$VOICE_CALL_API_KEY');
+    } finally {
+      await proxy.close();
+    }
+  },
+);
+
 it('finds nothing when the proxy changes nothing', { timeout: 120_000 }, async () => {
   const { report } = await runThrough({});
   expect(report.violations, formatReport(report)).toEqual([]);
