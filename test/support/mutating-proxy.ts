@@ -43,7 +43,8 @@ const read = async (stream: AsyncIterable<Buffer>) => {
 /** Starts a proxy on 127.0.0.1 that forwards to `target` (an http origin) through `mutation`. */
 export async function startMutatingProxy(target: string, mutation: Mutation): Promise<MutatingProxy> {
   const upstream = new URL(target);
-  const server = http.createServer(async (incoming, outgoing) => {
+  const server = http.createServer((incoming, outgoing) => void forward(incoming, outgoing));
+  async function forward(incoming: http.IncomingMessage, outgoing: http.ServerResponse): Promise<void> {
     try {
       const original: ProxiedRequest = {
         method: incoming.method ?? 'GET',
@@ -85,7 +86,7 @@ export async function startMutatingProxy(target: string, mutation: Mutation): Pr
     } catch (error) {
       outgoing.writeHead(502).end(String(error));
     }
-  });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
