@@ -28,6 +28,7 @@ export class Fixtures {
   private sharedPhone: Promise<string | undefined> | undefined;
   private sharedContact: Promise<string | undefined> | undefined;
   private sharedAgent: Promise<string | undefined> | undefined;
+  private contacts = 0;
 
   constructor(
     private readonly session: Session,
@@ -133,14 +134,13 @@ export class Fixtures {
     ));
   }
 
-  /** The id of a contact of the org, made once by an upsert. */
-  async contactId(): Promise<string | undefined> {
-    const phone = `+9198${String(Date.now()).slice(-8)}`;
-    return (this.sharedContact ??= this.create(
-      'upsertContact',
-      { phone_e164: phone, consent_capture: 'manual' },
-      (data) => String(data.id),
-    ));
+  /** The id of a contact of the org, made once by an upsert; `fresh` makes a new one. */
+  async contactId(fresh = false): Promise<string | undefined> {
+    this.contacts += 1;
+    const phone = `+9198${String(Date.now() + this.contacts).slice(-8)}`;
+    const make = () =>
+      this.create('upsertContact', { phone_e164: phone, consent_capture: 'manual' }, (data) => String(data.id));
+    return fresh ? make() : (this.sharedContact ??= make());
   }
 
   /** An agent of the org: the one the caller named, or the first the API lists. */

@@ -23,10 +23,12 @@ const MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
 
 /**
  * Sends the request. A 429 is the deployment protecting itself, not an answer to judge: the request
- * is repeated after Retry-After seconds (and never counted as a violation).
+ * is repeated after Retry-After seconds (and never counted as a violation), unless `waitOnRateLimit`
+ * is false (the 429 is then returned, for the rate-limit scenario to judge).
  */
-export async function send(fetchFn: typeof fetch, request: HttpRequest): Promise<Exchange> {
-  let waited = 0;
+export async function send(fetchFn: typeof fetch, request: HttpRequest, waitOnRateLimit = true): Promise<Exchange> {
+  let waited = MAX_RATE_LIMIT_WAIT_MS;
+  if (waitOnRateLimit) waited = 0;
   for (;;) {
     const response = await fetchFn(request.url, {
       method: request.method,
@@ -54,11 +56,16 @@ export async function send(fetchFn: typeof fetch, request: HttpRequest): Promise
 
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 
-/** A shell command that repeats the request; the API key is shown as $VOICE_CALL_API_KEY. */
-export function curlLine(request: HttpRequest, apiKey: string): string {
+/**
+ * A shell command that repeats the request; each API key in `keys` (key → environment variable) is
+ * shown as its variable, e.g. "$VOICE_CALL_API_KEY", never as itself.
+ */
+export function curlLine(request: HttpRequest, keys: Record<string, string>): string {
   const parts = ['curl', '-i', '-X', request.method, quote(request.url)];
   for (const [name, value] of Object.entries(request.headers)) {
-    parts.push('-H', quote(`${name}: ${value}`).replace(apiKey, '\'"$VOICE_CALL_API_KEY"\''));
+    let header = quote(`${name}: ${value}`);
+    for (const [key, variable] of Object.entries(keys)) header = header.replaceAll(key, `'"$${variable}"'`);
+    parts.push('-H', header);
   }
   if (request.body !== undefined) parts.push('--data-raw', quote(request.body));
   return parts.join(' ');

@@ -1,6 +1,7 @@
 // Judges one exchange against the spec: declared status, body schema for that status, error envelope.
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { createSpecAjv, type SpecAjv } from '../../src/contract/ajv.js';
+import { declaredHeaders, headerValue } from './headers.js';
 import type { Exchange } from './http.js';
 import type { SpecDocument } from '../../test/support/spec/document.js';
 import type { Operation } from '../../test/support/spec/operations.js';
@@ -16,8 +17,24 @@ export class SchemaJudge {
   private readonly ajv: SpecAjv = createSpecAjv();
   private readonly cache = new Map<string, ValidateFunction>();
 
-  constructor(document: SpecDocument) {
+  constructor(private readonly document: SpecDocument) {
     this.ajv.addSchema(document, SPEC_ID);
+  }
+
+  /** A required response header missing, or a declared one whose value breaks its schema, for this status. */
+  headerProblems(operation: Operation, exchange: Exchange): string[] {
+    const problems: string[] = [];
+    for (const header of declaredHeaders(this.document, operation.method, operation.path, String(exchange.status))) {
+      const text = exchange.headers.get(header.name);
+      if (text === null) {
+        if (header.required)
+          problems.push(`the required header ${header.name} is missing from the ${exchange.status} answer`);
+        continue;
+      }
+      for (const message of this.errors(header.pointer, headerValue(header, text)))
+        problems.push(`header ${header.name}: ${JSON.stringify(text)} does not match its schema: ${message}`);
+    }
+    return problems;
   }
 
   /** The validator for the schema at `pointer` (e.g. /components/schemas/Call). */
@@ -65,6 +82,7 @@ export class SchemaJudge {
       );
       return problems;
     }
+    problems.push(...this.headerProblems(operation, exchange));
     const pointer = operation.responses[status];
     if (!pointer) {
       if (exchange.text !== '')

@@ -1,11 +1,13 @@
 // A whole conformance run: fetch the published spec, run every operation's cases and the scenarios, clean up.
 import { randomUUID } from 'node:crypto';
 import { invalidCases, validInputs } from './cases.js';
+import { judgeDeliveries } from './events.js';
 import { Fixtures, type Collection, type FixtureOptions } from './fixtures.js';
 import { pinValid } from './hints.js';
 import { SchemaJudge } from './judge.js';
 import type { RequestInput } from './request.js';
 import { startLoopbackReceiver } from './receiver.js';
+import { REFUSAL_KEY_VARIABLES, type RefusalKeys } from './refusals.js';
 import { runScenarios } from './scenarios.js';
 import { probeLoopback, type WebhookTarget } from './webhook-target.js';
 import { Session, type OperationTally, type Violation } from './session.js';
@@ -13,7 +15,7 @@ import type { SpecDocument } from '../../test/support/spec/document.js';
 import { listOperations, type Operation } from '../../test/support/spec/operations.js';
 
 /** How to run: where, as whom, how many cases, and what the deployment needs beyond the spec. */
-export interface ConformanceOptions extends FixtureOptions {
+export interface ConformanceOptions extends FixtureOptions, RefusalKeys {
   /** The API root, e.g. http://127.0.0.1:3000/api/v1 (the service root works too). */
   baseUrl: string;
   apiKey: string;
@@ -25,6 +27,8 @@ export interface ConformanceOptions extends FixtureOptions {
   /** The folder of the receiver's CA (webhook:listen's state folder when not given). */
   receiverDir?: string;
   fetch?: typeof fetch;
+  /** Aborting it interrupts the run: no further case is sent, and what the run created is deleted. */
+  signal?: AbortSignal;
 }
 
 /** What a run found. */
@@ -36,6 +40,8 @@ export interface ConformanceReport {
   violations: Violation[];
   /** What the whole run could not check, and how to enable it. */
   notes: string[];
+  /** Whether the run was interrupted before it finished. */
+  interrupted: boolean;
 }
 
 /** Finds the published spec at `<root>/openapi.json` (outside the contract, so plain fetch), trying the service root's /api/v1 too. */
@@ -116,7 +122,7 @@ async function runOperation(
     );
     if (consumes) await fixtures.releaseFresh();
     const created = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
-    if (exchange.status === 201 && typeof created === 'string' && removal) {
+    if (exchange.status >= 200 && exchange.status < 300 && typeof created === 'string' && removal) {
       await session.call(
         removal,
         { path: { id: created }, query: {}, headers: {} },
@@ -144,9 +150,17 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const { apiRoot, document } = await fetchSpec(options.baseUrl);
   const operations = listOperations(document);
   const judge = new SchemaJudge(document);
-  const session = new Session(apiRoot, options.apiKey, operations, judge, fetchFn);
+  const keys: Record<string, string> = { [options.apiKey]: 'VOICE_CALL_API_KEY' };
+  for (const [option, variable] of Object.entries(REFUSAL_KEY_VARIABLES)) {
+    const key = options[option as keyof typeof REFUSAL_KEY_VARIABLES];
+    if (key) keys[key] = variable;
+  }
+  const session = new Session(apiRoot, options.apiKey, operations, judge, fetchFn, keys);
   const receiver = options.webhookUrl ? undefined : await startLoopbackReceiver(options.receiverDir);
   const notes: string[] = [];
+  const interrupt = () => session.interrupt();
+  options.signal?.addEventListener('abort', interrupt);
+  if (options.signal?.aborted) interrupt();
   let fixtures: Fixtures | undefined;
   try {
     const webhooks: WebhookTarget = receiver ? await probeLoopback(session, receiver) : { url: options.webhookUrl! };
@@ -159,9 +173,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         session.note(operation.id, `aborted: ${(error as Error).message}`);
       }
     }
-    await runScenarios(session, fixtures, document);
+    if (!options.signal?.aborted) await runScenarios(session, fixtures, document, options);
+    if (receiver) judgeDeliveries(session, document, judge, receiver);
   } finally {
-    await fixtures?.cleanup();
+    options.signal?.removeEventListener('abort', interrupt);
+    await fixtures?.cleanup().catch(() => undefined);
+    await session.removeCreated();
     await receiver?.close();
   }
   return {
@@ -171,5 +188,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     tallies: [...session.tallies.values()],
     violations: session.violations,
     notes,
+    interrupted: options.signal?.aborted ?? false,
   };
 }

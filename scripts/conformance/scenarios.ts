@@ -3,9 +3,11 @@
 import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import { unique } from './hints.js';
 import type { Exchange } from './http.js';
+import { paging } from './pagination.js';
+import { triggerEvents } from './events.js';
+import { exhaustMainOrg, refusals, type RefusalKeys } from './refusals.js';
 import type { Session } from './session.js';
 import type { ReceivedRequest } from '../../src/tools/https-receiver.js';
-import { verifySignature } from '../../src/webhooks/delivery/verify.js';
 import type { SpecDocument } from '../../test/support/spec/document.js';
 import type { Operation } from '../../test/support/spec/operations.js';
 import { pathParameterNames } from '../../test/support/spec/paths.js';
@@ -146,7 +148,7 @@ async function createWebhook(session: Session, fixtures: Fixtures): Promise<void
       'scenario',
       'fill the webhook limit',
     );
-    if (exchange.status === 201) created.push(String(dataOf(exchange)?.id));
+    if (exchange.status >= 200 && exchange.status < 300) created.push(String(dataOf(exchange)?.id));
     refused = exchange.status === 403;
   }
   const last = await session.call(
@@ -156,7 +158,7 @@ async function createWebhook(session: Session, fixtures: Fixtures): Promise<void
     'scenario',
     'one endpoint over the limit of 20',
   );
-  if (last.status === 201) created.push(String(dataOf(last)?.id));
+  if (last.status >= 200 && last.status < 300) created.push(String(dataOf(last)?.id));
   for (const id of created) fixtures.adopt(id);
   await fixtures.cleanup();
 }
@@ -185,21 +187,6 @@ async function redeliver(session: Session, fixtures: Fixtures): Promise<void> {
   );
 }
 
-/** What is wrong with a delivery the receiver got, judged by the spec's delivery headers and signature rules. */
-function deliveryProblems(received: ReceivedRequest, secret: string): string[] {
-  const header = (name: string) => received.headers[name] as string | undefined;
-  const problems: string[] = [];
-  if (!header('content-type')?.startsWith('application/json')) problems.push('a delivery must be application/json');
-  if (header('x-svc-event') !== 'webhook.test')
-    problems.push(`x-svc-event must be webhook.test, got ${header('x-svc-event')}`);
-  if (!header('x-svc-delivery')) problems.push('a delivery must carry x-svc-delivery');
-  const verdict = verifySignature(received.bytes, header('x-svc-signature'), [secret]);
-  if (!verdict.ok) problems.push(`x-svc-signature does not verify with the endpoint's secret: ${verdict.reason}`);
-  else if (header('x-svc-timestamp') !== String(verdict.timestampMs))
-    problems.push("x-svc-timestamp must equal the signature's t");
-  return problems;
-}
-
 /** The event id of a received body, when it is a JSON envelope. */
 function eventIdOf(received: ReceivedRequest): unknown {
   try {
@@ -209,7 +196,7 @@ function eventIdOf(received: ReceivedRequest): unknown {
   }
 }
 
-/** A test event reaches the check's own receiver with the spec's headers, signed with the endpoint's secret. */
+/** A test event reaches the check's own receiver (a failed attempt is a violation; its headers, body and signature are judged with every delivery). */
 async function signedDelivery(session: Session, fixtures: Fixtures): Promise<void> {
   const create = session.operation('createWebhook');
   const send = session.operation('testWebhook');
@@ -244,21 +231,22 @@ async function signedDelivery(session: Session, fixtures: Fixtures): Promise<voi
           kind === 'tls'
             ? `; start the server with NODE_EXTRA_CA_CERTS=${receiver.caFile} so it trusts the receiver`
             : '';
-        session.note(
-          send.id,
-          `signed deliveries not checked: the test delivery to ${target.url} failed (${kind})${advice}`,
-        );
-        return [];
+        return [`the test delivery to ${target.url} failed (${kind})${advice}`];
       }
       const received = receiver.received.find((request) => eventIdOf(request) === delivery?.event_id);
-      if (!received) return ['the test delivery was answered 200, but the receiver got no request with its event id'];
-      return deliveryProblems(received, secret);
+      return received ? [] : ['the test delivery was answered 200, but the receiver got no request with its event id'];
     },
   );
 }
 
 /** Runs every scenario whose operations the spec has. */
-export async function runScenarios(session: Session, fixtures: Fixtures, document: SpecDocument): Promise<void> {
+export async function runScenarios(
+  session: Session,
+  fixtures: Fixtures,
+  document: SpecDocument,
+  keys: RefusalKeys,
+): Promise<void> {
+  const awaitEvents = await triggerEvents(session, fixtures, document);
   for (const scenario of [
     () => routing(session, document),
     () => createCall(session, fixtures),
@@ -267,7 +255,12 @@ export async function runScenarios(session: Session, fixtures: Fixtures, documen
     () => redeliver(session, fixtures),
     () => signedDelivery(session, fixtures),
     () => createWebhook(session, fixtures),
+    () => paging(session, fixtures),
+    () => refusals(session, keys),
   ]) {
     await scenario();
   }
+  await awaitEvents();
+  // Last: the main org may be left without requests for up to a minute.
+  await exhaustMainOrg(session, keys);
 }

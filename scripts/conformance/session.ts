@@ -1,6 +1,6 @@
 // One conformance run's connection to the deployment: sends requests, judges every answer, keeps the tallies.
 import { buildRequest, type RequestInput } from './request.js';
-import { curlLine, send, type Exchange } from './http.js';
+import { curlLine, send, type Exchange, type HttpRequest } from './http.js';
 import type { Expectation, SchemaJudge } from './judge.js';
 import type { Operation } from '../../test/support/spec/operations.js';
 
@@ -31,6 +31,12 @@ export interface OperationTally {
 export class Session {
   readonly tallies = new Map<string, OperationTally>();
   readonly violations: Violation[] = [];
+  /** What 2xx answers created and nothing deleted yet, by `<DELETE path> <id>`: removed at the end whatever happens. */
+  private readonly created = new Map<string, { remove: Operation; id: string }>();
+  /** Every webhook secret an answer returned (registration, rotation), to verify deliveries with. */
+  readonly secrets = new Set<string>();
+  /** Set when the run is interrupted: no case is sent after it, only clean-up. */
+  private interrupted = false;
 
   constructor(
     readonly baseUrl: string,
@@ -38,6 +44,8 @@ export class Session {
     readonly operations: readonly Operation[],
     private readonly judge: SchemaJudge,
     private readonly fetchFn: typeof fetch,
+    /** The API keys a curl line may contain, each with the environment variable it is shown as. */
+    private readonly keys: Record<string, string> = { [apiKey]: 'VOICE_CALL_API_KEY' },
   ) {
     for (const operation of operations) this.tallyOf(operation);
   }
@@ -58,6 +66,56 @@ export class Session {
     return tally;
   }
 
+  /** Stops sending cases (the clean-up still runs). */
+  interrupt(): void {
+    this.interrupted = true;
+  }
+
+  /** The DELETE operation that removes what a POST to `operation` creates, when the spec has one. */
+  private removalOf(operation: Operation): Operation | undefined {
+    return this.operations.find(
+      (candidate) => candidate.method === 'DELETE' && candidate.path === `${operation.path}/{id}`,
+    );
+  }
+
+  /** Keeps track of what an answer created (any 2xx to a POST with a matching DELETE) or deleted. */
+  private track(operation: Operation, input: RequestInput, exchange: Exchange): void {
+    const ok = exchange.status >= 200 && exchange.status < 300;
+    const secret = (exchange.json as { secret?: unknown } | undefined)?.secret;
+    if (ok && typeof secret === 'string') this.secrets.add(secret);
+    if (operation.method === 'DELETE' && (ok || exchange.status === 404)) {
+      this.created.delete(`${operation.path} ${input.path.id}`);
+      return;
+    }
+    const remove = operation.method === 'POST' ? this.removalOf(operation) : undefined;
+    const id = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+    if (ok && remove && typeof id === 'string') this.created.set(`${remove.path} ${id}`, { remove, id });
+  }
+
+  /** Deletes everything the run created and did not delete (after every 2xx, whatever its status). */
+  async removeCreated(): Promise<void> {
+    for (const { remove, id } of [...this.created.values()]) {
+      await this.send(
+        remove,
+        { path: { id }, query: {}, headers: {} },
+        { kind: 'declared' },
+        'scenario',
+        `cleanup: ${remove.id}`,
+      );
+      this.created.delete(`${remove.path} ${id}`);
+    }
+  }
+
+  /** The HTTP request `call` would send for `input`. */
+  request(operation: Operation, input: RequestInput): HttpRequest {
+    return buildRequest(this.baseUrl, operation, input, this.apiKey);
+  }
+
+  /** The result of judging `exchange` as an answer to `operation` (for answers sent outside `call`). */
+  judged(operation: Operation, exchange: Exchange, expectation: Expectation): string[] {
+    return this.judge.judge(operation, exchange, expectation);
+  }
+
   /** The operation with this id, if the spec has it. */
   operation(id: string): Operation | undefined {
     return this.operations.find((operation) => operation.id === id);
@@ -67,6 +125,36 @@ export class Session {
   note(operationId: string, note: string): void {
     const notes = this.tallies.get(operationId)?.notes;
     if (notes && !notes.includes(note)) notes.push(note);
+  }
+
+  /** Counts one scenario check of `operation` made outside `call` (a delivery received, a stalled body), with the status seen. */
+  count(operation: Operation, status?: number): void {
+    const tally = this.tallyOf(operation);
+    tally.cases.scenario += 1;
+    if (status !== undefined) tally.statuses.add(status);
+  }
+
+  /** Records a violation found across several answers (paging, deliveries), reproduced by `exchange`'s request. */
+  flag(
+    operation: Operation,
+    kind: CaseKind,
+    label: string,
+    exchange: Exchange | undefined,
+    problems: string[],
+    curl?: string,
+  ): void {
+    if (problems.length === 0) return;
+    const tally = this.tallyOf(operation);
+    tally.violations += 1;
+    this.violations.push({
+      operationId: operation.id,
+      kind,
+      label,
+      problems,
+      status: exchange?.status ?? 0,
+      body: exchange?.text.slice(0, 400) ?? '',
+      curl: curl ?? (exchange ? curlLine(exchange.request, this.keys) : ''),
+    });
   }
 
   /**
@@ -80,6 +168,20 @@ export class Session {
     kind: CaseKind,
     label: string,
     extra: (exchange: Exchange) => string[] = () => [],
+    waitOnRateLimit = true,
+  ): Promise<Exchange> {
+    if (this.interrupted) throw new Error('the run was interrupted');
+    return this.send(operation, input, expectation, kind, label, extra, waitOnRateLimit);
+  }
+
+  private async send(
+    operation: Operation,
+    input: RequestInput,
+    expectation: Expectation,
+    kind: CaseKind,
+    label: string,
+    extra: (exchange: Exchange) => string[] = () => [],
+    waitOnRateLimit = true,
   ): Promise<Exchange> {
     const request = buildRequest(this.baseUrl, operation, input, this.apiKey);
     const tally = this.tallyOf(operation);
@@ -93,12 +195,13 @@ export class Session {
         problems,
         status,
         body,
-        curl: curlLine(request, this.apiKey),
+        curl: curlLine(request, this.keys),
       });
     };
     let exchange: Exchange;
     try {
-      exchange = await send(this.fetchFn, request);
+      exchange = await send(this.fetchFn, request, waitOnRateLimit);
+      this.track(operation, input, exchange);
     } catch (error) {
       violation([`request failed: ${(error as Error).message}`], 0, '');
       throw error;

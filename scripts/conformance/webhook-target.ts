@@ -27,7 +27,7 @@ export async function probeLoopback(session: Session, receiver: LoopbackReceiver
       )
     : undefined;
   const id = (exchange?.json as { data?: { id?: unknown } } | undefined)?.data?.id;
-  if (exchange?.status === 201 && typeof id === 'string') {
+  if (exchange && exchange.status >= 200 && exchange.status < 300 && typeof id === 'string') {
     if (remove) {
       await session.call(
         remove,

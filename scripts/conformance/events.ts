@@ -1,0 +1,169 @@
+// The events the check triggers itself: an endpoint at its receiver subscribed to every kind, a new
+// contact, and calls to the simulator's numbers for each ending (busy, no answer, failed twice,
+// completed, canceled). Each must arrive; every delivery the receiver got is then judged.
+import { deliveryProblems, eventKindOf, replayCurl } from './deliveries.js';
+import type { Fixtures } from './fixtures.js';
+import { unique } from './hints.js';
+import type { SchemaJudge } from './judge.js';
+import type { LoopbackReceiver } from './receiver.js';
+import type { Session } from './session.js';
+import type { SpecDocument } from '../../test/support/spec/document.js';
+import type { Operation } from '../../test/support/spec/operations.js';
+
+/** How long the events of the placed calls may take to arrive. */
+const ARRIVAL_MS = 90_000;
+
+/**
+ * Simulator numbers and the events they end in (the spec's "Simulator test numbers": the last four
+ * digits pick the outcome). The completed call's number is one of the simulator's shortest calls.
+ */
+const NUMBERS: Array<{ number: string; events: string[] }> = [
+  { number: '+919876000001', events: ['call.busy'] },
+  { number: '+919876000002', events: ['call.no_answer'] },
+  { number: '+919876000003', events: ['call.failed'] },
+  { number: '+919876000004', events: ['call.failed'] },
+  { number: '+919876000000', events: ['call.completed'] },
+];
+
+/** The row an event kind's deliveries are counted under in the report. */
+export function eventOperation(kind: string): Operation {
+  return {
+    id: `(event ${kind})`,
+    method: 'POST',
+    path: kind,
+    description: '',
+    parameters: [],
+    responses: {},
+    secured: false,
+    isList: false,
+  };
+}
+
+/** One event the run waits for: what it is about and which kinds may carry it. */
+interface Awaited {
+  about: string;
+  id: string;
+  kinds: string[];
+}
+
+/** Whether a delivery of one of `kinds` mentioning `id` has arrived. */
+const arrived = (receiver: LoopbackReceiver, awaited: Awaited) =>
+  receiver.received.some(
+    (request) => awaited.kinds.includes(eventKindOf(request)) && request.rawBody.includes(awaited.id),
+  );
+
+/**
+ * Triggers contact.created and every call.* event; the function it returns waits for each to reach
+ * the receiver (calls take a while: call it after the other scenarios).
+ */
+export async function triggerEvents(
+  session: Session,
+  fixtures: Fixtures,
+  document: SpecDocument,
+): Promise<() => Promise<void>> {
+  const nothing = async () => undefined;
+  const create = session.operation('createWebhook');
+  const placeCall = session.operation('createCall');
+  const cancel = session.operation('cancelCall');
+  const target = fixtures.webhooks;
+  const agentId = await fixtures.agent();
+  if (!create || !placeCall || !('receiver' in target) || !target.receiver) return nothing;
+  const receiver = target.receiver;
+  const kinds = (document.components?.schemas?.SubscribableEventKind?.enum as string[] | undefined) ?? [];
+  const made = await session.call(
+    create,
+    { path: {}, query: {}, headers: {}, body: { url: target.url, events: kinds.slice(0, 6) } },
+    { kind: 'success' },
+    'scenario',
+    'events: an endpoint subscribed to every kind',
+  );
+  const webhookId = (made.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+  // Not handed to the fixtures, whose clean-up runs mid-run: the session deletes it at the end.
+  if (typeof webhookId !== 'string') return nothing;
+  const awaited: Awaited[] = [];
+  const contactId = await fixtures.contactId(true);
+  if (contactId) awaited.push({ about: `contact ${contactId}`, id: contactId, kinds: ['contact.created'] });
+  if (agentId) {
+    const place = async (number: string) => {
+      const exchange = await session.call(
+        placeCall,
+        {
+          path: {},
+          query: {},
+          headers: { 'Idempotency-Key': `events-${unique()}` },
+          body: { agent_id: agentId, to_e164: number },
+        },
+        { kind: 'success' },
+        'scenario',
+        `events: a call to ${number}`,
+      );
+      const id = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+      return typeof id === 'string' ? id : undefined;
+    };
+    for (const { number, events } of NUMBERS) {
+      const id = await place(number);
+      if (id) awaited.push({ about: `the call ${id} to ${number}`, id, kinds: events });
+    }
+    const canceled = await place('+919876000007');
+    if (canceled && cancel) {
+      await session.call(
+        cancel,
+        { path: { id: canceled }, query: {}, headers: {} },
+        { kind: 'success' },
+        'scenario',
+        'events: cancel a new call',
+      );
+      // Canceled while connected, a call ends completed (the spec's call.completed).
+      awaited.push({
+        about: `the canceled call ${canceled}`,
+        id: canceled,
+        kinds: ['call.canceled', 'call.completed'],
+      });
+    }
+  } else session.note(placeCall.id, `call events not checked: ${fixtures.noAgent}`);
+  return () => awaitArrivals(session, receiver, awaited, webhookId);
+}
+
+/** Waits for every awaited event; one that does not arrive in time is a violation. */
+async function awaitArrivals(
+  session: Session,
+  receiver: LoopbackReceiver,
+  awaited: Awaited[],
+  webhookId: string,
+): Promise<void> {
+  const deadline = Date.now() + ARRIVAL_MS;
+  while (Date.now() < deadline && !awaited.every((event) => arrived(receiver, event)))
+    await new Promise((done) => setTimeout(done, 250));
+  for (const event of awaited.filter((candidate) => !arrived(receiver, candidate))) {
+    session.flag(
+      eventOperation(event.kinds[0]!),
+      'scenario',
+      'events: delivery expected',
+      undefined,
+      [`no ${event.kinds.join(' or ')} delivery for ${event.about} reached the receiver within ${ARRIVAL_MS / 1000} s`],
+      `curl -sS -H 'Authorization: Bearer '"$VOICE_CALL_API_KEY" '${session.baseUrl}/webhooks/${webhookId}/deliveries'`,
+    );
+  }
+}
+
+/** Judges every delivery the receiver got during the run, each violation under its event kind. */
+export function judgeDeliveries(
+  session: Session,
+  document: SpecDocument,
+  judge: SchemaJudge,
+  receiver: LoopbackReceiver,
+): void {
+  for (const received of receiver.received) {
+    const kind = eventKindOf(received);
+    session.count(eventOperation(kind));
+    const problems = deliveryProblems(document, judge, received, [...session.secrets]);
+    session.flag(
+      eventOperation(kind),
+      'scenario',
+      `delivery ${received.headers['x-svc-delivery'] ?? ''}`,
+      undefined,
+      problems,
+      replayCurl(received, receiver.url),
+    );
+  }
+}

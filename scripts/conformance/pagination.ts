@@ -1,0 +1,122 @@
+// Paging through every list the spec declares: `limit` and `offset` are honoured, `pagination`
+// agrees with the pages, items come newest first, and no item shows up on two pages of a list that
+// does not change meanwhile.
+import type { Fixtures } from './fixtures.js';
+import type { Exchange } from './http.js';
+import type { Session } from './session.js';
+import type { Operation } from '../../test/support/spec/operations.js';
+
+/** The page size the scenario walks with, and how many items of a list it walks at most. */
+const PAGE = 2;
+const WALKED = 7;
+
+interface Page {
+  data: Array<{ id?: unknown; created_at?: unknown }>;
+  pagination: { limit?: unknown; offset?: unknown; total?: unknown; has_more?: unknown };
+}
+
+const pageOf = (exchange: Exchange): Page | undefined => {
+  const json = exchange.json as Partial<Page> | undefined;
+  return Array.isArray(json?.data) && json.pagination ? (json as Page) : undefined;
+};
+
+/** What is wrong with one page asked for with `limit` and `offset`, given the list's `total`. */
+function pageProblems(page: Page, limit: number, offset: number, total: number): string[] {
+  const problems: string[] = [];
+  const { pagination } = page;
+  const expected = Math.max(0, Math.min(limit, total - offset));
+  if (pagination.limit !== limit) problems.push(`asked for limit=${limit}, pagination.limit is ${pagination.limit}`);
+  if (pagination.offset !== offset)
+    problems.push(`asked for offset=${offset}, pagination.offset is ${pagination.offset}`);
+  if (pagination.total !== total) problems.push(`pagination.total changed from ${total} to ${pagination.total}`);
+  if (page.data.length !== expected)
+    problems.push(`limit=${limit} offset=${offset} of ${total} items must return ${expected}, got ${page.data.length}`);
+  const more = offset + page.data.length < total;
+  if (pagination.has_more !== more)
+    problems.push(`has_more is ${pagination.has_more} with ${offset + page.data.length} of ${total} items seen`);
+  return problems;
+}
+
+/** Items out of the documented order (newest first by created_at). */
+function orderProblems(items: Page['data']): string[] {
+  for (let index = 1; index < items.length; index += 1) {
+    const before = Date.parse(String(items[index - 1]!.created_at));
+    const after = Date.parse(String(items[index]!.created_at));
+    if (after > before)
+      return [
+        `items are not newest first: ${items[index]!.id} (created ${items[index]!.created_at}) follows an older one`,
+      ];
+  }
+  return [];
+}
+
+/** Pages through one list (path values given) and records what breaks its paging contract. */
+async function walk(session: Session, operation: Operation, path: Record<string, string>): Promise<void> {
+  const input = (limit: number, offset: number) => ({ path, query: { limit, offset }, headers: {} });
+  const label = (text: string) => `paging: ${text}`;
+  const first = await session.call(operation, input(100, 0), { kind: 'success' }, 'scenario', label('reference page'));
+  const reference = pageOf(first);
+  if (!reference) return;
+  const total = Number(reference.pagination.total);
+  session.flag(operation, 'scenario', label('reference page'), first, [
+    ...pageProblems(reference, 100, 0, total),
+    ...orderProblems(reference.data),
+  ]);
+  const walked = Math.min(total, WALKED, reference.data.length);
+  const seen = new Map<unknown, number>();
+  let last: Exchange = first;
+  for (let offset = 0; offset < walked; offset += PAGE) {
+    last = await session.call(
+      operation,
+      input(PAGE, offset),
+      { kind: 'success' },
+      'scenario',
+      label(`limit=${PAGE} offset=${offset}`),
+    );
+    const page = pageOf(last);
+    if (!page) return;
+    const problems = pageProblems(page, PAGE, offset, total);
+    page.data.forEach((item, index) => {
+      const expected = reference.data[offset + index]?.id;
+      if (seen.has(item.id)) problems.push(`item ${item.id} is on the page at offset ${seen.get(item.id)} too`);
+      else if (item.id !== expected)
+        problems.push(`item ${offset + index} is ${item.id}, but the one-page list has ${expected} there`);
+      seen.set(item.id, offset);
+    });
+    session.flag(operation, 'scenario', label(`limit=${PAGE} offset=${offset}`), last, problems);
+  }
+  const beyond = await session.call(
+    operation,
+    input(PAGE, total),
+    { kind: 'success' },
+    'scenario',
+    label('offset past the end'),
+  );
+  const end = pageOf(beyond);
+  if (end)
+    session.flag(operation, 'scenario', label('offset past the end'), beyond, pageProblems(end, PAGE, total, total));
+}
+
+/** Makes sure each list has a few items (contacts, endpoints, deliveries, calls), then pages through every list. */
+export async function paging(session: Session, fixtures: Fixtures): Promise<void> {
+  const lists = session.operations.filter((operation) => operation.isList && operation.method === 'GET');
+  for (let made = 0; made < 3; made += 1) {
+    await fixtures.contactId(true);
+    await fixtures.call(true);
+  }
+  const webhooks = [await fixtures.webhook(true), await fixtures.webhook(true), await fixtures.webhook(true)];
+  const webhookId = webhooks[0];
+  for (let sent = 0; sent < 3; sent += 1) await fixtures.delivery(webhookId);
+  try {
+    for (const operation of lists) {
+      const needsWebhook = operation.path.includes('{id}');
+      if (needsWebhook && !webhookId) {
+        session.note(operation.id, `paging not checked: ${await fixtures.unavailable('webhooks')}`);
+        continue;
+      }
+      await walk(session, operation, needsWebhook ? { id: webhookId! } : {});
+    }
+  } finally {
+    await fixtures.releaseFresh();
+  }
+}

@@ -1,0 +1,290 @@
+// The conformance check must fail when the contract breaks: the real app behind a proxy that breaks
+// one thing at a time, and for each break a run that reports a violation naming it.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStateDir } from '../src/tools/listen/state-dir.js';
+import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { refusedOrgKeys } from './support/refused-orgs.js';
+import { startDeliveryProxy } from './support/delivery-proxy.js';
+import { startMutatingProxy, type Mutation, type ProxiedResponse } from './support/mutating-proxy.js';
+import { runConformance, type ConformanceReport } from '../scripts/conformance/runner.js';
+import { formatReport } from '../scripts/conformance/report.js';
+
+const SEED = 20261126;
+const CASES = 3;
+
+let database: TestDatabase;
+let app: TestApp;
+let receiverDir: string;
+let caPem: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  receiverDir = await mkdtemp(path.join(tmpdir(), 'conformance-mutations-'));
+  await openStateDir(receiverDir);
+  const { caFile } = await loadOrMakeTls(receiverDir, '127.0.0.1');
+  caPem = await readFile(caFile, 'utf8');
+  app = await startTestApp(database, {
+    config: {
+      simulatorStepMs: 200,
+      webhookPrivateAllowlist: ['127.0.0.0/8'],
+      // Shorter than the request deadline, so a stalled body gets its 408 (with equal defaults the 503 wins).
+      bodyTimeoutMs: 1_000,
+      webhookCaCerts: [caPem],
+    },
+  });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+  await rm(receiverDir, { recursive: true, force: true });
+});
+
+/** A JSON answer with its body changed by `change` (answers that are not JSON pass unchanged). */
+function editJson(response: ProxiedResponse, change: (json: any) => void): ProxiedResponse {
+  if (!String(response.headers['content-type'] ?? '').startsWith('application/json')) return response;
+  const json = JSON.parse(response.body);
+  change(json);
+  return { ...response, body: JSON.stringify(json) };
+}
+
+/** Runs the check through a proxy making `mutation`, with a fresh org; returns the report and the org. */
+async function runThrough(mutation: Mutation): Promise<{ report: ConformanceReport; org: TestOrg }> {
+  const org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
+  const proxy = await startMutatingProxy(app.baseUrl, mutation);
+  try {
+    const report = await runConformance({
+      baseUrl: `${proxy.origin}/api/v1`,
+      apiKey: org.key,
+      seed: SEED,
+      cases: CASES,
+      agentId: org.agentId,
+      receiverDir,
+      ...(await refusedOrgKeys(database.db)),
+    });
+    return { report, org };
+  } finally {
+    await proxy.close();
+  }
+}
+
+/**
+ * Runs the check with its webhook endpoints pointed at a hop that edits each delivered event with
+ * `change` (and signs it again): the API proxy swaps the receiver's URL for the hop's in requests and
+ * back in answers, and keeps the secrets the API returns.
+ */
+async function runWithEvents(change: (event: any) => void): Promise<ConformanceReport> {
+  const secrets = new Set<string>();
+  const { tls } = await loadOrMakeTls(receiverDir, '127.0.0.1');
+  const hop = await startDeliveryProxy(tls, caPem, secrets, change);
+  const receiverOrigin = /https:\/\/127\.0\.0\.1:\d+/;
+  try {
+    const { report } = await runThrough({
+      requestBody: (request) =>
+        request.path.startsWith('/api/v1/webhooks')
+          ? (body) => {
+              const found = body.match(receiverOrigin)?.[0];
+              if (!found || found === hop.origin) return body;
+              hop.target = found;
+              return body.replaceAll(found, hop.origin);
+            }
+          : undefined,
+      response: (_request, response) => {
+        const body = hop.target ? response.body.replaceAll(hop.origin, hop.target) : response.body;
+        const secret = /"secret":"([^"]+)"/.exec(body)?.[1];
+        if (secret) secrets.add(secret);
+        return { ...response, body };
+      },
+    });
+    return report;
+  } finally {
+    await hop.close();
+  }
+}
+
+/** Every problem of every violation, one line each, with its operation. */
+const problems = (report: ConformanceReport) =>
+  report.violations.flatMap((violation) => violation.problems.map((problem) => `${violation.operationId}: ${problem}`));
+
+describe('each contract break is caught', { timeout: 120_000 }, () => {
+  it('Request-Id dropped', async () => {
+    const { report } = await runThrough({
+      response: (_request, response) => {
+        const headers = { ...response.headers };
+        delete headers['request-id'];
+        return { ...response, headers };
+      },
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/required header Request-Id is missing/));
+  });
+
+  it('X-RateLimit-Remaining dropped', async () => {
+    const { report } = await runThrough({
+      response: (_request, response) => {
+        const headers = { ...response.headers };
+        delete headers['x-ratelimit-remaining'];
+        return { ...response, headers };
+      },
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/required header X-RateLimit-Remaining is missing/));
+  });
+
+  it('Retry-After dropped from a 429', async () => {
+    const { report } = await runThrough({
+      response: (_request, response) => {
+        if (response.status !== 429) return response;
+        const headers = { ...response.headers };
+        delete headers['retry-after'];
+        return { ...response, headers };
+      },
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listAgents: the required header Retry-After is missing from the 429 answer/),
+    );
+  });
+
+  it("a field's type changed in a response", async () => {
+    const { report } = await runThrough({
+      response: (request, response) =>
+        request.method === 'GET' && /^\/api\/v1\/calls\/[0-9a-f-]{36}$/.test(request.path)
+          ? editJson(response, (json) => {
+              if (json.data) json.data.created_at = 1764000000;
+            })
+          : response,
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/^getCall: .*\/data\/created_at must be string/));
+  });
+
+  it('201 answered as 200 to POST /webhooks, and no endpoint left behind', async () => {
+    const { report, org } = await runThrough({
+      response: (request, response) =>
+        request.method === 'POST' && request.path === '/api/v1/webhooks' && response.status === 201
+          ? { ...response, status: 200 }
+          : response,
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/^createWebhook: status 200 is not declared/));
+    const left = await database.db
+      .selectFrom('webhooks')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('org_id', '=', org.orgId)
+      .executeTakeFirstOrThrow();
+    expect(Number(left.count)).toBe(0);
+  });
+
+  it('has_more forced false', async () => {
+    const { report } = await runThrough({
+      response: (_request, response) =>
+        editJson(response, (json) => {
+          if (json.pagination) json.pagination.has_more = false;
+        }),
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listCalls: has_more is false with \d+ of \d+ items/),
+    );
+  });
+
+  it('offset stripped from the request of GET /calls', async () => {
+    const { report } = await runThrough({
+      request: (request) => {
+        const url = new URL(request.path, 'http://proxy');
+        if (request.method !== 'GET' || url.pathname !== '/api/v1/calls') return request;
+        url.searchParams.delete('offset');
+        return { ...request, path: `${url.pathname}${url.search}` };
+      },
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listCalls: asked for offset=2, pagination.offset is 0/),
+    );
+  });
+
+  it('a field of a delivered webhook.test event changed', async () => {
+    const report = await runWithEvents((event) => {
+      if (event.event === 'webhook.test') event.data.message = 42;
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(
+        /^\(event webhook\.test\): the webhook\.test body does not match its schema: \/data\/message must be string/,
+      ),
+    );
+  });
+
+  it('a field of a delivered call.completed event changed', async () => {
+    const report = await runWithEvents((event) => {
+      if (event.event === 'call.completed') event.data.duration_sec = String(event.data.duration_sec);
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(
+        /^\(event call\.completed\): the call\.completed body does not match its schema: \/data\/duration_sec must be integer/,
+      ),
+    );
+  });
+});
+
+it(
+  'exits 1 from the command line, with curl lines, JUnit and JSON reports, and no key printed',
+  { timeout: 180_000 },
+  async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
+    const proxy = await startMutatingProxy(app.baseUrl, {
+      response: (_request, response) => {
+        const headers = { ...response.headers };
+        delete headers['request-id'];
+        return { ...response, headers };
+      },
+    });
+    const junit = path.join(receiverDir, 'report.xml');
+    const json = path.join(receiverDir, 'report.json');
+    try {
+      const run = await new Promise<{ code: number; stdout: string }>((resolve) => {
+        execFile(
+          path.resolve('node_modules/.bin/tsx'),
+          [
+            'scripts/conformance/cli.ts',
+            '--base-url',
+            `${proxy.origin}/api/v1`,
+            '--cases',
+            '1',
+            '--seed',
+            '7',
+            '--agent-id',
+            org.agentId,
+            '--junit',
+            junit,
+            '--json',
+            json,
+          ],
+          {
+            env: { ...process.env, VOICE_CALL_API_KEY: org.key, WEBHOOK_LISTEN_DIR: receiverDir },
+            maxBuffer: 64 * 1024 * 1024,
+          },
+          (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
+        );
+      });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain('the required header Request-Id is missing');
+      expect(run.stdout).toContain(`repeat: curl -i -X GET '${proxy.origin}/api/v1/`);
+      expect(run.stdout).toContain(`'Authorization: Bearer '"$VOICE_CALL_API_KEY"''`);
+      expect(run.stdout).not.toContain(org.key);
+      const xml = await readFile(junit, 'utf8');
+      expect(xml).toMatch(/<testsuites name="conformance" tests="\d+" failures="[1-9]\d*">/);
+      expect(xml).toContain('<failure message="the required header Request-Id is missing');
+      expect(xml).not.toContain(org.key);
+      const report = JSON.parse(await readFile(json, 'utf8')) as ConformanceReport;
+      expect(report.violations.length).toBeGreaterThan(0);
+      expect(report.violations[0]!.curl).toContain('$VOICE_CALL_API_KEY');
+    } finally {
+      await proxy.close();
+    }
+  },
+);
+
+it('finds nothing when the proxy changes nothing', { timeout: 120_000 }, async () => {
+  const { report } = await runThrough({});
+  expect(report.violations, formatReport(report)).toEqual([]);
+});

@@ -1,0 +1,20 @@
+// Orgs made to be refused, as an operator makes them with the admin CLI: one on a small plan (to
+// exhaust), one without credits, one without a plan; each with an agent and a key.
+import type { Db } from '../../src/database/connect.js';
+import { createPlan } from '../../src/orgs/service.js';
+import { createTestOrg } from './app.js';
+
+/** The rate limit of the small plan, per minute. */
+export const SMALL_PLAN_LIMIT = 5;
+
+/** Keys of three new orgs, named as the conformance check's options. */
+export async function refusedOrgKeys(
+  db: Db,
+): Promise<{ smallPlanKey: string; noCreditsKey: string; noPlanKey: string }> {
+  const planId = `small-${Math.random().toString(36).slice(2, 8)}`;
+  await createPlan(db, { id: planId, name: 'Small', rateLimitPerMinute: SMALL_PLAN_LIMIT });
+  const small = await createTestOrg(db, { planId, credits: 1_000_000 });
+  const poor = await createTestOrg(db, { planId: 'scale', credits: 0 });
+  const planless = await createTestOrg(db, { planId: null, credits: 1_000_000 });
+  return { smallPlanKey: small.key, noCreditsKey: poor.key, noPlanKey: planless.key };
+}
