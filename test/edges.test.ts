@@ -200,10 +200,26 @@ describe('bodies that are not what they claim', () => {
     const gzipped = await post(gzipSync('{"phone_e164":"+919812000003","consent_capture":"manual"}'), {
       'Content-Encoding': 'gzip',
     });
-    expect(gzipped.status).toBe(200);
+    expect(gzipped.status).toBe(201);
 
     // None of them was an unexpected error.
     expect(log.slice(before).filter((line) => line.level >= 50)).toEqual([]);
+  });
+
+  it('answers a stalled body 408 even when the request deadline is no longer than the body timeout', async () => {
+    // The defaults are 10 s each: the time the body takes to arrive must not count toward the deadline.
+    const even = await app({ config: { bodyTimeoutMs: 800, requestTimeoutMs: 800, headersTimeoutMs: 2_000 } });
+    const org = await createTestOrg(database.db);
+    const port = Number(new URL(even.baseUrl).port);
+    const stalled = await rawExchange(
+      port,
+      [
+        `POST /api/v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.key}\r\nContent-Type: application/json\r\nContent-Length: 64\r\n\r\n{`,
+      ],
+      5_000,
+    );
+    expect(stalled).toMatch(/^HTTP\/1\.1 408 /);
+    expect(stalled).toContain('"code":"request_timeout"');
   });
 
   it('answers a body that does not arrive in time 408, and never reads the body of a caller not authenticated', async () => {

@@ -136,7 +136,7 @@ describe('PostgreSQL stopped for a few seconds', () => {
         headers: auth,
         body: JSON.stringify({ phone_e164: testNumber('6666'), consent_capture: 'manual' }),
       });
-      expect(contact.status).toBe(200);
+      expect(contact.status).toBe(201);
       await waitFor(
         'the calls of before the outage to end',
         async () => {

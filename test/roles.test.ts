@@ -59,7 +59,7 @@ describe('one API process and two worker processes', () => {
         headers,
         body: JSON.stringify({ phone_e164: testNumber(String(1000 + i)), consent_capture: 'manual' }),
       });
-      expect(upserted.status).toBe(200);
+      expect(upserted.status).toBe(201);
     }
     // The API process has no delivery worker: nothing goes out yet.
     await new Promise((resolve) => setTimeout(resolve, 1_500));

@@ -106,7 +106,7 @@ describe('a full run at LOG_LEVEL=debug', () => {
           consent_capture: 'manual',
         })
       ).status,
-    ).toBe(200);
+    ).toBe(201);
     const callIds: string[] = [];
     for (const ending of ['7777', '0001', '0002', '0003', '0004', '0005']) {
       const placed = await call(a.key, 'POST', '/calls', { agent_id: a.agentId, to_e164: testNumber(ending) });

@@ -69,11 +69,19 @@ function findMarker(value: unknown, path: string[]): InexactNumber | null {
  */
 export function parseExactJson(text: string): { value: unknown; inexact: InexactNumber | null } {
   let seen = false;
-  const value: unknown = JSON.parse(text, (_key, parsed: unknown, context?: { source?: string }) => {
-    if (typeof parsed !== 'number' || context?.source === undefined || exact(parsed, context.source)) return parsed;
-    seen = true;
-    return { [INEXACT]: context.source } satisfies Marker;
-  });
+  let value: unknown;
+  try {
+    value = JSON.parse(text, (_key, parsed: unknown, context?: { source?: string }) => {
+      if (typeof parsed !== 'number' || context?.source === undefined || exact(parsed, context.source)) return parsed;
+      seen = true;
+      return { [INEXACT]: context.source } satisfies Marker;
+    });
+  } catch (error) {
+    // A reviver recurses: nesting thousands deep overflows the stack, where JSON.parse alone does not.
+    // Such a body is refused by the schema (nothing the API takes nests that deep), naming its field.
+    if (!(error instanceof RangeError)) throw error;
+    return { value: JSON.parse(text) as unknown, inexact: null };
+  }
   return { value, inexact: seen ? findMarker(value, []) : null };
 }
 

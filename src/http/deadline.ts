@@ -1,6 +1,7 @@
 // Every request has a deadline: past it, the client gets 503 service_unavailable with Retry-After
 // instead of waiting on a database that does not answer. The work itself is bounded by the pool's
-// timeouts and ends on its own; its late result is dropped.
+// timeouts and ends on its own; its late result is dropped. The time the client takes to send its
+// body does not count: the body has its own timeout, answered 408 (json-body.ts).
 import type Koa from 'koa';
 import { serviceUnavailable } from '../errors.js';
 import { stateOf } from './request-state.js';
@@ -18,8 +19,10 @@ export function requestDeadline(timeoutMs: number, receiverWaitMs: number): Koa.
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       const check = () => {
-        const operationId = stateOf(ctx).operation?.operationId ?? '';
-        const limit = timeoutMs + (WAITS_ON_RECEIVERS.has(operationId) ? receiverWaitMs : 0);
+        const state = stateOf(ctx);
+        const operationId = state.operation?.operationId ?? '';
+        const bodyMs = state.bodyRead ? (state.bodyRead.tookMs ?? performance.now() - state.bodyRead.startedAt) : 0;
+        const limit = timeoutMs + bodyMs + (WAITS_ON_RECEIVERS.has(operationId) ? receiverWaitMs : 0);
         const left = limit - (performance.now() - started);
         if (left > 0) timer = setTimeout(check, left);
         else reject(serviceUnavailable('The request could not be answered in time'));

@@ -5,6 +5,7 @@ import type Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import { inexactNumber, parseExactJson } from '../contract/exact-json.js';
 import { DomainError, invalidField } from '../errors.js';
+import { stateOf } from './request-state.js';
 
 /** The largest body accepted, in bytes (after decoding any Content-Encoding). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -88,12 +89,15 @@ async function readText(ctx: Koa.Context, read: Koa.Middleware, timeoutMs: numbe
       );
     }, timeoutMs);
   });
+  const bodyRead: { startedAt: number; tookMs?: number } = { startedAt: performance.now() };
+  stateOf(ctx).bodyRead = bodyRead;
   try {
     await Promise.race([read(ctx, async () => undefined), timedOut]);
   } catch (error) {
     throw error instanceof DomainError ? error : readError(ctx, error);
   } finally {
     clearTimeout(timer);
+    bodyRead.tookMs = performance.now() - bodyRead.startedAt;
   }
   const text = ctx.request.body;
   // The reader leaves no text when the client had gone before it started.

@@ -16,6 +16,11 @@ export interface RequestState {
   auth?: AuthContext;
   /** Why authentication failed, when it did (unauthorized, or the key could not be looked up). */
   authFailure?: unknown;
+  /**
+   * The time spent receiving the body, which the body's own timeout bounds (408), not the request
+   * deadline: when it began (performance.now()), and how long it took once done.
+   */
+  bodyRead?: { startedAt: number; tookMs?: number };
 }
 
 /** The request's state. */
