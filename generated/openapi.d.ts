@@ -382,6 +382,62 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the org's events
+         * @description The events of the org, newest first (by `created_at`, ties broken by `id` descending), each
+         *     exactly as its deliveries carry it (the same `id`, `event`, `created_at` and `data`), whether
+         *     or not an endpoint was subscribed to it. Use it to catch up on events an endpoint missed.
+         *
+         *     Events are kept as long as the delivery log keeps them: an event is removed once it is older
+         *     than the operator's `DELIVERY_RETENTION_DAYS` (30 days by default) and no delivery of it is
+         *     still kept (see Data retention); a pending delivery keeps its event.
+         *
+         *     `webhook.test` events (sent by `POST /webhooks/{id}/test`) report no change in the org, so
+         *     they are listed only when asked for with `kind=webhook.test`; `GET /events/{id}` returns
+         *     them like any other event.
+         *
+         *     Page with `starting_after` (the `id` of the last event of the page you have) or
+         *     `ending_before` (the `id` of the first one) instead of `offset` when events may arrive while
+         *     you page: see the `StartingAfter` parameter.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one event
+         * @description One event of the org, exactly as its deliveries carry it, `webhook.test` events included.
+         *     A delivery's `event_id` names it. An event another org owns, or one the retention job has
+         *     removed, is `404 not_found`.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = {
     "call.completed": {
@@ -1018,6 +1074,10 @@ export type components = {
             duration_ms: number;
             attempted_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @description One event sent to one endpoint. `event_id` links the event: `GET /events/{event_id}` returns the
+         *     payload this delivery carries.
+         */
         WebhookDelivery: {
             /** Format: uuid */
             id: string;
@@ -1286,6 +1346,13 @@ export type components = {
          *     that subscribe to several kinds at one URL can type the body with this schema.
          */
         WebhookEvent: components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallFailedEvent"] | components["schemas"]["CallNoAnswerEvent"] | components["schemas"]["CallBusyEvent"] | components["schemas"]["CallCanceledEvent"] | components["schemas"]["ContactCreatedEvent"] | components["schemas"]["WebhookTestEvent"];
+        EventResponse: {
+            data: components["schemas"]["WebhookEvent"];
+        };
+        EventList: {
+            data: components["schemas"]["WebhookEvent"][];
+            pagination: components["schemas"]["Pagination"];
+        };
     };
     responses: {
         /** @description A parameter or body field failed validation (`invalid_request`). */
@@ -1504,6 +1571,31 @@ export type components = {
          * @example 7d9f2a4c-6e8b-4d1f-9a3c-5e7b9d1f3a5c
          */
         WebhookId: string;
+        /**
+         * @description The event's id (a delivery's `event_id`).
+         * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+         */
+        EventIdPath: components["schemas"]["EventId"];
+        /**
+         * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+         *     page holds the items that come after it in the list's order. Cursor pages neither repeat nor
+         *     skip an item when new ones are created while you page, unlike `offset`: with `offset`, an
+         *     item created between two requests pushes every later item one place down, so the next page
+         *     repeats the last item of the previous one (and a removed item makes one be skipped). The id
+         *     must be one of the org's items in this list, or the request is `400 invalid_request` naming
+         *     the parameter. Not combined with `ending_before` or a non-zero `offset` (`400`). With a
+         *     cursor, `pagination.offset` is 0 and `has_more` says whether items remain beyond the page in
+         *     the direction of paging.
+         * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+         */
+        EventStartingAfter: components["schemas"]["EventId"];
+        /**
+         * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+         *     page holds the items just before it in the list's order, still in the list's order. Rules as
+         *     for `starting_after`.
+         * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+         */
+        EventEndingBefore: components["schemas"]["EventId"];
         /**
          * @description A unique string you choose (a UUID works well) that makes retrying this request safe for
          *     24 hours.
@@ -2312,6 +2404,117 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order. Cursor pages neither repeat nor
+                 *     skip an item when new ones are created while you page, unlike `offset`: with `offset`, an
+                 *     item created between two requests pushes every later item one place down, so the next page
+                 *     repeats the last item of the previous one (and a removed item makes one be skipped). The id
+                 *     must be one of the org's items in this list, or the request is `400 invalid_request` naming
+                 *     the parameter. Not combined with `ending_before` or a non-zero `offset` (`400`). With a
+                 *     cursor, `pagination.offset` is 0 and `has_more` says whether items remain beyond the page in
+                 *     the direction of paging.
+                 * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+                 */
+                starting_after?: components["parameters"]["EventStartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. Rules as
+                 *     for `starting_after`.
+                 * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+                 */
+                ending_before?: components["parameters"]["EventEndingBefore"];
+                /**
+                 * @description Only events of this kind (the payload's `event` field).
+                 * @example call.completed
+                 */
+                kind?: components["schemas"]["EventKind"];
+                /**
+                 * @description Only events created strictly after this moment (RFC 3339).
+                 * @example 2026-11-21T00:00:00Z
+                 */
+                created_after?: string;
+                /**
+                 * @description Only events created strictly before this moment (RFC 3339).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's id (a delivery's `event_id`).
+                 * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+                 */
+                id: components["parameters"]["EventIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
