@@ -10,7 +10,9 @@ export type paths = {
         /**
          * List calls
          * @description Returns the org's calls, newest first (by `created_at`, ties broken by `id`), one page at a
-         *     time. Filter by `status` to see, for example, only calls still in flight.
+         *     time. Filter by `status` to see, for example, only calls still in flight. While calls are
+         *     being placed, page with `starting_after` (the `id` of the last call of your page) instead of
+         *     `offset`: offset pages drift as new calls arrive, cursor pages do not.
          */
         get: operations["listCalls"];
         put?: never;
@@ -405,7 +407,7 @@ export type paths = {
          *
          *     Page with `starting_after` (the `id` of the last event of the page you have) or
          *     `ending_before` (the `id` of the first one) instead of `offset` when events may arrive while
-         *     you page: see the `StartingAfter` parameter.
+         *     you page.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1547,7 +1549,9 @@ export type components = {
          */
         Limit: number;
         /**
-         * @description How many items to skip from the start of the list, in plain decimal digits.
+         * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+         *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+         *     skip one when an item leaves the list); `starting_after` pages do not.
          * @example 0
          */
         Offset: number;
@@ -1578,21 +1582,37 @@ export type components = {
         EventIdPath: components["schemas"]["EventId"];
         /**
          * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
-         *     page holds the items that come after it in the list's order. Cursor pages neither repeat nor
-         *     skip an item when new ones are created while you page, unlike `offset`: with `offset`, an
-         *     item created between two requests pushes every later item one place down, so the next page
-         *     repeats the last item of the previous one (and a removed item makes one be skipped). The id
-         *     must be one of the org's items in this list, or the request is `400 invalid_request` naming
-         *     the parameter. Not combined with `ending_before` or a non-zero `offset` (`400`). With a
-         *     cursor, `pagination.offset` is 0 and `has_more` says whether items remain beyond the page in
-         *     the direction of paging.
+         *     page holds the items that come after it in the list's order, with the same filters.
+         *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+         *     Offset pages drift: an item created between two requests pushes every later item one place
+         *     down, so the next offset page repeats the last item of the previous one (and an item that
+         *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+         *     name an item of this list in your organisation (an item the filters leave out still marks a
+         *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+         *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+         *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+         *     filters, and `has_more` says whether items remain beyond the page in the direction of
+         *     paging (after it for `starting_after`, before it for `ending_before`).
+         * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+         */
+        StartingAfter: string;
+        /**
+         * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+         *     page holds the items just before it in the list's order, still in the list's order. The rules
+         *     of `starting_after` apply.
+         * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+         */
+        EndingBefore: string;
+        /**
+         * @description A cursor: the `id` of an event of the list (normally the last one of the page you have); the
+         *     page holds the events after it in the list's order. The rules of the other lists'
+         *     `starting_after` apply (see `listCalls`).
          * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
          */
         EventStartingAfter: components["schemas"]["EventId"];
         /**
-         * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
-         *     page holds the items just before it in the list's order, still in the list's order. Rules as
-         *     for `starting_after`.
+         * @description A cursor: the `id` of an event of the list (normally the first one of the page you have); the
+         *     page holds the events just before it, still newest first. The rules of `starting_after` apply.
          * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
          */
         EventEndingBefore: components["schemas"]["EventId"];
@@ -1695,10 +1715,35 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
                 /**
                  * @description Only calls currently in this status.
                  * @example completed
@@ -1861,10 +1906,35 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
                 /**
                  * @description Only contacts whose consent was captured this way.
                  * @example website_form
@@ -1977,7 +2047,9 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -2053,10 +2125,35 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
             };
             header?: never;
             path?: never;
@@ -2321,10 +2418,35 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
                 /**
                  * @description Only deliveries in this state.
                  * @example pending
@@ -2418,27 +2540,22 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
                 /**
-                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
-                 *     page holds the items that come after it in the list's order. Cursor pages neither repeat nor
-                 *     skip an item when new ones are created while you page, unlike `offset`: with `offset`, an
-                 *     item created between two requests pushes every later item one place down, so the next page
-                 *     repeats the last item of the previous one (and a removed item makes one be skipped). The id
-                 *     must be one of the org's items in this list, or the request is `400 invalid_request` naming
-                 *     the parameter. Not combined with `ending_before` or a non-zero `offset` (`400`). With a
-                 *     cursor, `pagination.offset` is 0 and `has_more` says whether items remain beyond the page in
-                 *     the direction of paging.
+                 * @description A cursor: the `id` of an event of the list (normally the last one of the page you have); the
+                 *     page holds the events after it in the list's order. The rules of the other lists'
+                 *     `starting_after` apply (see `listCalls`).
                  * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
                  */
                 starting_after?: components["parameters"]["EventStartingAfter"];
                 /**
-                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
-                 *     page holds the items just before it in the list's order, still in the list's order. Rules as
-                 *     for `starting_after`.
+                 * @description A cursor: the `id` of an event of the list (normally the first one of the page you have); the
+                 *     page holds the events just before it, still newest first. The rules of `starting_after` apply.
                  * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
                  */
                 ending_before?: components["parameters"]["EventEndingBefore"];

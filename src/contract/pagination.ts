@@ -1,13 +1,14 @@
 // The pagination object shared by every list operation, and where a requested page starts.
 import type { components } from '../../generated/openapi.js';
+import type { CursorSide } from '../database/keyset.js';
 import { invalidField } from '../errors.js';
 
 export type Pagination = components['schemas']['Pagination'];
 
 export const DEFAULT_LIMIT = 50;
 
-/** Where a page starts: after skipping `offset` items, or next to a cursor item, after or before it. */
-export type PageStart = { offset: number } | { after: string } | { before: string };
+/** Where a page starts: after skipping `offset` items, or next to the cursor item, on `side` of it. */
+export type PageStart = { offset: number } | { cursor: string; side: CursorSide };
 
 /** The page parameters every list accepts. */
 export interface PageQuery {
@@ -30,12 +31,12 @@ export function pageStart(query: PageQuery): PageStart {
   if (cursor === undefined) return { offset };
   const param = after !== undefined ? 'starting_after' : 'ending_before';
   if (offset !== 0) throw invalidField(param, 'cannot be combined with a non-zero offset');
-  return after !== undefined ? { after } : { before: cursor };
+  return { cursor, side: after !== undefined ? 'after' : 'before' };
 }
 
 /** The invalid_request error for a cursor that names no item of the list. */
-export function unknownCursor(start: PageStart): Error {
-  const param = 'after' in start ? 'starting_after' : 'ending_before';
+export function unknownCursor(side: CursorSide): Error {
+  const param = side === 'after' ? 'starting_after' : 'ending_before';
   return invalidField(param, 'is not the id of an item of this list in your organisation');
 }
 

@@ -25,9 +25,7 @@ export async function listEvents(
   page: { limit: number; start: PageStart },
 ): Promise<{ items: Event[]; total: number; more: boolean }> {
   const { start } = page;
-  if (!('offset' in start) && !(await findEventRow(db, orgId, 'after' in start ? start.after : start.before))) {
-    throw unknownCursor(start);
-  }
+  if ('cursor' in start && !(await findEventRow(db, orgId, start.cursor))) throw unknownCursor(start.side);
   const { rows, total, more } = await listEventRows(db, orgId, filter, page);
   return { items: rows.map(toEvent), total, more };
 }

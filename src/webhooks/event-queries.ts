@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { PageStart } from '../contract/pagination.js';
+import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
 import { DELIVERY_CHANNEL } from './channels.js';
 
 /** An event as stored. */
@@ -121,9 +122,8 @@ function matchingEvents(db: Db, orgId: string, filter: EventFilter) {
 
 /**
  * One page of the org's events matching `filter`, newest first (ties by id), starting at `start`, and
- * how many events match in all. A cursor page reads one row more than `limit` to tell whether more
- * remain beyond it (`more`); an `ending_before` page is read oldest first and turned round. A cursor
- * must be an event of the org (see findEventRow).
+ * how many events match in all; `more` tells whether a cursor page has more beyond it. A cursor must be
+ * an event of the org (see findEventRow).
  */
 export async function listEventRows(
   db: Db,
@@ -132,35 +132,29 @@ export async function listEventRows(
   page: { limit: number; start: PageStart },
 ): Promise<{ rows: Required<Omit<EventRow, 'traceparent'>>[]; total: number; more: boolean }> {
   const { start, limit } = page;
-  const cursor = 'after' in start ? start.after : 'before' in start ? start.before : undefined;
-  const older = !('before' in start);
-  const direction = older ? 'desc' : 'asc';
-  const position = sql`(SELECT c.created_at, c.id FROM events c WHERE c.id = ${cursor ?? null})`;
+  const cursor = 'cursor' in start ? start : undefined;
+  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
   const [found, counted] = await Promise.all([
     matchingEvents(db, orgId, filter)
       .select(['id', 'org_id', 'kind', 'data', 'created_at'])
       .$if(cursor !== undefined, (qb) =>
-        qb.where(sql<boolean>`(created_at, id) ${sql.raw(older ? '<' : '>')} ${position}`),
+        qb.where(beyondCursor('events', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
       )
-      .orderBy('created_at', direction)
-      .orderBy('id', direction)
-      .limit(cursor === undefined ? limit : limit + 1)
+      .orderBy('created_at', order)
+      .orderBy('id', order)
+      .limit(cursor ? limit + 1 : limit)
       .offset('offset' in start ? start.offset : 0)
       .execute(),
     matchingEvents(db, orgId, filter)
       .select((eb) => eb.fn.countAll<string>().as('total'))
       .executeTakeFirstOrThrow(),
   ]);
-  const more = found.length > limit;
-  const rows = found.slice(0, limit).map((row) => ({
-    id: row.id,
-    orgId: row.org_id,
-    kind: row.kind,
-    data: row.data as unknown,
-    createdAt: row.created_at,
-  }));
-  if (!older) rows.reverse();
-  return { rows, total: Number(counted.total), more };
+  const { rows, more } = cursor ? cursorPage(found, limit, cursor.side) : { rows: found, more: false };
+  return { rows: rows.map(eventOf), total: Number(counted.total), more };
+}
+
+function eventOf(row: { id: string; org_id: string; kind: string; data: unknown; created_at: Date }) {
+  return { id: row.id, orgId: row.org_id, kind: row.kind, data: row.data, createdAt: row.created_at };
 }
 
 /** The org's event with this id, or undefined (also for another org's event). */
@@ -175,5 +169,5 @@ export async function findEventRow(
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .executeTakeFirst();
-  return row && { id: row.id, orgId: row.org_id, kind: row.kind, data: row.data as unknown, createdAt: row.created_at };
+  return row && eventOf(row);
 }

@@ -1,5 +1,5 @@
 // Handlers for the webhooks operations: HTTP in and out; the rules live in ./service.ts.
-import { DEFAULT_LIMIT, pageStart, paginate, paginateFrom } from '../contract/pagination.js';
+import { DEFAULT_LIMIT, pageStart, paginateFrom } from '../contract/pagination.js';
 import type { OperationHandler } from '../contract/operations.js';
 import { invalidField } from '../errors.js';
 import * as events from './event-log.js';
@@ -14,9 +14,9 @@ export const createWebhook: OperationHandler<'createWebhook'> = async ({ auth, b
 /** listWebhooks: one page of the org's endpoints, newest first. */
 export const listWebhooks: OperationHandler<'listWebhooks'> = async ({ auth, query }, deps) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const offset = query.offset ?? 0;
-  const { items, total } = await webhooks.listWebhooks(deps.db, auth.orgId, { limit, offset });
-  return { status: 200, body: { data: items, pagination: paginate(limit, offset, items.length, total) } };
+  const start = pageStart(query);
+  const { items, total, more } = await webhooks.listWebhooks(deps.db, auth.orgId, { limit, ...start });
+  return { status: 200, body: { data: items, pagination: paginateFrom(start, limit, items.length, total, more) } };
 };
 
 /** getWebhook: one endpoint; 404 when not in the org. */
@@ -54,13 +54,13 @@ export const listWebhookDeliveries: OperationHandler<'listWebhookDeliveries'> = 
   deps,
 ) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const offset = query.offset ?? 0;
-  const { items, total } = await webhooks.listDeliveries(deps.db, auth.orgId, params.id, {
+  const start = pageStart(query);
+  const { items, total, more } = await webhooks.listDeliveries(deps.db, auth.orgId, params.id, {
     limit,
-    offset,
+    ...start,
     ...(query.status !== undefined ? { status: query.status } : {}),
   });
-  return { status: 200, body: { data: items, pagination: paginate(limit, offset, items.length, total) } };
+  return { status: 200, body: { data: items, pagination: paginateFrom(start, limit, items.length, total, more) } };
 };
 
 /** redeliverWebhookDelivery: 202 with a new pending delivery of the same event. */
