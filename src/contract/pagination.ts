@@ -1,7 +1,7 @@
 // The pagination object shared by every list operation, and where a requested page starts.
 import type { components } from '../../generated/openapi.js';
 import type { CursorSide } from '../database/keyset.js';
-import { invalidField } from '../errors.js';
+import { invalidField, type DomainError } from '../errors.js';
 
 export type Pagination = components['schemas']['Pagination'];
 
@@ -35,7 +35,7 @@ export function pageStart(query: PageQuery): PageStart {
 }
 
 /** The invalid_request error for a cursor that names no item of the list. */
-export function unknownCursor(side: CursorSide): Error {
+export function unknownCursor(side: CursorSide): DomainError {
   const param = side === 'after' ? 'starting_after' : 'ending_before';
   return invalidField(param, 'is not the id of an item of this list in your organisation');
 }
