@@ -10,7 +10,9 @@ export type paths = {
         /**
          * List calls
          * @description Returns the org's calls, newest first (by `created_at`, ties broken by `id`), one page at a
-         *     time. Filter by `status` to see, for example, only calls still in flight.
+         *     time. Filter by `status` to see, for example, only calls still in flight. While calls are
+         *     being placed, page with `starting_after` (the `id` of the last call of your page) instead of
+         *     `offset`: offset pages drift as new calls arrive, cursor pages do not.
          */
         get: operations["listCalls"];
         put?: never;
@@ -377,6 +379,62 @@ export type paths = {
          *     A redelivery follows the same retry schedule as the first delivery.
          */
         post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the org's events
+         * @description The events of the org, newest first (by `created_at`, ties broken by `id` descending), each
+         *     exactly as its deliveries carry it (the same `id`, `event`, `created_at` and `data`), whether
+         *     or not an endpoint was subscribed to it. Use it to catch up on events an endpoint missed.
+         *
+         *     Events are kept as long as the delivery log keeps them: an event is removed once it is older
+         *     than the operator's `DELIVERY_RETENTION_DAYS` (30 days by default) and no delivery of it is
+         *     still kept (see Data retention); a pending delivery keeps its event.
+         *
+         *     `webhook.test` events (sent by `POST /webhooks/{id}/test`) report no change in the org, so
+         *     they are listed only when asked for with `kind=webhook.test`; `GET /events/{id}` returns
+         *     them like any other event.
+         *
+         *     Page with `starting_after` (the `id` of the last event of the page you have) or
+         *     `ending_before` (the `id` of the first one) instead of `offset` when events may arrive while
+         *     you page.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one event
+         * @description One event of the org, exactly as its deliveries carry it, `webhook.test` events included.
+         *     A delivery's `event_id` names it. An event another org owns, or one the retention job has
+         *     removed, is `404 not_found`.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1019,6 +1077,10 @@ export type components = {
             duration_ms: number;
             attempted_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @description One event sent to one endpoint. `event_id` links the event: `GET /events/{event_id}` returns the
+         *     payload this delivery carries.
+         */
         WebhookDelivery: {
             /** Format: uuid */
             id: string;
@@ -1287,6 +1349,13 @@ export type components = {
          *     that subscribe to several kinds at one URL can type the body with this schema.
          */
         WebhookEvent: components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallFailedEvent"] | components["schemas"]["CallNoAnswerEvent"] | components["schemas"]["CallBusyEvent"] | components["schemas"]["CallCanceledEvent"] | components["schemas"]["ContactCreatedEvent"] | components["schemas"]["WebhookTestEvent"];
+        EventResponse: {
+            data: components["schemas"]["WebhookEvent"];
+        };
+        EventList: {
+            data: components["schemas"]["WebhookEvent"][];
+            pagination: components["schemas"]["Pagination"];
+        };
     };
     responses: {
         /** @description A parameter or body field failed validation (`invalid_request`). */
@@ -1481,7 +1550,9 @@ export type components = {
          */
         Limit: number;
         /**
-         * @description How many items to skip from the start of the list, in plain decimal digits.
+         * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+         *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+         *     skip one when an item leaves the list); `starting_after` pages do not.
          * @example 0
          */
         Offset: number;
@@ -1505,6 +1576,47 @@ export type components = {
          * @example 7d9f2a4c-6e8b-4d1f-9a3c-5e7b9d1f3a5c
          */
         WebhookId: string;
+        /**
+         * @description The event's id (a delivery's `event_id`).
+         * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+         */
+        EventIdPath: components["schemas"]["EventId"];
+        /**
+         * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+         *     page holds the items that come after it in the list's order, with the same filters.
+         *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+         *     Offset pages drift: an item created between two requests pushes every later item one place
+         *     down, so the next offset page repeats the last item of the previous one (and an item that
+         *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+         *     name an item of this list in your organisation (an item the filters leave out still marks a
+         *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+         *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+         *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+         *     filters, and `has_more` says whether items remain beyond the page in the direction of
+         *     paging (after it for `starting_after`, before it for `ending_before`).
+         * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+         */
+        StartingAfter: string;
+        /**
+         * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+         *     page holds the items just before it in the list's order, still in the list's order. The rules
+         *     of `starting_after` apply.
+         * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+         */
+        EndingBefore: string;
+        /**
+         * @description A cursor: the `id` of an event of the list (normally the last one of the page you have); the
+         *     page holds the events after it in the list's order. The rules of the other lists'
+         *     `starting_after` apply (see `listCalls`).
+         * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+         */
+        EventStartingAfter: components["schemas"]["EventId"];
+        /**
+         * @description A cursor: the `id` of an event of the list (normally the first one of the page you have); the
+         *     page holds the events just before it, still newest first. The rules of `starting_after` apply.
+         * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+         */
+        EventEndingBefore: components["schemas"]["EventId"];
         /**
          * @description A unique string you choose (a UUID works well) that makes retrying this request safe for
          *     24 hours.
@@ -1604,10 +1716,35 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
                 /**
                  * @description Only calls currently in this status.
                  * @example completed
@@ -1770,10 +1907,35 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
                 /**
                  * @description Only contacts whose consent was captured this way.
                  * @example website_form
@@ -1899,7 +2061,9 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
@@ -1975,10 +2139,35 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
             };
             header?: never;
             path?: never;
@@ -2243,10 +2432,35 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description How many items to skip from the start of the list, in plain decimal digits.
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
                 /**
                  * @description Only deliveries in this state.
                  * @example pending
@@ -2326,6 +2540,112 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an event of the list (normally the last one of the page you have); the
+                 *     page holds the events after it in the list's order. The rules of the other lists'
+                 *     `starting_after` apply (see `listCalls`).
+                 * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+                 */
+                starting_after?: components["parameters"]["EventStartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an event of the list (normally the first one of the page you have); the
+                 *     page holds the events just before it, still newest first. The rules of `starting_after` apply.
+                 * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+                 */
+                ending_before?: components["parameters"]["EventEndingBefore"];
+                /**
+                 * @description Only events of this kind (the payload's `event` field).
+                 * @example call.completed
+                 */
+                kind?: components["schemas"]["EventKind"];
+                /**
+                 * @description Only events created strictly after this moment (RFC 3339).
+                 * @example 2026-11-21T00:00:00Z
+                 */
+                created_after?: string;
+                /**
+                 * @description Only events created strictly before this moment (RFC 3339).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's id (a delivery's `event_id`).
+                 * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
+                 */
+                id: components["parameters"]["EventIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -107,7 +107,11 @@ function listScenario(
     service: () => get(org, path),
     baseline: {
       capture: (db) =>
-        calls.listCalls(db, org.orgId, { status: query.status, limit: DEFAULT_LIMIT, offset: query.offset ?? 0 }),
+        calls.listCalls(db, org.orgId, {
+          status: query.status,
+          limit: DEFAULT_LIMIT,
+          start: { offset: query.offset ?? 0 },
+        }),
       next: () => ({ method: 'GET', path: `/${name}` }),
     },
   };

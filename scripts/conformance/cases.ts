@@ -58,6 +58,12 @@ export function validInputs(
   return fc.sample(input, { seed, numRuns: count });
 }
 
+/** An id of the same shape as `id` that names nothing: its `prefix_` kept, every digit and letter after it zeroed. */
+function unknownId(id: string): string {
+  const [, prefix = '', rest = ''] = /^([a-z]+_)?(.*)$/s.exec(id) ?? [];
+  return prefix + rest.replace(/[0-9A-Za-z]/g, '0');
+}
+
 /**
  * The invalid cases for an operation, each built from one of the valid `bases` (taken in turn). When the
  * bases' path values are made up (`pathExists` false), only the first path parameter gets a "no such
@@ -102,7 +108,8 @@ export function invalidCases(
       add(`${where} ${parameter.name}: ${bad.label}`, put(bad.text), invalid(parameter.name));
     }
     if (where === 'path' && (pathExists || parameter === firstPathParameter)) {
-      add(`path ${parameter.name}: no such resource`, put(randomUUID()), {
+      const unknown = (input: RequestInput) => put(unknownId(input.path[parameter.name] ?? randomUUID()))(input);
+      add(`path ${parameter.name}: no such resource`, unknown, {
         kind: 'error',
         status: 404,
         code: 'not_found',

@@ -12,7 +12,7 @@ export interface FixtureOptions {
 export const NO_ENDPOINT = 'no webhook endpoint could be made (see the webhooks note above)';
 
 /** The collections whose ids fill path parameters. */
-export type Collection = 'calls' | 'webhooks' | 'deliveries' | 'contacts' | 'agents';
+export type Collection = 'calls' | 'webhooks' | 'deliveries' | 'contacts' | 'agents' | 'events';
 
 const NO_AGENT =
   'the org has no agent (the API cannot create agents: make one with `admin agent create` or pass --agent-id)';
@@ -29,6 +29,7 @@ export class Fixtures {
   private sharedContact: Promise<string | undefined> | undefined;
   private sharedAgent: Promise<string | undefined> | undefined;
   private contacts = 0;
+  private sharedEvent: Promise<string | undefined> | undefined;
 
   constructor(
     private readonly session: Session,
@@ -91,6 +92,8 @@ export class Fixtures {
         return 'creating a contact failed (see upsertContact)';
       case 'agents':
         return `no agent to address: ${NO_AGENT}`;
+      case 'events':
+        return 'the org lists no event although a contact was created (see listEvents)';
     }
   }
 
@@ -141,6 +144,24 @@ export class Fixtures {
     const make = () =>
       this.create('upsertContact', { phone_e164: phone, consent_capture: 'manual' }, (data) => String(data.id));
     return fresh ? make() : (this.sharedContact ??= make());
+  }
+
+  /** The id of an event of the org: the newest the API lists once the shared contact exists (its contact.created). */
+  async event(): Promise<string | undefined> {
+    return (this.sharedEvent ??= this.newestEvent());
+  }
+
+  private async newestEvent(): Promise<string | undefined> {
+    const operation = this.session.operation('listEvents');
+    if (!operation || !(await this.contactId())) return undefined;
+    const exchange = await this.session.call(
+      operation,
+      { path: {}, query: { limit: 1 }, headers: {} },
+      { kind: 'success' },
+      'scenario',
+      'fixture: listEvents',
+    );
+    return (exchange.json as { data?: Array<{ id: string }> } | undefined)?.data?.[0]?.id;
   }
 
   /** An agent of the org: the one the caller named, or the first the API lists. */

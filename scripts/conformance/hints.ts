@@ -1,6 +1,7 @@
 // What the spec says in prose about valid requests, applied to generated ones so they stay valid:
 // referenced agents must exist, webhook URLs must be deliverable, Idempotency-Keys are single-use
-// per body, `consent_capture` is required for a new contact, and the simulator refuses numbers ending 0005.
+// per body, `consent_capture` is required for a new contact, the simulator refuses numbers ending 0005,
+// and a list's cursor must name one of its items.
 import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import type { Expectation } from './judge.js';
 import type { RequestInput } from './request.js';
@@ -28,6 +29,12 @@ export async function pinValid(input: RequestInput, fixtures: Fixtures): Promise
   let unreachable: string | undefined;
   if ('Idempotency-Key' in pinned.headers) {
     pinned.headers['Idempotency-Key'] = `${pinned.headers['Idempotency-Key']!.slice(0, 200)}.${unique()}`;
+  }
+  if ('starting_after' in pinned.query || 'ending_before' in pinned.query) {
+    // A cursor must name an item of the list and excludes the other cursor and an offset: a generated
+    // id names nothing, so generated requests page by offset (the tests check cursors).
+    const { starting_after: _after, ending_before: _before, ...query } = pinned.query;
+    pinned.query = query;
   }
   if (pinned.body && typeof pinned.body === 'object' && !Array.isArray(pinned.body)) {
     const body = { ...(pinned.body as Record<string, unknown>) };

@@ -78,7 +78,9 @@ async function pathValues(
               ? await fixtures.contactId()
               : collection === 'agents'
                 ? await fixtures.agent()
-                : undefined;
+                : collection === 'events'
+                  ? await fixtures.event()
+                  : undefined;
     if (!value) return { missing: collection };
     values[parameter.name] = value;
   }

@@ -1,5 +1,5 @@
 // Handlers for the calls operations: HTTP in and out; the rules live in ./service.ts.
-import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
+import { DEFAULT_LIMIT, pageStart, paginateFrom } from '../contract/pagination.js';
 import type { OperationHandler } from '../contract/operations.js';
 import { toCall, toCallDetail } from './mapper.js';
 import * as calls from './service.js';
@@ -17,13 +17,16 @@ export const createCall: OperationHandler<'createCall'> = async (input, deps) =>
 /** listCalls: 200 with one page of calls, newest first. */
 export const listCalls: OperationHandler<'listCalls'> = async (input, deps) => {
   const limit = input.query.limit ?? DEFAULT_LIMIT;
-  const offset = input.query.offset ?? 0;
-  const { rows, total } = await calls.listCalls(deps.db, input.auth.orgId, {
+  const start = pageStart(input.query);
+  const { rows, total, more } = await calls.listCalls(deps.db, input.auth.orgId, {
     status: input.query.status,
     limit,
-    offset,
+    start,
   });
-  return { status: 200, body: { data: rows.map(toCall), pagination: paginate(limit, offset, rows.length, total) } };
+  return {
+    status: 200,
+    body: { data: rows.map(toCall), pagination: paginateFrom(start, limit, rows.length, total, more) },
+  };
 };
 
 /** getCall: 200 with the call, its timeline and (once completed) its transcript. Errors: not_found. */

@@ -5,6 +5,8 @@ import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import { splitPageAndTotal } from '../database/page-with-total.js';
 import type { CallsTable } from '../../db/schema.js';
 import { callTotal } from './status-count-queries.js';
+import type { PageStart } from '../contract/pagination.js';
+import { beyondCursor, cursorPage, cursorReadOrder, type CursorSide } from '../database/keyset.js';
 
 /** A call as stored. */
 export type CallRow = Selectable<CallsTable>;
@@ -118,25 +120,38 @@ export async function updateCallInStatus(
 /**
  * One page of the org's calls, newest first (ties by id), optionally only those in `status`, with how
  * many calls the org has (in `status`): one statement, so the page and the total come from the same
- * snapshot in a single round trip.
+ * snapshot in a single round trip. The page starts after `offset` calls, or next to the call `cursor`
+ * (on its `side`; `more` then tells whether calls lie beyond the page; no call passes an unknown cursor).
  */
 export async function listCallsPage(
   db: Db,
-  page: { orgId: string; status: CallStatus | undefined; limit: number; offset: number },
-): Promise<{ rows: CallListRow[]; total: number }> {
-  const found =
-    page.status === undefined
-      ? await callsPage.execute(db, page)
-      : await callsPageInStatus.execute(db, { ...page, status: page.status });
-  return splitPageAndTotal<CallListRow>(found);
+  page: { orgId: string; status: CallStatus | undefined; limit: number; start: PageStart },
+): Promise<{ rows: CallListRow[]; total: number; more: boolean }> {
+  const { orgId, status, limit, start } = page;
+  if (!('cursor' in start)) {
+    const args = { orgId, limit, offset: start.offset };
+    const found =
+      status === undefined
+        ? await callsPage.execute(db, args)
+        : await callsPageInStatus.execute(db, { ...args, status });
+    return { ...splitPageAndTotal<CallListRow>(found), more: false };
+  }
+  const statement = cursorStatements[start.side][status === undefined ? 'all' : 'inStatus'];
+  const found = await statement.execute(db, { orgId, limit: limit + 1, offset: 0, cursor: start.cursor, status });
+  const { rows, total } = splitPageAndTotal<CallListRow>(found);
+  return { ...cursorPage(rows, limit, start.side), total };
 }
 
-type PageArgs = { orgId: string; limit: number; offset: number; status?: CallStatus };
+type PageArgs = { orgId: string; limit: number; offset: number; status?: CallStatus; cursor?: string };
 
-/** The page-with-total statement, filtered on `status` when `inStatus`. */
-function callsPageWithTotal(inStatus: boolean) {
+/**
+ * The page-with-total statement, filtered on `status` when `inStatus`: an offset page, or with `side`
+ * the calls on that side of the cursor call, nearest first.
+ */
+function callsPageWithTotal(inStatus: boolean, side?: CursorSide) {
   return prepareQuery((db, arg: Arg<PageArgs>) => {
     const status = inStatus ? arg('status') : undefined;
+    const order = side ? cursorReadOrder(side) : 'desc';
     return db
       .with('page', (page) =>
         page
@@ -144,20 +159,27 @@ function callsPageWithTotal(inStatus: boolean) {
           .select(LIST_COLUMNS)
           .where('org_id', '=', arg('orgId'))
           .$if(status !== undefined, (query) => query.where('status', '=', status!))
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
+          .$if(side !== undefined, (query) =>
+            query.where(beyondCursor('calls', ['created_at', 'id'], side!, arg('cursor'))),
+          )
+          .orderBy('created_at', order)
+          .orderBy('id', order)
           .limit(arg('limit'))
-          .offset(arg('offset')),
+          .$if(side === undefined, (query) => query.offset(arg('offset'))),
       )
       .with('counted', () => callTotal(db, arg('orgId'), status))
       .selectFrom('counted')
       .leftJoin('page', (join) => join.onTrue())
       .select('counted.total')
       .selectAll('page')
-      .orderBy('page.created_at', 'desc')
-      .orderBy('page.id', 'desc');
+      .orderBy('page.created_at', order)
+      .orderBy('page.id', order);
   });
 }
 
 const callsPage = callsPageWithTotal(false);
 const callsPageInStatus = callsPageWithTotal(true);
+const cursorStatements = {
+  after: { all: callsPageWithTotal(false, 'after'), inStatus: callsPageWithTotal(true, 'after') },
+  before: { all: callsPageWithTotal(false, 'before'), inStatus: callsPageWithTotal(true, 'before') },
+};

@@ -4,6 +4,7 @@ import type { components } from '../../generated/openapi.js';
 import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
 import { DomainError, notFound } from '../errors.js';
+import { unknownCursor, type PageStart } from '../contract/pagination.js';
 import type { AuthContext } from '../orgs/authenticator.js';
 import { ProviderRefusedError } from './provider/types.js';
 import { findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
@@ -111,12 +112,14 @@ export async function placeCall(
   return placed;
 }
 
-/** One page of the org's calls, newest first, and how many match in all (from the counters). */
+/** One page of the org's calls, newest first, and how many match in all (from the counters); a cursor must be a call of the org (else invalid_request). */
 export async function listCalls(
   db: Db,
   orgId: string,
-  page: { status: CallStatus | undefined; limit: number; offset: number },
-): Promise<{ rows: CallListRow[]; total: number }> {
+  page: { status: CallStatus | undefined; limit: number; start: PageStart },
+): Promise<{ rows: CallListRow[]; total: number; more: boolean }> {
+  const { start } = page;
+  if ('cursor' in start && !(await findCall(db, orgId, start.cursor))) throw unknownCursor(start.side);
   return listCallsPage(db, { orgId, ...page });
 }
 

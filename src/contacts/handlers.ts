@@ -1,6 +1,6 @@
 // Handlers for the Contacts operations: HTTP in, service call, response body out.
 import type { OperationHandler } from '../contract/operations.js';
-import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
+import { DEFAULT_LIMIT, pageStart, paginateFrom } from '../contract/pagination.js';
 import * as contacts from './service.js';
 
 /** upsertContact: create or update by phone number; 201 when created, 200 when updated, with the contact as stored. */
@@ -17,11 +17,11 @@ export const getContact: OperationHandler<'getContact'> = async ({ params, auth 
 /** GET /contacts: newest first, optionally filtered by consent_capture. */
 export const listContacts: OperationHandler<'listContacts'> = async ({ query, auth }, { db }) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const offset = query.offset ?? 0;
-  const { items, total } = await contacts.listContacts(db, auth.orgId, {
+  const start = pageStart(query);
+  const { items, total, more } = await contacts.listContacts(db, auth.orgId, {
     limit,
-    offset,
+    ...start,
     consent: query.consent_capture,
   });
-  return { status: 200, body: { data: items, pagination: paginate(limit, offset, items.length, total) } };
+  return { status: 200, body: { data: items, pagination: paginateFrom(start, limit, items.length, total, more) } };
 };

@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg, type PreparedQuery } from '../database/prepared-query.js';
 import type { ContactsTable } from '../../db/schema.js';
+import type { PageStart } from '../contract/pagination.js';
+import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
 
 export type ConsentCapture = ContactsTable['consent_capture'];
 type ContactMetadata = Record<string, string | number | boolean>;
@@ -167,23 +169,32 @@ export async function findContactRow(db: Db, orgId: string, id: string) {
   return db.selectFrom('contacts').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
-/** One page of an org's contacts, newest first, with the total matching count. */
+/**
+ * One page of an org's contacts, newest first (ties by id), with the total matching count; `more` tells
+ * whether a cursor page has more beyond it (no contact passes an unknown cursor).
+ */
 export async function listContactRows(
   db: Db,
   orgId: string,
-  page: { limit: number; offset: number; consent?: ConsentCapture },
+  page: { limit: number; consent?: ConsentCapture } & PageStart,
 ) {
   let base = db.selectFrom('contacts').where('org_id', '=', orgId);
   if (page.consent) base = base.where('consent_capture', '=', page.consent);
-  const [rows, count] = await Promise.all([
+  const cursor = 'cursor' in page ? page : undefined;
+  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
+  const [found, count] = await Promise.all([
     base
       .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
+      .$if(cursor !== undefined, (qb) =>
+        qb.where(beyondCursor('contacts', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
+      )
+      .orderBy('created_at', order)
+      .orderBy('id', order)
+      .limit(cursor ? page.limit + 1 : page.limit)
+      .offset('offset' in page ? page.offset : 0)
       .execute(),
     base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
   ]);
-  return { rows, total: Number(count.total) };
+  const { rows, more } = cursor ? cursorPage(found, page.limit, cursor.side) : { rows: found, more: false };
+  return { rows, total: Number(count.total), more };
 }

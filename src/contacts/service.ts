@@ -3,6 +3,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Db } from '../database/connect.js';
 import { emitEvent } from '../webhooks/outbox.js';
 import { invalidField, notFound } from '../errors.js';
+import { unknownCursor, type PageStart } from '../contract/pagination.js';
 import * as contacts from './queries.js';
 import { toContact, type Contact } from './mapper.js';
 
@@ -58,12 +59,13 @@ export async function getContact(db: Db, orgId: string, id: string): Promise<Con
   return toContact(row);
 }
 
-/** One page of the org's contacts in API form. */
+/** One page of the org's contacts in API form; a cursor must be a contact of the org (else invalid_request). */
 export async function listContacts(
   db: Db,
   orgId: string,
-  page: { limit: number; offset: number; consent?: contacts.ConsentCapture },
-): Promise<{ items: Contact[]; total: number }> {
-  const { rows, total } = await contacts.listContactRows(db, orgId, page);
-  return { total, items: rows.map(toContact) };
+  page: { limit: number; consent?: contacts.ConsentCapture } & PageStart,
+): Promise<{ items: Contact[]; total: number; more: boolean }> {
+  if ('cursor' in page && !(await contacts.findContactRow(db, orgId, page.cursor))) throw unknownCursor(page.side);
+  const { rows, total, more } = await contacts.listContactRows(db, orgId, page);
+  return { total, more, items: rows.map(toContact) };
 }

@@ -3,6 +3,8 @@
 import { sql, type Selectable } from 'kysely';
 import type { WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
+import type { PageStart } from '../contract/pagination.js';
+import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
 
 /** The states a delivery moves through. */
 export type DeliveryStatus = WebhookDeliveriesTable['status'];
@@ -331,19 +333,28 @@ export async function findDeliveryRow(db: Db, webhookId: string, deliveryId: str
     .executeTakeFirst();
 }
 
-/** One page of an endpoint's deliveries, newest first, optionally in one status, with the total. */
+/**
+ * One page of an endpoint's deliveries, newest first (by their sequence number), optionally in one
+ * status, with the total: after `offset` deliveries, or next to the delivery `cursor` on its `side`
+ * (`more` then tells whether deliveries lie beyond the page; none passes an unknown cursor).
+ */
 export async function listDeliveryRows(
   db: Db,
   webhookId: string,
-  page: { limit: number; offset: number; status?: DeliveryStatus },
-): Promise<{ rows: DeliveryRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
+  page: { limit: number; status?: DeliveryStatus } & PageStart,
+): Promise<{ rows: DeliveryRow[]; total: number; more: boolean }> {
+  const cursor = 'cursor' in page ? page : undefined;
+  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
+  const [found, count] = await Promise.all([
     deliveriesWithEvent(db)
       .where('webhook_deliveries.webhook_id', '=', webhookId)
       .$if(page.status !== undefined, (qb) => qb.where('webhook_deliveries.status', '=', page.status!))
-      .orderBy('webhook_deliveries.seq', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
+      .$if(cursor !== undefined, (qb) =>
+        qb.where(beyondCursor('webhook_deliveries', ['seq'], cursor!.side, cursor!.cursor)),
+      )
+      .orderBy('webhook_deliveries.seq', order)
+      .limit(cursor ? page.limit + 1 : page.limit)
+      .offset('offset' in page ? page.offset : 0)
       .execute(),
     // From the per-status counts kept by triggers, not a count over the endpoint's history.
     db
@@ -353,7 +364,8 @@ export async function listDeliveryRows(
       .$if(page.status !== undefined, (qb) => qb.where('status', '=', page.status!))
       .executeTakeFirstOrThrow(),
   ]);
-  return { rows, total: Number(count.count) };
+  const { rows, more } = cursor ? cursorPage(found, page.limit, cursor.side) : { rows: found, more: false };
+  return { rows, total: Number(count.count), more };
 }
 
 /**

@@ -2,6 +2,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
+import type { PageStart } from '../contract/pagination.js';
+import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
 import { DELIVERY_CHANNEL } from './channels.js';
 
 /** An event as stored. */
@@ -96,4 +98,76 @@ export async function deleteOldEvents(db: Db, before: Date, limit: number): Prom
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
       LIMIT ${limit})`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+/** The kind of the events `POST /webhooks/{id}/test` makes: listed only when asked for by kind. */
+const TEST_KIND = 'webhook.test';
+
+/** The filters of the event list. */
+export interface EventFilter {
+  kind?: string;
+  createdAfter?: Date;
+  createdBefore?: Date;
+}
+
+/** The org's events matching `filter`: test events only when `filter.kind` asks for them. */
+function matchingEvents(db: Db, orgId: string, filter: EventFilter) {
+  return db
+    .selectFrom('events')
+    .where('org_id', '=', orgId)
+    .where('kind', filter.kind === undefined ? '<>' : '=', filter.kind ?? TEST_KIND)
+    .$if(filter.createdAfter !== undefined, (qb) => qb.where('created_at', '>', filter.createdAfter!))
+    .$if(filter.createdBefore !== undefined, (qb) => qb.where('created_at', '<', filter.createdBefore!));
+}
+
+/**
+ * One page of the org's events matching `filter`, newest first (ties by id), starting at `start`, and
+ * how many events match in all; `more` tells whether a cursor page has more beyond it. A cursor must be
+ * an event of the org (see findEventRow).
+ */
+export async function listEventRows(
+  db: Db,
+  orgId: string,
+  filter: EventFilter,
+  page: { limit: number; start: PageStart },
+): Promise<{ rows: Required<Omit<EventRow, 'traceparent'>>[]; total: number; more: boolean }> {
+  const { start, limit } = page;
+  const cursor = 'cursor' in start ? start : undefined;
+  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
+  const [found, counted] = await Promise.all([
+    matchingEvents(db, orgId, filter)
+      .select(['id', 'org_id', 'kind', 'data', 'created_at'])
+      .$if(cursor !== undefined, (qb) =>
+        qb.where(beyondCursor('events', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
+      )
+      .orderBy('created_at', order)
+      .orderBy('id', order)
+      .limit(cursor ? limit + 1 : limit)
+      .offset('offset' in start ? start.offset : 0)
+      .execute(),
+    matchingEvents(db, orgId, filter)
+      .select((eb) => eb.fn.countAll<string>().as('total'))
+      .executeTakeFirstOrThrow(),
+  ]);
+  const { rows, more } = cursor ? cursorPage(found, limit, cursor.side) : { rows: found, more: false };
+  return { rows: rows.map(eventOf), total: Number(counted.total), more };
+}
+
+function eventOf(row: { id: string; org_id: string; kind: string; data: unknown; created_at: Date }) {
+  return { id: row.id, orgId: row.org_id, kind: row.kind, data: row.data, createdAt: row.created_at };
+}
+
+/** The org's event with this id, or undefined (also for another org's event). */
+export async function findEventRow(
+  db: Db,
+  orgId: string,
+  id: string,
+): Promise<Required<Omit<EventRow, 'traceparent'>> | undefined> {
+  const row = await db
+    .selectFrom('events')
+    .select(['id', 'org_id', 'kind', 'data', 'created_at'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row && eventOf(row);
 }

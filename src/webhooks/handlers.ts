@@ -1,6 +1,8 @@
 // Handlers for the webhooks operations: HTTP in and out; the rules live in ./service.ts.
-import { DEFAULT_LIMIT, paginate } from '../contract/pagination.js';
+import { DEFAULT_LIMIT, pageStart, paginateFrom } from '../contract/pagination.js';
 import type { OperationHandler } from '../contract/operations.js';
+import { invalidField } from '../errors.js';
+import * as events from './event-log.js';
 import * as webhooks from './service.js';
 
 /** createWebhook: registers an endpoint; 201 with the endpoint and its secret. */
@@ -12,9 +14,9 @@ export const createWebhook: OperationHandler<'createWebhook'> = async ({ auth, b
 /** listWebhooks: one page of the org's endpoints, newest first. */
 export const listWebhooks: OperationHandler<'listWebhooks'> = async ({ auth, query }, deps) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const offset = query.offset ?? 0;
-  const { items, total } = await webhooks.listWebhooks(deps.db, auth.orgId, { limit, offset });
-  return { status: 200, body: { data: items, pagination: paginate(limit, offset, items.length, total) } };
+  const start = pageStart(query);
+  const { items, total, more } = await webhooks.listWebhooks(deps.db, auth.orgId, { limit, ...start });
+  return { status: 200, body: { data: items, pagination: paginateFrom(start, limit, items.length, total, more) } };
 };
 
 /** getWebhook: one endpoint; 404 when not in the org. */
@@ -52,13 +54,13 @@ export const listWebhookDeliveries: OperationHandler<'listWebhookDeliveries'> = 
   deps,
 ) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const offset = query.offset ?? 0;
-  const { items, total } = await webhooks.listDeliveries(deps.db, auth.orgId, params.id, {
+  const start = pageStart(query);
+  const { items, total, more } = await webhooks.listDeliveries(deps.db, auth.orgId, params.id, {
     limit,
-    offset,
+    ...start,
     ...(query.status !== undefined ? { status: query.status } : {}),
   });
-  return { status: 200, body: { data: items, pagination: paginate(limit, offset, items.length, total) } };
+  return { status: 200, body: { data: items, pagination: paginateFrom(start, limit, items.length, total, more) } };
 };
 
 /** redeliverWebhookDelivery: 202 with a new pending delivery of the same event. */
@@ -70,4 +72,33 @@ export const redeliverWebhookDelivery: OperationHandler<'redeliverWebhookDeliver
     status: 202,
     body: { data: await webhooks.redeliver(deps, auth.orgId, params.id, params.delivery_id) },
   };
+};
+
+/** The instant a date-time parameter names; invalid_request for one the spec's format lets through but no Date holds (a leap second). */
+function moment(param: string, value: string): Date {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw invalidField(param, 'must be a date-time such as 2026-11-21T09:30:00Z');
+  return date;
+}
+
+/** listEvents: one page of the org's events, newest first, filtered by kind and creation time. */
+export const listEvents: OperationHandler<'listEvents'> = async ({ auth, query }, deps) => {
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  const start = pageStart(query);
+  const { items, total, more } = await events.listEvents(
+    deps.db,
+    auth.orgId,
+    {
+      ...(query.kind !== undefined ? { kind: query.kind } : {}),
+      ...(query.created_after !== undefined ? { createdAfter: moment('created_after', query.created_after) } : {}),
+      ...(query.created_before !== undefined ? { createdBefore: moment('created_before', query.created_before) } : {}),
+    },
+    { limit, start },
+  );
+  return { status: 200, body: { data: items, pagination: paginateFrom(start, limit, items.length, total, more) } };
+};
+
+/** getEvent: one event of the org, as its deliveries carry it; 404 when not in the org. */
+export const getEvent: OperationHandler<'getEvent'> = async ({ auth, params }, deps) => {
+  return { status: 200, body: { data: await events.getEvent(deps.db, auth.orgId, params.id) } };
 };

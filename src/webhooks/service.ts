@@ -9,6 +9,7 @@ import { validators } from '../contract/validators.js';
 import { messagesByField } from '../contract/validation-messages.js';
 import type { ErrorObject } from 'ajv';
 import * as attempts from './attempt-queries.js';
+import { unknownCursor, type PageStart } from '../contract/pagination.js';
 import { deleteInBatches } from '../database/batches.js';
 import * as deliveries from './delivery-queries.js';
 import { deliverOnce } from './delivery/deliver-once.js';
@@ -111,10 +112,11 @@ export async function createWebhook(
 export async function listWebhooks(
   db: Db,
   orgId: string,
-  page: { limit: number; offset: number },
-): Promise<{ items: Webhook[]; total: number }> {
-  const { rows, total } = await webhooks.listWebhookRows(db, orgId, page);
-  return { items: rows.map(toWebhook), total };
+  page: { limit: number } & PageStart,
+): Promise<{ items: Webhook[]; total: number; more: boolean }> {
+  if ('cursor' in page && !(await webhooks.findWebhookRow(db, orgId, page.cursor))) throw unknownCursor(page.side);
+  const { rows, total, more } = await webhooks.listWebhookRows(db, orgId, page);
+  return { items: rows.map(toWebhook), total, more };
 }
 
 /** The org's endpoint; throws not_found. */
@@ -339,11 +341,12 @@ export async function listDeliveries(
   db: Db,
   orgId: string,
   id: string,
-  page: { limit: number; offset: number; status?: Schemas['WebhookDeliveryStatus'] },
-): Promise<{ items: WebhookDelivery[]; total: number }> {
+  page: { limit: number; status?: Schemas['WebhookDeliveryStatus'] } & PageStart,
+): Promise<{ items: WebhookDelivery[]; total: number; more: boolean }> {
   await requireWebhook(db, orgId, id);
-  const { rows, total } = await deliveries.listDeliveryRows(db, id, page);
-  return { items: await withAttempts(db, rows), total };
+  if ('cursor' in page && !(await deliveries.findDeliveryRow(db, id, page.cursor))) throw unknownCursor(page.side);
+  const { rows, total, more } = await deliveries.listDeliveryRows(db, id, page);
+  return { items: await withAttempts(db, rows), total, more };
 }
 
 /**

@@ -104,6 +104,12 @@ function query(valid: ValidRequest): BadRequest[] {
   return bad;
 }
 
+/** An id of the same shape as `id` that names nothing: the nil UUID, or `evt_000…` for an event id. */
+function zeroedId(id: string): string {
+  const [, prefix = '', rest = ''] = /^([a-z]+_)?(.*)$/s.exec(id) ?? [];
+  return prefix + rest.replace(/[0-9A-Za-z]/g, '0');
+}
+
 function pathIds(valid: ValidRequest): BadRequest[] {
   const bad: BadRequest[] = [];
   for (const name of pathParameterNames(valid.operation.path)) {
@@ -126,7 +132,7 @@ function pathIds(valid: ValidRequest): BadRequest[] {
       at('with an emoji', `${own}😀`),
       at('with SQL appended', `${own}' OR '1'='1`),
       ...SQL_INJECTION.map((value) => at(`= ${value}`, value)),
-      at('unknown (the nil UUID)', '00000000-0000-0000-0000-000000000000', 'not_found'),
+      at('unknown (its own id with every digit and letter zeroed)', zeroedId(own), 'not_found'),
       build(valid, `path ${name} with a malformed percent escape`, {
         path: fillPath(valid.operation.path, { ...valid.pathValues, [name]: 'MALFORMED' }).replace(
           'MALFORMED',

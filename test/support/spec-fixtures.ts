@@ -14,6 +14,8 @@ export interface OwnedOrg extends TestOrg {
   contactId: string;
   webhookId: string;
   deliveryId: string;
+  /** The event of that delivery (its contact's contact.created). */
+  eventId: string;
   /** Where its webhook endpoint delivers. */
   receiverUrl: string;
   /** The Idempotency-Key its call was placed with. */
@@ -27,6 +29,7 @@ const PATH_FIXTURES: Record<string, (org: OwnedOrg) => string> = {
   'id@/agents/{id}': (org) => org.agentId,
   'id@/webhooks/{id}': (org) => org.webhookId,
   'delivery_id@/webhooks/{id}/deliveries/{delivery_id}': (org) => org.deliveryId,
+  'id@/events/{id}': (org) => org.eventId,
 };
 
 /** Request-body fields that hold a resource's id (format uuid) or a value tied to the org. A new one needs a line here. */
@@ -116,6 +119,7 @@ export async function createOwnedOrg(
     contactId: '',
     webhookId: '',
     deliveryId: '',
+    eventId: '',
     receiverUrl,
     idempotencyKey: `fixture-${name}`,
   };
@@ -130,9 +134,10 @@ export async function createOwnedOrg(
   owned.callId = (await create('createCall', 201, owned.idempotencyKey)).data.id;
   const delivery = await db
     .selectFrom('webhook_deliveries')
-    .select('id')
+    .select(['id', 'event_id'])
     .where('webhook_id', '=', owned.webhookId)
     .executeTakeFirstOrThrow();
   owned.deliveryId = delivery.id;
+  owned.eventId = delivery.event_id;
   return owned;
 }

@@ -21,7 +21,7 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
     view(env, async (ctx, session) => {
       const status = chosen(ctx, 'status', CALL_STATUSES);
       const { page: number, limit, offset } = pageOf(ctx);
-      const { rows, total } = await listCalls(db, session.orgId, { status, limit, offset });
+      const { rows, total } = await listCalls(db, session.orgId, { status, limit, start: { offset } });
       const body = html`${selectFilter(CURRENT, 'status', 'Status', CALL_STATUSES, status)}
       ${
         rows.length

@@ -21,6 +21,11 @@ export function isEventKind(kind: string): kind is EventKind {
   return (EVENT_KINDS as readonly string[]).includes(kind);
 }
 
+/** The body of every delivery of `event`: its envelope, as the spec's `WebhookEvent` shapes it. */
+export function eventEnvelope(event: Pick<StoredEvent, 'id' | 'kind' | 'data' | 'createdAt'>) {
+  return { id: event.id, event: event.kind, created_at: event.createdAt.toISOString(), data: event.data };
+}
+
 /**
  * Builds the request of one attempt: serialises the envelope once it satisfies the spec's schema for
  * its kind, signs it with `secrets` (newest first) at `timestampMs`, and checks the headers against
@@ -33,7 +38,7 @@ export function buildDelivery(
 ): BuiltDelivery {
   if (!isEventKind(event.kind)) return { ok: false, problem: `unknown event kind "${event.kind}"` };
   const names = EVENT_VALIDATORS[event.kind];
-  const envelope = { id: event.id, event: event.kind, created_at: event.createdAt.toISOString(), data: event.data };
+  const envelope = eventEnvelope(event);
   const checkBody = validators[names.envelope];
   if (!checkBody(envelope)) {
     return {
