@@ -474,8 +474,11 @@ EOF
 } >"$out/openapi-client-axios/usage.ts"
 check openapi-client-axios
 
-echo "== (k) openapi-typescript-codegen $("$bin/openapi" --version 2>/dev/null | tr -d '\n') (fetch client, --useUnionTypes)"
-"$bin/openapi" --input "$spec" --output "$out/openapi-typescript-codegen/client" --client fetch --useUnionTypes >/dev/null
+# Its command is named `openapi`, like @redocly/cli's; which one node_modules/.bin links depends on the
+# install order, so the package's own entry point is run.
+codegen="node $PWD/node_modules/openapi-typescript-codegen/bin/index.js"
+echo "== (k) openapi-typescript-codegen $($codegen --version 2>/dev/null | tr -d '\n') (fetch client, --useUnionTypes)"
+$codegen --input "$spec" --output "$out/openapi-typescript-codegen/client" --client fetch --useUnionTypes >/dev/null
 # Its imports carry no file extension, written for a bundler: resolved as one, still strict.
 bundler=${tsconfig/'"module": "NodeNext"'/'"module": "ESNext"'}
 printf '%s\n' "${bundler/'"moduleResolution": "NodeNext"'/'"moduleResolution": "Bundler"'}" >"$out/openapi-typescript-codegen/tsconfig.json"
