@@ -273,13 +273,16 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
     dashboardLink,
     orgs: await countOrgs(database.db),
   });
-  const shutDown = async (signal: NodeJS.Signals) => {
+  // One shutdown, whether a signal or the supervisor giving up asks first (or both do).
+  let stopping: Promise<void> | null = null;
+  const stopAll = async (signal: NodeJS.Signals) => {
     readiness.startDraining();
     await supervisor.stop(signal);
     await metricsServer?.close();
     await readiness.close();
     await database.close();
   };
+  const shutDown = (signal: NodeJS.Signals) => (stopping ??= stopAll(signal));
   const gaveUp = supervisor.gaveUp.then(async () => {
     await shutDown('SIGTERM');
     return 1;

@@ -17,7 +17,7 @@ export interface RestartPolicy {
   /** The first pause before a restart; each quick death doubles it, up to maxDelayMs. */
   initialDelayMs: number;
   maxDelayMs: number;
-  /** More deaths than this of one child within windowMs make the service give up. */
+  /** This many deaths of one child within windowMs make the service give up. */
   maxDeaths: number;
   windowMs: number;
 }
@@ -142,7 +142,7 @@ export class Supervisor {
     const now = Date.now();
     slot.deaths = [...slot.deaths.filter((at) => now - at < this.policy.windowMs), now];
     const pid = worker.process.pid;
-    if (slot.deaths.length > this.policy.maxDeaths) {
+    if (slot.deaths.length >= this.policy.maxDeaths) {
       const reason = `a ${slot.role} child died ${slot.deaths.length} times within ${this.policy.windowMs / 1000} s`;
       this.logger.fatal({ role: slot.role, pid, code, signal }, `${reason}; stopping the service`);
       this.giveUp(reason);

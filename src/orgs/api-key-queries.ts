@@ -28,6 +28,12 @@ export async function insertApiKey(
     .executeTakeFirstOrThrow();
 }
 
+/** The prefixes of every key not revoked, in any org. */
+export async function listActiveKeyPrefixes(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('api_keys').select('prefix').where('revoked_at', 'is', null).execute();
+  return rows.map((row) => row.prefix);
+}
+
 /** Finds a key by its public prefix with its org's active plan; undefined when unknown. */
 export async function findKeyByPrefix(db: Db, prefix: string): Promise<KeyLookup | undefined> {
   const row = await db

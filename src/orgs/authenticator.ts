@@ -1,15 +1,17 @@
 // Bearer API-key authentication. Found keys are cached for a short time (the bound on how long a revoked
 // key or a changed plan goes unnoticed); unknown keys are remembered apart, in a bounded cache that never
 // pushes out a valid key. Failed authentications are counted per client address in the database, so all
-// API processes share one allowance; an address over it gets no more lookups of keys it has not used
-// successfully, until its allowance refills. A key that worked recently is always looked up: a flood of
-// made-up keys from the same address (every client behind one proxy) never locks a valid key out.
+// API processes share one allowance; an address over it gets no lookups of made-up keys until its
+// allowance refills. A key that exists is still looked up (a key that worked here lately, or one whose
+// prefix is among the active keys, a list reloaded at most every 30 s while some address is over its
+// allowance): a flood of made-up keys from the same address (every client behind one proxy) never
+// locks a valid key out, on any process, after a restart too.
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../database/connect.js';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import { parseApiKey, secretMatches } from './api-keys.js';
-import { findKeyByPrefix, markKeyUsed, type KeyLookup } from './api-key-queries.js';
+import { findKeyByPrefix, listActiveKeyPrefixes, markKeyUsed, type KeyLookup } from './api-key-queries.js';
 import { deleteFullAllowances, spendAuthFailure } from './auth-failure-queries.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
 
@@ -33,6 +35,13 @@ const RECENTLY_VALID_KEYS = 100_000;
 const RECENTLY_VALID_MS = 24 * 60 * 60 * 1000;
 /** A key's last use is written at most this often from one process (the dashboard shows it to the minute). */
 const USE_MARK_INTERVAL_MS = 60_000;
+/**
+ * How long the list of active key prefixes is reused: for a prefix it holds, 30 s (a key revoked since is
+ * refused by its lookup); for one it lacks (a key made since, or a made-up one), 1 s, so a flood of
+ * made-up keys costs at most one read of the list a second.
+ */
+const ACTIVE_PREFIXES_TTL_MS = 30_000;
+const ACTIVE_PREFIXES_MISS_TTL_MS = 1_000;
 
 /** Settings of the authenticator. */
 export interface AuthenticatorOptions {
@@ -56,6 +65,8 @@ export class ApiKeyAuthenticator {
   private readonly recentlyValid: LRUCache<string, true>;
   /** When this process last wrote each key's last use. */
   private readonly usesMarked = new LRUCache<string, number>({ max: KNOWN_KEYS });
+  /** The prefixes of the active keys, read when an address is over its allowance. */
+  private activePrefixes: { at: number; prefixes: Promise<Set<string>> } | null = null;
 
   constructor(
     private readonly db: Db,
@@ -79,11 +90,32 @@ export class ApiKeyAuthenticator {
     const parsed = parseBearer(authorization);
     const cached = parsed ? this.known?.get(parsed.prefix) : undefined;
     if (parsed && cached && isValid(cached, parsed.secret)) return this.accepted(cached, parsed.prefix);
-    if (!(parsed && this.recentlyValid.has(parsed.prefix))) this.refuseWhenExhausted(address);
+    const exempt =
+      parsed !== null &&
+      (this.recentlyValid.has(parsed.prefix) ||
+        (this.allowanceOf(address).tokens < 1 && (await this.isActivePrefix(parsed.prefix))));
+    // Spent here, before any wait, so that requests in flight together cannot all pass one last token.
+    if (!exempt) this.takeLocally(address);
     const lookup = parsed ? await this.lookup(parsed.prefix) : undefined;
-    if (parsed && lookup && isValid(lookup, parsed.secret)) return this.accepted(lookup, parsed.prefix);
+    if (parsed && lookup && isValid(lookup, parsed.secret)) {
+      if (!exempt) this.giveBackLocally(address);
+      return this.accepted(lookup, parsed.prefix);
+    }
     await this.countFailure(address);
     return null;
+  }
+
+  /** Whether `prefix` is an active key's, from the list of active prefixes (see ACTIVE_PREFIXES_TTL_MS). */
+  private async isActivePrefix(prefix: string): Promise<boolean> {
+    const current = this.activePrefixes;
+    const age = current ? this.clock.now().getTime() - current.at : Infinity;
+    if (current && age <= ACTIVE_PREFIXES_TTL_MS && (await current.prefixes).has(prefix)) return true;
+    if (current && age <= ACTIVE_PREFIXES_MISS_TTL_MS) return false;
+    const loading = listActiveKeyPrefixes(this.db).then((prefixes) => new Set(prefixes));
+    this.activePrefixes = { at: this.clock.now().getTime(), prefixes: loading };
+    // A failed read is not kept: the next request reads again (and this one fails as a lookup would).
+    loading.catch(() => (this.activePrefixes = null));
+    return (await loading).has(prefix);
   }
 
   /**
@@ -97,7 +129,8 @@ export class ApiKeyAuthenticator {
     const marked = this.usesMarked.get(prefix);
     if (marked === undefined || now.getTime() - marked >= USE_MARK_INTERVAL_MS) {
       this.usesMarked.set(prefix, now.getTime());
-      markKeyUsed(this.db, prefix, now).catch(() => this.usesMarked.delete(prefix));
+      // A failed write keeps the mark: the next try is a minute later, not on the next request.
+      markKeyUsed(this.db, prefix, now).catch(() => undefined);
     }
     return contextOf(lookup, prefix);
   }
@@ -119,15 +152,28 @@ export class ApiKeyAuthenticator {
     return { tokens: Math.min(perMinute, last.tokens + ((now - last.at) * perMinute) / 60_000), at: now };
   }
 
-  private refuseWhenExhausted(address: string): void {
+  /** Takes one failure of the address's allowance in this process's view, or refuses it with 429 when none is left. */
+  private takeLocally(address: string): void {
     const allowance = this.allowanceOf(address);
-    if (allowance.tokens >= 1) return;
+    if (allowance.tokens >= 1) {
+      this.allowances.set(address, { tokens: allowance.tokens - 1, at: allowance.at });
+      return;
+    }
     const waitS = Math.max(1, Math.ceil(((1 - allowance.tokens) * 60) / this.options.failuresPerMinute));
     throw new DomainError(
       'too_many_requests',
       `Too many failed authentications from this address; retry in ${waitS} ${waitS === 1 ? 'second' : 'seconds'} with a valid API key.`,
       { headers: { 'Retry-After': String(waitS) } },
     );
+  }
+
+  /** Gives back the failure takeLocally took, for a request whose key turned out valid. */
+  private giveBackLocally(address: string): void {
+    const allowance = this.allowanceOf(address);
+    this.allowances.set(address, {
+      tokens: Math.min(this.options.failuresPerMinute, allowance.tokens + 1),
+      at: allowance.at,
+    });
   }
 
   /** Spends one of the address's failures in the database and remembers what is left of its allowance. */

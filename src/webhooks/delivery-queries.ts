@@ -434,7 +434,8 @@ export async function findAnyDelivery(
 
 /**
  * The events of the endpoint's deliveries that failed or were abandoned, created at or after `since`,
- * oldest first, at most `limit`: what an operator's replay sends again.
+ * and that no delivery to the endpoint has brought (a later retry or redelivery succeeded), oldest
+ * first, at most `limit`: what an operator's replay sends again.
  */
 export async function findUnsuccessfulEvents(db: Db, webhookId: string, since: Date, limit: number): Promise<string[]> {
   const rows = await db
@@ -443,6 +444,17 @@ export async function findUnsuccessfulEvents(db: Db, webhookId: string, since: D
     .where('webhook_id', '=', webhookId)
     .where('status', 'in', ['failed', 'abandoned'])
     .where('created_at', '>=', since)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('webhook_deliveries as delivered')
+            .select('delivered.id')
+            .whereRef('delivered.webhook_id', '=', 'webhook_deliveries.webhook_id')
+            .whereRef('delivered.event_id', '=', 'webhook_deliveries.event_id')
+            .where('delivered.status', '=', 'succeeded'),
+        ),
+      ),
+    )
     .groupBy('event_id')
     .orderBy((eb) => eb.fn.min('seq'))
     .limit(limit)

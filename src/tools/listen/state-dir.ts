@@ -32,7 +32,7 @@ export async function openStateDir(dir: string): Promise<void> {
     ? 'is not a folder'
     : typeof process.getuid === 'function' && info.uid !== process.getuid()
       ? 'belongs to another user'
-      : (info.mode & 0o022) !== 0
+      : process.platform !== 'win32' && (info.mode & 0o022) !== 0
         ? `can be written by other users (mode ${(info.mode & 0o7777).toString(8)})`
         : null;
   if (problem) {
