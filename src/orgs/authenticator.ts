@@ -176,10 +176,16 @@ export class ApiKeyAuthenticator {
     });
   }
 
-  /** Spends one of the address's failures in the database and remembers what is left of its allowance. */
+  /**
+   * Spends one of the address's failures in the database and remembers what is left of its allowance:
+   * the lower of the database's count (which knows other processes' failures) and this process's (which
+   * knows the failures still on their way to the database), so an early answer never hands back tokens
+   * that requests in flight have already taken.
+   */
   private async countFailure(address: string): Promise<void> {
     const spent = await spendAuthFailure(this.db, address, this.options.failuresPerMinute, this.clock.now().getTime());
-    this.allowances.set(address, { tokens: spent.tokens, at: spent.atMs });
+    const local = this.allowanceOf(address);
+    this.allowances.set(address, { tokens: Math.min(spent.tokens, local.tokens), at: local.at });
   }
 }
 
