@@ -42,7 +42,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ],
   [
     'routing',
-    /\/node_modules\/(openapi-backend|@koa\/router|path-to-regexp|bath-es5|lodash|cookie)\/|\/src\/http\/(backend|api-routing|per-operation|handler-map|operation-input)\./,
+    /\/node_modules\/(openapi-backend|@koa\/router|path-to-regexp|bath-es5|lodash|cookie)\/|\/src\/http\/(backend|api-routes|operation-pipeline|per-operation|handler-map|operation-input)\./,
   ],
   ['SQL', /\/node_modules\/(kysely|pg|pg-protocol|pg-types|pg-pool|postgres-[a-z]+)\/|queries\.|\/src\/database\//],
   ['serialisation', /\/src\/http\/(response|error-envelope)\.|\/mapper\./],

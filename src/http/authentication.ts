@@ -2,7 +2,6 @@
 // read. A key that is missing, unknown, malformed or revoked is refused with 401; a failure to look the
 // key up at all (the database, an address over its allowance of failed attempts) is answered as what it is.
 import type Koa from 'koa';
-import type { Context } from 'openapi-backend';
 import { DomainError } from '../errors.js';
 import type { ApiKeyAuthenticator, AuthContext } from '../orgs/authenticator.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -42,26 +41,4 @@ export async function authenticate(
   if (!auth) unauthorized();
   stateOf(ctx).auth = auth;
   return auth;
-}
-
-/**
- * openapi-backend's handler of the bearerAuth scheme: the authenticated caller, or false. Why it failed
- * is kept in the request state for the unauthorized handler to answer with.
- */
-export function bearerAuth(authenticator: ApiKeyAuthenticator, metrics: Metrics) {
-  return async (_context: Context, ctx: Koa.Context): Promise<AuthContext | false> => {
-    try {
-      return await authenticate(authenticator, metrics, ctx);
-    } catch (error) {
-      stateOf(ctx).authFailure = error;
-      return false;
-    }
-  };
-}
-
-/** openapi-backend's unauthorizedHandler: throws why authentication failed (unauthorized, 429, 503, ...). */
-export function refuseUnauthenticated(_context: Context, ctx: Koa.Context): never {
-  const { authFailure } = stateOf(ctx);
-  if (authFailure !== undefined) throw authFailure;
-  unauthorized();
 }

@@ -1,5 +1,5 @@
 // What a typed handler receives, taken from the request openapi-backend parsed and validated.
-import type { Context, Operation } from 'openapi-backend';
+import type { Operation, ParsedRequest } from 'openapi-backend';
 import type Koa from 'koa';
 import type { OperationId, OperationInput } from '../contract/operations.js';
 import { perOperation } from './per-operation.js';
@@ -25,8 +25,11 @@ function declaredHeaders(operation: Operation, headers: Record<string, string | 
 }
 
 /** The handler input of an authenticated, validated request: params, query, headers, body, caller. */
-export function operationInput(context: Context, ctx: Koa.Context): OperationInput<OperationId> {
-  const { request, operation } = context;
+export function operationInput(
+  operation: Operation,
+  request: ParsedRequest,
+  ctx: Koa.Context,
+): OperationInput<OperationId> {
   const state = stateOf(ctx);
   return {
     params: request.params,

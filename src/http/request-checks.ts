@@ -1,9 +1,10 @@
 // Checks of a request that its operation's schemas cannot express: before validation, what
 // openapi-backend would mishandle (a path escape that does not decode, integers its coercion would
 // accept); after validation, what the schemas never see.
-import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
+import type { Operation, ParsedRequest } from 'openapi-backend';
 import type Koa from 'koa';
 import { DomainError, invalidField } from '../errors.js';
+import { API_ROOT } from './backend.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
 import { undeclaredQueryParameter } from './validation-errors.js';
 import { perOperation } from './per-operation.js';
@@ -53,8 +54,8 @@ export function decodes(text: string): boolean {
  * The first path parameter of `operation` whose segment of `path` is not valid percent-encoded text
  * (decodeURIComponent refuses it: openapi-backend would fail on it with a URIError), or null.
  */
-export function malformedPathParameter(api: OpenAPIBackend, operation: Operation, path: string): string | null {
-  const segments = api.router.normalizePath(path).split('/');
+export function malformedPathParameter(operation: Operation, path: string): string | null {
+  const segments = path.slice(API_ROOT.length).split('/');
   for (const [index, name] of pathParametersOf(operation)) {
     if (!decodes(segments[index] ?? '')) return name;
   }
@@ -78,13 +79,12 @@ export function checkQueryIntegers(operation: Operation, querystring: string): v
 }
 
 /**
- * openapi-backend's preOperationHandler, after schema validation. Throws invalid_request for a body sent
+ * After schema validation, on the request as openapi-backend parsed it. Throws invalid_request for a body sent
  * to an operation that takes none, a query parameter the operation does not declare (names such as
  * `__proto__` never reach the schemas), and text or numbers the database cannot store as sent (U+0000,
  * lone surrogates, 1e400).
  */
-export function checkRequest(context: Context, ctx: Koa.Context): void {
-  const { operation, request } = context;
+export function checkRequest(operation: Operation, request: ParsedRequest, ctx: Koa.Context): void {
   const state = stateOf(ctx);
   if (!operation.requestBody && state.hasBody) {
     throw new DomainError('invalid_request', 'body: this operation takes no request body', {

@@ -1,6 +1,6 @@
 // Writes a handler's result to the response, after checking it against the spec for its operation and
 // status when responses are validated (always in tests).
-import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
+import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import type Koa from 'koa';
 
 /** What a handler returns. */
@@ -25,13 +25,12 @@ function checkResponse(api: OpenAPIBackend, operation: Operation, output: Handle
 }
 
 /**
- * openapi-backend's postResponseHandler: writes the operation handler's output (context.response) to
- * the Koa response; with `validate`, a response that breaks the contract throws (a loud internal error).
+ * The writer of an operation handler's output to the Koa response; with `validate`, a response that
+ * breaks the contract (checked by `api`) throws: a loud internal error.
  */
-export function writeResponse(validate: boolean) {
-  return (context: Context, ctx: Koa.Context): void => {
-    const output = context.response as HandlerOutput;
-    if (validate) checkResponse(context.api, context.operation, output);
+export function writeResponse(api: OpenAPIBackend, validate: boolean) {
+  return (operation: Operation, output: HandlerOutput, ctx: Koa.Context): void => {
+    if (validate) checkResponse(api, operation, output);
     ctx.status = output.status;
     if (output.body !== undefined) ctx.body = output.body;
     if (output.headers) ctx.set(output.headers);

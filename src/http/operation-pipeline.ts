@@ -1,0 +1,76 @@
+// What happens to a request once its operation is known, in the order the design gives: authenticate
+// (before any byte of the body is read), take a rate-limit slot, read the body, validate the request
+// with openapi-backend against the spec, run the checks the schemas cannot express, then the typed
+// handler, whose answer is written (checked against the spec when responses are validated).
+import type Koa from 'koa';
+import type { OpenAPIBackend, Operation, ParsedRequest, Request } from 'openapi-backend';
+import type { AppDeps } from '../app-deps.js';
+import type { HandlerMap, OperationId, OperationInput } from '../contract/operations.js';
+import { invalidField } from '../errors.js';
+import { authenticate } from './authentication.js';
+import type { ApiGuards } from './backend.js';
+import { declaresBody, jsonBodyReader } from './json-body.js';
+import { headerNamesOf, operationInput } from './operation-input.js';
+import { takeRateLimitSlot } from './rate-limit.js';
+import { checkQueryIntegers, checkRequest, decodes, malformedPathParameter } from './request-checks.js';
+import { stateOf } from './request-state.js';
+import { writeResponse, type HandlerOutput } from './response.js';
+import { validationError } from './validation-errors.js';
+
+/** Runs one request to the end of its operation; what refuses it is thrown for the error boundary. */
+export type OperationRunner = (operation: Operation, ctx: Koa.Context) => Promise<void>;
+
+type AnyHandler = (input: OperationInput<OperationId>, deps: AppDeps) => Promise<HandlerOutput>;
+
+/**
+ * The runner of every operation: `handlers` by operationId, `api` validating requests (and responses
+ * when `deps.config.validateResponses`), `guards` admitting them. A body left unread (refused before it
+ * was needed) is not waited for: the connection closes after the answer.
+ */
+export function operationPipeline(
+  api: OpenAPIBackend,
+  handlers: HandlerMap,
+  deps: AppDeps,
+  guards: ApiGuards,
+): OperationRunner {
+  const readBody = jsonBodyReader(deps.config.bodyTimeoutMs);
+  const write = writeResponse(api, deps.config.validateResponses);
+  return async (operation, ctx) => {
+    const state = stateOf(ctx);
+    state.hasBody = declaresBody(ctx);
+    try {
+      if (operation.security?.length) await authenticate(guards.authenticator, guards.metrics, ctx);
+      await takeRateLimitSlot(guards.limiter, guards.metrics, ctx);
+      // openapi-backend decodes path parameters as it parses; one that does not decode is named here.
+      const malformed = decodes(ctx.path) ? null : malformedPathParameter(operation, ctx.path);
+      if (malformed !== null) throw invalidField(malformed, 'is not valid percent-encoded text');
+      checkQueryIntegers(operation, ctx.querystring);
+      const request: Request = {
+        method: operation.method,
+        path: ctx.path,
+        query: ctx.querystring,
+        headers: ctx.headers as Record<string, string | string[]>,
+      };
+      if (state.hasBody && operation.requestBody) request.body = await readBody(ctx);
+      const validation = api.validateRequest(request, operation);
+      if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation));
+      // Validation parsed the path and query parameters and coerced them to their types (query integers
+      // as numbers); the body is the JSON read above.
+      const coerced = validation.coerced as Pick<ParsedRequest, 'params' | 'query'>;
+      const parsed: ParsedRequest = {
+        method: request.method,
+        path: request.path,
+        params: coerced.params,
+        query: coerced.query,
+        headers: request.headers,
+        cookies: {},
+        requestBody: request.body,
+      };
+      checkRequest(operation, parsed, ctx);
+      const handler = handlers[operation.operationId as OperationId] as AnyHandler;
+      write(operation, await handler(operationInput(operation, parsed, ctx), deps), ctx);
+    } finally {
+      if (state.hasBody && !ctx.req.complete) ctx.set('Connection', 'close');
+    }
+  };
+}
