@@ -1,6 +1,6 @@
-// createApp(deps): the Koa middleware chain, in order, ending in the API: openapi-backend routes each
-// request once, then its hooks authenticate, rate-limit and read the body before it validates the
-// request and dispatches it to the typed handler.
+// createApp(deps): the Koa middleware chain, in order, ending in the API: its routes find each request's
+// operation, whose pipeline authenticates, rate-limits and reads the body before openapi-backend
+// validates the request and the typed handler answers it.
 import type http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -8,7 +8,8 @@ import type { AppDeps } from './app-deps.js';
 import { handlers } from './http/handler-map.js';
 import { ApiKeyAuthenticator } from './orgs/authenticator.js';
 import { API_ROOT, createBackend, type ApiGuards } from './http/backend.js';
-import { apiRequests } from './http/api-routing.js';
+import { apiRoutes } from './http/api-routes.js';
+import { operationPipeline } from './http/operation-pipeline.js';
 import { requestLifecycle } from './http/request-lifecycle.js';
 import { securityHeaders } from './http/security-headers.js';
 import { errorBoundary } from './http/error-boundary.js';
@@ -34,7 +35,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     limiter: new RateLimiter(deps.db, deps.clock),
     metrics: deps.metrics,
   };
-  const api = await createBackend(handlers, deps, guards);
+  const api = await createBackend();
 
   const router = new Router();
   healthRoutes(router, deps.readiness);
@@ -57,7 +58,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     ctx.path.startsWith(`${API_ROOT}/`) && !ROUTED_UNDER_API.has(ctx.path) ? next() : routes(ctx, next),
   );
   app.use(databaseBreaker(deps.readiness));
-  app.use(apiRequests(api, guards));
+  app.use(apiRoutes(api, operationPipeline(api, handlers, deps, guards)));
   return app;
 }
 

@@ -100,6 +100,27 @@ describe('pages', { timeout: 120_000 }, () => {
     await page.context().close();
   });
 
+  it('pages through contacts without counting them all: a next page while more follow, none after the last', async () => {
+    const rows = Array.from({ length: 55 }, (_, i) => `${testNumber(String(5000 + i))},Bulk ${i}`);
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    await page.getByRole('link', { name: 'Contacts' }).click();
+    await page.getByLabel('CSV contents').fill(`phone_e164,name\n${rows.join('\n')}\n`);
+    await page.getByRole('button', { name: 'Import contacts' }).click();
+    await expect.poll(() => page.locator('.notice').textContent()).toMatch(/55 rows read, 55 created/);
+    await page.goto(`${env.app.baseUrl}/dashboard/contacts`);
+    const pages = page.getByRole('navigation', { name: 'Pages' });
+    expect(await pages.textContent()).toContain('Page 1');
+    expect(await pages.getByRole('link', { name: 'Previous page' }).count()).toBe(0);
+    await pages.getByRole('link', { name: 'Next page' }).click();
+    await expect.poll(() => pages.textContent()).toContain('Page 2');
+    expect(await pages.getByRole('link', { name: 'Next page' }).count()).toBe(0);
+    expect(await pages.getByRole('link', { name: 'Previous page' }).count()).toBe(1);
+    // The oldest contact, made first, is on the last page.
+    expect(await page.getByRole('row').filter({ hasText: '<script>alert(1)</script>' }).count()).toBe(1);
+    await expectAccessible(page);
+    await page.context().close();
+  });
+
   it('invites a member by link, lists the audit log, and removing the member ends their session', async () => {
     const admin = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
     await admin.getByRole('link', { name: 'Members' }).click();

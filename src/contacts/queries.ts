@@ -170,6 +170,28 @@ export async function findContactRow(db: Db, orgId: string, id: string) {
 }
 
 /**
+ * Up to `limit` + 1 of an org's contacts from `offset`, newest first (ties by id): a page and whether
+ * another follows, without counting the whole list (the dashboard's pages, which must stay fast for
+ * orgs with hundreds of thousands of contacts).
+ */
+export function browseContactRows(
+  db: Db,
+  orgId: string,
+  page: { limit: number; offset: number; consent?: ConsentCapture },
+) {
+  return db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .$if(page.consent !== undefined, (qb) => qb.where('consent_capture', '=', page.consent!))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .offset(page.offset)
+    .execute();
+}
+
+/**
  * One page of an org's contacts, newest first (ties by id), with the total matching count; `more` tells
  * whether a cursor page has more beyond it (no contact passes an unknown cursor).
  */

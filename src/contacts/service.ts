@@ -59,6 +59,16 @@ export async function getContact(db: Db, orgId: string, id: string): Promise<Con
   return toContact(row);
 }
 
+/** A page of the org's contacts in API form from `offset`, and whether more follow; counts nothing. */
+export async function browseContacts(
+  db: Db,
+  orgId: string,
+  page: { limit: number; offset: number; consent?: contacts.ConsentCapture },
+): Promise<{ items: Contact[]; more: boolean }> {
+  const rows = await contacts.browseContactRows(db, orgId, page);
+  return { items: rows.slice(0, page.limit).map(toContact), more: rows.length > page.limit };
+}
+
 /** One page of the org's contacts in API form; a cursor must be a contact of the org (else invalid_request). */
 export async function listContacts(
   db: Db,

@@ -13,9 +13,18 @@ export function second(at: Date | string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
+// Built once: toLocaleString builds a formatter on every call, which cost a page of 50 calls 2 ms.
+const RUPEE_AMOUNT = new Intl.NumberFormat('en-IN', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const COUNT = new Intl.NumberFormat('en-IN');
+
 /** An amount in paise as rupees: `₹1,234.50`. */
 export function rupees(paise: number): string {
-  return `₹${(paise / 100).toLocaleString('en-IN', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  return `₹${RUPEE_AMOUNT.format(paise / 100)}`;
+}
+
+/** A count with Indian digit grouping: `10,00,000`. */
+export function count(value: number): string {
+  return COUNT.format(value);
 }
 
 /** A key as the dashboard shows it after creation: the public prefix only. */

@@ -52,7 +52,7 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
             </table>`
           : html`<p>No calls${status ? ` in status ${status}` : ''}.</p>`
       }
-      ${pager(CURRENT, { status }, number, total)}`;
+      ${pager(CURRENT, { status }, number, { total })}`;
       sendPage(ctx, 200, page({ title: 'Calls', session, current: CURRENT, body }));
     }),
   );

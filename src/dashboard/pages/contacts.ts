@@ -6,7 +6,7 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import { recordAudit } from '../../audit/service.js';
 import { importContacts, ImportFileError, IMPORT_COLUMNS, type ImportSummary } from '../../contacts/csv-import.js';
-import { listContacts } from '../../contacts/service.js';
+import { browseContacts } from '../../contacts/service.js';
 import type { Contact } from '../../contacts/mapper.js';
 import { invalidField } from '../../errors.js';
 import { action, field, formBody, sendPage, view, type DashboardEnv } from '../route-steps.js';
@@ -75,7 +75,7 @@ function report(summary: ImportSummary): SafeHtml {
 async function contactsPage(env: DashboardEnv, ctx: Koa.Context, session: Session, shown: HtmlValue): Promise<string> {
   const consent = chosen(ctx, 'consent', CONSENTS);
   const { page: number, limit, offset } = pageOf(ctx);
-  const { items, total } = await listContacts(env.deps.db, session.orgId, {
+  const { items, more } = await browseContacts(env.deps.db, session.orgId, {
     limit,
     offset,
     ...(consent ? { consent } : {}),
@@ -113,7 +113,7 @@ async function contactsPage(env: DashboardEnv, ctx: Koa.Context, session: Sessio
         </table>`
       : html`<p>No contacts${consent ? ` with consent ${consent}` : ''}.</p>`
   }
-  ${pager(CURRENT, { consent }, number, total)} ${session.role === 'admin' ? importForm(session) : ''}`;
+  ${pager(CURRENT, { consent }, number, { more })} ${session.role === 'admin' ? importForm(session) : ''}`;
   return page({ title: 'Contacts', session, current: CURRENT, body });
 }
 

@@ -9,7 +9,7 @@ import { MAX_ENDPOINTS_PER_ORG } from '../../webhooks/policy.js';
 import { sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
-import { rupees } from '../format.js';
+import { count, rupees } from '../format.js';
 
 const DAY_MS = 86_400_000;
 /** Calls per status counted at most on the overview (the page's cost stays flat for big orgs). */
@@ -42,9 +42,7 @@ export function overviewRoutes(router: Router, env: DashboardEnv): void {
         (entry) =>
           html`<tr>
             <th scope="row"><a href="/dashboard/calls?status=${entry.status}">${entry.status}</a></th>
-            <td>
-              ${entry.count >= RECENT_CALLS_CAP ? `${RECENT_CALLS_CAP.toLocaleString('en-IN')} or more` : entry.count.toLocaleString('en-IN')}
-            </td>
+            <td>${entry.count >= RECENT_CALLS_CAP ? `${count(RECENT_CALLS_CAP)} or more` : count(entry.count)}</td>
           </tr>`,
       );
       const body = html`<dl class="facts">

@@ -2,6 +2,7 @@
 import type Koa from 'koa';
 import { html, type SafeHtml } from '../html.js';
 import { PAGE_SIZE } from '../policy.js';
+import { count } from '../format.js';
 
 /** The furthest page a list goes to (deep offsets cost in proportion; filters narrow a list instead). */
 const MAX_PAGE = 200;
@@ -13,14 +14,20 @@ export function pageOf(ctx: Koa.Context): { page: number; limit: number; offset:
   return { page, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE };
 }
 
-/** Previous and next links keeping the list's filters, and where the page is in the whole. */
+/**
+ * Previous and next links keeping the list's filters, and where the page is: in the whole when the
+ * list's `total` is known, otherwise only whether `more` follow.
+ */
 export function pager(
   path: string,
   filters: Record<string, string | undefined>,
   page: number,
-  total: number,
+  extent: { total: number } | { more: boolean },
 ): SafeHtml {
-  const pages = Math.min(MAX_PAGE, Math.max(1, Math.ceil(total / PAGE_SIZE)));
+  const pages =
+    'total' in extent
+      ? Math.min(MAX_PAGE, Math.max(1, Math.ceil(extent.total / PAGE_SIZE)))
+      : Math.min(MAX_PAGE, extent.more ? page + 1 : page);
   const href = (to: number) => {
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
@@ -29,7 +36,7 @@ export function pager(
   };
   return html`<nav class="pager" aria-label="Pages">
     ${page > 1 ? html`<a href="${href(page - 1)}" rel="prev">Previous page</a>` : ''}
-    <span>Page ${page} of ${pages} (${total.toLocaleString('en-IN')} in all)</span>
+    <span>${'total' in extent ? `Page ${page} of ${pages} (${count(extent.total)} in all)` : `Page ${page}`}</span>
     ${page < pages ? html`<a href="${href(page + 1)}" rel="next">Next page</a>` : ''}
   </nav>`;
 }
