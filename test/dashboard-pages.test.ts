@@ -2,11 +2,13 @@
 // names shown as text), members (invite by link, removal ends sessions), the audit log; and who may do
 // what: viewers see no controls and get 403 when forcing a change, another org gets 404, a cross-site
 // form post is refused and changes nothing.
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { webhookEnv, endpointWithEvents, type WebhookEnv } from './support/webhook-env.js';
 import { rawRequest } from './support/app.js';
+import { insertWebhook } from '../src/webhooks/queries.js';
 import { testNumber } from './support/calls.js';
 import { acceptInvite, expectAccessible, launchBrowser, newContext, signedInPage } from './support/dashboard.js';
 
@@ -118,6 +120,54 @@ describe('pages', { timeout: 120_000 }, () => {
     // The oldest contact, made first, is on the last page.
     expect(await page.getByRole('row').filter({ hasText: '<script>alert(1)</script>' }).count()).toBe(1);
     await expectAccessible(page);
+    await page.context().close();
+  });
+
+  it('loads every page from its own origin alone, with under 200 KB of script and style', async () => {
+    const endpoint = await insertWebhook(env.database.db, {
+      orgId: env.org.orgId,
+      url: 'https://receiver.test/weights',
+      events: ['contact.created'],
+      secret: `whsec_${randomUUID()}`,
+      now: new Date(),
+    });
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    const origin = new URL(env.app.baseUrl).origin;
+    const paths = [
+      '/dashboard',
+      '/dashboard/keys',
+      '/dashboard/webhooks',
+      `/dashboard/webhooks/${endpoint.id}`,
+      '/dashboard/calls',
+      `/dashboard/calls/${callId}`,
+      '/dashboard/contacts',
+      '/dashboard/members',
+      '/dashboard/audit',
+      '/dashboard/login',
+    ];
+    const weights: string[] = [];
+    for (const path of paths) {
+      const requested: string[] = [];
+      const onRequest = (request: { url(): string }) => requested.push(request.url());
+      page.on('request', onRequest);
+      await page.goto(path, { waitUntil: 'networkidle' });
+      page.off('request', onRequest);
+      // What the page's scripts and style sheets weigh decoded, whether fetched or taken from the cache.
+      const scriptAndStyle = await page.evaluate(() =>
+        performance
+          .getEntriesByType('resource')
+          .filter((entry) => ['script', 'link', 'css'].includes((entry as PerformanceResourceTiming).initiatorType))
+          .reduce((sum, entry) => sum + (entry as PerformanceResourceTiming).decodedBodySize, 0),
+      );
+      expect(
+        requested.filter((url) => new URL(url).origin !== origin),
+        path,
+      ).toEqual([]);
+      expect(scriptAndStyle, path).toBeGreaterThan(0);
+      expect(scriptAndStyle, path).toBeLessThan(200 * 1024);
+      weights.push(`${path.replace(/[0-9a-f-]{36}/, '{id}')} ${(scriptAndStyle / 1024).toFixed(1)} KiB`);
+    }
+    console.log(`dashboard script and style per page: ${weights.join('; ')}`);
     await page.context().close();
   });
 

@@ -95,7 +95,7 @@ export interface BenchSession {
   load(
     server: Child,
     next: Scenario['service'],
-    options: { seconds: number; warmupSec?: number; serverCpuMs?: () => number },
+    options: { seconds: number; warmupSec?: number; connections?: number; serverCpuMs?: () => number },
   ): Promise<LoadResult>;
   close(): Promise<void>;
 }
@@ -196,7 +196,7 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
       runLoad({
         origin: server.address,
         next,
-        connections: CONNECTIONS,
+        connections: run.connections ?? CONNECTIONS,
         durationSec: run.seconds,
         warmupSec: run.warmupSec ?? WARMUP_SEC,
         serverCpuMs: run.serverCpuMs ?? (() => cpuMs(server.pid)),

@@ -30,8 +30,9 @@ async function main(): Promise<void> {
     const service = await session.startService({ nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profiles] });
     const floors = floorNext ? await session.startFloors([scenario]) : null;
 
-    await session.load(service, scenario.service, { seconds: WARMUP_SEC, warmupSec: 0 });
-    const measured = await session.load(service, scenario.service, { seconds });
+    const connections = scenario.connections;
+    await session.load(service, scenario.service, { seconds: WARMUP_SEC, warmupSec: 0, connections });
+    const measured = await session.load(service, scenario.service, { seconds, connections });
     log(`${name}: ${measured.rps.toFixed(0)} req/s, ${measured.errors} errors`);
     // The profile is written when the process exits.
     await service.stop();

@@ -79,7 +79,11 @@ async function main(): Promise<void> {
     // An untimed round over every scenario first, so the first measured ones do not pay for JIT
     // compilation and cold caches in both servers.
     for (const scenario of scenarios) {
-      await session.load(service!, scenario.service, { seconds: WARMUP_SEC, warmupSec: 0 });
+      await session.load(service!, scenario.service, {
+        seconds: WARMUP_SEC,
+        warmupSec: 0,
+        connections: scenario.connections,
+      });
       const floor = scenario.baseline ?? scenario.writeBaseline;
       if (floor) {
         await session.load(floors.prepared, floor.next, { seconds: WARMUP_SEC, warmupSec: 0 });
@@ -92,7 +96,10 @@ async function main(): Promise<void> {
       // Service and floors alternate, so a slow spell of the machine weighs on both sides of a ratio.
       const runs = await repeat(repetitions, async (): Promise<ScenarioRun> => {
         const measured: ScenarioRun = {
-          service: await session.load(service!, scenario.service, { seconds: durationSec }),
+          service: await session.load(service!, scenario.service, {
+            seconds: durationSec,
+            connections: scenario.connections,
+          }),
         };
         if (floor) {
           measured.baseline = await session.load(floors.prepared, floor.next, { seconds: durationSec });
