@@ -85,7 +85,14 @@ describe('routing', () => {
       '/nope',
     ].map((path) => `${app.apiUrl}${path}`);
     const origin = new URL(app.apiUrl).origin;
-    nearMisses.push(`${origin}/calls`, `${origin}/api/v1x/calls`, `${origin}/api/calls`, `${origin}/nope`);
+    nearMisses.push(
+      `${origin}/calls`,
+      `${origin}/api/v1x/calls`,
+      `${origin}/api/calls`,
+      `${origin}/nope`,
+      `${origin}/api/v1/CALLS`,
+      `${origin}/API/V1/calls`,
+    );
     for (const url of nearMisses) {
       for (const method of ['GET', 'POST']) {
         const response = await fetch(url, { method, headers: { Authorization: `Bearer ${org.key}` } });

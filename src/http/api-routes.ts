@@ -31,8 +31,8 @@ function routerPath(template: string): string {
 /**
  * The API's operations (as openapi-backend reads them from the spec, global security included) behind
  * one route per path, each running `run` for the operation of the request's method. Paths are matched
- * exactly (`/calls/` is not `/calls`), literal paths before templated ones. The last middleware: a
- * request no route takes ends in not_found.
+ * exactly, case and trailing slash included (`/calls/` and `/CALLS` are not `/calls`), literal paths
+ * before templated ones. The last middleware: a request no route takes ends in not_found.
  */
 export function apiRoutes(api: OpenAPIBackend, run: OperationRunner): Koa.Middleware {
   const byPath = new Map<string, Map<string, Operation>>();
@@ -41,7 +41,7 @@ export function apiRoutes(api: OpenAPIBackend, run: OperationRunner): Koa.Middle
     methods.set(operation.method.toUpperCase(), operation);
     byPath.set(operation.path, methods);
   }
-  const router = new Router({ prefix: API_ROOT, strict: true });
+  const router = new Router({ prefix: API_ROOT, strict: true, sensitive: true });
   // A template's literal text decides between two templates that both match; the longest wins.
   const literalLength = (path: string) => path.replace(/\{[^}]+\}/g, '').length;
   const paths = [...byPath.keys()].sort((a, b) => literalLength(b) - literalLength(a));
