@@ -240,6 +240,16 @@ describe('bodies that are not what they claim', () => {
     expect(refused).toMatch(/^HTTP\/1\.1 401 /);
     expect(refused.toLowerCase()).toContain('connection: close');
 
+    // Refused by the routes, before any key is read: a wrong method and an unknown path.
+    const partial = (line: string) =>
+      `${line} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"phone`;
+    const wrongMethod = await rawExchange(port, [partial('PUT /api/v1/contacts')], 3_000);
+    expect(wrongMethod).toMatch(/^HTTP\/1\.1 405 /);
+    expect(wrongMethod.toLowerCase()).toContain('connection: close');
+    const unknownPath = await rawExchange(port, [partial('POST /api/v1/nothing-here')], 3_000);
+    expect(unknownPath).toMatch(/^HTTP\/1\.1 404 /);
+    expect(unknownPath.toLowerCase()).toContain('connection: close');
+
     // Headers that never end get 408 in the envelope too.
     const headers = await rawExchange(port, ['GET /api/v1/calls HTTP/1.1\r\nHost: x\r\n'], 5_000);
     expect(headers).toMatch(/^HTTP\/1\.1 408 /);

@@ -120,6 +120,16 @@ describe('request bodies', () => {
     JSON.stringify({ phone_e164: phone, name, consent_capture: 'manual' });
   const json = (extra: Record<string, string> = {}) => ({ 'Content-Type': 'application/json', ...extra });
 
+  it('refuses a body that is not a JSON object, even a string holding one', async () => {
+    for (const body of [JSON.stringify(contact('+919813000100')), '42', 'true']) {
+      const answer = await send('POST', '/contacts', { headers: json(), body });
+      expect(answer.status, body).toBe(400);
+      expect(answer.body.error, body).toMatchObject({ code: 'invalid_request', param: 'body' });
+    }
+    const listed = await send('GET', '/contacts?limit=100');
+    expect(listed.body.data.some((item: { phone_e164: string }) => item.phone_e164 === '+919813000100')).toBe(false);
+  });
+
   it('accepts each supported Content-Encoding and refuses what decodes to more than 64 KiB', async () => {
     const encoders: Array<[string, (text: string) => Buffer]> = [
       ['gzip', (text) => gzipSync(text)],

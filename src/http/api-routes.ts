@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import { DomainError } from '../errors.js';
 import { API_ROOT } from './backend.js';
+import { declaresBody } from './json-body.js';
 import type { OperationRunner } from './operation-pipeline.js';
 import { stateOf } from './request-state.js';
 
@@ -32,7 +33,8 @@ function routerPath(template: string): string {
  * The API's operations (as openapi-backend reads them from the spec, global security included) behind
  * one route per path, each running `run` for the operation of the request's method. Paths are matched
  * exactly, case and trailing slash included (`/calls/` and `/CALLS` are not `/calls`), literal paths
- * before templated ones. The last middleware: a request no route takes ends in not_found.
+ * before templated ones. The last middleware: a request no route takes ends in not_found, and whatever
+ * the answer, a body left unread closes the connection after it.
  */
 export function apiRoutes(api: OpenAPIBackend, run: OperationRunner): Koa.Middleware {
   const byPath = new Map<string, Map<string, Operation>>();
@@ -56,5 +58,14 @@ export function apiRoutes(api: OpenAPIBackend, run: OperationRunner): Koa.Middle
     });
   }
   const routes = router.routes() as unknown as Koa.Middleware;
-  return (ctx) => routes(ctx, async () => notFound());
+  return async (ctx) => {
+    const state = stateOf(ctx);
+    state.hasBody = declaresBody(ctx);
+    try {
+      await routes(ctx, async () => notFound());
+    } finally {
+      // A body left unread (refused before it was needed: 404, 405, 401, ...) is not waited for.
+      if (state.hasBody && !ctx.req.complete) ctx.set('Connection', 'close');
+    }
+  };
 }

@@ -9,7 +9,7 @@ import type { HandlerMap, OperationId, OperationInput } from '../contract/operat
 import { invalidField } from '../errors.js';
 import { authenticate } from './authentication.js';
 import type { ApiGuards } from './backend.js';
-import { declaresBody, jsonBodyReader } from './json-body.js';
+import { jsonBodyReader } from './json-body.js';
 import { headerNamesOf, operationInput } from './operation-input.js';
 import { takeRateLimitSlot } from './rate-limit.js';
 import { checkQueryIntegers, checkRequest, decodes, malformedPathParameter } from './request-checks.js';
@@ -24,8 +24,7 @@ type AnyHandler = (input: OperationInput<OperationId>, deps: AppDeps) => Promise
 
 /**
  * The runner of every operation: `handlers` by operationId, `api` validating requests (and responses
- * when `deps.config.validateResponses`), `guards` admitting them. A body left unread (refused before it
- * was needed) is not waited for: the connection closes after the answer.
+ * when `deps.config.validateResponses`), `guards` admitting them. `state.hasBody` is set by the routes.
  */
 export function operationPipeline(
   api: OpenAPIBackend,
@@ -37,40 +36,40 @@ export function operationPipeline(
   const write = writeResponse(api, deps.config.validateResponses);
   return async (operation, ctx) => {
     const state = stateOf(ctx);
-    state.hasBody = declaresBody(ctx);
-    try {
-      if (operation.security?.length) await authenticate(guards.authenticator, guards.metrics, ctx);
-      await takeRateLimitSlot(guards.limiter, guards.metrics, ctx);
-      // openapi-backend decodes path parameters as it parses; one that does not decode is named here.
-      const malformed = decodes(ctx.path) ? null : malformedPathParameter(operation, ctx.path);
-      if (malformed !== null) throw invalidField(malformed, 'is not valid percent-encoded text');
-      checkQueryIntegers(operation, ctx.querystring);
-      const request: Request = {
-        method: operation.method,
-        path: ctx.path,
-        query: ctx.querystring,
-        headers: ctx.headers as Record<string, string | string[]>,
-      };
-      if (state.hasBody && operation.requestBody) request.body = await readBody(ctx);
-      const validation = api.validateRequest(request, operation);
-      if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation));
-      // Validation parsed the path and query parameters and coerced them to their types (query integers
-      // as numbers); the body is the JSON read above.
-      const coerced = validation.coerced as Pick<ParsedRequest, 'params' | 'query'>;
-      const parsed: ParsedRequest = {
-        method: request.method,
-        path: request.path,
-        params: coerced.params,
-        query: coerced.query,
-        headers: request.headers,
-        cookies: {},
-        requestBody: request.body,
-      };
-      checkRequest(operation, parsed, ctx);
-      const handler = handlers[operation.operationId as OperationId] as AnyHandler;
-      write(operation, await handler(operationInput(operation, parsed, ctx), deps), ctx);
-    } finally {
-      if (state.hasBody && !ctx.req.complete) ctx.set('Connection', 'close');
+    if (operation.security?.length) await authenticate(guards.authenticator, guards.metrics, ctx);
+    await takeRateLimitSlot(guards.limiter, guards.metrics, ctx);
+    // openapi-backend decodes path parameters as it parses; one that does not decode is named here.
+    const malformed = decodes(ctx.path) ? null : malformedPathParameter(operation, ctx.path);
+    if (malformed !== null) throw invalidField(malformed, 'is not valid percent-encoded text');
+    checkQueryIntegers(operation, ctx.querystring);
+    const request: Request = {
+      method: operation.method,
+      path: ctx.path,
+      query: ctx.querystring,
+      headers: ctx.headers as Record<string, string | string[]>,
+    };
+    if (state.hasBody && operation.requestBody) {
+      request.body = await readBody(ctx);
+      // openapi-backend parses a body that is not an object once more, so a JSON string holding an
+      // object would be validated as that object. Every body the API takes is an object.
+      if (typeof request.body !== 'object') throw invalidField('body', 'must be a JSON object');
     }
+    const validation = api.validateRequest(request, operation);
+    if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation));
+    // Validation parsed the path and query parameters and coerced them to their types (query integers
+    // as numbers); the body is the JSON read above.
+    const coerced = validation.coerced as Pick<ParsedRequest, 'params' | 'query'>;
+    const parsed: ParsedRequest = {
+      method: request.method,
+      path: request.path,
+      params: coerced.params,
+      query: coerced.query,
+      headers: request.headers,
+      cookies: {},
+      requestBody: request.body,
+    };
+    checkRequest(operation, parsed, ctx);
+    const handler = handlers[operation.operationId as OperationId] as AnyHandler;
+    write(operation, await handler(operationInput(operation, parsed, ctx), deps), ctx);
   };
 }

@@ -3,8 +3,9 @@
 import type { Operation } from 'openapi-backend';
 
 /**
- * Memoises `derive` per operation, by its method and path: openapi-backend's router hands out a fresh
- * copy of the operation object on every match. Callers must treat what it returns as read-only.
+ * Memoises `derive` per operation, by its method and path (not by object identity: openapi-backend
+ * builds a new copy of an operation each time one is asked for). Callers must treat what it returns
+ * as read-only.
  */
 export function perOperation<T>(derive: (operation: Operation) => T): (operation: Operation) => T {
   const derived = new Map<string, T>();

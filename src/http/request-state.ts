@@ -1,4 +1,4 @@
-// What the pipeline records about a request in ctx.state, shared by the http/ middlewares and hooks.
+// What the pipeline records about a request in ctx.state, shared by the http/ middlewares and steps.
 import type Koa from 'koa';
 import type { Operation } from 'openapi-backend';
 import type { AuthContext } from '../orgs/authenticator.js';
