@@ -10,6 +10,7 @@ import { connectDatabase } from '../src/database/connect.js';
 import { ApiKeyAuthenticator } from '../src/orgs/authenticator.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { startTcpProxy, throughProxy } from './support/tcp-proxy.js';
 
 const FAILURES_PER_MINUTE = 30;
 
@@ -191,6 +192,44 @@ describe('a flood of made-up keys across two API instances', () => {
       await Promise.all(apps.map((app) => app.close()));
     }
   }, 60_000);
+});
+
+describe('a database that fails during a lookup', () => {
+  it('spends none of the address allowance: a failure the database never counted is no failure', async () => {
+    const proxy = await startTcpProxy({
+      host: new URL(database.url).hostname,
+      port: Number(new URL(database.url).port || 5432),
+    });
+    const flaky = connectDatabase(throughProxy(database.url, proxy), {
+      poolSize: 2,
+      queryTimeoutMs: 200,
+      connectTimeoutMs: 500,
+    });
+    const clock = new ManualClock();
+    const authenticator = new ApiKeyAuthenticator(flaky.db, clock, { cacheTtlMs: 0, failuresPerMinute: 3 });
+    try {
+      // The address's first made-up key is counted: 2 failures left.
+      expect(await authenticator.authenticate(`Bearer ${madeUpKey()}`, '192.0.2.77')).toBeNull();
+      proxy.silence();
+      for (let i = 0; i < 5; i += 1) {
+        await expect(authenticator.authenticate(`Bearer ${madeUpKey()}`, '192.0.2.77')).rejects.not.toMatchObject({
+          code: 'too_many_requests',
+        });
+      }
+      proxy.resume();
+      // Once the database answers again, the two failures left are still there, and then no more.
+      for (let i = 0; i < 2; i += 1) {
+        expect(await authenticator.authenticate(`Bearer ${madeUpKey()}`, '192.0.2.77')).toBeNull();
+      }
+      await expect(authenticator.authenticate(`Bearer ${madeUpKey()}`, '192.0.2.77')).rejects.toMatchObject({
+        code: 'too_many_requests',
+      });
+    } finally {
+      proxy.resume();
+      await flaky.db.destroy();
+      await proxy.close();
+    }
+  });
 });
 
 describe('the key caches', () => {

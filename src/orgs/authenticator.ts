@@ -51,7 +51,7 @@ export interface AuthenticatorOptions {
   failuresPerMinute: number;
 }
 
-/** A client address's allowance of failed authentications as the database last reported it: a token bucket. */
+/** A client address's allowance of failed authentications in this process's view (see countFailure): a token bucket. */
 interface Allowance {
   tokens: number;
   at: number;
@@ -96,12 +96,18 @@ export class ApiKeyAuthenticator {
         (this.allowanceOf(address).tokens < 1 && (await this.isActivePrefix(parsed.prefix))));
     // Spent here, before any wait, so that requests in flight together cannot all pass one last token.
     if (!exempt) this.takeLocally(address);
-    const lookup = parsed ? await this.lookup(parsed.prefix) : undefined;
-    if (parsed && lookup && isValid(lookup, parsed.secret)) {
+    try {
+      const lookup = parsed ? await this.lookup(parsed.prefix) : undefined;
+      if (parsed && lookup && isValid(lookup, parsed.secret)) {
+        if (!exempt) this.giveBackLocally(address);
+        return this.accepted(lookup, parsed.prefix);
+      }
+      await this.countFailure(address);
+    } catch (error) {
+      // The database failed before the failure was counted there: the token is not spent.
       if (!exempt) this.giveBackLocally(address);
-      return this.accepted(lookup, parsed.prefix);
+      throw error;
     }
-    await this.countFailure(address);
     return null;
   }
 
