@@ -54,7 +54,7 @@ export function apiRoutes(api: OpenAPIBackend, run: OperationRunner): Koa.Middle
       const operation = operations.get(ctx.method === 'HEAD' ? 'GET' : ctx.method);
       if (!operation) methodNotAllowed(ctx.method, allowed);
       stateOf(ctx).operation = operation;
-      await run(operation, ctx);
+      await run(operation, ctx, ctx.params);
     });
   }
   const routes = router.routes() as unknown as Koa.Middleware;

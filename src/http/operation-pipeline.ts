@@ -3,7 +3,7 @@
 // with openapi-backend against the spec, run the checks the schemas cannot express, then the typed
 // handler, whose answer is written (checked against the spec when responses are validated).
 import type Koa from 'koa';
-import type { OpenAPIBackend, Operation, ParsedRequest, Request } from 'openapi-backend';
+import type { OpenAPIBackend, Operation, ParsedRequest } from 'openapi-backend';
 import type { AppDeps } from '../app-deps.js';
 import type { HandlerMap, OperationId, OperationInput } from '../contract/operations.js';
 import { invalidField } from '../errors.js';
@@ -16,9 +16,17 @@ import { checkQueryIntegers, checkRequest, decodes, malformedPathParameter } fro
 import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
 import { validationError } from './validation-errors.js';
+import { validateOperationRequest } from './request-validation.js';
 
-/** Runs one request to the end of its operation; what refuses it is thrown for the error boundary. */
-export type OperationRunner = (operation: Operation, ctx: Koa.Context) => Promise<void>;
+/**
+ * Runs one request to the end of its operation, given its path parameters as the route decoded them;
+ * what refuses it is thrown for the error boundary.
+ */
+export type OperationRunner = (
+  operation: Operation,
+  ctx: Koa.Context,
+  pathParameters: Record<string, string>,
+) => Promise<void>;
 
 type AnyHandler = (input: OperationInput<OperationId>, deps: AppDeps) => Promise<HandlerOutput>;
 
@@ -34,39 +42,32 @@ export function operationPipeline(
 ): OperationRunner {
   const readBody = jsonBodyReader(deps.config.bodyTimeoutMs);
   const write = writeResponse(api, deps.config.validateResponses);
-  return async (operation, ctx) => {
+  return async (operation, ctx, pathParameters) => {
     const state = stateOf(ctx);
     if (operation.security?.length) await authenticate(guards.authenticator, guards.metrics, ctx);
     await takeRateLimitSlot(guards.limiter, guards.metrics, ctx);
-    // openapi-backend decodes path parameters as it parses; one that does not decode is named here.
+    // The routes decode path parameters, leaving one that does not decode as it came: it is named here.
     const malformed = decodes(ctx.path) ? null : malformedPathParameter(operation, ctx.path);
     if (malformed !== null) throw invalidField(malformed, 'is not valid percent-encoded text');
     checkQueryIntegers(operation, ctx.querystring);
-    const request: Request = {
+    let body: unknown;
+    if (state.hasBody && operation.requestBody) {
+      body = await readBody(ctx);
+      // Every body the API takes is an object: a JSON string or number is refused here, null and arrays
+      // by the schema.
+      if (typeof body !== 'object') throw invalidField('body', 'must be a JSON object');
+    }
+    const validation = validateOperationRequest(api, operation, ctx, pathParameters, body);
+    if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation));
+    // Validation coerced the path and query parameters to their types (query integers as numbers).
+    const parsed: ParsedRequest = {
       method: operation.method,
       path: ctx.path,
-      query: ctx.querystring,
+      params: validation.coerced.params as ParsedRequest['params'],
+      query: validation.coerced.query as ParsedRequest['query'],
       headers: ctx.headers as Record<string, string | string[]>,
-    };
-    if (state.hasBody && operation.requestBody) {
-      request.body = await readBody(ctx);
-      // openapi-backend parses a body that is not an object once more, so a JSON string holding an
-      // object would be validated as that object. Every body the API takes is an object.
-      if (typeof request.body !== 'object') throw invalidField('body', 'must be a JSON object');
-    }
-    const validation = api.validateRequest(request, operation);
-    if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation));
-    // Validation parsed the path and query parameters and coerced them to their types (query integers
-    // as numbers); the body is the JSON read above.
-    const coerced = validation.coerced as Pick<ParsedRequest, 'params' | 'query'>;
-    const parsed: ParsedRequest = {
-      method: request.method,
-      path: request.path,
-      params: coerced.params,
-      query: coerced.query,
-      headers: request.headers,
       cookies: {},
-      requestBody: request.body,
+      requestBody: body,
     };
     checkRequest(operation, parsed, ctx);
     const handler = handlers[operation.operationId as OperationId] as AnyHandler;
