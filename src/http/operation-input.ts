@@ -1,4 +1,4 @@
-// What a typed handler receives, taken from the request openapi-backend parsed and validated.
+// What a typed handler receives, taken from the request as it was parsed and validated.
 import type { Operation, ParsedRequest } from 'openapi-backend';
 import type Koa from 'koa';
 import type { OperationId, OperationInput } from '../contract/operations.js';

@@ -16,7 +16,7 @@ import { checkQueryIntegers, checkRequest, decodes, malformedPathParameter } fro
 import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
 import { validationError } from './validation-errors.js';
-import { validateOperationRequest } from './request-validation.js';
+import { checkParameterKinds, validateOperationRequest } from './request-validation.js';
 
 /**
  * Runs one request to the end of its operation, given its path parameters as the route decoded them;
@@ -40,6 +40,7 @@ export function operationPipeline(
   deps: AppDeps,
   guards: ApiGuards,
 ): OperationRunner {
+  checkParameterKinds(api.getOperations());
   const readBody = jsonBodyReader(deps.config.bodyTimeoutMs);
   const write = writeResponse(api, deps.config.validateResponses);
   return async (operation, ctx, pathParameters) => {
@@ -53,8 +54,8 @@ export function operationPipeline(
     let body: unknown;
     if (state.hasBody && operation.requestBody) {
       body = await readBody(ctx);
-      // Every body the API takes is an object: a JSON string or number is refused here, null and arrays
-      // by the schema.
+      // Every body the API takes is an object: a JSON string, number or boolean is refused here, null
+      // and arrays by the schema.
       if (typeof body !== 'object') throw invalidField('body', 'must be a JSON object');
     }
     const validation = validateOperationRequest(api, operation, ctx, pathParameters, body);

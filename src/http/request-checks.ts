@@ -1,5 +1,5 @@
-// Checks of a request that its operation's schemas cannot express: before validation, what
-// openapi-backend would mishandle (a path escape that does not decode, integers its coercion would
+// Checks of a request that its operation's schemas cannot express: before validation, what the
+// validators would mishandle (a path escape that does not decode, integers their coercion would
 // accept); after validation, what the schemas never see.
 import type { Operation, ParsedRequest } from 'openapi-backend';
 import type Koa from 'koa';
@@ -52,7 +52,7 @@ export function decodes(text: string): boolean {
 
 /**
  * The first path parameter of `operation` whose segment of `path` is not valid percent-encoded text
- * (decodeURIComponent refuses it: openapi-backend would fail on it with a URIError), or null.
+ * (decodeURIComponent refuses it, and the route leaves it undecoded), or null.
  */
 export function malformedPathParameter(operation: Operation, path: string): string | null {
   const segments = path.slice(API_ROOT.length).split('/');
@@ -79,7 +79,7 @@ export function checkQueryIntegers(operation: Operation, querystring: string): v
 }
 
 /**
- * After schema validation, on the request as openapi-backend parsed it. Throws invalid_request for a body sent
+ * After schema validation, on the request as it was parsed and coerced for validation. Throws invalid_request for a body sent
  * to an operation that takes none, a query parameter the operation does not declare (names such as
  * `__proto__` never reach the schemas), and text or numbers the database cannot store as sent (U+0000,
  * lone surrogates, 1e400).

@@ -2,13 +2,40 @@
 // spec (`api.validator.getRequestValidatorsForOperation`), fed what Koa and the API's routes already
 // parsed. openapi-backend's `validateRequest` parses the request once more on every call (headers
 // copied through lodash, cookies parsed, the path template compiled again to read the path
-// parameters): about a tenth of the CPU of a cheap read (docs/benchmarks.md). The validators, their
+// parameters): about 7% of the CPU of a cheap read (docs/architecture.md). The validators, their
 // parameter object (`path`, `query`, `header`, `cookie`, `requestBody`) and the coercion are the same.
-// What validateRequest does besides for array, JSON-content and non-exploded query parameters is not
-// repeated: the spec has none (every query parameter is a scalar).
+// What validateRequest does besides, for cookie parameters and for array, JSON-content and
+// non-exploded query parameters, is not repeated: checkParameterKinds refuses, at start, a spec that
+// declares any of them.
 import type Koa from 'koa';
 import type { ErrorObject } from 'ajv';
 import type { OpenAPIBackend, Operation } from 'openapi-backend';
+
+/**
+ * Throws, naming the operation and parameter, when an operation declares a parameter this validation
+ * does not read as openapi-backend would: a cookie parameter, or a query parameter that is an array,
+ * has JSON content or is not exploded. Called once at start.
+ */
+export function checkParameterKinds(operations: readonly Operation[]): void {
+  for (const operation of operations) {
+    for (const parameter of operation.parameters ?? []) {
+      if (!('in' in parameter)) continue;
+      const schemaType = (parameter.schema as { type?: unknown } | undefined)?.type;
+      const unsupported =
+        parameter.in === 'cookie' ||
+        (parameter.in === 'query' &&
+          (parameter.content !== undefined ||
+            parameter.explode === false ||
+            schemaType === 'array' ||
+            (Array.isArray(schemaType) && schemaType.includes('array'))));
+      if (unsupported) {
+        throw new Error(
+          `${operation.operationId}: the ${parameter.in} parameter ${parameter.name} is of a kind request validation does not read (src/http/request-validation.ts)`,
+        );
+      }
+    }
+  }
+}
 
 /** What a valid request's parameters became: path and query values coerced to their schema types. */
 export interface ValidatedParameters {
