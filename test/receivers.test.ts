@@ -84,13 +84,19 @@ describe('slow receivers', () => {
 
       // Each slow kind ends as the spec says, within the 10-second bound: a late 2xx succeeds, a 2xx whose
       // body is still dripping succeeds with what arrived, a handshake never finished times out.
+      // Four attempts to each run at once (the per-endpoint cap); the other two events' attempts follow
+      // them, so a slow machine may already show six when it looks: every one must have ended the same way.
       const log = (id: string) => listDeliveryLog(env.database.db, id, { limit: 10 });
       const kinds = async (id: string) => (await log(id)).map((entry) => entry.failure_kind ?? entry.status_code);
-      await expect.poll(() => kinds(ids.slow), { timeout: 15_000, interval: 250 }).toEqual([200, 200, 200, 200]);
-      await expect
-        .poll(() => kinds(ids.stalled), { timeout: 15_000, interval: 250 })
-        .toEqual(['timeout', 'timeout', 'timeout', 'timeout']);
-      await expect.poll(() => kinds(ids.dripping), { timeout: 15_000, interval: 250 }).toEqual([200, 200, 200, 200]);
+      const endsAs = async (id: string, outcome: string | number) => {
+        await expect
+          .poll(async () => (await kinds(id)).length, { timeout: 15_000, interval: 250 })
+          .toBeGreaterThanOrEqual(4);
+        expect(new Set(await kinds(id))).toEqual(new Set([outcome]));
+      };
+      await endsAs(ids.slow, 200);
+      await endsAs(ids.stalled, 'timeout');
+      await endsAs(ids.dripping, 200);
       for (const id of Object.values(ids))
         for (const entry of await log(id)) expect(entry.duration_ms).toBeLessThan(11_000);
     },
