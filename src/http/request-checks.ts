@@ -7,7 +7,7 @@ import { DomainError, invalidField } from '../errors.js';
 import { API_ROOT } from './backend.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
 import { undeclaredQueryParameter } from './validation-errors.js';
-import { perOperation } from './per-operation.js';
+import { perOperation, schemaAllowsType } from './per-operation.js';
 import { stateOf } from './request-state.js';
 
 const queryNamesOf = perOperation((operation: Operation): ReadonlySet<string> => {
@@ -25,8 +25,7 @@ const integerQueryNamesOf = perOperation((operation: Operation): readonly string
   const names: string[] = [];
   for (const parameter of operation.parameters ?? []) {
     if (!('in' in parameter) || parameter.in !== 'query') continue;
-    const type = (parameter.schema as { type?: unknown } | undefined)?.type;
-    if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) names.push(parameter.name);
+    if (schemaAllowsType(parameter, 'integer')) names.push(parameter.name);
   }
   return names;
 });

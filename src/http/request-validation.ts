@@ -10,6 +10,7 @@
 import type Koa from 'koa';
 import type { ErrorObject } from 'ajv';
 import type { OpenAPIBackend, Operation } from 'openapi-backend';
+import { schemaAllowsType } from './per-operation.js';
 
 /**
  * Throws, naming the operation and parameter, when an operation declares a parameter this validation
@@ -20,14 +21,10 @@ export function checkParameterKinds(operations: readonly Operation[]): void {
   for (const operation of operations) {
     for (const parameter of operation.parameters ?? []) {
       if (!('in' in parameter)) continue;
-      const schemaType = (parameter.schema as { type?: unknown } | undefined)?.type;
       const unsupported =
         parameter.in === 'cookie' ||
         (parameter.in === 'query' &&
-          (parameter.content !== undefined ||
-            parameter.explode === false ||
-            schemaType === 'array' ||
-            (Array.isArray(schemaType) && schemaType.includes('array'))));
+          (parameter.content !== undefined || parameter.explode === false || schemaAllowsType(parameter, 'array')));
       if (unsupported) {
         throw new Error(
           `${operation.operationId}: the ${parameter.in} parameter ${parameter.name} is of a kind request validation does not read (src/http/request-validation.ts)`,
