@@ -112,6 +112,8 @@ export interface WebhooksTable {
   updated_at: UpdatedAt;
   /** Set when a deletion has begun; the row is gone once the sends in flight to it have ended. */
   deleted_at: Date | null;
+  /** How many attempts have been logged for the endpoint: the log_position of the newest. */
+  attempts_logged: Generated<number>;
 }
 
 export interface WebhookDeliveriesTable {
@@ -142,8 +144,10 @@ export interface WebhookAttemptsTable {
   response_excerpt: string | null;
   duration_ms: number;
   attempted_at: CreatedAt;
-  /** Insertion order (migration 003): decides which attempts are the last 100 kept. */
+  /** Insertion order (migration 003): the order delivery logs are read in. */
   seq: Generated<number>;
+  /** This attempt's number among its endpoint's attempts, from 1 (migration 022): pruning deletes by it. */
+  log_position: number;
 }
 
 export interface ContactsTable {

@@ -4,40 +4,50 @@
 -- abandoning its pending deliveries, once every attempt has failed for p_disable_after. Call with the
 -- endpoint row locked. Returns whether it was switched off, since when it fails, and how many
 -- deliveries were abandoned.
+--
+-- Each logged attempt takes the endpoint's next log_position, so the one line that falls out of the log
+-- is found by its number in one index probe. (p_log_size is a constant of the code; were it ever
+-- lowered, the lines between the old and the new size would need a one-off prune.)
+--
+-- Index scans only (SET enable_seqscan = off): every statement here reaches its rows by key, and
+-- PL/pgSQL keeps each statement's plan for the life of the connection. A plan made while a table was
+-- nearly empty (a new deployment, or statistics taken then) scanned it whole on every call once it
+-- had grown: a measured 4,000 rows read per attempt recorded.
 CREATE OR REPLACE FUNCTION log_webhook_attempt(
   p_webhook uuid, p_delivery uuid, p_attempt_id uuid, p_attempt integer, p_status_code integer,
   p_failure_kind text, p_excerpt text, p_duration_ms integer, p_attempted_at timestamptz,
   p_affects_health boolean, p_log_size integer, p_disable_after interval)
 RETURNS TABLE (switched_off boolean, failing_since timestamptz, abandoned integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
+  v_position bigint;
   v_failing_since timestamptz;
   v_active boolean;
   v_abandoned integer := 0;
   v_switched_off boolean := false;
 BEGIN
-  IF p_affects_health THEN
-    UPDATE webhooks AS w
-    SET last_delivery_at = p_attempted_at,
-        last_delivery_status = p_status_code,
-        failing_since = CASE WHEN p_failure_kind IS NULL THEN NULL ELSE coalesce(w.failing_since, p_attempted_at) END
-    WHERE w.id = p_webhook
-    RETURNING w.failing_since, w.active INTO v_failing_since, v_active;
-    IF v_active AND v_failing_since IS NOT NULL AND p_attempted_at - v_failing_since >= p_disable_after THEN
-      UPDATE webhooks SET active = false, updated_at = p_attempted_at WHERE id = p_webhook;
-      UPDATE webhook_deliveries SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL, lease_owner = NULL
-      WHERE webhook_id = p_webhook AND status = 'pending';
-      GET DIAGNOSTICS v_abandoned = ROW_COUNT;
-      v_switched_off := true;
-    END IF;
+  UPDATE webhooks AS w
+  SET attempts_logged = w.attempts_logged + 1,
+      last_delivery_at = CASE WHEN p_affects_health THEN p_attempted_at ELSE w.last_delivery_at END,
+      last_delivery_status = CASE WHEN p_affects_health THEN p_status_code ELSE w.last_delivery_status END,
+      failing_since = CASE
+        WHEN NOT p_affects_health THEN w.failing_since
+        WHEN p_failure_kind IS NULL THEN NULL
+        ELSE coalesce(w.failing_since, p_attempted_at) END
+  WHERE w.id = p_webhook
+  RETURNING w.attempts_logged, w.failing_since, w.active INTO v_position, v_failing_since, v_active;
+  IF p_affects_health AND v_active AND v_failing_since IS NOT NULL
+     AND p_attempted_at - v_failing_since >= p_disable_after THEN
+    UPDATE webhooks SET active = false, updated_at = p_attempted_at WHERE id = p_webhook;
+    UPDATE webhook_deliveries SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL, lease_owner = NULL
+    WHERE webhook_id = p_webhook AND status = 'pending';
+    GET DIAGNOSTICS v_abandoned = ROW_COUNT;
+    v_switched_off := true;
   END IF;
   INSERT INTO webhook_attempts (id, delivery_id, webhook_id, attempt, status_code, failure_kind,
-                                response_excerpt, duration_ms, attempted_at)
+                                response_excerpt, duration_ms, attempted_at, log_position)
   VALUES (p_attempt_id, p_delivery, p_webhook, p_attempt, p_status_code, p_failure_kind,
-          p_excerpt, p_duration_ms, p_attempted_at);
-  DELETE FROM webhook_attempts AS a
-  WHERE a.webhook_id = p_webhook
-    AND a.seq <= (SELECT k.seq FROM webhook_attempts AS k WHERE k.webhook_id = p_webhook
-                  ORDER BY k.seq DESC OFFSET p_log_size LIMIT 1);
+          p_excerpt, p_duration_ms, p_attempted_at, v_position);
+  DELETE FROM webhook_attempts WHERE webhook_id = p_webhook AND log_position = v_position - p_log_size;
   RETURN QUERY SELECT v_switched_off, v_failing_since, v_abandoned;
 END $$;

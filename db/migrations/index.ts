@@ -15,6 +15,7 @@ import * as dueDeliveriesByEndpoint from './2026-11-25-012-due-deliveries-by-end
 import * as dashboard from './2026-11-26-013-dashboard.js';
 import * as authFailureAllowances from './2026-11-26-020-auth-failure-allowances.js';
 import * as redeliveries from './2026-11-26-021-redeliveries.js';
+import * as attemptLogPositions from './2026-11-26-022-attempt-log-positions.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-013-dashboard': dashboard,
   '2026-11-26-020-auth-failure-allowances': authFailureAllowances,
   '2026-11-26-021-redeliveries': redeliveries,
+  '2026-11-26-022-attempt-log-positions': attemptLogPositions,
 };
