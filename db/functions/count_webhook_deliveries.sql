@@ -4,7 +4,12 @@
 -- new rows, rows whose status changed, deleted rows. Endpoints already deleted are skipped (their
 -- counts went with them). Counter rows are touched in (webhook_id, status) order, so concurrent
 -- statements never deadlock on them.
-CREATE OR REPLACE FUNCTION count_webhook_deliveries() RETURNS trigger LANGUAGE plpgsql AS $$
+--
+-- Index scans only (SET enable_seqscan = off): every statement here reaches its rows by key, and
+-- PL/pgSQL keeps each statement's plan for the life of the connection. A plan made while a table was
+-- nearly empty (a new deployment, or statistics taken then) scanned it whole on every call once it
+-- had grown.
+CREATE OR REPLACE FUNCTION count_webhook_deliveries() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO webhook_delivery_counts AS c (webhook_id, status, count)

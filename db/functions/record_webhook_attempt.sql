@@ -2,6 +2,11 @@
 -- with the delivery's new state, then logs the attempt (log_webhook_attempt). Outcome 'gone' when the
 -- endpoint no longer exists and 'lease_lost' when the lease (owner and expiry) is no longer the
 -- caller's, because it lapsed and another process took the delivery over; in both cases nothing is written.
+--
+-- Index scans only (SET enable_seqscan = off): every statement here reaches its rows by key, and
+-- PL/pgSQL keeps each statement's plan for the life of the connection. A plan made while a table was
+-- nearly empty (a new deployment, or statistics taken then) scanned it whole on every call once it
+-- had grown.
 CREATE OR REPLACE FUNCTION record_webhook_attempt(
   p_delivery uuid, p_lease_owner text, p_lease_expires_at timestamptz, p_status text, p_attempt_count integer,
   p_next_attempt_at timestamptz,
@@ -9,7 +14,7 @@ CREATE OR REPLACE FUNCTION record_webhook_attempt(
   p_duration_ms integer, p_attempted_at timestamptz, p_affects_health boolean, p_log_size integer,
   p_disable_after interval)
 RETURNS TABLE (outcome text, switched_off boolean, failing_since timestamptz, abandoned integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 BEGIN
   PERFORM 1 FROM webhooks WHERE id = p_webhook FOR NO KEY UPDATE;
   IF NOT FOUND THEN

@@ -16,6 +16,7 @@ import * as dashboard from './2026-11-26-013-dashboard.js';
 import * as authFailureAllowances from './2026-11-26-020-auth-failure-allowances.js';
 import * as redeliveries from './2026-11-26-021-redeliveries.js';
 import * as attemptLogPositions from './2026-11-26-022-attempt-log-positions.js';
+import * as dropDueIndex from './2026-11-26-023-drop-due-index.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-020-auth-failure-allowances': authFailureAllowances,
   '2026-11-26-021-redeliveries': redeliveries,
   '2026-11-26-022-attempt-log-positions': attemptLogPositions,
+  '2026-11-26-023-drop-due-index': dropDueIndex,
 };
