@@ -45,14 +45,13 @@ async function logWithoutPositions(webhookId: string, count: number): Promise<st
   return ids;
 }
 
-async function positions(webhookId: string): Promise<Array<{ id: string; log_position: number }>> {
-  const rows = await db
+function positions(webhookId: string): Promise<Array<{ id: string; log_position: number }>> {
+  return db
     .selectFrom('webhook_attempts')
     .select(['id', 'log_position'])
     .where('webhook_id', '=', webhookId)
     .orderBy('seq')
     .execute();
-  return rows.map((row) => ({ id: row.id, log_position: Number(row.log_position) }));
 }
 
 async function attemptsLogged(webhookId: string): Promise<number> {
@@ -61,7 +60,7 @@ async function attemptsLogged(webhookId: string): Promise<number> {
     .select('attempts_logged')
     .where('id', '=', webhookId)
     .executeTakeFirstOrThrow();
-  return Number(row.attempts_logged);
+  return row.attempts_logged;
 }
 
 describe('attempt log positions', () => {
