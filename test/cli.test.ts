@@ -667,6 +667,21 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
 
       const first = failed[1];
       expect(JSON.parse((await admin('redeliver', first!.id, '--json')).stdout)).toMatchObject({ queued: false });
+      // The other event has no delivery pending: redelivering it queues one, and the log says who did.
+      const redelivered = JSON.parse((await admin('redeliver', failed[0]!.id, '--json')).stdout);
+      expect(redelivered).toMatchObject({ queued: true });
+      expect(await pendingCount()).toBe(2);
+      const operatorActions = await database.db
+        .selectFrom('audit_log')
+        .select(['actor', 'action', 'target'])
+        .where('org_id', '=', orgId)
+        .where('action', 'in', ['webhook.replayed', 'webhook.redelivered'])
+        .orderBy('at')
+        .execute();
+      expect(operatorActions).toEqual([
+        { actor: 'cli', action: 'webhook.replayed', target: webhookId },
+        { actor: 'cli', action: 'webhook.redelivered', target: failed[0]!.id },
+      ]);
       expect((await admin('replay', '--webhook', webhookId, '--since', 'yesterday')).code).toBe(2);
 
       const dryRetention = JSON.parse((await admin('retention', 'run', '--dry-run', '--json')).stdout);

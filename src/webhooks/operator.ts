@@ -2,6 +2,7 @@
 // redeliver one delivery, and replay an endpoint's failed deliveries since a time. The rules are the
 // API's (a switched-off endpoint gets nothing; one delivery of an event pending at a time); the org's
 // cap on redeliveries does not apply, a replay is bounded by its own limit instead.
+import { recordAudit } from '../audit/service.js';
 import type { Db } from '../database/connect.js';
 import { DomainError } from '../errors.js';
 import * as deliveries from './delivery-queries.js';
@@ -55,16 +56,31 @@ async function requireActiveEndpoint(db: Db, id: string): Promise<string> {
 }
 
 /**
- * Queues the delivery's event to its endpoint again, or finds the one already pending. Throws not_found
+ * Queues the delivery's event to its endpoint again, or finds the one already pending; a new redelivery
+ * is written to the org's audit log as done by `actor`, in the same transaction. Throws not_found
  * (param delivery) for an unknown delivery, invalid_state for a switched-off endpoint.
  */
-export async function redeliverAny(db: Db, deliveryId: string, now: Date): Promise<{ id: string; queued: boolean }> {
+export async function redeliverAny(
+  db: Db,
+  deliveryId: string,
+  now: Date,
+  actor: string,
+): Promise<{ id: string; queued: boolean }> {
   const delivery = await deliveries.findAnyDelivery(db, deliveryId);
   if (!delivery) throw new DomainError('not_found', `no delivery with id ${deliveryId}`, { param: 'delivery' });
   const orgId = await requireActiveEndpoint(db, delivery.webhook_id);
-  return db
-    .transaction()
-    .execute((trx) => queueRedelivery(trx, { orgId, webhookId: delivery.webhook_id, eventId: delivery.event_id, now }));
+  return db.transaction().execute(async (trx) => {
+    const outcome = await queueRedelivery(trx, {
+      orgId,
+      webhookId: delivery.webhook_id,
+      eventId: delivery.event_id,
+      now,
+    });
+    if (outcome.queued) {
+      await recordAudit(trx, { orgId, actor, action: 'webhook.redelivered', target: deliveryId, at: now });
+    }
+    return outcome;
+  });
 }
 
 /** What a replay did: the events queued again, and those that already had a delivery pending. */

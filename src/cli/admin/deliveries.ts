@@ -73,8 +73,11 @@ export const redeliverCommands: CommandGroup = {
       args: ['DELIVERY_ID'],
       run: async ({ args: [id] }, database) => {
         const deliveryId = requiredUuid({ delivery: id }, 'delivery', 'a delivery id');
-        const { redeliverAny } = await import('../../webhooks/operator.js');
-        const { id: queuedId, queued } = await redeliverAny(await database(), deliveryId, new Date());
+        const [{ redeliverAny }, { CLI_ACTOR }] = await Promise.all([
+          import('../../webhooks/operator.js'),
+          import('../../audit/service.js'),
+        ]);
+        const { id: queuedId, queued } = await redeliverAny(await database(), deliveryId, new Date(), CLI_ACTOR);
         return {
           human: queued
             ? `Queued delivery ${queuedId}; the worker sends it now.`
