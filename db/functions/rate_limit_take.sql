@@ -15,11 +15,15 @@
 -- lose the last fraction of a second of counted hits; rows are never corrupted. (The four-argument
 -- rate_limit_take of earlier releases stays installed in databases that had it, for instances still
 -- running them during a rolling upgrade.)
+--
+-- Index scans only (SET enable_seqscan = off): every statement here reaches one org's buckets by key,
+-- and PL/pgSQL keeps each statement's plan for the life of the connection. A plan made while the
+-- table was nearly empty scanned every org's buckets on each request once many orgs had filled it.
 CREATE OR REPLACE FUNCTION rate_limit_take(
   p_org uuid, p_limit integer, p_now_ms bigint, p_count integer,
   p_extra integer, p_lease_ms integer, p_return integer, p_return_second bigint)
 RETURNS TABLE (granted integer, reserved integer, used integer, reset_ms bigint, retry_ms bigint, counted_second bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
   v_used integer;
   v_granted integer;
