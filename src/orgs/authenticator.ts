@@ -15,6 +15,18 @@ import { findKeyByPrefix, listActiveKeyPrefixes, markKeyUsed, type KeyLookup } f
 import { deleteFullAllowances, spendAuthFailure } from './auth-failure-queries.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
 
+/**
+ * An LRU cache of at most `entries` entries whose storage grows with its contents. lru-cache allocates
+ * storage for all of `max` entries when it is built (several MB at these bounds, in every process);
+ * bounding the total size instead, each entry counting 1, keeps the same bound without that.
+ */
+function growingCache<K extends {}, V extends {}>(
+  entries: number,
+  options: Omit<LRUCache.Options<K, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'> = {},
+): LRUCache<K, V> {
+  return new LRUCache<K, V>({ ...options, maxSize: entries, sizeCalculation: () => 1 });
+}
+
 /** Who is calling: the org every query of the request is scoped to. */
 export interface AuthContext {
   orgId: string;
@@ -64,7 +76,7 @@ export class ApiKeyAuthenticator {
   private readonly allowances: LRUCache<string, Allowance>;
   private readonly recentlyValid: LRUCache<string, true>;
   /** When this process last wrote each key's last use. */
-  private readonly usesMarked = new LRUCache<string, number>({ max: KNOWN_KEYS });
+  private readonly usesMarked = growingCache<string, number>(KNOWN_KEYS);
   /** The prefixes of the active keys, read when an address is over its allowance. */
   private activePrefixes: { at: number; prefixes: Promise<Set<string>> } | null = null;
 
@@ -75,10 +87,10 @@ export class ApiKeyAuthenticator {
   ) {
     const perf = { now: () => clock.now().getTime() };
     const ttl = options.cacheTtlMs;
-    this.known = ttl > 0 ? new LRUCache({ max: KNOWN_KEYS, ttl, perf }) : null;
-    this.unknown = ttl > 0 ? new LRUCache({ max: UNKNOWN_KEYS, ttl, perf }) : null;
-    this.allowances = new LRUCache({ max: COUNTED_ADDRESSES });
-    this.recentlyValid = new LRUCache({ max: RECENTLY_VALID_KEYS, ttl: RECENTLY_VALID_MS, perf });
+    this.known = ttl > 0 ? growingCache(KNOWN_KEYS, { ttl, perf }) : null;
+    this.unknown = ttl > 0 ? growingCache(UNKNOWN_KEYS, { ttl, perf }) : null;
+    this.allowances = growingCache(COUNTED_ADDRESSES);
+    this.recentlyValid = growingCache(RECENTLY_VALID_KEYS, { ttl: RECENTLY_VALID_MS, perf });
   }
 
   /**
