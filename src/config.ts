@@ -61,6 +61,8 @@ export interface Config {
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
   shutdownDrainMs: number;
   shutdownTimeoutMs: number;
+  /** How long a child of `serve --processes` may take to start before it is killed and started again. */
+  childStartTimeoutMs: number;
   /** The public base URL printed at start and used in links; derived from host and port by default. */
   publicBaseUrl: string;
   /** How often the retention job runs, and how long history is kept. */
@@ -158,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redeliveriesPerOrg: integer(env, 'REDELIVERIES_PER_ORG', 100, 1, 100_000),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 60_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 120_000),
+    childStartTimeoutMs: integer(env, 'CHILD_START_TIMEOUT_MS', 60_000, 1_000, 600_000),
     publicBaseUrl: env.PUBLIC_BASE_URL || `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),

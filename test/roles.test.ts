@@ -1,7 +1,7 @@
 // Roles and scale-out: an API-only process never delivers, and two worker-only processes sharing the
 // database deliver every event to every endpoint exactly once, with exactly one attempt each. With
-// --processes N the primary replaces a child that dies, its /readyz says when no child can serve, and a
-// child that keeps dying stops the service with exit status 1.
+// --processes N the primary replaces a child that dies or hangs at start, its /readyz says when no child
+// can serve, and a child that keeps dying stops the service with exit status 1.
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrg, type TestOrg } from './support/app.js';
@@ -147,6 +147,61 @@ async function readyStatus(port: number): Promise<number> {
 }
 
 describe('the primary of serve --processes', () => {
+  it('kills a child that does not start in time, and starts another', { timeout: 180_000 }, async () => {
+    const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+    const primary = await startServerProcess(
+      await serverEnvironment(database.url, {
+        LOG_LEVEL: 'info',
+        METRICS_PORT: String(metricsPort),
+        PORT: String(metricsPort + 1),
+        // Far above a child's start (under tsx, on a machine busy with the rest of the suite).
+        CHILD_START_TIMEOUT_MS: '20000',
+      }),
+      60_000,
+      ['--role', 'api', '--processes', '2'],
+    );
+    try {
+      const first = childPids(primary.pid);
+      process.kill(first[0]!, 'SIGKILL');
+      // Its replacement is stopped as soon as it exists, long before it could listen: it hangs at start.
+      const stuck = await waitFor(
+        'a replacement child',
+        async () => {
+          const fresh = childPids(primary.pid).find((pid) => !first.includes(pid));
+          if (fresh) process.kill(fresh, 'SIGSTOP');
+          return fresh;
+        },
+        20_000,
+      );
+      await waitFor(
+        'the stuck child to be killed and replaced',
+        async () => {
+          const now = childPids(primary.pid);
+          return now.length === 2 && !now.includes(stuck) && !now.includes(first[0]!);
+        },
+        60_000,
+      );
+      expect(primary.output()).toContain('child process did not start within 20 s');
+      await waitFor('/readyz to answer 200', async () => (await readyStatus(metricsPort)) === 200, 60_000);
+      // Until the new child answers the primary's request for its metrics, /metrics may fail for a moment.
+      await waitFor(
+        '/metrics to count both restarts and two children up',
+        async () => {
+          const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+          return (
+            /^child_process_restarts_total\{role="api"\} 2$/m.test(metrics) &&
+            /^child_processes_up\{role="api"\} 2$/m.test(metrics)
+          );
+        },
+        30_000,
+      );
+      await primary.stop('SIGTERM');
+      expect(await primary.exited).toBe(0);
+    } finally {
+      if (primary.running()) await primary.stop('SIGKILL');
+    }
+  });
+
   it(
     'replaces a child that dies, says not ready while none serves, and gives up on a crash loop',
     { timeout: 150_000 },

@@ -21,7 +21,7 @@ import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
 import { adminCommand } from './invocation.js';
 import { configOrExit, reported, wantsHelp } from './command.js';
-import { CHILD_ROLE_VARIABLE, Supervisor, type ChildRole } from './supervisor.js';
+import { CHILD_ROLE_VARIABLE, DEFAULT_RESTART_POLICY, Supervisor, type ChildRole } from './supervisor.js';
 
 const USAGE = `Usage: voice-call-api serve [--role api|worker|all] [--processes N]
 
@@ -249,8 +249,18 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
     ...Array.from({ length: processes }, () => 'api' as const),
     ...(role === 'all' ? ['worker' as const] : []),
   ];
-  const supervisor = new Supervisor(roles, { DATABASE_URL: database.url }, logger);
-  const port = await supervisor.start();
+  const supervisor = new Supervisor(roles, { DATABASE_URL: database.url }, logger, {
+    ...DEFAULT_RESTART_POLICY,
+    startTimeoutMs: config.childStartTimeoutMs,
+  });
+  let port: number | null;
+  try {
+    port = await supervisor.start();
+  } catch (error) {
+    await supervisor.stop('SIGTERM');
+    await database.close();
+    throw error;
+  }
   const readiness = createReadiness(database.url, logger);
   const aggregator = new AggregatorRegistry();
   const metricsServer =

@@ -1,6 +1,7 @@
-// Keeps the children of `serve --processes N` running: a child that dies unasked is logged, counted and
-// forked again after a growing pause; a child that keeps dying makes the whole service give up (exit
-// 1), so that the orchestrator sees the failure instead of a primary that serves nothing. The state of
+// Keeps the children of `serve --processes N` running: a child that dies unasked, or does not start in
+// time, is logged, counted and forked again after a growing pause; a child that keeps dying makes the
+// whole service give up (exit 1), so that the orchestrator sees the failure instead of a primary that
+// serves nothing or never finishes starting. The state of
 // the children is what the primary's /readyz answers from.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
@@ -20,10 +21,15 @@ export interface RestartPolicy {
   /** This many deaths of one child within windowMs make the service give up. */
   maxDeaths: number;
   windowMs: number;
+  /** How long a child may take to be up (listening, for an api child); past it, it is killed and counted as a death. */
+  startTimeoutMs: number;
 }
 
-/** The policy `serve` uses: 0.5 s, 1 s, 2 s... at most 10 s between restarts; 5 deaths in a minute is a crash loop. */
-export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+/**
+ * The restarts `serve` uses, with CHILD_START_TIMEOUT_MS as the start timeout: 0.5 s, 1 s, 2 s... at
+ * most 10 s between restarts; 5 deaths in a minute is a crash loop.
+ */
+export const DEFAULT_RESTART_POLICY: Omit<RestartPolicy, 'startTimeoutMs'> = {
   initialDelayMs: 500,
   maxDelayMs: 10_000,
   maxDeaths: 5,
@@ -38,6 +44,9 @@ interface Slot {
   up: boolean;
   deaths: number[];
   timer: NodeJS.Timeout | null;
+  /** Resolves with the slot's HTTP port (null for a worker) the first time one of its children is up. */
+  firstUp: Promise<number | null>;
+  markFirstUp: (port: number | null) => void;
 }
 
 /** The supervisor's own metrics, served beside the children's on the primary's metrics port. */
@@ -75,15 +84,26 @@ export class Supervisor {
     roles: ChildRole[],
     private readonly env: Record<string, string>,
     private readonly logger: Logger,
-    private readonly policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+    private readonly policy: RestartPolicy,
   ) {
-    this.slots = roles.map((role) => ({ role, worker: null, up: false, deaths: [], timer: null }));
+    this.slots = roles.map((role) => {
+      let markFirstUp: (port: number | null) => void = () => undefined;
+      const firstUp = new Promise<number | null>((resolve) => (markFirstUp = resolve));
+      return { role, worker: null, up: false, deaths: [], timer: null, firstUp, markFirstUp };
+    });
     this.gaveUp = new Promise((resolve) => (this.giveUp = resolve));
   }
 
-  /** Forks every child; resolves with the HTTP port once every child is up (null without an api child). */
+  /**
+   * Forks every child; resolves with the HTTP port once each slot has had a child up (null without an
+   * api child), replacing those that die or hang on the way. Rejects when the supervisor gives up first.
+   */
   async start(): Promise<number | null> {
-    const ports = await Promise.all(this.slots.map((slot) => this.fork(slot)));
+    for (const slot of this.slots) this.fork(slot);
+    const ports = await Promise.race([
+      Promise.all(this.slots.map((slot) => slot.firstUp)),
+      this.gaveUp.then((reason) => Promise.reject(new Error(`the service could not start: ${reason}`))),
+    ]);
     return ports.find((port) => port !== null) ?? null;
   }
 
@@ -114,23 +134,31 @@ export class Supervisor {
     await Promise.all(exits);
   }
 
-  private fork(slot: Slot): Promise<number | null> {
+  private fork(slot: Slot): void {
     const worker = cluster.fork({ ...this.env, [CHILD_ROLE_VARIABLE]: slot.role });
     slot.worker = worker;
     slot.up = false;
-    worker.once('exit', (code, signal) => this.onExit(slot, worker, code, signal));
-    return new Promise((resolve) => {
-      const started = (port: number | null) => {
-        if (slot.worker !== worker) return;
-        slot.up = true;
-        this.metrics.up.inc({ role: slot.role });
-        resolve(port);
-      };
-      if (slot.role === 'api') worker.once('listening', (address) => started(address.port));
-      else worker.once('online', () => started(null));
-      // A child that dies before it is up resolves too; onExit deals with it.
-      worker.once('exit', () => resolve(null));
+    // A child that hangs before it is up is killed; its exit counts as a death (onExit).
+    const startTimer = setTimeout(() => {
+      this.logger.error(
+        { role: slot.role, pid: worker.process.pid, startTimeoutMs: this.policy.startTimeoutMs },
+        `a ${slot.role} child process did not start within ${this.policy.startTimeoutMs / 1000} s; killing it`,
+      );
+      worker.process.kill('SIGKILL');
+    }, this.policy.startTimeoutMs);
+    worker.once('exit', (code, signal) => {
+      clearTimeout(startTimer);
+      this.onExit(slot, worker, code, signal);
     });
+    const started = (port: number | null) => {
+      clearTimeout(startTimer);
+      if (slot.worker !== worker) return;
+      slot.up = true;
+      this.metrics.up.inc({ role: slot.role });
+      slot.markFirstUp(port);
+    };
+    if (slot.role === 'api') worker.once('listening', (address) => started(address.port));
+    else worker.once('online', () => started(null));
   }
 
   private onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
@@ -156,7 +184,7 @@ export class Supervisor {
     this.metrics.restarts.inc({ role: slot.role });
     slot.timer = setTimeout(() => {
       slot.timer = null;
-      if (!this.stopping) void this.fork(slot);
+      if (!this.stopping) this.fork(slot);
     }, delayMs);
   }
 }
