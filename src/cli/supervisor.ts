@@ -100,11 +100,12 @@ export class Supervisor {
    */
   async start(): Promise<number | null> {
     for (const slot of this.slots) this.fork(slot);
-    const ports = await Promise.race([
-      Promise.all(this.slots.map((slot) => slot.firstUp)),
-      this.gaveUp.then((reason) => Promise.reject(new Error(`the service could not start: ${reason}`))),
+    const outcome = await Promise.race([
+      Promise.all(this.slots.map((slot) => slot.firstUp)).then((ports) => ({ ports })),
+      this.gaveUp.then((reason) => ({ reason })),
     ]);
-    return ports.find((port) => port !== null) ?? null;
+    if ('reason' in outcome) throw new Error(`the service could not start: ${outcome.reason}`);
+    return outcome.ports.find((port) => port !== null) ?? null;
   }
 
   /** The Prometheus text of the supervisor's metrics. */
