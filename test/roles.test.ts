@@ -146,6 +146,24 @@ async function readyStatus(port: number): Promise<number> {
   }
 }
 
+/**
+ * Waits until the primary's /metrics counts `restarts` api children replaced and two up. Until a new
+ * child answers the primary's request for its metrics, /metrics may fail for a moment.
+ */
+function waitForApiChildren(metricsPort: number, restarts: number): Promise<boolean> {
+  return waitFor(
+    `/metrics to count ${restarts} restart(s) and two children up`,
+    async () => {
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return (
+        new RegExp(`^child_process_restarts_total\\{role="api"\\} ${restarts}$`, 'm').test(metrics) &&
+        /^child_processes_up\{role="api"\} 2$/m.test(metrics)
+      );
+    },
+    30_000,
+  );
+}
+
 describe('the primary of serve --processes', () => {
   it('kills a child that does not start in time, and starts another', { timeout: 180_000 }, async () => {
     const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
@@ -183,18 +201,7 @@ describe('the primary of serve --processes', () => {
       );
       expect(primary.output()).toContain('child process did not start within 20 s');
       await waitFor('/readyz to answer 200', async () => (await readyStatus(metricsPort)) === 200, 60_000);
-      // Until the new child answers the primary's request for its metrics, /metrics may fail for a moment.
-      await waitFor(
-        '/metrics to count both restarts and two children up',
-        async () => {
-          const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-          return (
-            /^child_process_restarts_total\{role="api"\} 2$/m.test(metrics) &&
-            /^child_processes_up\{role="api"\} 2$/m.test(metrics)
-          );
-        },
-        30_000,
-      );
+      await waitForApiChildren(metricsPort, 2);
       await primary.stop('SIGTERM');
       expect(await primary.exited).toBe(0);
     } finally {
@@ -236,18 +243,7 @@ describe('the primary of serve --processes', () => {
       for (let i = 0; i < 10; i += 1) {
         expect((await fetch(`${primary.apiUrl}/calls?limit=1`, { headers })).status).toBe(200);
       }
-      // Until the new child answers the primary's request for its metrics, /metrics may fail for a moment.
-      await waitFor(
-        '/metrics to count the restart and two children up',
-        async () => {
-          const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-          return (
-            /^child_process_restarts_total\{role="api"\} 1$/m.test(metrics) &&
-            /^child_processes_up\{role="api"\} 2$/m.test(metrics)
-          );
-        },
-        30_000,
-      );
+      await waitForApiChildren(metricsPort, 1);
 
       // Every child killed: /readyz answers 503 until one listens again, then 200.
       for (const pid of childPids(primary.pid)) process.kill(pid, 'SIGKILL');

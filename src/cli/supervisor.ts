@@ -44,9 +44,8 @@ interface Slot {
   up: boolean;
   deaths: number[];
   timer: NodeJS.Timeout | null;
-  /** Resolves with the slot's HTTP port (null for a worker) the first time one of its children is up. */
-  firstUp: Promise<number | null>;
-  markFirstUp: (port: number | null) => void;
+  /** Resolved with the slot's HTTP port (null for a worker) the first time one of its children is up. */
+  firstUp: PromiseWithResolvers<number | null>;
 }
 
 /** The supervisor's own metrics, served beside the children's on the primary's metrics port. */
@@ -86,11 +85,14 @@ export class Supervisor {
     private readonly logger: Logger,
     private readonly policy: RestartPolicy,
   ) {
-    this.slots = roles.map((role) => {
-      let markFirstUp: (port: number | null) => void = () => undefined;
-      const firstUp = new Promise<number | null>((resolve) => (markFirstUp = resolve));
-      return { role, worker: null, up: false, deaths: [], timer: null, firstUp, markFirstUp };
-    });
+    this.slots = roles.map((role) => ({
+      role,
+      worker: null,
+      up: false,
+      deaths: [],
+      timer: null,
+      firstUp: Promise.withResolvers<number | null>(),
+    }));
     this.gaveUp = new Promise((resolve) => (this.giveUp = resolve));
   }
 
@@ -101,7 +103,7 @@ export class Supervisor {
   async start(): Promise<number | null> {
     for (const slot of this.slots) this.fork(slot);
     const outcome = await Promise.race([
-      Promise.all(this.slots.map((slot) => slot.firstUp)).then((ports) => ({ ports })),
+      Promise.all(this.slots.map((slot) => slot.firstUp.promise)).then((ports) => ({ ports })),
       this.gaveUp.then((reason) => ({ reason })),
     ]);
     if ('reason' in outcome) throw new Error(`the service could not start: ${outcome.reason}`);
@@ -156,7 +158,7 @@ export class Supervisor {
       if (slot.worker !== worker) return;
       slot.up = true;
       this.metrics.up.inc({ role: slot.role });
-      slot.markFirstUp(port);
+      slot.firstUp.resolve(port);
     };
     if (slot.role === 'api') worker.once('listening', (address) => started(address.port));
     else worker.once('online', () => started(null));
