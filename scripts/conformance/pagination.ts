@@ -50,31 +50,48 @@ function orderProblems(items: Page['data']): string[] {
   return [];
 }
 
-/** Pages through one list (path values given) and records what breaks its paging contract. */
-async function walk(session: Session, operation: Operation, path: Record<string, string>): Promise<void> {
+/** One paging problem found on a walk, recorded only once the walk is known to have seen a still list. */
+interface Finding {
+  label: string;
+  exchange: Exchange;
+  problems: string[];
+}
+
+/** How often a list that changed while it was walked is walked again, and the pause before each retry. */
+const WALKS = 4;
+const RETRY_PAUSE_MS = 500;
+
+/** The ids and total of a reference page, to tell whether the list changed between two reads. */
+const fingerprint = (page: Page) => JSON.stringify([page.pagination.total, page.data.map((item) => item.id)]);
+
+/**
+ * Walks one list once: a one-page reference read, pages of two, a page past the end, and the
+ * reference read again. Returns what broke the paging contract and whether the list stood still.
+ */
+async function walkOnce(
+  session: Session,
+  operation: Operation,
+  path: Record<string, string>,
+): Promise<{ findings: Finding[]; still: boolean }> {
   const input = (limit: number, offset: number) => ({ path, query: { limit, offset }, headers: {} });
   const label = (text: string) => `paging: ${text}`;
+  const findings: Finding[] = [];
   const first = await session.call(operation, input(100, 0), { kind: 'success' }, 'scenario', label('reference page'));
   const reference = pageOf(first);
-  if (!reference) return;
+  if (!reference) return { findings, still: true };
   const total = Number(reference.pagination.total);
-  session.flag(operation, 'scenario', label('reference page'), first, [
-    ...pageProblems(reference, 100, 0, total),
-    ...orderProblems(reference.data),
-  ]);
+  findings.push({
+    label: label('reference page'),
+    exchange: first,
+    problems: [...pageProblems(reference, 100, 0, total), ...orderProblems(reference.data)],
+  });
   const walked = Math.min(total, WALKED, reference.data.length);
   const seen = new Map<unknown, number>();
-  let last: Exchange = first;
   for (let offset = 0; offset < walked; offset += PAGE) {
-    last = await session.call(
-      operation,
-      input(PAGE, offset),
-      { kind: 'success' },
-      'scenario',
-      label(`limit=${PAGE} offset=${offset}`),
-    );
-    const page = pageOf(last);
-    if (!page) return;
+    const text = label(`limit=${PAGE} offset=${offset}`);
+    const exchange = await session.call(operation, input(PAGE, offset), { kind: 'success' }, 'scenario', text);
+    const page = pageOf(exchange);
+    if (!page) return { findings, still: true };
     const problems = pageProblems(page, PAGE, offset, total);
     page.data.forEach((item, index) => {
       const expected = reference.data[offset + index]?.id;
@@ -83,7 +100,7 @@ async function walk(session: Session, operation: Operation, path: Record<string,
         problems.push(`item ${offset + index} is ${item.id}, but the one-page list has ${expected} there`);
       seen.set(item.id, offset);
     });
-    session.flag(operation, 'scenario', label(`limit=${PAGE} offset=${offset}`), last, problems);
+    findings.push({ label: text, exchange, problems });
   }
   const beyond = await session.call(
     operation,
@@ -94,7 +111,32 @@ async function walk(session: Session, operation: Operation, path: Record<string,
   );
   const end = pageOf(beyond);
   if (end)
-    session.flag(operation, 'scenario', label('offset past the end'), beyond, pageProblems(end, PAGE, total, total));
+    findings.push({
+      label: label('offset past the end'),
+      exchange: beyond,
+      problems: pageProblems(end, PAGE, total, total),
+    });
+  const again = pageOf(
+    await session.call(operation, input(100, 0), { kind: 'success' }, 'scenario', label('reference page, read again')),
+  );
+  return { findings, still: again !== undefined && fingerprint(again) === fingerprint(reference) };
+}
+
+/**
+ * Pages through one list (path values given) and records what breaks its paging contract. A list
+ * that changed during the walk (a call finishing emits an event) is walked again; if it never
+ * stands still, the last walk's findings are recorded all the same.
+ */
+async function walk(session: Session, operation: Operation, path: Record<string, string>): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    const { findings, still } = await walkOnce(session, operation, path);
+    if (still || attempt === WALKS) {
+      for (const finding of findings)
+        session.flag(operation, 'scenario', finding.label, finding.exchange, finding.problems);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+  }
 }
 
 /** Makes sure each list has a few items (contacts, endpoints, deliveries, calls), then pages through every list. */
