@@ -57,9 +57,12 @@ interface Finding {
   problems: string[];
 }
 
-/** How often a list that changed while it was walked is walked again, and the pause before each retry. */
-const WALKS = 4;
-const RETRY_PAUSE_MS = 500;
+/**
+ * How many walks a list that keeps changing gets, and the pause before the first retry (doubled
+ * before each next one: 0.5, 1, 2, 4 s), so that some walk falls between a simulated call's events.
+ */
+const WALKS = 5;
+const FIRST_RETRY_PAUSE_MS = 500;
 
 /** The ids and total of a reference page, to tell whether the list changed between two reads. */
 const fingerprint = (page: Page) => JSON.stringify([page.pagination.total, page.data.map((item) => item.id)]);
@@ -135,7 +138,7 @@ async function walk(session: Session, operation: Operation, path: Record<string,
         session.flag(operation, 'scenario', finding.label, finding.exchange, finding.problems);
       return;
     }
-    await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    await new Promise((resolve) => setTimeout(resolve, FIRST_RETRY_PAUSE_MS * 2 ** (attempt - 1)));
   }
 }
 
