@@ -5,6 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { rawRequest, startTestApp, type TestApp } from './support/app.js';
@@ -657,6 +658,20 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
       );
       expect(dry).toEqual({ dry_run: true, queued: [failed[1]!.event_id], already_pending: [] });
       expect(await pendingCount()).toBe(0);
+
+      // A replay whose audit entry cannot be written queues nothing: the two commit together.
+      await sql`CREATE FUNCTION refuse_replay_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'audit refused by the test'; END $$`.execute(database.db);
+      await sql`CREATE TRIGGER refuse_replay_audit BEFORE INSERT ON audit_log FOR EACH ROW
+        WHEN (NEW.action = 'webhook.replayed') EXECUTE FUNCTION refuse_replay_audit()`.execute(database.db);
+      try {
+        const unaudited = await admin('replay', '--webhook', webhookId, '--since', since);
+        expect(unaudited.code).not.toBe(0);
+        expect(await pendingCount()).toBe(0);
+      } finally {
+        await sql`DROP TRIGGER refuse_replay_audit ON audit_log`.execute(database.db);
+        await sql`DROP FUNCTION refuse_replay_audit()`.execute(database.db);
+      }
 
       const replayed = JSON.parse((await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout);
       expect(replayed.queued).toEqual(dry.queued);

@@ -93,23 +93,34 @@ export interface ReplayReport {
 /**
  * Queues again every event whose delivery to the endpoint failed or was abandoned since `since`
  * (oldest first, at most `limit` events, each once however many of its deliveries failed); with
- * `dryRun`, only lists them. Throws not_found (param webhook), invalid_state for a switched-off
+ * `dryRun`, only lists them. The events are queued in one transaction, which also writes
+ * `webhook.replayed` by `actor` to the org's audit log when any was queued: a replay happens whole
+ * and audited, or not at all. Throws not_found (param webhook), invalid_state for a switched-off
  * endpoint.
  */
 export async function replayDeliveries(
   db: Db,
   webhookId: string,
-  options: { since: Date; limit: number; now: Date; dryRun: boolean },
+  options: { since: Date; limit: number; now: Date; dryRun: boolean; actor: string },
 ): Promise<ReplayReport> {
   const orgId = await requireActiveEndpoint(db, webhookId);
   const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
   if (options.dryRun) return { orgId, queued: events, alreadyPending: [] };
-  const report: ReplayReport = { orgId, queued: [], alreadyPending: [] };
-  for (const eventId of events) {
-    const { queued } = await db
-      .transaction()
-      .execute((trx) => queueRedelivery(trx, { orgId, webhookId, eventId, now: options.now }));
-    (queued ? report.queued : report.alreadyPending).push(eventId);
-  }
-  return report;
+  return db.transaction().execute(async (trx) => {
+    const report: ReplayReport = { orgId, queued: [], alreadyPending: [] };
+    for (const eventId of events) {
+      const { queued } = await queueRedelivery(trx, { orgId, webhookId, eventId, now: options.now });
+      (queued ? report.queued : report.alreadyPending).push(eventId);
+    }
+    if (report.queued.length > 0) {
+      await recordAudit(trx, {
+        orgId,
+        actor: options.actor,
+        action: 'webhook.replayed',
+        target: webhookId,
+        at: options.now,
+      });
+    }
+    return report;
+  });
 }

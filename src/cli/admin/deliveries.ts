@@ -113,23 +113,20 @@ export const replayCommands: CommandGroup = {
         if (!/^\d{4}-\d\d-\d\dT/.test(sinceText) || Number.isNaN(since.getTime())) {
           throw new UsageError(`--since must be an ISO 8601 time such as 2026-11-26T08:00:00Z, got "${sinceText}"`);
         }
-        const [{ MAX_REPLAY, replayDeliveries }, { CLI_ACTOR, recordAudit }] = await Promise.all([
+        const [{ MAX_REPLAY, replayDeliveries }, { CLI_ACTOR }] = await Promise.all([
           import('../../webhooks/operator.js'),
           import('../../audit/service.js'),
         ]);
         const limit = optionalInteger(values, 'limit') ?? 100;
         if (limit < 1 || limit > MAX_REPLAY) throw new UsageError(`--limit must be from 1 to ${MAX_REPLAY}`);
         const dryRun = values['dry-run'] === true;
-        const db = await database();
-        const report = await replayDeliveries(db, webhookId, { since, limit, now: new Date(), dryRun });
-        if (!dryRun && report.queued.length > 0) {
-          await recordAudit(db, {
-            orgId: report.orgId,
-            actor: CLI_ACTOR,
-            action: 'webhook.replayed',
-            target: webhookId,
-          });
-        }
+        const report = await replayDeliveries(await database(), webhookId, {
+          since,
+          limit,
+          now: new Date(),
+          dryRun,
+          actor: CLI_ACTOR,
+        });
         const rows = [
           ...report.queued.map((event) => [event, dryRun ? 'would queue' : 'queued']),
           ...report.alreadyPending.map((event) => [event, 'already pending']),
