@@ -3,6 +3,7 @@
 // --processes N the primary replaces a child that dies or hangs at start, its /readyz says when no child
 // can serve, and a child that keeps dying stops the service with exit status 1.
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
@@ -206,6 +207,25 @@ describe('the primary of serve --processes', () => {
       expect(await primary.exited).toBe(0);
     } finally {
       if (primary.running()) await primary.stop('SIGKILL');
+    }
+  });
+
+  it('gives up at start when no child can listen, and exits 1 saying why', { timeout: 150_000 }, async () => {
+    // The API port is taken, so every child fails to listen and dies: a crash loop before any is up.
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const started = startServerProcess(
+        await serverEnvironment(database.url, { LOG_LEVEL: 'info', PORT: String(port) }),
+        120_000,
+        ['--role', 'api', '--processes', '2'],
+      );
+      await expect(started).rejects.toThrow(
+        /exited with 1 before it was ready[\s\S]*EADDRINUSE[\s\S]*the service could not start: an api child died 5 times/,
+      );
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
     }
   });
 

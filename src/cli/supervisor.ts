@@ -36,6 +36,9 @@ export const DEFAULT_RESTART_POLICY: Omit<RestartPolicy, 'startTimeoutMs'> = {
   windowMs: 60_000,
 };
 
+/** "an api child" or "a worker child", for log lines and the reason the service gives up. */
+const childOfRole = (role: ChildRole) => (role === 'api' ? 'an api child' : 'a worker child');
+
 /** One child slot: the process now filling it (or none while it waits to be forked again). */
 interface Slot {
   role: ChildRole;
@@ -145,7 +148,7 @@ export class Supervisor {
     const startTimer = setTimeout(() => {
       this.logger.error(
         { role: slot.role, pid: worker.process.pid, startTimeoutMs: this.policy.startTimeoutMs },
-        `a ${slot.role} child process did not start within ${this.policy.startTimeoutMs / 1000} s; killing it`,
+        `${childOfRole(slot.role)} process did not start within ${this.policy.startTimeoutMs / 1000} s; killing it`,
       );
       worker.process.kill('SIGKILL');
     }, this.policy.startTimeoutMs);
@@ -174,7 +177,7 @@ export class Supervisor {
     slot.deaths = [...slot.deaths.filter((at) => now - at < this.policy.windowMs), now];
     const pid = worker.process.pid;
     if (slot.deaths.length >= this.policy.maxDeaths) {
-      const reason = `a ${slot.role} child died ${slot.deaths.length} times within ${this.policy.windowMs / 1000} s`;
+      const reason = `${childOfRole(slot.role)} died ${slot.deaths.length} times within ${this.policy.windowMs / 1000} s`;
       this.logger.fatal({ role: slot.role, pid, code, signal }, `${reason}; stopping the service`);
       this.giveUp(reason);
       return;
@@ -182,7 +185,7 @@ export class Supervisor {
     const delayMs = Math.min(this.policy.maxDelayMs, this.policy.initialDelayMs * 2 ** (slot.deaths.length - 1));
     this.logger.error(
       { role: slot.role, pid, code, signal, restartInMs: delayMs },
-      `a ${slot.role} child process exited unexpectedly; starting a new one`,
+      `${childOfRole(slot.role)} process exited unexpectedly; starting a new one`,
     );
     this.metrics.restarts.inc({ role: slot.role });
     slot.timer = setTimeout(() => {
