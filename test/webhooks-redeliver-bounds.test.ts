@@ -1,8 +1,13 @@
 // Redelivery is bounded: asking for the same event again while one is pending answers that one (however
 // many requests race), and an org's pending redeliveries are capped (REDELIVERIES_PER_ORG) with a 429.
+// A redelivery that races a switch-off of its endpoint waits for it and is refused.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { waitFor } from './support/calls.js';
+import { abandonPendingDeliveries } from '../src/webhooks/delivery-queries.js';
+import { updateWebhookRow } from '../src/webhooks/queries.js';
 
 const CAP = 3;
 
@@ -120,5 +125,50 @@ describe("an org's pending redeliveries", () => {
     expect(refused.response.headers.get('retry-after')).toBe('30');
     // Asking again for one already pending is not a new redelivery: it is answered, not refused.
     expect((await redeliver(deliveries[0]!)).response.status).toBe(202);
+  });
+});
+
+describe('a redelivery racing a switch-off of its endpoint', () => {
+  it('waits for the switch-off, then is refused with 409 and leaves nothing pending', async () => {
+    const { id, deliveries } = await endpointWithDeliveries(1);
+    const { db } = env.database;
+    // The delivery is finished and no redelivery of the org is pending: a redelivery would queue one.
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'failed', next_attempt_at: null })
+      .where('webhook_id', '=', id)
+      .execute();
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'abandoned', next_attempt_at: null })
+      .where('org_id', '=', env.org.orgId)
+      .where('status', '=', 'pending')
+      .execute();
+    const lockWaits = async () => {
+      const { rows } = await sql<{ waiting: number }>`
+        SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db);
+      return rows[0]!.waiting;
+    };
+    let redelivering: Promise<{ response: Response; error?: { error: { code: string } } }> | undefined;
+    // The switch-off as PATCH /webhooks/{id} makes it, held open until the redelivery waits for it.
+    await db.transaction().execute(async (trx) => {
+      await updateWebhookRow(trx, env.org.orgId, id, { active: false, now: new Date() });
+      await abandonPendingDeliveries(trx, id);
+      redelivering = env.app.client(env.org.key).POST('/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
+        params: { path: { id, delivery_id: deliveries[0]! } },
+      });
+      await waitFor('the redelivery to wait for the endpoint row', async () => (await lockWaits()) > 0, 5_000);
+    });
+    const refused = await redelivering!;
+    expect(refused.response.status).toBe(409);
+    expect(refused.error?.error.code).toBe('invalid_state');
+    const pending = await db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('webhook_id', '=', id)
+      .where('status', '=', 'pending')
+      .execute();
+    expect(pending).toEqual([]);
   });
 });

@@ -45,10 +45,14 @@ export async function setWebhookActive(
   return { webhook: toWebhook(row), orgId };
 }
 
+/**
+ * The org of the endpoint, which must be on; inside a transaction the endpoint stays locked against a
+ * switch-off until it ends. Throws not_found (param webhook), invalid_state for a switched-off one.
+ */
 async function requireActiveEndpoint(db: Db, id: string): Promise<string> {
   const orgId = await webhooks.findWebhookOrg(db, id);
   if (!orgId) throw unknownEndpoint(id);
-  const row = await webhooks.findWebhookRow(db, orgId, id);
+  const row = await webhooks.lockWebhookRow(db, orgId, id);
   if (!row?.active) {
     throw new DomainError('invalid_state', `webhook ${id} is switched off; switch it on first (admin webhook enable)`);
   }
@@ -68,8 +72,8 @@ export async function redeliverAny(
 ): Promise<{ id: string; queued: boolean }> {
   const delivery = await deliveries.findAnyDelivery(db, deliveryId);
   if (!delivery) throw new DomainError('not_found', `no delivery with id ${deliveryId}`, { param: 'delivery' });
-  const orgId = await requireActiveEndpoint(db, delivery.webhook_id);
   return db.transaction().execute(async (trx) => {
+    const orgId = await requireActiveEndpoint(trx, delivery.webhook_id);
     const outcome = await queueRedelivery(trx, {
       orgId,
       webhookId: delivery.webhook_id,
@@ -103,10 +107,14 @@ export async function replayDeliveries(
   webhookId: string,
   options: { since: Date; limit: number; now: Date; dryRun: boolean; actor: string },
 ): Promise<ReplayReport> {
-  const orgId = await requireActiveEndpoint(db, webhookId);
-  const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
-  if (options.dryRun) return { orgId, queued: events, alreadyPending: [] };
+  if (options.dryRun) {
+    const orgId = await requireActiveEndpoint(db, webhookId);
+    const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
+    return { orgId, queued: events, alreadyPending: [] };
+  }
   return db.transaction().execute(async (trx) => {
+    const orgId = await requireActiveEndpoint(trx, webhookId);
+    const events = await deliveries.findUnsuccessfulEvents(trx, webhookId, options.since, options.limit);
     const report: ReplayReport = { orgId, queued: [], alreadyPending: [] };
     for (const eventId of events) {
       const { queued } = await queueRedelivery(trx, { orgId, webhookId, eventId, now: options.now });

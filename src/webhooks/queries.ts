@@ -127,6 +127,14 @@ export async function findWebhookRow(db: Db, orgId: string, id: string): Promise
   return live(db).selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * Inside a transaction: the org's endpoint with this id, share-locked until the transaction ends, so a
+ * switch-off or deletion of it waits (and one already under way is waited for and then seen).
+ */
+export async function lockWebhookRow(trx: Db, orgId: string, id: string): Promise<WebhookRow | undefined> {
+  return live(trx).selectAll().where('org_id', '=', orgId).where('id', '=', id).forShare().executeTakeFirst();
+}
+
 /** Whether a live endpoint with this id exists, in any org (for operators). */
 export async function webhookExists(db: Db, id: string): Promise<boolean> {
   return (await live(db).select('id').where('id', '=', id).executeTakeFirst()) !== undefined;

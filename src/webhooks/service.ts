@@ -274,7 +274,9 @@ export async function redeliver(
   deliveryId: string,
 ): Promise<WebhookDelivery> {
   const queued = await deps.db.transaction().execute(async (trx) => {
-    const webhook = await requireWebhook(trx, orgId, id);
+    // Locked: a switch-off committing meanwhile would abandon pending deliveries but miss this one.
+    const webhook = await webhooks.lockWebhookRow(trx, orgId, id);
+    if (!webhook) throw notFound(ENDPOINT);
     const original = await deliveries.findDeliveryRow(trx, id, deliveryId);
     if (!original) throw notFound('delivery', 'delivery_id');
     if (!webhook.active) {
