@@ -1,5 +1,6 @@
 // The one Ajv set-up for the spec's schemas (JSON Schema 2020-12 with formats), shared by the request
-// validation of openapi-backend, the code generator and the conformance check.
+// validation of openapi-backend, the code generator and the conformance check. `ajv/dist/2020` is
+// the entry point Ajv's documentation gives for the 2020-12 dialect, not an internal file.
 import Ajv2020, { type Options } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
