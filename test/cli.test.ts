@@ -7,10 +7,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { blocksAnother, createTestDatabase, type TestDatabase } from './support/database.js';
 import { rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { runAdmin, type CliResult } from './support/cli.js';
+import { waitFor } from './support/calls.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
+import { abandonPendingDeliveries } from '../src/webhooks/delivery-queries.js';
+import { updateWebhookRow } from '../src/webhooks/queries.js';
 import { GROUPS } from '../src/cli/admin/commands.js';
 import { answer, startReceiver, testTls } from './support/webhook-receiver.js';
 
@@ -666,12 +669,27 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
         WHEN (NEW.action = 'webhook.replayed') EXECUTE FUNCTION refuse_replay_audit()`.execute(database.db);
       try {
         const unaudited = await admin('replay', '--webhook', webhookId, '--since', since);
-        expect(unaudited.code).not.toBe(0);
+        expect(unaudited.code).toBe(1);
+        expect(unaudited.stderr).toContain('audit refused by the test');
         expect(await pendingCount()).toBe(0);
       } finally {
         await sql`DROP TRIGGER refuse_replay_audit ON audit_log`.execute(database.db);
         await sql`DROP FUNCTION refuse_replay_audit()`.execute(database.db);
       }
+
+      // A replay racing a switch-off waits for it, then queues nothing and says why.
+      let racing: Promise<CliResult> | undefined;
+      await database.db.transaction().execute(async (trx) => {
+        await updateWebhookRow(trx, orgId, webhookId, { active: false, now: new Date() });
+        await abandonPendingDeliveries(trx, webhookId);
+        racing = admin('replay', '--webhook', webhookId, '--since', since);
+        await waitFor('the replay to wait for the switch-off', () => blocksAnother(trx), 30_000);
+      });
+      const raced = await racing!;
+      expect(raced.code).toBe(1);
+      expect(raced.stderr).toContain('switched off');
+      expect(await pendingCount()).toBe(0);
+      await updateWebhookRow(database.db, orgId, webhookId, { active: true, now: new Date() });
 
       const replayed = JSON.parse((await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout);
       expect(replayed.queued).toEqual(dry.queued);

@@ -1,11 +1,11 @@
 // Redelivery is bounded: asking for the same event again while one is pending answers that one (however
 // many requests race), and an org's pending redeliveries are capped (REDELIVERIES_PER_ORG) with a 429.
 // A redelivery that races a switch-off of its endpoint waits for it and is refused.
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { waitFor } from './support/calls.js';
+import { blocksAnother } from './support/database.js';
 import { abandonPendingDeliveries } from '../src/webhooks/delivery-queries.js';
 import { updateWebhookRow } from '../src/webhooks/queries.js';
 
@@ -144,12 +144,6 @@ describe('a redelivery racing a switch-off of its endpoint', () => {
       .where('org_id', '=', env.org.orgId)
       .where('status', '=', 'pending')
       .execute();
-    const lockWaits = async () => {
-      const { rows } = await sql<{ waiting: number }>`
-        SELECT count(*)::int AS waiting FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db);
-      return rows[0]!.waiting;
-    };
     let redelivering: Promise<{ response: Response; error?: { error: { code: string } } }> | undefined;
     // The switch-off as PATCH /webhooks/{id} makes it, held open until the redelivery waits for it.
     await db.transaction().execute(async (trx) => {
@@ -158,7 +152,7 @@ describe('a redelivery racing a switch-off of its endpoint', () => {
       redelivering = env.app.client(env.org.key).POST('/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
         params: { path: { id, delivery_id: deliveries[0]! } },
       });
-      await waitFor('the redelivery to wait for the endpoint row', async () => (await lockWaits()) > 0, 5_000);
+      await waitFor('the redelivery to wait for the switch-off', () => blocksAnother(trx), 5_000);
     });
     const refused = await redelivering!;
     expect(refused.response.status).toBe(409);

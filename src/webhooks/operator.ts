@@ -45,18 +45,26 @@ export async function setWebhookActive(
   return { webhook: toWebhook(row), orgId };
 }
 
-/**
- * The org of the endpoint, which must be on; inside a transaction the endpoint stays locked against a
- * switch-off until it ends. Throws not_found (param webhook), invalid_state for a switched-off one.
- */
+const switchedOff = (id: string) =>
+  new DomainError('invalid_state', `webhook ${id} is switched off; switch it on first (admin webhook enable)`);
+
+/** The org of the endpoint, which must be on. Throws not_found (param webhook), invalid_state. */
 async function requireActiveEndpoint(db: Db, id: string): Promise<string> {
   const orgId = await webhooks.findWebhookOrg(db, id);
   if (!orgId) throw unknownEndpoint(id);
-  const row = await webhooks.lockWebhookRow(db, orgId, id);
-  if (!row?.active) {
-    throw new DomainError('invalid_state', `webhook ${id} is switched off; switch it on first (admin webhook enable)`);
-  }
+  const row = await webhooks.findWebhookRow(db, orgId, id);
+  if (!row?.active) throw switchedOff(id);
   return orgId;
+}
+
+/**
+ * Last in a transaction that queued deliveries: share-locks the endpoint and checks it is still on, so
+ * a switch-off since the first check is seen (see queueRedelivery). Throws as requireActiveEndpoint.
+ */
+async function requireStillOn(trx: Db, orgId: string, id: string): Promise<void> {
+  const row = await webhooks.lockWebhookRow(trx, orgId, id);
+  if (!row) throw unknownEndpoint(id);
+  if (!row.active) throw switchedOff(id);
 }
 
 /**
@@ -72,8 +80,8 @@ export async function redeliverAny(
 ): Promise<{ id: string; queued: boolean }> {
   const delivery = await deliveries.findAnyDelivery(db, deliveryId);
   if (!delivery) throw new DomainError('not_found', `no delivery with id ${deliveryId}`, { param: 'delivery' });
+  const orgId = await requireActiveEndpoint(db, delivery.webhook_id);
   return db.transaction().execute(async (trx) => {
-    const orgId = await requireActiveEndpoint(trx, delivery.webhook_id);
     const outcome = await queueRedelivery(trx, {
       orgId,
       webhookId: delivery.webhook_id,
@@ -81,6 +89,7 @@ export async function redeliverAny(
       now,
     });
     if (outcome.queued) {
+      await requireStillOn(trx, orgId, delivery.webhook_id);
       await recordAudit(trx, { orgId, actor, action: 'webhook.redelivered', target: deliveryId, at: now });
     }
     return outcome;
@@ -89,7 +98,6 @@ export async function redeliverAny(
 
 /** What a replay did: the events queued again, and those that already had a delivery pending. */
 export interface ReplayReport {
-  orgId: string;
   queued: string[];
   alreadyPending: string[];
 }
@@ -107,20 +115,17 @@ export async function replayDeliveries(
   webhookId: string,
   options: { since: Date; limit: number; now: Date; dryRun: boolean; actor: string },
 ): Promise<ReplayReport> {
-  if (options.dryRun) {
-    const orgId = await requireActiveEndpoint(db, webhookId);
-    const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
-    return { orgId, queued: events, alreadyPending: [] };
-  }
+  const orgId = await requireActiveEndpoint(db, webhookId);
+  const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
+  if (options.dryRun) return { queued: events, alreadyPending: [] };
   return db.transaction().execute(async (trx) => {
-    const orgId = await requireActiveEndpoint(trx, webhookId);
-    const events = await deliveries.findUnsuccessfulEvents(trx, webhookId, options.since, options.limit);
-    const report: ReplayReport = { orgId, queued: [], alreadyPending: [] };
+    const report: ReplayReport = { queued: [], alreadyPending: [] };
     for (const eventId of events) {
       const { queued } = await queueRedelivery(trx, { orgId, webhookId, eventId, now: options.now });
       (queued ? report.queued : report.alreadyPending).push(eventId);
     }
     if (report.queued.length > 0) {
+      await requireStillOn(trx, orgId, webhookId);
       await recordAudit(trx, {
         orgId,
         actor: options.actor,

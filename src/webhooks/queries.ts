@@ -129,7 +129,8 @@ export async function findWebhookRow(db: Db, orgId: string, id: string): Promise
 
 /**
  * Inside a transaction: the org's endpoint with this id, share-locked until the transaction ends, so a
- * switch-off or deletion of it waits (and one already under way is waited for and then seen).
+ * switch-off or deletion of it waits (and one already under way is waited for and then seen). Take it
+ * last: it also holds up the delivery worker's recording of attempts to the endpoint.
  */
 export async function lockWebhookRow(trx: Db, orgId: string, id: string): Promise<WebhookRow | undefined> {
   return live(trx).selectAll().where('org_id', '=', orgId).where('id', '=', id).forShare().executeTakeFirst();

@@ -260,6 +260,9 @@ export async function sendTestEvent(
   }
 }
 
+const switchedOff = () =>
+  new DomainError('invalid_state', 'The endpoint is switched off; switch it on with PATCH /webhooks/{id} first.');
+
 /**
  * Queues a new delivery of the same event to the endpoint, due now, and returns it; when the endpoint
  * already has a pending delivery of that event, returns that one instead (however often a redelivery
@@ -274,18 +277,11 @@ export async function redeliver(
   deliveryId: string,
 ): Promise<WebhookDelivery> {
   const queued = await deps.db.transaction().execute(async (trx) => {
-    // Locked: a switch-off committing meanwhile would abandon pending deliveries but miss this one.
-    const webhook = await webhooks.lockWebhookRow(trx, orgId, id);
-    if (!webhook) throw notFound(ENDPOINT);
+    const webhook = await requireWebhook(trx, orgId, id);
     const original = await deliveries.findDeliveryRow(trx, id, deliveryId);
     if (!original) throw notFound('delivery', 'delivery_id');
-    if (!webhook.active) {
-      throw new DomainError(
-        'invalid_state',
-        'The endpoint is switched off; switch it on with PATCH /webhooks/{id} first.',
-      );
-    }
-    return queueRedelivery(trx, {
+    if (!webhook.active) throw switchedOff();
+    const outcome = await queueRedelivery(trx, {
       orgId,
       webhookId: id,
       eventId: original.event_id,
@@ -295,13 +291,22 @@ export async function redeliver(
         refused: () => deps.metrics.rateLimitRejections.inc({ reason: 'redeliveries' }),
       },
     });
+    if (outcome.queued) {
+      const still = await webhooks.lockWebhookRow(trx, orgId, id);
+      if (!still) throw notFound(ENDPOINT);
+      if (!still.active) throw switchedOff();
+    }
+    return outcome;
   });
   return deliveryView(deps.db, id, queued.id);
 }
 
 /**
  * Inside `trx`: the endpoint's pending delivery of the event when it has one (queued false), else a new
- * redelivery due now (queued true), with the delivery workers told. With `cap`, throws
+ * redelivery due now (queued true), with the delivery workers told. A caller that queued one checks,
+ * last, that the endpoint is still on with `lockWebhookRow`: a switch-off under way or committed since
+ * its first check is then waited for and seen, and a later one waits for the commit and abandons what
+ * was queued. Taking that lock last keeps it short; the worker needs the row to record attempts. With `cap`, throws
  * too_many_requests (after calling `cap.refused`) when the org already has `cap.max` redeliveries
  * pending; an operator's replay passes none. The org's redeliveries take turns (an advisory lock).
  */

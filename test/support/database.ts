@@ -1,5 +1,6 @@
 // A fresh, migrated database per test file, cloned from the run's template and dropped afterwards.
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { connectDatabase, type Db } from '../../src/database/connect.js';
@@ -53,4 +54,15 @@ export async function createEmptyDatabase(): Promise<{ url: string; drop(): Prom
   const url = new URL(inject('adminDatabaseUrl'));
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** Whether another session now waits for a lock held by the session of `trx` (an open transaction). */
+export async function blocksAnother(trx: Db): Promise<boolean> {
+  // A transaction keeps its first view of pg_stat_activity unless told to take a new one.
+  await sql`SELECT pg_stat_clear_snapshot()`.execute(trx);
+  const { rows } = await sql<{ blocks: boolean }>`
+    SELECT EXISTS (
+      SELECT 1 FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))
+    ) AS blocks`.execute(trx);
+  return rows[0]!.blocks;
 }
