@@ -10,6 +10,7 @@ import { listDeliveryLog } from '../src/webhooks/service.js';
 import { connectDatabase } from '../src/database/connect.js';
 import { ManualClock, startTestApp, type TestApp } from './support/app.js';
 import { waitFor } from './support/calls.js';
+import { blocksAnother } from './support/database.js';
 import {
   answer,
   hang,
@@ -264,17 +265,11 @@ describe('DELETE /webhooks/{id}', () => {
       .select('id')
       .where('webhook_id', '=', id)
       .executeTakeFirstOrThrow();
-    const lockWaits = async () => {
-      const { rows } = await sql<{ waiting: number }>`
-        SELECT count(*)::int AS waiting FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db);
-      return rows[0]!.waiting;
-    };
     let deleting: ReturnType<ReturnType<TestApp['client']>['DELETE']> | undefined;
     await db.transaction().execute(async (trx) => {
       await trx.selectFrom('webhook_deliveries').select('id').where('id', '=', pending.id).forUpdate().execute();
       deleting = env.app.client(env.org.key).DELETE('/webhooks/{id}', { params: { path: { id } } });
-      await waitFor('the DELETE to wait for the delivery row', async () => (await lockWaits()) > 0, 5_000);
+      await waitFor('the DELETE to wait for the delivery row', () => blocksAnother(trx), 5_000);
       await trx.selectFrom('webhooks').select('id').where('id', '=', id).forKeyShare().execute();
     });
     const { response } = await deleting!;

@@ -303,12 +303,14 @@ export async function redeliver(
 
 /**
  * Inside `trx`: the endpoint's pending delivery of the event when it has one (queued false), else a new
- * redelivery due now (queued true), with the delivery workers told. A caller that queued one checks,
- * last, that the endpoint is still on with `lockWebhookRow`: a switch-off under way or committed since
- * its first check is then waited for and seen, and a later one waits for the commit and abandons what
- * was queued. Taking that lock last keeps it short; the worker needs the row to record attempts. With `cap`, throws
+ * redelivery due now (queued true), with the delivery workers told. With `cap`, throws
  * too_many_requests (after calling `cap.refused`) when the org already has `cap.max` redeliveries
  * pending; an operator's replay passes none. The org's redeliveries take turns (an advisory lock).
+ *
+ * A caller that queued one checks, last, that the endpoint is still on with `lockWebhookRow`: a
+ * switch-off under way or committed since its first check is then waited for and seen, and a later
+ * one waits for the commit and abandons what was queued. Taking that lock last keeps it short; the
+ * worker needs the row to record attempts.
  */
 export async function queueRedelivery(
   trx: Db,
