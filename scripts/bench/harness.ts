@@ -89,8 +89,11 @@ export interface BenchSession {
    * once its output matches `ready` when given (a process without an HTTP port).
    */
   startService(options?: { args?: string[]; nodeArgs?: string[]; ready?: RegExp }): Promise<Child>;
-  /** Captures the SQL of the scenarios' floors and starts both floor servers, with npm start's node flags. */
-  startFloors(scenarios: Scenario[]): Promise<Floors>;
+  /**
+   * Captures the SQL of the scenarios' floors and starts both floor servers, with npm start's node flags
+   * plus `nodeArgs`.
+   */
+  startFloors(scenarios: Scenario[], options?: { nodeArgs?: string[] }): Promise<Floors>;
   /** A warm-up then a measured autocannon run against `server`. */
   load(
     server: Child,
@@ -158,7 +161,7 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
       if (!extra.ready) await waitReady(child.address, 10_000);
       return child;
     },
-    startFloors: async (scenarios) => {
+    startFloors: async (scenarios, options = {}) => {
       const plan: BaselinePlan = { databaseUrl: opened.url, poolSize: POOL_SIZE, routes: {}, writes: {} };
       for (const scenario of scenarios) {
         if (scenario.baseline) {
@@ -182,7 +185,7 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
       const startFloor = async (statements: FloorStatements) => {
         const child = await startChild('scripts/bench/baseline-server.ts', {
           args: [planFile, statements],
-          nodeArgs: command.nodeArgs,
+          nodeArgs: [...command.nodeArgs, ...(options.nodeArgs ?? [])],
           env: process.env,
           ready: FLOOR_READY,
           timeoutMs: 60_000,

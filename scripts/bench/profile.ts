@@ -6,7 +6,7 @@
 // is a few hundred ms of it. Scenarios: see scripts/bench/scenarios.ts (default call-detail).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { summariseProfile } from './cpu-profile.js';
+import { summariseCpuProfile } from './profile-summary.js';
 import { log, openBenchSession, option, WARMUP_SEC } from './harness.js';
 import { buildScenarios } from './scenarios.js';
 
@@ -41,9 +41,9 @@ async function main(): Promise<void> {
 
     const file = readdirSync(profiles).find((entry) => entry.endsWith('.cpuprofile'));
     if (!file) throw new Error('the service wrote no CPU profile');
-    const summary = summariseProfile(JSON.parse(readFileSync(path.join(profiles, file), 'utf8')), process.cwd());
+    const summary = summariseCpuProfile(JSON.parse(readFileSync(path.join(profiles, file), 'utf8')), process.cwd());
     const perRequestUs = measured.serverCpuMsPerRequest * 1000;
-    const usOf = (ms: number) => ((ms / summary.busyMs) * perRequestUs).toFixed(0);
+    const usOf = (ms: number) => ((ms / summary.total) * perRequestUs).toFixed(0);
     const lines = [
       `${scenario.title}: ${measured.rps.toFixed(0)} req/s; CPU per request: service ${perRequestUs.toFixed(0)} us` +
         (floor ? `, floor ${(floor.serverCpuMsPerRequest * 1000).toFixed(0)} us (${floor.rps.toFixed(0)} req/s)` : '') +
@@ -54,8 +54,8 @@ async function main(): Promise<void> {
       '',
       `${pad('Layer', 24)} ${left('share', 6)} ${left('us/req', 7)}`,
       ...summary.layers.map(
-        ({ layer, ms }) =>
-          `${pad(layer, 24)} ${left(`${((100 * ms) / summary.busyMs).toFixed(1)}%`, 6)} ${left(usOf(ms), 7)}`,
+        ({ layer, amount }) =>
+          `${pad(layer, 24)} ${left(`${((100 * amount) / summary.total).toFixed(1)}%`, 6)} ${left(usOf(amount), 7)}`,
       ),
       '',
       `Top ${top} functions by self time (built-ins counted in their caller's layer):`,
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
         .slice(0, top)
         .map(
           (fn) =>
-            `${left(`${((100 * fn.ms) / summary.busyMs).toFixed(1)}%`, 6)} ${left(usOf(fn.ms), 5)} us  ${pad(fn.layer, 22)} ${fn.name}  ${fn.where}`,
+            `${left(`${((100 * fn.amount) / summary.total).toFixed(1)}%`, 6)} ${left(usOf(fn.amount), 5)} us  ${pad(fn.layer, 22)} ${fn.name}  ${fn.where}`,
         ),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,0 +1,94 @@
+// `npm run bench:alloc -- --scenario=NAME [--duration=SECONDS] [--top=N]`: runs one scenario against
+// the service and against its fair floor, each started with the inspector on loopback, and samples
+// every allocation during the measured run. Prints the bytes allocated per request by each, by layer,
+// and the service's busiest allocating functions. Unlike CPU time on a shared machine, bytes per
+// request hardly vary from run to run, so a change to the request path can be judged by them. Scenarios:
+// see scripts/bench/scenarios.ts (default call-detail).
+import { inspectorAddress, sampleAllocations } from './inspector.js';
+import { openBenchSession, option, WARMUP_SEC, type BenchSession } from './harness.js';
+import type { Child } from './processes.js';
+import { summariseHeapProfile, type ProfileSummary } from './profile-summary.js';
+import { buildScenarios, type Scenario } from './scenarios.js';
+
+const WATCHDOG_MS = 10 * 60_000;
+const INSPECT_ON_LOOPBACK = ['--inspect=127.0.0.1:0'];
+
+const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));
+const left = (text: string, width: number) => (text.length >= width ? text : ' '.repeat(width - text.length) + text);
+const bytes = (value: number) => Math.round(value).toLocaleString('en-GB');
+
+/** Bytes allocated per request by one server over a measured run, summarised. */
+interface Allocations {
+  requests: number;
+  perRequest: number;
+  summary: ProfileSummary;
+}
+
+/** A warm-up, then a measured run of `seconds` with every allocation sampled. */
+async function measure(
+  session: BenchSession,
+  server: Child,
+  next: Scenario['service'],
+  seconds: number,
+  connections: number | undefined,
+): Promise<Allocations> {
+  await session.load(server, next, { seconds: WARMUP_SEC, warmupSec: 0, connections });
+  const { result, head } = await sampleAllocations(inspectorAddress(server.output()), () =>
+    session.load(server, next, { seconds, warmupSec: 0, connections }),
+  );
+  if (result.errors > 0) throw new Error(`${result.errors} requests failed during the measured run`);
+  const summary = summariseHeapProfile(head, process.cwd());
+  return { requests: result.requests, perRequest: summary.total / Math.max(1, result.requests), summary };
+}
+
+async function main(): Promise<void> {
+  const name = option('scenario') || 'call-detail';
+  const seconds = Number(option('duration') || 5);
+  const top = Number(option('top') || 25);
+  const session = await openBenchSession({ watchdogMs: WATCHDOG_MS });
+  try {
+    const scenario = buildScenarios(session.fixture, Math.floor(Date.now() / 1000) % 100_000).find(
+      (candidate) => candidate.name === name,
+    );
+    if (!scenario) throw new Error(`no scenario named ${name} (see scripts/bench/scenarios.ts)`);
+    const floorNext = (scenario.baseline ?? scenario.writeBaseline)?.next;
+    const service = await session.startService({ nodeArgs: INSPECT_ON_LOOPBACK });
+    const served = await measure(session, service, scenario.service, seconds, scenario.connections);
+    const floors = floorNext ? await session.startFloors([scenario], { nodeArgs: INSPECT_ON_LOOPBACK }) : null;
+    const floor = floors && floorNext ? await measure(session, floors.prepared, floorNext, seconds, undefined) : null;
+
+    const floorLayer = new Map(floor?.summary.layers.map(({ layer, amount }) => [layer, amount]) ?? []);
+    const perRequest = (amount: number, of: Allocations) => bytes(amount / Math.max(1, of.requests));
+    const lines = [
+      `${scenario.title}: bytes allocated per request: service ${bytes(served.perRequest)} (${served.requests} requests)` +
+        (floor
+          ? `, floor ${bytes(floor.perRequest)} (${floor.requests} requests) = ${(served.perRequest / floor.perRequest).toFixed(2)}x the floor`
+          : ''),
+      '',
+      `${pad('Layer', 24)} ${left('service', 9)} ${left(floor ? 'floor' : '', 9)}`,
+      ...served.summary.layers.map(
+        ({ layer, amount }) =>
+          `${pad(layer, 24)} ${left(perRequest(amount, served), 9)} ${left(floor ? perRequest(floorLayer.get(layer) ?? 0, floor) : '', 9)}`,
+      ),
+      ...(floor?.summary.layers ?? [])
+        .filter(({ layer }) => !served.summary.layers.some((entry) => entry.layer === layer))
+        .map(({ layer, amount }) => `${pad(layer, 24)} ${left('0', 9)} ${left(perRequest(amount, floor!), 9)}`),
+      '',
+      `Top ${top} functions of the service by bytes allocated per request (built-ins counted in their caller's layer):`,
+      ...served.summary.functions
+        .slice(0, top)
+        .map((fn) => `${left(perRequest(fn.amount, served), 7)} B  ${pad(fn.layer, 22)} ${fn.name}  ${fn.where}`),
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await session.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error('bench:alloc failed:', error);
+    process.exit(1);
+  },
+);
