@@ -8,13 +8,11 @@ import { inspectorAddress, sampleAllocations } from './inspector.js';
 import { openBenchSession, option, WARMUP_SEC, type BenchSession } from './harness.js';
 import type { Child } from './processes.js';
 import { summariseHeapProfile, type ProfileSummary } from './profile-summary.js';
-import { buildScenarios, type Scenario } from './scenarios.js';
+import { scenarioNamed, type Scenario } from './scenarios.js';
 
 const WATCHDOG_MS = 10 * 60_000;
 const INSPECT_ON_LOOPBACK = ['--inspect=127.0.0.1:0'];
 
-const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));
-const left = (text: string, width: number) => (text.length >= width ? text : ' '.repeat(width - text.length) + text);
 const bytes = (value: number) => Math.round(value).toLocaleString('en-GB');
 
 /** Bytes allocated per request by one server over a measured run, summarised. */
@@ -47,10 +45,7 @@ async function main(): Promise<void> {
   const top = Number(option('top') || 25);
   const session = await openBenchSession({ watchdogMs: WATCHDOG_MS });
   try {
-    const scenario = buildScenarios(session.fixture, Math.floor(Date.now() / 1000) % 100_000).find(
-      (candidate) => candidate.name === name,
-    );
-    if (!scenario) throw new Error(`no scenario named ${name} (see scripts/bench/scenarios.ts)`);
+    const scenario = scenarioNamed(session.fixture, name);
     const floorNext = (scenario.baseline ?? scenario.writeBaseline)?.next;
     const service = await session.startService({ nodeArgs: INSPECT_ON_LOOPBACK });
     const served = await measure(session, service, scenario.service, seconds, scenario.connections);
@@ -65,19 +60,19 @@ async function main(): Promise<void> {
           ? `, floor ${bytes(floor.perRequest)} (${floor.requests} requests) = ${(served.perRequest / floor.perRequest).toFixed(2)}x the floor`
           : ''),
       '',
-      `${pad('Layer', 24)} ${left('service', 9)} ${left(floor ? 'floor' : '', 9)}`,
+      `${'Layer'.padEnd(24)} ${'service'.padStart(9)} ${(floor ? 'floor' : '').padStart(9)}`,
       ...served.summary.layers.map(
         ({ layer, amount }) =>
-          `${pad(layer, 24)} ${left(perRequest(amount, served), 9)} ${left(floor ? perRequest(floorLayer.get(layer) ?? 0, floor) : '', 9)}`,
+          `${layer.padEnd(24)} ${perRequest(amount, served).padStart(9)} ${(floor ? perRequest(floorLayer.get(layer) ?? 0, floor) : '').padStart(9)}`,
       ),
       ...(floor?.summary.layers ?? [])
         .filter(({ layer }) => !served.summary.layers.some((entry) => entry.layer === layer))
-        .map(({ layer, amount }) => `${pad(layer, 24)} ${left('0', 9)} ${left(perRequest(amount, floor!), 9)}`),
+        .map(({ layer, amount }) => `${layer.padEnd(24)} ${'0'.padStart(9)} ${perRequest(amount, floor!).padStart(9)}`),
       '',
       `Top ${top} functions of the service by bytes allocated per request (built-ins counted in their caller's layer):`,
       ...served.summary.functions
         .slice(0, top)
-        .map((fn) => `${left(perRequest(fn.amount, served), 7)} B  ${pad(fn.layer, 22)} ${fn.name}  ${fn.where}`),
+        .map((fn) => `${perRequest(fn.amount, served).padStart(7)} B  ${fn.layer.padEnd(22)} ${fn.name}  ${fn.where}`),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

@@ -8,12 +8,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { summariseCpuProfile } from './profile-summary.js';
 import { log, openBenchSession, option, WARMUP_SEC } from './harness.js';
-import { buildScenarios } from './scenarios.js';
+import { scenarioNamed } from './scenarios.js';
 
 const WATCHDOG_MS = 10 * 60_000;
-
-const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));
-const left = (text: string, width: number) => (text.length >= width ? text : ' '.repeat(width - text.length) + text);
 
 async function main(): Promise<void> {
   const name = option('scenario') || 'call-detail';
@@ -21,10 +18,7 @@ async function main(): Promise<void> {
   const top = Number(option('top') || 25);
   const session = await openBenchSession({ watchdogMs: WATCHDOG_MS });
   try {
-    const scenario = buildScenarios(session.fixture, Math.floor(Date.now() / 1000) % 100_000).find(
-      (candidate) => candidate.name === name,
-    );
-    if (!scenario) throw new Error(`no scenario named ${name} (see scripts/bench/scenarios.ts)`);
+    const scenario = scenarioNamed(session.fixture, name);
     const floorNext = (scenario.baseline ?? scenario.writeBaseline)?.next;
     const profiles = path.join(session.temp, 'profiles');
     const service = await session.startService({ nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profiles] });
@@ -52,10 +46,10 @@ async function main(): Promise<void> {
           ? `; unprepared floor ${(unprepared.serverCpuMsPerRequest * 1000).toFixed(0)} us (${unprepared.rps.toFixed(0)} req/s)`
           : ''),
       '',
-      `${pad('Layer', 24)} ${left('share', 6)} ${left('us/req', 7)}`,
+      `${'Layer'.padEnd(24)} ${'share'.padStart(6)} ${'us/req'.padStart(7)}`,
       ...summary.layers.map(
         ({ layer, amount }) =>
-          `${pad(layer, 24)} ${left(`${((100 * amount) / summary.total).toFixed(1)}%`, 6)} ${left(usOf(amount), 7)}`,
+          `${layer.padEnd(24)} ${`${((100 * amount) / summary.total).toFixed(1)}%`.padStart(6)} ${usOf(amount).padStart(7)}`,
       ),
       '',
       `Top ${top} functions by self time (built-ins counted in their caller's layer):`,
@@ -63,7 +57,7 @@ async function main(): Promise<void> {
         .slice(0, top)
         .map(
           (fn) =>
-            `${left(`${((100 * fn.amount) / summary.total).toFixed(1)}%`, 6)} ${left(usOf(fn.amount), 5)} us  ${pad(fn.layer, 22)} ${fn.name}  ${fn.where}`,
+            `${`${((100 * fn.amount) / summary.total).toFixed(1)}%`.padStart(6)} ${usOf(fn.amount).padStart(5)} us  ${fn.layer.padEnd(22)} ${fn.name}  ${fn.where}`,
         ),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

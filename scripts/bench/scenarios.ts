@@ -223,3 +223,12 @@ export function buildScenarios(fixture: BenchFixture, runTag: number): Scenario[
     },
   ];
 }
+
+/** The scenario called `name`, built for a run now; throws when there is none. */
+export function scenarioNamed(fixture: BenchFixture, name: string): Scenario {
+  const scenario = buildScenarios(fixture, Math.floor(Date.now() / 1000) % 100_000).find(
+    (candidate) => candidate.name === name,
+  );
+  if (!scenario) throw new Error(`no scenario named ${name} (see scripts/bench/scenarios.ts)`);
+  return scenario;
+}
