@@ -5,7 +5,7 @@
 // request hardly vary from run to run, so a change to the request path can be judged by them. Scenarios:
 // see scripts/bench/scenarios.ts (default call-detail).
 import { inspectorAddress, sampleAllocations } from './inspector.js';
-import { openBenchSession, option, WARMUP_SEC, type BenchSession } from './harness.js';
+import { openBenchSession, option, runCommand, WARMUP_SEC, type BenchSession } from './harness.js';
 import type { Child } from './processes.js';
 import { summariseHeapProfile, type ProfileSummary } from './profile-summary.js';
 import { scenarioNamed, type Scenario } from './scenarios.js';
@@ -80,10 +80,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error('bench:alloc failed:', error);
-    process.exit(1);
-  },
-);
+runCommand('bench:alloc', main);

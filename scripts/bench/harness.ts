@@ -49,6 +49,17 @@ function startCommand(): { nodeArgs: string[]; script: string; args: string[] } 
 /** Writes a progress line to stderr. */
 export const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
+/** Runs a benchmark command's `main`, then exits: 0 when it resolved, 1 (after printing why) when it threw. */
+export function runCommand(command: string, main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(`${command} failed:`, error);
+      process.exit(1);
+    },
+  );
+}
+
 /** Polls GET /readyz until it answers 200; throws after `timeoutMs`. */
 export async function waitReady(origin: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

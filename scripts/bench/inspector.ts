@@ -1,6 +1,7 @@
 // A minimal client of the V8 inspector protocol, for sampling where a benchmarked server allocates
 // memory: the server runs with `--inspect=127.0.0.1:0`, prints its WebSocket address, and this module
-// drives HeapProfiler over Node's built-in WebSocket.
+// drives HeapProfiler over Node's built-in WebSocket. (chrome-remote-interface would do the same, but
+// brings ws 7 and commander 2 for these few messages.)
 import type { HeapProfileNode } from './profile-summary.js';
 
 /** Bytes between two allocation samples: small enough to see a request's few-hundred-byte objects. */

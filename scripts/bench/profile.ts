@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { summariseCpuProfile } from './profile-summary.js';
-import { log, openBenchSession, option, WARMUP_SEC } from './harness.js';
+import { log, openBenchSession, option, runCommand, WARMUP_SEC } from './harness.js';
 import { scenarioNamed } from './scenarios.js';
 
 const WATCHDOG_MS = 10 * 60_000;
@@ -66,10 +66,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error('bench:profile failed:', error);
-    process.exit(1);
-  },
-);
+runCommand('bench:profile', main);

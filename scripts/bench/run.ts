@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { makeLocalTls } from '../../src/tools/local-ca.js';
-import { CONNECTIONS, log, openBenchSession, option, SERVICE_SETTINGS, WARMUP_SEC } from './harness.js';
+import { CONNECTIONS, log, openBenchSession, option, runCommand, SERVICE_SETTINGS, WARMUP_SEC } from './harness.js';
 import type { LoadResult } from './load.js';
 import { rssMiB, sampleRss, type Child } from './processes.js';
 import { startReceivers } from './receivers.js';
@@ -215,10 +215,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error('bench failed:', error);
-    process.exit(1);
-  },
-);
+runCommand('bench', main);
