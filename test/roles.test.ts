@@ -122,15 +122,26 @@ describe('an API served by two processes', () => {
   });
 });
 
-/** The pids of the live processes whose parent is `pid` (read from /proc). */
-function childPids(pid: number): number[] {
+/**
+ * The pids of the live cluster children of `pid` (read from /proc). Only processes that have already
+ * exec'd node as a cluster worker count (their environment holds NODE_UNIQUE_ID): a fork not yet exec'd
+ * is a copy of the primary, and stopping it would block the primary inside its spawn call for good. Any
+ * other child, such as the esbuild service tsx may start, is left out too.
+ */
+function clusterChildPids(pid: number): number[] {
   const children: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(parent) === pid && state !== 'Z') children.push(Number(entry));
+      if (Number(parent) !== pid || state === 'Z') continue;
+      if (
+        readFileSync(`/proc/${entry}/environ`, 'latin1')
+          .split('\0')
+          .some((line) => line.startsWith('NODE_UNIQUE_ID='))
+      )
+        children.push(Number(entry));
     } catch {
       // The process ended while the list was read.
     }
@@ -180,13 +191,13 @@ describe('the primary of serve --processes', () => {
       ['--role', 'api', '--processes', '2'],
     );
     try {
-      const first = childPids(primary.pid);
+      const first = clusterChildPids(primary.pid);
       process.kill(first[0]!, 'SIGKILL');
       // Its replacement is stopped as soon as it exists, long before it could listen: it hangs at start.
       const stuck = await waitFor(
         'a replacement child',
         async () => {
-          const fresh = childPids(primary.pid).find((pid) => !first.includes(pid));
+          const fresh = clusterChildPids(primary.pid).find((pid) => !first.includes(pid));
           if (fresh) process.kill(fresh, 'SIGSTOP');
           return fresh;
         },
@@ -195,7 +206,7 @@ describe('the primary of serve --processes', () => {
       await waitFor(
         'the stuck child to be killed and replaced',
         async () => {
-          const now = childPids(primary.pid);
+          const now = clusterChildPids(primary.pid);
           return now.length === 2 && !now.includes(stuck) && !now.includes(first[0]!);
         },
         60_000,
@@ -245,7 +256,7 @@ describe('the primary of serve --processes', () => {
         ['--role', 'api', '--processes', '2'],
       );
       const headers = { Authorization: `Bearer ${org.key}` };
-      const first = childPids(primary.pid);
+      const first = clusterChildPids(primary.pid);
       expect(first).toHaveLength(2);
       expect(await readyStatus(metricsPort)).toBe(200);
 
@@ -254,7 +265,7 @@ describe('the primary of serve --processes', () => {
       await waitFor(
         'a new child in place of the killed one',
         async () => {
-          const now = childPids(primary.pid);
+          const now = clusterChildPids(primary.pid);
           return now.length === 2 && !now.includes(first[0]!);
         },
         20_000,
@@ -266,14 +277,14 @@ describe('the primary of serve --processes', () => {
       await waitForApiChildren(metricsPort, 1);
 
       // Every child killed: /readyz answers 503 until one listens again, then 200.
-      for (const pid of childPids(primary.pid)) process.kill(pid, 'SIGKILL');
+      for (const pid of clusterChildPids(primary.pid)) process.kill(pid, 'SIGKILL');
       await waitFor('/readyz to answer 503 with no child', async () => (await readyStatus(metricsPort)) === 503, 5_000);
       await waitFor('/readyz to answer 200 again', async () => (await readyStatus(metricsPort)) === 200, 30_000);
 
       // A child that keeps dying: the primary stops the rest and exits 1.
       const deadline = Date.now() + 90_000;
       while (primary.running() && Date.now() < deadline) {
-        for (const pid of childPids(primary.pid)) process.kill(pid, 'SIGKILL');
+        for (const pid of clusterChildPids(primary.pid)) process.kill(pid, 'SIGKILL');
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(await primary.exited).toBe(1);
