@@ -1,8 +1,8 @@
 // Keeps the children of `serve --processes N` running: a child that dies unasked, or does not start in
-// time, is logged, counted and forked again after a growing pause; a child that keeps dying makes the
-// whole service give up (exit 1), so that the orchestrator sees the failure instead of a primary that
-// serves nothing or never finishes starting. The state of
-// the children is what the primary's /readyz answers from.
+// time, is logged, counted and forked again after a growing pause; a child that keeps dying (often
+// within a window, or every time before it is up, however slowly) makes the whole service give up
+// (exit 1), so that the orchestrator sees the failure instead of a primary that serves nothing or never
+// finishes starting. The state of the children is what the primary's /readyz answers from.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -18,7 +18,10 @@ export interface RestartPolicy {
   /** The first pause before a restart; each quick death doubles it, up to maxDelayMs. */
   initialDelayMs: number;
   maxDelayMs: number;
-  /** This many deaths of one child within windowMs make the service give up. */
+  /**
+   * This many deaths of one child within windowMs make the service give up; so do this many in a row
+   * with none of its children up in between, however long they took.
+   */
   maxDeaths: number;
   windowMs: number;
   /** How long a child may take to be up (listening, for an api child); past it, it is killed and counted as a death. */
@@ -46,6 +49,8 @@ interface Slot {
   /** Whether the HTTP child listens (an api child) or runs (a worker child). */
   up: boolean;
   deaths: number[];
+  /** Deaths since a child of this slot was last up. */
+  failedStarts: number;
   timer: NodeJS.Timeout | null;
   /** Resolved with the slot's HTTP port (null for a worker) the first time one of its children is up. */
   firstUp: PromiseWithResolvers<number | null>;
@@ -93,6 +98,7 @@ export class Supervisor {
       worker: null,
       up: false,
       deaths: [],
+      failedStarts: 0,
       timer: null,
       firstUp: Promise.withResolvers<number | null>(),
     }));
@@ -160,6 +166,7 @@ export class Supervisor {
       clearTimeout(startTimer);
       if (slot.worker !== worker) return;
       slot.up = true;
+      slot.failedStarts = 0;
       this.metrics.up.inc({ role: slot.role });
       slot.firstUp.resolve(port);
     };
@@ -170,14 +177,20 @@ export class Supervisor {
   private onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
     if (slot.worker !== worker) return;
     if (slot.up) this.metrics.up.dec({ role: slot.role });
+    else slot.failedStarts += 1;
     slot.up = false;
     slot.worker = null;
     if (this.stopping) return;
     const now = Date.now();
     slot.deaths = [...slot.deaths.filter((at) => now - at < this.policy.windowMs), now];
     const pid = worker.process.pid;
-    if (slot.deaths.length >= this.policy.maxDeaths) {
-      const reason = `${childOfRole(slot.role)} died ${slot.deaths.length} times within ${this.policy.windowMs / 1000} s`;
+    const reason =
+      slot.deaths.length >= this.policy.maxDeaths
+        ? `${childOfRole(slot.role)} died ${slot.deaths.length} times within ${this.policy.windowMs / 1000} s`
+        : slot.failedStarts >= this.policy.maxDeaths
+          ? `${childOfRole(slot.role)} died ${slot.failedStarts} times in a row before it was up`
+          : null;
+    if (reason) {
       this.logger.fatal({ role: slot.role, pid, code, signal }, `${reason}; stopping the service`);
       this.giveUp(reason);
       return;
