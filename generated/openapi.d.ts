@@ -152,7 +152,8 @@ export type paths = {
         /**
          * List agents
          * @description Returns the org's voice agents, newest first (ties broken by `id`): the `agent_id` values it may
-         *     place calls with, with each agent's defaults for a call.
+         *     place calls with, with each agent's defaults for a call. Page by offset, or by cursor with
+         *     `starting_after` / `ending_before` as every other list does.
          */
         get: operations["listAgents"];
         put?: never;
@@ -2067,6 +2068,29 @@ export interface operations {
                  * @example 0
                  */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
             };
             header?: never;
             path?: never;

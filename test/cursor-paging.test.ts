@@ -4,6 +4,7 @@
 // cursor is 400 invalid_request naming the parameter.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent } from '../src/orgs/service.js';
 import { createTestOrg, rawRequest, type TestOrg } from './support/app.js';
 import { testNumber } from './support/calls.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
@@ -37,6 +38,7 @@ beforeAll(async () => {
   other = await createTestOrg(env.database.db, { planId: 'scale' });
   const { id: webhookId } = await register(env, 'https://127.0.0.1:9/hooks', ['contact.created']);
   for (let i = 0; i < 4; i += 1) await register(env, `https://127.0.0.1:9/hooks/${i}`, ['contact.created']);
+  for (let i = 0; i < 4; i += 1) await createAgent(env.database.db, { orgId: owner.orgId, name: `Agent ${i}` });
   for (let i = 0; i < 5; i += 1) {
     await placeCall();
     const contact = await post('/contacts', { phone_e164: `+9198765000${10 + i}`, consent_capture: 'manual' });
@@ -47,6 +49,7 @@ beforeAll(async () => {
   lists.webhooks = '/webhooks';
   lists.deliveries = `/webhooks/${webhookId}/deliveries`;
   lists.events = '/events';
+  lists.agents = '/agents';
   // The other org's items, for the foreign-cursor checks.
   await placeCall(other);
   await post('/contacts', { phone_e164: '+919876500099', consent_capture: 'manual' }, other);
@@ -94,7 +97,7 @@ describe('paging through calls while new ones are placed', () => {
   });
 });
 
-describe.each(['calls', 'contacts', 'webhooks', 'deliveries', 'events'])('the %s list', (name) => {
+describe.each(['calls', 'contacts', 'webhooks', 'deliveries', 'events', 'agents'])('the %s list', (name) => {
   it('pages by cursor in both directions exactly as the full list reads', async () => {
     const path = lists[name]!;
     const all = idsOf(await get(join(path, 'limit=100')));

@@ -1,5 +1,7 @@
 // SQL for reading agents.
+import type { PageStart } from '../contract/pagination.js';
 import type { Db } from '../database/connect.js';
+import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
 
 /** The agent with this id in this org, or undefined (also for another org's agent). */
 export async function findAgentInOrg(db: Db, orgId: string, agentId: string) {
@@ -11,18 +13,36 @@ export async function listAgents(db: Db, orgId: string) {
   return db.selectFrom('agents').selectAll().where('org_id', '=', orgId).orderBy('created_at', 'desc').execute();
 }
 
-/** One page of the org's agents, newest first (ties by id), with the total. */
-export async function listAgentsPage(db: Db, orgId: string, page: { limit: number; offset: number }) {
+/**
+ * One page of the org's agents, newest first (ties by id), with the total: by offset, or the agents on
+ * one side of a cursor agent, with whether more lie beyond the page (always false for an offset page).
+ */
+export async function listAgentsPage(db: Db, orgId: string, page: { limit: number } & PageStart) {
   const base = db.selectFrom('agents').where('org_id', '=', orgId);
-  const [rows, count] = await Promise.all([
+  const counted = base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+  if (!('cursor' in page)) {
+    const [rows, count] = await Promise.all([
+      base
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(page.limit)
+        .offset(page.offset)
+        .execute(),
+      counted,
+    ]);
+    return { rows, total: Number(count.total), more: false };
+  }
+  const order = cursorReadOrder(page.side);
+  const [nearestFirst, count] = await Promise.all([
     base
       .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
+      .where(beyondCursor('agents', ['created_at', 'id'], page.side, page.cursor))
+      .orderBy('created_at', order)
+      .orderBy('id', order)
+      .limit(page.limit + 1)
       .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    counted,
   ]);
-  return { rows, total: Number(count.total) };
+  return { ...cursorPage(nearestFirst, page.limit, page.side), total: Number(count.total) };
 }

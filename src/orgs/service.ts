@@ -1,6 +1,7 @@
 // Operator actions on orgs, plans, agents and credits. Used by the CLI, the demo seed and tests.
 // Operator inputs are refused with DomainError invalid_request (param: the option) and unknown ids with
 // not_found; the CLI prints their messages.
+import { unknownCursor, type PageStart } from '../contract/pagination.js';
 import type { Db } from '../database/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { toAgent, type Agent } from './mapper.js';
@@ -215,14 +216,18 @@ export async function hasActivePlan(db: Db, orgId: string): Promise<boolean> {
   return (await orgs.findActivePlanOfOrg(db, orgId)) !== undefined;
 }
 
-/** One page of the org's agents in API form, newest first, with the total. */
+/**
+ * One page of the org's agents in API form, newest first, with the total and whether a cursor page has
+ * more beyond it; a cursor naming no agent of the org is invalid_request.
+ */
 export async function listAgentsPage(
   db: Db,
   orgId: string,
-  page: { limit: number; offset: number },
-): Promise<{ items: Agent[]; total: number }> {
-  const { rows, total } = await agents.listAgentsPage(db, orgId, page);
-  return { items: rows.map(toAgent), total };
+  page: { limit: number } & PageStart,
+): Promise<{ items: Agent[]; total: number; more: boolean }> {
+  if ('cursor' in page && !(await agents.findAgentInOrg(db, orgId, page.cursor))) throw unknownCursor(page.side);
+  const { rows, total, more } = await agents.listAgentsPage(db, orgId, page);
+  return { items: rows.map(toAgent), total, more };
 }
 
 /** The org's agent in API form; throws not_found (param id) for an unknown or foreign id. */
