@@ -156,6 +156,7 @@ describe('a flood of made-up keys across two API instances', () => {
           validStatuses.push((await rawRequest(app, 'GET', '/contacts', { headers: bearer(valid.key) })).status);
         }
       }
+      const floodEndedAt = Date.now();
       const failures = statuses.filter((status) => status === 401).length;
       console.log(`two instances: ${failures} failed authentications allowed of 120, then 429s`);
       // One allowance: at most one failure over it per instance, plus what refills while the test runs
@@ -174,9 +175,16 @@ describe('a flood of made-up keys across two API instances', () => {
       expect((await rawRequest(apps[1]!, 'GET', '/contacts', { headers: bearer(unused.key) })).status).toBe(200);
       const restarted = await startTestApp({ db: database.db, url: database.url }, { workers: false, config });
       try {
-        // Its first made-up key costs one lookup and teaches it the shared allowance is spent.
-        await rawRequest(restarted, 'GET', '/contacts', { headers: bearer(madeUpKey()) });
-        expect((await rawRequest(restarted, 'GET', '/contacts', { headers: bearer(madeUpKey()) })).status).toBe(429);
+        // Its first made-up key costs one lookup and teaches it the shared allowance is spent; what refilled
+        // since the flood (more on a slow machine) may let a few more through before the 429.
+        let tries = 0;
+        let answer;
+        do {
+          answer = await rawRequest(restarted, 'GET', '/contacts', { headers: bearer(madeUpKey()) });
+          tries += 1;
+        } while (answer.status !== 429 && tries < 10);
+        expect(answer.status).toBe(429);
+        expect(tries).toBeLessThanOrEqual(2 + Math.ceil(((Date.now() - floodEndedAt) / 60_000) * FAILURES_PER_MINUTE));
         expect((await rawRequest(restarted, 'GET', '/contacts', { headers: bearer(valid.key) })).status).toBe(200);
       } finally {
         await restarted.close();
@@ -250,5 +258,5 @@ describe('the key caches', () => {
     lookups = 0;
     expect(await authenticator.authenticate(`Bearer ${org.key}`, '192.0.2.1')).toMatchObject({ orgId: org.orgId });
     expect(lookups).toBe(0);
-  }, 120_000);
+  }, 240_000);
 });

@@ -36,7 +36,7 @@ const admin = (...args: string[]) => runAdmin(database.url, args);
 
 // Every test here starts the CLI as separate Node processes (through tsx), up to nine in a row; on a
 // loaded machine one start takes seconds, so the bound is sized to that rather than the default 30 s.
-const CLI_TESTS = { timeout: 120_000 };
+const CLI_TESTS = { timeout: 240_000 };
 
 async function newOrg(...extra: string[]): Promise<string> {
   const result = await admin('org', 'create', '--name', 'CLI org', '--json', ...extra);

@@ -75,7 +75,7 @@ async function start(): Promise<ServerProcess> {
 }
 
 describe('SIGKILL in the middle of calls and deliveries', () => {
-  it('loses no event and leaves no call unfinished after a restart', { timeout: 120_000 }, async () => {
+  it('loses no event and leaves no call unfinished after a restart', { timeout: 240_000 }, async () => {
     let server = await start();
     for (const receiver of receivers) {
       const response = await fetch(`${server.apiUrl}/webhooks`, {

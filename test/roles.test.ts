@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 describe('one API process and two worker processes', () => {
-  it('deliver every event exactly once, with no attempt made twice', { timeout: 120_000 }, async () => {
+  it('deliver every event exactly once, with no attempt made twice', { timeout: 240_000 }, async () => {
     const headers = { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' };
     const endpoints: string[] = [];
     for (let i = 0; i < 3; i += 1) {

@@ -13,7 +13,7 @@ const TERMINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled'
 export async function waitFor<T>(
   what: string,
   probe: () => Promise<T | null | undefined | false>,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -40,7 +40,7 @@ export async function fetchCall(client: Client<paths>, id: string): Promise<Call
  * Waits until a call reaches `status` (any terminal status when omitted), watching the database so
  * polling does not spend the org's rate limit, then returns its detail as the API serves it.
  */
-export async function waitForCall(db: Db, client: Client<paths>, id: string, status?: string, timeoutMs = 10_000) {
+export async function waitForCall(db: Db, client: Client<paths>, id: string, status?: string, timeoutMs = 30_000) {
   await waitFor(
     `call ${id} to reach ${status ?? 'a terminal status'}`,
     async () => {

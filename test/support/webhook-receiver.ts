@@ -118,7 +118,7 @@ export async function startReceiver(
       return pending;
     },
     behaviour,
-    waitFor: (count, timeoutMs = 5_000) =>
+    waitFor: (count, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
         const check = () => requests.length >= count;
         if (check()) return resolve(requests);
