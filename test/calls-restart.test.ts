@@ -7,7 +7,8 @@ import { createTestOrg, startTestApp } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 
-const STEP_MS = 20;
+// Slow enough that calls are still in flight when the first app has stopped, on a busy machine too.
+const STEP_MS = 100;
 const ENDINGS = ['7777', '0001', '0002', '0003', '0004', '1234', '4321', '8888', '6006', '9999', '0010', '5555'];
 
 let database: TestDatabase;
