@@ -126,9 +126,10 @@ describe('an API served by two processes', () => {
  * The pids of the live cluster children of `pid` (read from /proc). Only processes that have already
  * exec'd node as a cluster worker count (their environment holds NODE_UNIQUE_ID): a fork not yet exec'd
  * is a copy of the primary, and stopping it would block the primary inside its spawn call for good. Any
- * other child, such as the esbuild service tsx may start, is left out too.
+ * other child, such as the esbuild service tsx may start, is left out too. With `role`, only children of
+ * that role.
  */
-function clusterChildPids(pid: number): number[] {
+function clusterChildPids(pid: number, role?: 'api' | 'worker'): number[] {
   const children: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -136,12 +137,10 @@ function clusterChildPids(pid: number): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(parent) !== pid || state === 'Z') continue;
-      if (
-        readFileSync(`/proc/${entry}/environ`, 'latin1')
-          .split('\0')
-          .some((line) => line.startsWith('NODE_UNIQUE_ID='))
-      )
-        children.push(Number(entry));
+      const environment = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0');
+      if (!environment.some((line) => line.startsWith('NODE_UNIQUE_ID='))) continue;
+      if (role && !environment.includes(`VOICE_CALL_API_CHILD_ROLE=${role}`)) continue;
+      children.push(Number(entry));
     } catch {
       // The process ended while the list was read.
     }
@@ -177,6 +176,43 @@ function waitForApiChildren(metricsPort: number, restarts: number): Promise<bool
 }
 
 describe('the primary of serve --processes', () => {
+  it(
+    'with --role all, says not ready while its background child is down, and replaces it',
+    { timeout: 180_000 },
+    async () => {
+      const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+      const primary = await startServerProcess(
+        await serverEnvironment(database.url, {
+          LOG_LEVEL: 'info',
+          METRICS_PORT: String(metricsPort),
+          PORT: String(metricsPort + 1),
+        }),
+        60_000,
+        ['--role', 'all', '--processes', '2'],
+      );
+      try {
+        // The banner waited for the background child to report that its work runs.
+        expect(clusterChildPids(primary.pid, 'api')).toHaveLength(2);
+        const [background] = clusterChildPids(primary.pid, 'worker');
+        expect(background).toBeDefined();
+        expect(await readyStatus(metricsPort)).toBe(200);
+
+        process.kill(background!, 'SIGKILL');
+        await waitFor(
+          '/readyz to answer 503 without the background child',
+          async () => (await readyStatus(metricsPort)) === 503,
+        );
+        await waitFor('/readyz to answer 200 again', async () => (await readyStatus(metricsPort)) === 200, 60_000);
+        const [replacement] = clusterChildPids(primary.pid, 'worker');
+        expect(replacement).not.toBe(background);
+        await primary.stop('SIGTERM');
+        expect(await primary.exited).toBe(0);
+      } finally {
+        if (primary.running()) await primary.stop('SIGKILL');
+      }
+    },
+  );
+
   it('kills a child that does not start in time, and starts another', { timeout: 180_000 }, async () => {
     const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
     const primary = await startServerProcess(

@@ -5,7 +5,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Supervisor } from '../src/cli/supervisor.js';
+import { Supervisor, WORKER_UP_MESSAGE, type ChildRole } from '../src/cli/supervisor.js';
 import { waitFor } from './support/calls.js';
 
 // Every death is alone in its 1 ms window, so only the failed-start rule can give up.
@@ -23,19 +23,25 @@ afterEach(async () => {
 });
 
 describe('a supervised child', () => {
-  it('that dies each time before it is up makes the service give up, however slowly', async () => {
-    supervisor = new Supervisor(['api'], { SUPERVISED_CHILD: 'exit-at-once' }, logger, POLICY);
-    await expect(supervisor.start()).rejects.toThrow(
-      'the service could not start: an api child died 3 times in a row before it was up',
-    );
-  });
+  it.each<ChildRole>(['api', 'worker'])(
+    'of role %s that dies each time before it is up makes the service give up, however slowly',
+    async (role) => {
+      supervisor = new Supervisor([role], { SUPERVISED_CHILD: 'exit-at-once' }, logger, POLICY);
+      await expect(supervisor.start()).rejects.toThrow(
+        `the service could not start: ${role === 'api' ? 'an api' : 'a worker'} child died 3 times in a row before it was up`,
+      );
+    },
+  );
 
   it('that was up before each death is only restarted', async () => {
-    // Each child is told to die once its primary has seen it online.
-    const killWhenOnline = (worker: Worker) => worker.send('die');
-    cluster.on('online', killWhenOnline);
+    // Each worker child is told to die once it has said it is up.
+    const killWhenUp = (worker: Worker, message: unknown) => {
+      if (message === WORKER_UP_MESSAGE) worker.send('die');
+    };
+    cluster.on('message', killWhenUp);
     try {
-      supervisor = new Supervisor(['worker'], { SUPERVISED_CHILD: 'exit-when-told' }, logger, POLICY);
+      const env = { SUPERVISED_CHILD: 'up-then-exit-when-told', UP_MESSAGE: WORKER_UP_MESSAGE };
+      supervisor = new Supervisor(['worker'], env, logger, POLICY);
       const gaveUp = supervisor.gaveUp.then(() => true);
       await supervisor.start();
       const restarts = async () => {
@@ -45,7 +51,7 @@ describe('a supervised child', () => {
       await waitFor('6 restarts of the worker child', async () => (await restarts()) >= 6, 20_000);
       expect(await Promise.race([gaveUp, false])).toBe(false);
     } finally {
-      cluster.off('online', killWhenOnline);
+      cluster.off('message', killWhenUp);
     }
   });
 });

@@ -21,7 +21,13 @@ import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
 import { adminCommand } from './invocation.js';
 import { configOrExit, reported, wantsHelp } from './command.js';
-import { CHILD_ROLE_VARIABLE, DEFAULT_RESTART_POLICY, Supervisor, type ChildRole } from './supervisor.js';
+import {
+  CHILD_ROLE_VARIABLE,
+  DEFAULT_RESTART_POLICY,
+  Supervisor,
+  WORKER_UP_MESSAGE,
+  type ChildRole,
+} from './supervisor.js';
 
 const USAGE = `Usage: voice-call-api serve [--role api|worker|all] [--processes N]
 
@@ -226,6 +232,8 @@ async function runChild(): Promise<number> {
     background: role === 'worker',
     metricsServer: false,
   });
+  // An api child is up once it listens, which its primary sees; a worker child says so itself.
+  if (role === 'worker') process.send?.(WORKER_UP_MESSAGE);
   return untilStopped(async (signal) => {
     await running.stop(signal);
     await database.close();

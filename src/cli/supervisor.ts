@@ -13,6 +13,9 @@ export type ChildRole = 'api' | 'worker';
 /** The environment variable that tells a forked child its role. */
 export const CHILD_ROLE_VARIABLE = 'VOICE_CALL_API_CHILD_ROLE';
 
+/** The message a worker child sends its primary once its background work runs: from then on it is up. */
+export const WORKER_UP_MESSAGE = 'voice-call-api:worker-up';
+
 /** When to give up on a child that keeps dying, and how long to wait before forking it again. */
 export interface RestartPolicy {
   /** The first pause before a restart; each quick death doubles it, up to maxDelayMs. */
@@ -30,7 +33,7 @@ export interface RestartPolicy {
 
 /**
  * The restarts `serve` uses, with CHILD_START_TIMEOUT_MS as the start timeout: 0.5 s, 1 s, 2 s... at
- * most 10 s between restarts; 5 deaths in a minute is a crash loop.
+ * most 10 s between restarts; 5 deaths in a minute, or 5 in a row before a child is up, is a crash loop.
  */
 export const DEFAULT_RESTART_POLICY: Omit<RestartPolicy, 'startTimeoutMs'> = {
   initialDelayMs: 500,
@@ -46,7 +49,7 @@ const childOfRole = (role: ChildRole) => (role === 'api' ? 'an api child' : 'a w
 interface Slot {
   role: ChildRole;
   worker: Worker | null;
-  /** Whether the HTTP child listens (an api child) or runs (a worker child). */
+  /** Whether the HTTP child listens (an api child) or runs its background work (a worker child). */
   up: boolean;
   deaths: number[];
   /** Deaths since a child of this slot was last up. */
@@ -150,8 +153,11 @@ export class Supervisor {
     const worker = cluster.fork({ ...this.env, [CHILD_ROLE_VARIABLE]: slot.role });
     slot.worker = worker;
     slot.up = false;
-    // A child that hangs before it is up is killed; its exit counts as a death (onExit).
+    // A child that hangs before it is up is killed; its exit counts as a death (onExit), even if it
+    // reports up between the kill and its exit.
+    let killed = false;
     const startTimer = setTimeout(() => {
+      killed = true;
       this.logger.error(
         { role: slot.role, pid: worker.process.pid, startTimeoutMs: this.policy.startTimeoutMs },
         `${childOfRole(slot.role)} process did not start within ${this.policy.startTimeoutMs / 1000} s; killing it`,
@@ -164,14 +170,22 @@ export class Supervisor {
     });
     const started = (port: number | null) => {
       clearTimeout(startTimer);
-      if (slot.worker !== worker) return;
+      if (killed || slot.worker !== worker) return;
       slot.up = true;
       slot.failedStarts = 0;
       this.metrics.up.inc({ role: slot.role });
       slot.firstUp.resolve(port);
     };
-    if (slot.role === 'api') worker.once('listening', (address) => started(address.port));
-    else worker.once('online', () => started(null));
+    if (slot.role === 'api') {
+      worker.once('listening', (address) => started(address.port));
+      return;
+    }
+    const onMessage = (message: unknown) => {
+      if (message !== WORKER_UP_MESSAGE) return;
+      worker.off('message', onMessage);
+      started(null);
+    };
+    worker.on('message', onMessage);
   }
 
   private onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
