@@ -152,8 +152,7 @@ export type paths = {
         /**
          * List agents
          * @description Returns the org's voice agents, newest first (ties broken by `id`): the `agent_id` values it may
-         *     place calls with, with each agent's defaults for a call. Page by offset, or by cursor with
-         *     `starting_after` / `ending_before` as every other list does.
+         *     place calls with, with each agent's defaults for a call.
          */
         get: operations["listAgents"];
         put?: never;

@@ -178,7 +178,7 @@ describe('a flood of made-up keys across two API instances', () => {
         // Its first made-up key costs one lookup and teaches it the shared allowance is spent; what refilled
         // since the flood (more on a slow machine) may let a few more through before the 429.
         let tries = 0;
-        let answer;
+        let answer: Awaited<ReturnType<typeof rawRequest>>;
         do {
           answer = await rawRequest(restarted, 'GET', '/contacts', { headers: bearer(madeUpKey()) });
           tries += 1;

@@ -140,7 +140,7 @@ it('lets a busy org take most slots from reservations and gives back what they l
     // need none (about 10 here), so there are fewer calls than waves even on a crowded machine.
     expect(takes()).toBeLessThan(40);
     // Once the last reservation lapses, its unused slots are given back: the window counts exactly the requests made.
-    await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(400);
+    await expect.poll(() => countedHits(org.orgId), { timeout: 15_000, interval: 100 }).toBe(400);
   } finally {
     await app.close();
     await counted.destroy();
@@ -168,7 +168,7 @@ it('counts a request that comes while lapsed slots are being given back after th
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     const remaining = answers.map((answer) => answer.remaining).sort((a, b) => b - a);
     expect(remaining).toEqual(Array.from({ length: answers.length }, (_, i) => 60_000 - 1 - i));
-    await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(answers.length);
+    await expect.poll(() => countedHits(org.orgId), { timeout: 15_000, interval: 100 }).toBe(answers.length);
   } finally {
     await app.close();
     await slow.destroy();
@@ -186,7 +186,7 @@ it('never grants more than the limit across two instances that reserve ahead', a
     // Slots another instance holds ahead may refuse a request early, at most one reservation's worth each.
     expect(granted).toBeGreaterThanOrEqual(480 - 2 * 2);
     expect(answers.filter((answer) => answer.status === 429)).toHaveLength(500 - granted);
-    await expect.poll(() => countedHits(org.orgId), { timeout: 5_000, interval: 100 }).toBe(granted);
+    await expect.poll(() => countedHits(org.orgId), { timeout: 15_000, interval: 100 }).toBe(granted);
   } finally {
     await Promise.all(apps.map((app) => app.close()));
   }
