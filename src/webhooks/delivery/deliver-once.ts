@@ -126,20 +126,22 @@ export async function deliverOnce(
     await deliveries.abandonLeasedDelivery(deps.db, lease);
     return { kind: 'abandoned' };
   }
-  const send = deps.delivery.inFlight.track(claimed.webhookId);
+  // The whole send must end before the lease lapses, with time left to record it.
+  const sendBudgetMs = Math.min(
+    DELIVERY_TIMEOUT_MS,
+    claimed.lease.expiresAt.getTime() - deps.clock.now().getTime() - RECORD_MARGIN_MS,
+  );
+  const send = deps.delivery.inFlight.track(claimed.webhookId, {
+    deadlineMs: Math.max(sendBudgetMs, 0),
+    ...(stop ? { stop } : {}),
+  });
   try {
-    // The whole send must end before the lease lapses, with time left to record it.
-    const sendBudgetMs = Math.min(
-      DELIVERY_TIMEOUT_MS,
-      claimed.lease.expiresAt.getTime() - deps.clock.now().getTime() - RECORD_MARGIN_MS,
-    );
-    const stopped = [send.signal, ...(stop ? [stop] : [])];
-    if (sendBudgetMs < MIN_SEND_BUDGET_MS || stopped.some((signal) => signal.aborted)) {
+    if (sendBudgetMs < MIN_SEND_BUDGET_MS || send.stopped) {
       await deliveries.releaseLease(deps.db, lease).catch(() => undefined);
       return { kind: 'aborted', endpointDeleted: send.signal.reason instanceof EndpointDeletedError };
     }
-    const result = await attempt(deps, claimed, AbortSignal.any([...stopped, AbortSignal.timeout(sendBudgetMs)]));
-    if (stopped.some((signal) => signal.aborted)) {
+    const result = await attempt(deps, claimed, send.signal);
+    if (send.stopped) {
       await deliveries.releaseLease(deps.db, lease).catch(() => undefined);
       return { kind: 'aborted', endpointDeleted: send.signal.reason instanceof EndpointDeletedError };
     }

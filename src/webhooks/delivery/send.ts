@@ -53,7 +53,8 @@ function refuseBlockedPort(url: URL): void {
  * POSTs `body` to `url` through `dispatcher`. Resolves with the answer whatever its status (a 3xx is
  * returned, not followed); rejects with the transport error (timeout, refused, TLS, guard...) and for an
  * answer HTTP cannot carry (a status above 599, an unrequested 101).
- * `signal` aborts the attempt; the whole attempt, body excerpt included, ends within the timeout.
+ * `signal` aborts the attempt and must carry its deadline (at most the delivery timeout); without one,
+ * the attempt gets the delivery timeout. The whole attempt, body excerpt included, ends by then.
  */
 export async function postDelivery(
   dispatcher: Dispatcher,
@@ -64,14 +65,13 @@ export async function postDelivery(
 ): Promise<HttpAnswer> {
   const target = new URL(url);
   refuseBlockedPort(target);
-  const deadline = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
   const answer = await dispatcher.request({
     origin: target.origin,
     path: `${target.pathname}${target.search}`,
     method: 'POST',
     headers,
     body,
-    signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+    signal: signal ?? AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
   });
   const excerpt = await readExcerpt(answer.body);
   if (answer.statusCode > 599) {
