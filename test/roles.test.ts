@@ -99,14 +99,31 @@ describe('one API process and two worker processes', () => {
   });
 });
 
+/**
+ * Starts `serve --role <role> --processes 2` with its metrics on a random port and its API on the next
+ * one, logging at info unless `env` says otherwise.
+ */
+async function startPrimary(
+  role: 'api' | 'all',
+  env: Record<string, string> = {},
+): Promise<{ primary: ServerProcess; metricsPort: number }> {
+  const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+  const primary = await startServerProcess(
+    await serverEnvironment(database.url, {
+      LOG_LEVEL: 'info',
+      METRICS_PORT: String(metricsPort),
+      PORT: String(metricsPort + 1),
+      ...env,
+    }),
+    60_000,
+    ['--role', role, '--processes', '2'],
+  );
+  return { primary, metricsPort };
+}
+
 describe('an API served by two processes', () => {
   it('shares one port and reports the metrics of both on METRICS_PORT', { timeout: 120_000 }, async () => {
-    const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
-    const cluster = await startServerProcess(
-      await serverEnvironment(database.url, { LOG_LEVEL: 'warn', METRICS_PORT: String(metricsPort) }),
-      60_000,
-      ['--role', 'api', '--processes', '2'],
-    );
+    const { primary: cluster, metricsPort } = await startPrimary('api', { LOG_LEVEL: 'warn' });
     const headers = { Authorization: `Bearer ${org.key}` };
     for (let i = 0; i < 20; i += 1)
       expect((await fetch(`${cluster.apiUrl}/calls?limit=1`, { headers })).status).toBe(200);
@@ -180,16 +197,7 @@ describe('the primary of serve --processes', () => {
     'with --role all, says not ready while its background child is down, and replaces it',
     { timeout: 180_000 },
     async () => {
-      const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
-      const primary = await startServerProcess(
-        await serverEnvironment(database.url, {
-          LOG_LEVEL: 'info',
-          METRICS_PORT: String(metricsPort),
-          PORT: String(metricsPort + 1),
-        }),
-        60_000,
-        ['--role', 'all', '--processes', '2'],
-      );
+      const { primary, metricsPort } = await startPrimary('all');
       try {
         // The banner waited for the background child to report that its work runs.
         expect(clusterChildPids(primary.pid, 'api')).toHaveLength(2);
@@ -214,18 +222,8 @@ describe('the primary of serve --processes', () => {
   );
 
   it('kills a child that does not start in time, and starts another', { timeout: 180_000 }, async () => {
-    const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
-    const primary = await startServerProcess(
-      await serverEnvironment(database.url, {
-        LOG_LEVEL: 'info',
-        METRICS_PORT: String(metricsPort),
-        PORT: String(metricsPort + 1),
-        // Far above a child's start (under tsx, on a machine busy with the rest of the suite).
-        CHILD_START_TIMEOUT_MS: '20000',
-      }),
-      60_000,
-      ['--role', 'api', '--processes', '2'],
-    );
+    // Far above a child's start (under tsx, on a machine busy with the rest of the suite).
+    const { primary, metricsPort } = await startPrimary('api', { CHILD_START_TIMEOUT_MS: '20000' });
     try {
       const first = clusterChildPids(primary.pid);
       process.kill(first[0]!, 'SIGKILL');
@@ -280,17 +278,7 @@ describe('the primary of serve --processes', () => {
     'replaces a child that dies, says not ready while none serves, and gives up on a crash loop',
     { timeout: 150_000 },
     async () => {
-      const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
-      const apiPort = metricsPort + 1;
-      const primary = await startServerProcess(
-        await serverEnvironment(database.url, {
-          LOG_LEVEL: 'info',
-          METRICS_PORT: String(metricsPort),
-          PORT: String(apiPort),
-        }),
-        60_000,
-        ['--role', 'api', '--processes', '2'],
-      );
+      const { primary, metricsPort } = await startPrimary('api');
       const headers = { Authorization: `Bearer ${org.key}` };
       const first = clusterChildPids(primary.pid);
       expect(first).toHaveLength(2);
