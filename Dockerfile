@@ -35,5 +35,5 @@ EXPOSE 3000 9464
 # The image's own probe: 200 from /readyz of the API role (a worker-only container is probed on METRICS_PORT).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/readyz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-ENTRYPOINT ["node", "--max-old-space-size=192", "--no-allocation-site-pretenuring", "--max-semi-space-size=32", "dist/src/main.js"]
+ENTRYPOINT ["node", "--max-old-space-size=192", "--no-allocation-site-pretenuring", "--max-semi-space-size=16", "dist/src/main.js"]
 CMD ["serve"]

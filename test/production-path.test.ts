@@ -72,7 +72,7 @@ describe('the production path', () => {
     expect(entrypoint[0]).toBe('node');
     expect(entrypoint.at(-1)).toBe('dist/src/main.js');
     expect(entrypoint).toContain('--no-allocation-site-pretenuring');
-    expect(entrypoint).toContain('--max-semi-space-size=32');
+    expect(entrypoint).toContain('--max-semi-space-size=16');
     const manifest = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };

@@ -22,9 +22,9 @@ const REQUESTS_PER_SECOND = 24;
 const HEAP_GROWTH_LIMIT = 8 * 1024 * 1024;
 const RSS_GROWTH_LIMIT = 64 * 1024 * 1024;
 /**
- * V8 grows the young generation under load up to its maximum (`npm start` sets 32 MB a semi-space;
- * Node 24's default let RSS go from 259 to 332 MB here with a flat heap). That growth is capacity, not
- * a leak; it is held at 16 MB here so the young generation is full size before the first sample.
+ * V8 grows the young generation under load up to its maximum (Node 24's default let RSS go from 259
+ * to 332 MB here with a flat heap). That growth is capacity, not a leak; it is held at 16 MB a
+ * semi-space here, as `npm start` holds it, so the young generation is full size before the first sample.
  */
 const SERVER_NODE_FLAGS = ['--max-semi-space-size=16'];
 const EVENTS = ['call.completed', 'call.failed', 'call.no_answer', 'call.busy', 'call.canceled', 'contact.created'];
