@@ -131,10 +131,7 @@ export async function deliverOnce(
     DELIVERY_TIMEOUT_MS,
     claimed.lease.expiresAt.getTime() - deps.clock.now().getTime() - RECORD_MARGIN_MS,
   );
-  const send = deps.delivery.inFlight.track(claimed.webhookId, {
-    deadlineMs: Math.max(sendBudgetMs, 0),
-    ...(stop ? { stop } : {}),
-  });
+  const send = deps.delivery.inFlight.track(claimed.webhookId, { deadlineMs: Math.max(sendBudgetMs, 0), stop });
   try {
     if (sendBudgetMs < MIN_SEND_BUDGET_MS || send.stopped) {
       await deliveries.releaseLease(deps.db, lease).catch(() => undefined);
