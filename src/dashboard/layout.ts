@@ -64,6 +64,32 @@ export function page(options: { title: string; session: Session | null; current?
     </html> `.text;
 }
 
+/** What a confirmation page asks, and where its answer goes. */
+export interface Confirmation {
+  title: string;
+  session: Session;
+  current: string;
+  /** The question, naming what the action changes. */
+  question: HtmlValue;
+  /** Where the form posts when confirmed. */
+  action: string;
+  /** The label of the button that confirms. */
+  button: string;
+  /** Where Cancel leads. */
+  cancel: string;
+}
+
+/** A page asking the user to confirm a destructive action, with a form that posts to it and a way back. */
+export function confirmationPage(options: Confirmation): string {
+  const { title, session, current, question, action, button, cancel } = options;
+  const body = html`<p>${question}</p>
+    <form method="post" action="${action}">
+      ${csrfField(session)} <button type="submit" class="danger">${button}</button>
+      <a href="${cancel}">Cancel</a>
+    </form>`;
+  return page({ title, session, current, body });
+}
+
 /** A boxed message: information, an error, or a secret shown once. */
 export function notice(kind: 'info' | 'error' | 'secret', content: HtmlValue): SafeHtml {
   const role = kind === 'error' ? html` role="alert"` : '';

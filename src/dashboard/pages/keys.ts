@@ -6,7 +6,7 @@ import { createApiKey, listKeys, MAX_KEY_LABEL_LENGTH, revokeKey } from '../../o
 import { notFound } from '../../errors.js';
 import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
-import { csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, page } from '../layout.js';
 import { maskedKey, minute } from '../format.js';
 import type { Session } from '../sessions.js';
 
@@ -107,15 +107,18 @@ export function keyRoutes(router: Router, env: DashboardEnv): void {
       env,
       async (ctx, session) => {
         const key = await orgKey(env, session, ctx.params.prefix!);
-        const body = html`<p>
-            Revoke <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${key.label})` : ''}? Requests with it are
-            refused within 30 seconds. This cannot be undone.
-          </p>
-          <form method="post" action="/dashboard/keys/${key.prefix}/revoke">
-            ${csrfField(session)} <button type="submit" class="danger">Revoke key</button>
-            <a href="${CURRENT}">Cancel</a>
-          </form>`;
-        sendPage(ctx, 200, page({ title: 'Revoke API key', session, current: CURRENT, body }));
+        const question = html`Revoke <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${key.label})` : ''}?
+          Requests with it are refused within 30 seconds. This cannot be undone.`;
+        const confirmation = confirmationPage({
+          title: 'Revoke API key',
+          session,
+          current: CURRENT,
+          question,
+          action: `/dashboard/keys/${key.prefix}/revoke`,
+          button: 'Revoke key',
+          cancel: CURRENT,
+        });
+        sendPage(ctx, 200, confirmation);
       },
       { adminOnly: true },
     ),

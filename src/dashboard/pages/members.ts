@@ -23,7 +23,7 @@ import {
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, page } from '../layout.js';
 import { minute } from '../format.js';
 import type { Session } from '../sessions.js';
 import { requestOrigin } from '../security.js';
@@ -164,15 +164,18 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
       env,
       async (ctx, session) => {
         const member = await otherMember(env, ctx, session);
-        const body = html`<p>
-            Remove <strong>${member.email}</strong> from ${session.orgName}? They are signed out at once and their links
-            stop working.
-          </p>
-          <form method="post" action="${CURRENT}/${member.id}/remove">
-            ${csrfField(session)} <button type="submit" class="danger">Remove member</button>
-            <a href="${CURRENT}">Cancel</a>
-          </form>`;
-        sendPage(ctx, 200, page({ title: 'Remove member', session, current: CURRENT, body }));
+        const question = html`Remove <strong>${member.email}</strong> from ${session.orgName}? They are signed out at
+          once and their links stop working.`;
+        const confirmation = confirmationPage({
+          title: 'Remove member',
+          session,
+          current: CURRENT,
+          question,
+          action: `${CURRENT}/${member.id}/remove`,
+          button: 'Remove member',
+          cancel: CURRENT,
+        });
+        sendPage(ctx, 200, confirmation);
       },
       { adminOnly: true },
     ),

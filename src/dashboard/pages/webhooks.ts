@@ -20,7 +20,7 @@ import {
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, page } from '../layout.js';
 import { minute, second } from '../format.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
 import type { Session } from '../sessions.js';
@@ -323,15 +323,18 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
       env,
       async (ctx, session) => {
         const endpoint = await webhooks.getWebhook(db, session.orgId, endpointId(ctx));
-        const body = html`<p>
-            Delete the endpoint <code>${endpoint.url}</code>? Nothing more is sent to it and its delivery log goes with
-            it. This cannot be undone.
-          </p>
-          <form method="post" action="${CURRENT}/${endpoint.id}/delete">
-            ${csrfField(session)} <button type="submit" class="danger">Delete endpoint</button>
-            <a href="${CURRENT}/${endpoint.id}">Cancel</a>
-          </form>`;
-        sendPage(ctx, 200, page({ title: 'Delete webhook endpoint', session, current: CURRENT, body }));
+        const question = html`Delete the endpoint <code>${endpoint.url}</code>? Nothing more is sent to it and its
+          delivery log goes with it. This cannot be undone.`;
+        const confirmation = confirmationPage({
+          title: 'Delete webhook endpoint',
+          session,
+          current: CURRENT,
+          question,
+          action: `${CURRENT}/${endpoint.id}/delete`,
+          button: 'Delete endpoint',
+          cancel: `${CURRENT}/${endpoint.id}`,
+        });
+        sendPage(ctx, 200, confirmation);
       },
       { adminOnly: true },
     ),
