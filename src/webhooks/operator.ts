@@ -26,13 +26,15 @@ export async function listOrgWebhooks(db: Db, orgId: string): Promise<Webhook[]>
 
 /**
  * Switches the endpoint off (its pending deliveries are abandoned) or on (its failure streak cleared),
- * as PATCH /webhooks/{id} does; returns it with its org. Throws not_found (param webhook).
+ * as PATCH /webhooks/{id} does, and writes it to the org's audit log as done by `actor`, in the same
+ * transaction; returns it with its org. Throws not_found (param webhook).
  */
 export async function setWebhookActive(
   db: Db,
   id: string,
   active: boolean,
   now: Date,
+  actor: string,
 ): Promise<{ webhook: Webhook; orgId: string }> {
   const orgId = await webhooks.findWebhookOrg(db, id);
   if (!orgId) throw unknownEndpoint(id);
@@ -40,6 +42,8 @@ export async function setWebhookActive(
     const updated = await webhooks.updateWebhookRow(trx, orgId, id, { active, now });
     if (!updated) throw unknownEndpoint(id);
     if (!active) await deliveries.abandonPendingDeliveries(trx, id);
+    const action = active ? 'webhook.enabled' : 'webhook.disabled';
+    await recordAudit(trx, { orgId, actor, action, target: id, at: now });
     return updated;
   });
   return { webhook: toWebhook(row), orgId };

@@ -11,6 +11,7 @@ import type { ErrorObject } from 'ajv';
 import * as attempts from './attempt-queries.js';
 import { unknownCursor, type PageStart } from '../contract/pagination.js';
 import { deleteInBatches } from '../database/batches.js';
+import { recordAudit, type AuditEntry } from '../audit/service.js';
 import * as deliveries from './delivery-queries.js';
 import { deliverOnce } from './delivery/deliver-once.js';
 import { waitForSendsToEnd } from './delivery/in-flight.js';
@@ -80,13 +81,15 @@ export function checkWebhookCreate(input: unknown): Schemas['WebhookCreate'] {
 }
 
 /**
- * Registers an endpoint and returns it with its new secret. Throws invalid_request (param url) for a
- * URL deliveries may not go to, forbidden when the org already has the maximum number of endpoints.
+ * Registers an endpoint and returns it with its new secret; `audit`, when given, is written to the audit
+ * log in the same transaction. Throws invalid_request (param url) for a URL deliveries may not go to,
+ * forbidden when the org already has the maximum number of endpoints.
  */
 export async function createWebhook(
   deps: AppDeps,
   orgId: string,
   input: Schemas['WebhookCreate'],
+  audit?: AuditEntry,
 ): Promise<{ webhook: Webhook; secret: string }> {
   try {
     await assertDeliverableUrl(input.url, parseAllowlist(deps.config.webhookPrivateAllowlist));
@@ -103,7 +106,15 @@ export async function createWebhook(
         `An organisation may register at most ${MAX_ENDPOINTS_PER_ORG} webhook endpoints; delete one first.`,
       );
     }
-    return webhooks.insertWebhook(trx, { orgId, url: input.url, events: input.events, secret, now: deps.clock.now() });
+    const inserted = await webhooks.insertWebhook(trx, {
+      orgId,
+      url: input.url,
+      events: input.events,
+      secret,
+      now: deps.clock.now(),
+    });
+    if (audit) await recordAudit(trx, audit);
+    return inserted;
   });
   return { webhook: toWebhook(row), secret };
 }
@@ -125,35 +136,39 @@ export async function getWebhook(db: Db, orgId: string, id: string): Promise<Web
 }
 
 /**
- * Replaces events and/or switches the endpoint on or off. Switching off abandons its pending
- * deliveries; switching on clears the automatic-disable streak. Throws not_found.
+ * Replaces events and/or switches the endpoint on or off, with `audit` (when given) in the same
+ * transaction. Switching off abandons its pending deliveries; switching on clears the automatic-disable
+ * streak. Throws not_found.
  */
 export async function updateWebhook(
   deps: AppDeps,
   orgId: string,
   id: string,
   change: Schemas['WebhookUpdate'],
+  audit?: AuditEntry,
 ): Promise<Webhook> {
   const row = await deps.db.transaction().execute(async (trx) => {
     const updated = await webhooks.updateWebhookRow(trx, orgId, id, { ...change, now: deps.clock.now() });
     if (!updated) throw notFound(ENDPOINT);
     if (change.active === false) await deliveries.abandonPendingDeliveries(trx, id);
+    if (audit) await recordAudit(trx, audit);
     return updated;
   });
   return toWebhook(row);
 }
 
 /**
- * Deletes the endpoint for good (the protocol: delivery/in-flight.ts). Sends to it in flight are
- * stopped, not waited for; returns once every one has ended and none can start, so after this no
- * request to the endpoint begins. Throws not_found.
+ * Deletes the endpoint for good (the protocol: delivery/in-flight.ts); `audit`, when given, commits with
+ * the deletion's mark. Sends to it in flight are stopped, not waited for; returns once every one has
+ * ended and none can start, so after this no request to the endpoint begins. Throws not_found.
  */
-export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): Promise<void> {
+export async function deleteWebhook(deps: AppDeps, orgId: string, id: string, audit?: AuditEntry): Promise<void> {
   // The endpoint row alone is locked while it is marked: a claim in progress holds its delivery rows
   // and then waits for this lock, so touching delivery rows under it could deadlock with that claim.
   await deps.db.transaction().execute(async (trx) => {
     if (!(await webhooks.lockWebhookForDeletion(trx, orgId, id))) throw notFound(ENDPOINT);
     await webhooks.markWebhookDeleted(trx, id, deps.clock.now());
+    if (audit) await recordAudit(trx, audit);
   });
   deps.delivery.inFlight.abortEndpoint(id);
   webhooks.notifyEndpointDeletion(deps.db, id).catch((error: unknown) => {
@@ -170,23 +185,32 @@ export async function deleteWebhook(deps: AppDeps, orgId: string, id: string): P
 
 /**
  * Issues a new secret; the old one keeps signing for 24 hours, whatever rotations follow, unless
- * `expirePrevious` ends every replaced secret's grace at once. Throws not_found, or invalid_state when
- * as many replaced secrets as allowed are still in their grace period (never with expirePrevious).
+ * `expirePrevious` ends every replaced secret's grace at once. `audit`, when given, commits with the new
+ * secret. Throws not_found, or invalid_state when as many replaced secrets as allowed are still in their
+ * grace period (never with expirePrevious).
  */
 export async function rotateWebhookSecret(
   deps: AppDeps,
   orgId: string,
   id: string,
-  options: { expirePrevious: boolean },
+  options: { expirePrevious: boolean; audit?: AuditEntry },
 ): Promise<{ webhook: Webhook; secret: string }> {
   const now = deps.clock.now();
   const secret = newSecret();
-  const row = await webhooks.rotateSecretRow(deps.db, orgId, id, {
+  const { audit } = options;
+  const change = {
     secret,
     graceUntil: options.expirePrevious ? null : new Date(now.getTime() + SECRET_GRACE_MS),
     now,
     maxPrevious: MAX_SECRETS_IN_GRACE,
-  });
+  };
+  const row = audit
+    ? await deps.db.transaction().execute(async (trx) => {
+        const rotated = await webhooks.rotateSecretRow(trx, orgId, id, change);
+        if (typeof rotated !== 'string') await recordAudit(trx, audit);
+        return rotated;
+      })
+    : await webhooks.rotateSecretRow(deps.db, orgId, id, change);
   if (row === 'not_found') throw notFound(ENDPOINT);
   if (row === 'too_many') {
     throw new DomainError(
@@ -268,13 +292,15 @@ const switchedOff = () =>
  * already has a pending delivery of that event, returns that one instead (however often a redelivery
  * is asked for, one is pending at a time). Throws not_found for an unknown endpoint or delivery,
  * invalid_state when the endpoint is switched off, too_many_requests when the org already has as many
- * redeliveries pending as REDELIVERIES_PER_ORG allows.
+ * redeliveries pending as REDELIVERIES_PER_ORG allows. `audit`, when given, commits with a new
+ * redelivery (none is written when one was already pending).
  */
 export async function redeliver(
   deps: AppDeps,
   orgId: string,
   id: string,
   deliveryId: string,
+  audit?: AuditEntry,
 ): Promise<WebhookDelivery> {
   const queued = await deps.db.transaction().execute(async (trx) => {
     const webhook = await requireWebhook(trx, orgId, id);
@@ -295,6 +321,7 @@ export async function redeliver(
       const still = await webhooks.lockWebhookRow(trx, orgId, id);
       if (!still) throw notFound(ENDPOINT);
       if (!still.active) throw switchedOff();
+      if (audit) await recordAudit(trx, audit);
     }
     return outcome;
   });

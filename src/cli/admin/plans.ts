@@ -48,8 +48,11 @@ export const planCommands: CommandGroup = {
           import('../../audit/service.js'),
         ]);
         const db = await database();
-        const plan = await createPlan(db, input);
-        await recordAudit(db, { orgId: null, actor: CLI_ACTOR, action: 'plan.created', target: plan.id });
+        const plan = await db.transaction().execute(async (trx) => {
+          const created = await createPlan(trx, input);
+          await recordAudit(trx, { orgId: null, actor: CLI_ACTOR, action: 'plan.created', target: created.id });
+          return created;
+        });
         return { human: `Created ${describePlan(plan)}.`, json: planJson(plan) };
       },
     },
@@ -106,8 +109,11 @@ export const planCommands: CommandGroup = {
           import('../../audit/service.js'),
         ]);
         const db = await database();
-        const plan = await updatePlan(db, id, changes);
-        await recordAudit(db, { orgId: null, actor: CLI_ACTOR, action: 'plan.updated', target: plan.id });
+        const plan = await db.transaction().execute(async (trx) => {
+          const updated = await updatePlan(trx, id, changes);
+          await recordAudit(trx, { orgId: null, actor: CLI_ACTOR, action: 'plan.updated', target: updated.id });
+          return updated;
+        });
         return {
           human: `Updated ${describePlan(plan)}; orgs on it see the change within API_KEY_CACHE_TTL_MS.`,
           json: planJson(plan),
@@ -130,8 +136,10 @@ export const planCommands: CommandGroup = {
           import('../../audit/service.js'),
         ]);
         const db = await database();
-        await setPlan(db, orgId, plan === 'none' ? null : plan);
-        await recordAudit(db, { orgId, actor: CLI_ACTOR, action: 'plan.set', target: plan });
+        await db.transaction().execute(async (trx) => {
+          await setPlan(trx, orgId, plan === 'none' ? null : plan);
+          await recordAudit(trx, { orgId, actor: CLI_ACTOR, action: 'plan.set', target: plan });
+        });
         return {
           human: `Org ${orgId} plan set to ${plan}.`,
           json: { org_id: orgId, plan: plan === 'none' ? null : plan },

@@ -20,14 +20,12 @@ function switchCommand(active: boolean): AdminCommand {
     flags: {},
     args: WEBHOOK_ARG,
     run: async (input, database) => {
-      const [{ setWebhookActive }, { CLI_ACTOR, recordAudit }] = await Promise.all([
+      const [{ setWebhookActive }, { CLI_ACTOR }] = await Promise.all([
         import('../../webhooks/operator.js'),
         import('../../audit/service.js'),
       ]);
       const db = await database();
-      const { webhook, orgId } = await setWebhookActive(db, webhookIdOf(input), active, new Date());
-      const action = active ? 'webhook.enabled' : 'webhook.disabled';
-      await recordAudit(db, { orgId, actor: CLI_ACTOR, action, target: webhook.id });
+      const { webhook } = await setWebhookActive(db, webhookIdOf(input), active, new Date(), CLI_ACTOR);
       return { human: `Webhook ${webhook.id} is now ${active ? 'on' : 'off'}.`, json: webhook };
     },
   };

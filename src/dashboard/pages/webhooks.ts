@@ -246,8 +246,8 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
       const events = fields(ctx, 'events');
       try {
         const input = webhooks.checkWebhookCreate({ url, events });
-        const { webhook, secret } = await webhooks.createWebhook(deps, session.orgId, input);
-        await recordAudit(db, { ...by(ctx, session), action: 'webhook.created', target: webhook.url });
+        const audit = { ...by(ctx, session), action: 'webhook.created', target: input.url };
+        const { webhook, secret } = await webhooks.createWebhook(deps, session.orgId, input, audit);
         const shown = [
           secretNotice(secret, 'Endpoint added. Its signing secret:'),
           html`<p><a href="${CURRENT}/${webhook.id}">Open the endpoint's page</a></p>`,
@@ -283,8 +283,8 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
     action(env, async (ctx, session) => {
       const id = endpointId(ctx);
       const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
-      await webhooks.redeliver(deps, session.orgId, id, deliveryId);
-      await recordAudit(db, { ...by(ctx, session), action: 'webhook.redelivered', target: deliveryId });
+      const audit = { ...by(ctx, session), action: 'webhook.redelivered', target: deliveryId };
+      await webhooks.redeliver(deps, session.orgId, id, deliveryId, audit);
       redirectAfterPost(ctx, `${CURRENT}/${id}`);
     }),
   );
@@ -294,8 +294,8 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
     formBody,
     action(env, async (ctx, session) => {
       const id = endpointId(ctx);
-      const { secret } = await webhooks.rotateWebhookSecret(deps, session.orgId, id, { expirePrevious: false });
-      await recordAudit(db, { ...by(ctx, session), action: 'webhook.secret_rotated', target: id });
+      const audit = { ...by(ctx, session), action: 'webhook.secret_rotated', target: id };
+      const { secret } = await webhooks.rotateWebhookSecret(deps, session.orgId, id, { expirePrevious: false, audit });
       const shown = secretNotice(secret, 'New signing secret (the old one keeps signing for 24 hours):');
       sendPage(ctx, 200, await endpointPage(env, ctx, session, id, shown));
     }),
@@ -310,8 +310,8 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
       formBody,
       action(env, async (ctx, session) => {
         const id = endpointId(ctx);
-        await webhooks.updateWebhook(deps, session.orgId, id, { active });
-        await recordAudit(db, { ...by(ctx, session), action: `webhook.${path}d`, target: id });
+        const audit = { ...by(ctx, session), action: `webhook.${path}d`, target: id };
+        await webhooks.updateWebhook(deps, session.orgId, id, { active }, audit);
         redirectAfterPost(ctx, `${CURRENT}/${id}`);
       }),
     );
@@ -346,8 +346,8 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
     action(env, async (ctx, session) => {
       const id = endpointId(ctx);
       const endpoint = await webhooks.getWebhook(db, session.orgId, id);
-      await webhooks.deleteWebhook(deps, session.orgId, id);
-      await recordAudit(db, { ...by(ctx, session), action: 'webhook.deleted', target: endpoint.url });
+      const audit = { ...by(ctx, session), action: 'webhook.deleted', target: endpoint.url };
+      await webhooks.deleteWebhook(deps, session.orgId, id, audit);
       redirectAfterPost(ctx, CURRENT);
     }),
   );
