@@ -1,9 +1,13 @@
 // A change made from the dashboard or the CLI and its audit entry commit together: when the entry
 // cannot be written, the change is not made either. A trigger refuses every audit insert here.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as webhooks from '../src/webhooks/service.js';
 import { setWebhookActive } from '../src/webhooks/operator.js';
+import { importContacts } from '../src/contacts/csv-import.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { runAdmin } from './support/cli.js';
@@ -99,6 +103,26 @@ describe('webhook endpoint changes whose audit entry cannot be written', () => {
       webhooks.redeliver(env.app.deps, env.org.orgId, id, first!.id, auditOf('webhook.redelivered', first!.id)),
     ).rejects.toThrow(REFUSED);
     expect(await deliveries()).toEqual([{ id: first!.id, status: 'failed' }]);
+  });
+});
+
+describe('a contact import whose audit entry cannot be written', () => {
+  it('imports no row', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'audit-import-'));
+    try {
+      const file = path.join(dir, 'contacts.csv');
+      await writeFile(file, 'phone_e164,name,consent_capture\n+919876500001,Unaudited,manual\n');
+      const audit = () => auditOf('contacts.imported', '1 created');
+      await expect(importContacts(env.database.db, env.org.orgId, file, { audit })).rejects.toThrow(REFUSED);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const rows = await env.database.db
+      .selectFrom('contacts')
+      .select('id')
+      .where('phone_e164', '=', '+919876500001')
+      .execute();
+    expect(rows).toEqual([]);
   });
 });
 

@@ -6,6 +6,7 @@ import { createReadStream } from 'node:fs';
 import type { ErrorObject } from 'ajv';
 import { parse } from 'csv-parse';
 import type { Db } from '../database/connect.js';
+import { recordAudit, type AuditEntry } from '../audit/service.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
 import { inexactNumber, parseExactJson } from '../contract/exact-json.js';
 import { messagesByField } from '../contract/validation-messages.js';
@@ -257,19 +258,28 @@ async function writeBatch(
   return { created: inserted.length, updated };
 }
 
+/** What an import reports as it reads, and the audit entry it writes when done. */
+export interface ImportOptions {
+  /** Called every 10,000 rows read. */
+  onProgress?: (rowsRead: number) => void;
+  /** The audit entry for the finished import, written in its transaction. */
+  audit?: (summary: ImportSummary) => AuditEntry;
+}
+
 /**
  * Imports a CSV file of contacts into an org, in one transaction. Empty cells keep stored values; a new
  * number without consent_capture is recorded as `imported`; a number already given on an earlier line
  * is rejected (the first row of a number is the one imported). Throws ImportFileError, having written
  * nothing, for a file with bad encoding (naming its lines), header or CSV structure; database errors
- * roll the whole import back.
+ * roll the whole import back, its audit entry included.
  */
 export async function importContacts(
   db: Db,
   orgId: string,
   file: string,
-  onProgress: (rowsRead: number) => void = () => undefined,
+  options: ImportOptions = {},
 ): Promise<ImportSummary> {
+  const { onProgress = () => undefined, audit } = options;
   await checkFile(file);
   const summary: ImportSummary = { rows: 0, created: 0, updated: 0, rejected: 0, rejections: [] };
   const reject = (line: number, error: RowError) => {
@@ -302,6 +312,7 @@ export async function importContacts(
       if (summary.rows % 10_000 === 0) onProgress(summary.rows);
     }
     if (batch.length > 0) await flush();
+    if (audit) await recordAudit(trx, audit(summary));
   });
   return summary;
 }

@@ -39,7 +39,9 @@ Exit status: 0 when every row was imported, 1 when any row was rejected (the oth
         ]);
         const db = await database();
         await requireOrg(db, orgId);
-        const summary = await importContacts(db, orgId, file!, (rows) => process.stderr.write(`… ${rows} rows read\n`));
+        const summary = await importContacts(db, orgId, file!, {
+          onProgress: (rows) => process.stderr.write(`… ${rows} rows read\n`),
+        });
         const lines = [
           `Imported ${file}: ${summary.rows} rows, ${summary.created} created, ${summary.updated} updated, ${summary.rejected} rejected.`,
           ...summary.rejections.map(describeRejection),

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Router from '@koa/router';
-import { recordAudit } from '../../audit/service.js';
+import type { AuditEntry } from '../../audit/service.js';
 import { importContacts, ImportFileError, IMPORT_COLUMNS, type ImportSummary } from '../../contacts/csv-import.js';
 import { browseContacts } from '../../contacts/service.js';
 import type { Contact } from '../../contacts/mapper.js';
@@ -121,12 +121,17 @@ async function contactsPage(env: DashboardEnv, ctx: Koa.Context, session: Sessio
  * Imports CSV text through the one CSV import (which reads a file, checking its encoding line by line):
  * the text goes to a private temporary file that is removed afterwards.
  */
-async function importText(env: DashboardEnv, orgId: string, csv: string): Promise<ImportSummary> {
+async function importText(
+  env: DashboardEnv,
+  orgId: string,
+  csv: string,
+  audit: (summary: ImportSummary) => AuditEntry,
+): Promise<ImportSummary> {
   const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-import-'));
   try {
     const file = path.join(dir, 'contacts.csv');
     await writeFile(file, csv, { mode: 0o600 });
-    return await importContacts(env.deps.db, orgId, file);
+    return await importContacts(env.deps.db, orgId, file, { audit });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -151,14 +156,13 @@ export function contactRoutes(router: Router, env: DashboardEnv): void {
         );
       }
       try {
-        const summary = await importText(env, session.orgId, csv);
-        await recordAudit(env.deps.db, {
+        const summary = await importText(env, session.orgId, csv, (done) => ({
           orgId: session.orgId,
           actor: session.email,
           address: ctx.ip,
           action: 'contacts.imported',
-          target: `${summary.created} created, ${summary.updated} updated, ${summary.rejected} rejected`,
-        });
+          target: `${done.created} created, ${done.updated} updated, ${done.rejected} rejected`,
+        }));
         sendPage(ctx, 200, await contactsPage(env, ctx, session, report(summary)));
       } catch (error) {
         if (!(error instanceof ImportFileError)) throw error;
