@@ -223,6 +223,19 @@ describe('operator CLI', CLI_TESTS, () => {
     ]);
     const agentsHuman = await admin('agent', 'list', '--org', newer);
     expect(agentsHuman.stdout).toMatch(new RegExp(`^${agentId} +Kavya +en-IN +600 s +150 paise/min`, 'm'));
+
+    // Values the API could not answer with (Agent.name's maxLength, rate_paise_per_minute's int32) are refused.
+    const refusals: Array<[string[], string]> = [
+      [['--name', 'n'.repeat(201)], '--name must be 1 to 200 characters'],
+      [['--name', '  '], '--name must be 1 to 200 characters'],
+      [['--name', 'Big', '--rate', '2147483648'], '--rate must be a whole number of paise per minute from 0 to'],
+    ];
+    for (const [args, message] of refusals) {
+      const refused = await admin('agent', 'create', '--org', newer, ...args);
+      expect([refused.code, refused.stderr], args.join(' ')).toEqual([1, expect.stringContaining(message)]);
+    }
+    const longest = await admin('agent', 'create', '--org', newer, '--name', 'n'.repeat(200), '--json');
+    expect(longest.code, longest.stderr).toBe(0);
     const none = await admin('agent', 'list', '--org', older);
     expect([none.code, none.stdout.trim()]).toEqual([0, 'No agents.']);
   });

@@ -15,6 +15,12 @@ export const DEFAULT_FROM_E164 = '+918000000000';
 /** A new agent's settings unless the operator gives others. */
 export const DEFAULT_AGENT = { language: 'en-IN', maxDurationSec: 600, ratePaisePerMinute: 200 } as const;
 
+/** The longest agent name, in characters: the spec's `Agent.name` maxLength. */
+export const AGENT_NAME_MAX = 200;
+
+/** The highest per-minute rate an agent may have, in paise: the spec's int32 bound. */
+export const AGENT_RATE_MAX = 2_147_483_647;
+
 /** The range an agent's maximum call duration may be set in, in seconds. */
 export const AGENT_MAX_DURATION_BOUNDS = { min: 15, max: 3600 } as const;
 

@@ -7,7 +7,7 @@ import { DomainError, notFound } from '../errors.js';
 import { toAgent, type Agent } from './mapper.js';
 import * as orgs from './queries.js';
 import * as agents from './agent-queries.js';
-import { AGENT_MAX_DURATION_BOUNDS, DEFAULT_AGENT, DEFAULT_PLAN_ID } from './policy.js';
+import { AGENT_MAX_DURATION_BOUNDS, AGENT_NAME_MAX, AGENT_RATE_MAX, DEFAULT_AGENT, DEFAULT_PLAN_ID } from './policy.js';
 
 export { DEFAULT_FROM_E164 } from './policy.js';
 
@@ -86,6 +86,8 @@ export async function createAgent(
   },
 ) {
   if (!(await findOrgOrNull(db, input.orgId))) throw unknownOrg(input.orgId);
+  const name = input.name.trim();
+  if (!name || name.length > AGENT_NAME_MAX) throw refused('name', `--name must be 1 to ${AGENT_NAME_MAX} characters`);
   const language = input.language ?? DEFAULT_AGENT.language;
   if (!LANGUAGE.test(language)) throw refused('language', '--language must look like xx-XX, for example hi-IN');
   const maxDurationSec = input.maxDurationSec ?? DEFAULT_AGENT.maxDurationSec;
@@ -95,10 +97,12 @@ export async function createAgent(
   }
   if (input.fromE164 && !E164.test(input.fromE164)) throw refused('from', '--from must be an E.164 number');
   const rate = input.ratePaisePerMinute ?? DEFAULT_AGENT.ratePaisePerMinute;
-  if (!Number.isInteger(rate) || rate < 0) throw refused('rate', '--rate must be a whole number of paise per minute');
+  if (!Number.isInteger(rate) || rate < 0 || rate > AGENT_RATE_MAX) {
+    throw refused('rate', `--rate must be a whole number of paise per minute from 0 to ${AGENT_RATE_MAX}`);
+  }
   return orgs.insertAgent(db, {
     orgId: input.orgId,
-    name: input.name,
+    name,
     language,
     maxDurationSec,
     fromE164: input.fromE164 ?? null,
