@@ -497,9 +497,9 @@ describe('delivery log', CLI_TESTS, () => {
       const orgId = await newOrg('--plan', 'scale');
       const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
       const client = logged.client(key);
-      // Port 9 (discard) has no listener here, so each test delivery fails with a refused connection.
+      // Port 4 has no listener here, so each test delivery fails with a refused connection.
       const created = await client.POST('/webhooks', {
-        body: { url: 'https://127.0.0.1:9/hook', events: ['contact.created'] },
+        body: { url: 'https://127.0.0.1:4/hook', events: ['contact.created'] },
       });
       expect(created.response.status).toBe(201);
       const webhookId = created.data!.data.id;
@@ -518,7 +518,7 @@ describe('delivery log', CLI_TESTS, () => {
       expect(rows[0].delivery_id).toMatch(UUID);
       const human = await admin('deliveries', '--webhook', webhookId);
       expect(human.stdout).toContain('webhook.test');
-      // Every attempt here failed (nothing listens on port 9).
+      // Every attempt here failed (nothing listens on port 4).
       expect(
         JSON.parse((await admin('deliveries', '--webhook', webhookId, '--status', 'failed', '--json')).stdout),
       ).toHaveLength(2);
@@ -614,9 +614,9 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
       const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
       const client = logged.client(key);
       const since = new Date(Date.now() - 1_000).toISOString();
-      // Port 9 has no listener: each test send fails, and its delivery is finished as failed.
+      // Port 4 has no listener: each test send fails, and its delivery is finished as failed.
       const created = await client.POST('/webhooks', {
-        body: { url: 'https://127.0.0.1:9/ops', events: ['contact.created'] },
+        body: { url: 'https://127.0.0.1:4/ops', events: ['contact.created'] },
       });
       const webhookId = created.data!.data.id;
       for (let i = 0; i < 2; i += 1) await client.POST('/webhooks/{id}/test', { params: { path: { id: webhookId } } });

@@ -36,8 +36,8 @@ beforeAll(async () => {
   env = await webhookEnv();
   owner = env.org;
   other = await createTestOrg(env.database.db, { planId: 'scale' });
-  const { id: webhookId } = await register(env, 'https://127.0.0.1:9/hooks', ['contact.created']);
-  for (let i = 0; i < 4; i += 1) await register(env, `https://127.0.0.1:9/hooks/${i}`, ['contact.created']);
+  const { id: webhookId } = await register(env, 'https://127.0.0.1:4/hooks', ['contact.created']);
+  for (let i = 0; i < 4; i += 1) await register(env, `https://127.0.0.1:4/hooks/${i}`, ['contact.created']);
   for (let i = 0; i < 4; i += 1) await createAgent(env.database.db, { orgId: owner.orgId, name: `Agent ${i}` });
   for (let i = 0; i < 5; i += 1) {
     await placeCall();
@@ -53,7 +53,7 @@ beforeAll(async () => {
   // The other org's items, for the foreign-cursor checks.
   await placeCall(other);
   await post('/contacts', { phone_e164: '+919876500099', consent_capture: 'manual' }, other);
-  await register(env, 'https://127.0.0.1:9/other', ['contact.created'], other.key);
+  await register(env, 'https://127.0.0.1:4/other', ['contact.created'], other.key);
   await emit(env, 'contact.created', contactCreated(), other.orgId);
 });
 
@@ -143,7 +143,7 @@ describe.each(['calls', 'contacts', 'webhooks', 'deliveries', 'events', 'agents'
 
 describe('a delivery of another endpoint', () => {
   it('is not a cursor of this endpoint’s log', async () => {
-    const { id } = await register(env, 'https://127.0.0.1:9/second', ['contact.created']);
+    const { id } = await register(env, 'https://127.0.0.1:4/second', ['contact.created']);
     await emit(env, 'contact.created', contactCreated());
     const [theirs] = idsOf(await get(`/webhooks/${id}/deliveries`));
     const response = await get(join(lists.deliveries!, `starting_after=${theirs}`));

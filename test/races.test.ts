@@ -216,7 +216,7 @@ describe('webhook registrations and deletions, at once', () => {
     const client = app.client(org.key);
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        client.POST('/webhooks', { body: { url: `https://127.0.0.1:9/race-${i}`, events: ['call.completed'] } }),
+        client.POST('/webhooks', { body: { url: `https://127.0.0.1:4/race-${i}`, events: ['call.completed'] } }),
       ),
     );
     const statuses = answers.map((answer) => answer.response.status);
@@ -230,7 +230,7 @@ describe('webhook registrations and deletions, at once', () => {
     const org = await createTestOrg(database.db, { planId: 'scale' });
     const client = app.client(org.key);
     const created = await client.POST('/webhooks', {
-      body: { url: 'https://127.0.0.1:9/doomed', events: ['call.completed'] },
+      body: { url: 'https://127.0.0.1:4/doomed', events: ['call.completed'] },
     });
     const id = created.data!.data.id;
     const params = { params: { path: { id } } };

@@ -140,7 +140,7 @@ describe('a full run at LOG_LEVEL=debug', () => {
       [
         400,
         call(a.key, 'POST', '/webhooks', {
-          url: `https://user:${secrets[3]}@127.0.0.1:9/x`,
+          url: `https://user:${secrets[3]}@127.0.0.1:4/x`,
           events: ['call.completed'],
         }),
       ],

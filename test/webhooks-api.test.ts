@@ -25,12 +25,12 @@ const post = (url: string, events: string[] = ['contact.created'], key = env.org
 
 describe('POST /webhooks', () => {
   it('registers an endpoint and shows its 64-hex secret once', async () => {
-    const response = await post('https://127.0.0.1:9/hooks', ['call.completed', 'contact.created']);
+    const response = await post('https://127.0.0.1:4/hooks', ['call.completed', 'contact.created']);
     expect(response.status).toBe(201);
     expect(response.body.secret).toMatch(/^[0-9a-f]{64}$/);
     expect(response.body.data).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      url: 'https://127.0.0.1:9/hooks',
+      url: 'https://127.0.0.1:4/hooks',
       events: ['call.completed', 'contact.created'],
       active: true,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -45,13 +45,13 @@ describe('POST /webhooks', () => {
   });
 
   it('gives every endpoint a different secret', async () => {
-    const a = await register(env, 'https://127.0.0.1:9/a');
-    const b = await register(env, 'https://127.0.0.1:9/b');
+    const a = await register(env, 'https://127.0.0.1:4/a');
+    const b = await register(env, 'https://127.0.0.1:4/b');
     expect(a.secret).not.toBe(b.secret);
   });
 
   it.each([
-    ['http://', 'http://127.0.0.1:9/hooks'],
+    ['http://', 'http://127.0.0.1:4/hooks'],
     ['ftp://', 'ftp://example.com/hooks'],
   ])('refuses a %s URL with invalid_request on url', async (_name, url) => {
     const response = await post(url);
@@ -82,8 +82,8 @@ describe('POST /webhooks', () => {
   });
 
   it('accepts a loopback address only because the test allowlist covers 127.0.0.0/8', async () => {
-    expect((await post('https://127.0.0.1:9/ok')).status).toBe(201);
-    expect((await post('https://127.0.0.2:9/ok')).status).toBe(201);
+    expect((await post('https://127.0.0.1:4/ok')).status).toBe(201);
+    expect((await post('https://127.0.0.2:4/ok')).status).toBe(201);
   });
 
   it.each([
@@ -92,7 +92,7 @@ describe('POST /webhooks', () => {
     ['an unknown event', ['call.exploded']],
     ['webhook.test, which cannot be subscribed to', ['webhook.test']],
   ])('refuses %s', async (_name, events) => {
-    const response = await post('https://127.0.0.1:9/hooks', events);
+    const response = await post('https://127.0.0.1:4/hooks', events);
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('invalid_request');
     expect(response.body.error.param).toMatch(/^events/);
@@ -101,7 +101,7 @@ describe('POST /webhooks', () => {
   it('enforces at most 20 endpoints per org with forbidden', async () => {
     const org = await createTestOrg(env.database.db, { planId: 'scale' });
     const results = await Promise.all(
-      Array.from({ length: 22 }, (_, i) => post(`https://127.0.0.1:9/${i}`, undefined, org.key)),
+      Array.from({ length: 22 }, (_, i) => post(`https://127.0.0.1:4/${i}`, undefined, org.key)),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(20);
     const refused = results.filter((r) => r.status !== 201);
@@ -139,7 +139,19 @@ describe('a name that resolves to loopback (no allowlist)', () => {
     expect(error?.error.message).toMatch(/resolves to (127\.0\.0\.1|::1), a loopback address/);
   });
 
-  it.each(['https://127.0.0.1:9/hooks', 'https://[::ffff:7f00:1]:9/hooks'])(
+  it.each(['https://127.0.0.1:9/hooks', 'https://93.184.216.34:22/hooks', 'https://example.com:0/hooks'])(
+    'refuses %s, whose port fetch blocks',
+    async (url) => {
+      const { error, response } = await strict
+        .client(env.org.key)
+        .POST('/webhooks', { body: { url, events: ['contact.created'] } });
+      expect(response.status).toBe(400);
+      expect(error?.error).toMatchObject({ code: 'invalid_request', param: 'url' });
+      expect(error?.error.message).toMatch(/^url: must not use port \d+: it is on fetch's list of blocked ports$/);
+    },
+  );
+
+  it.each(['https://127.0.0.1:4/hooks', 'https://[::ffff:7f00:1]:4/hooks'])(
     'refuses %s without the allowlist',
     async (url) => {
       const { error, response } = await strict
@@ -155,7 +167,7 @@ describe('GET /webhooks', () => {
   it('lists newest first with pagination', async () => {
     const org = await createTestOrg(env.database.db, { planId: 'scale' });
     const ids: string[] = [];
-    for (let i = 0; i < 3; i += 1) ids.push((await register(env, `https://127.0.0.1:9/${i}`, undefined, org.key)).id);
+    for (let i = 0; i < 3; i += 1) ids.push((await register(env, `https://127.0.0.1:4/${i}`, undefined, org.key)).id);
     const client = env.app.client(org.key);
     const first = await client.GET('/webhooks', { params: { query: { limit: 2 } } });
     expect(first.data?.data.map((w) => w.id)).toEqual([ids[2], ids[1]]);
@@ -172,7 +184,7 @@ describe('GET /webhooks', () => {
 
 describe('PATCH /webhooks/{id}', () => {
   it('replaces events, switches off and on, and switching on clears the failure streak', async () => {
-    const { id } = await register(env, 'https://127.0.0.1:9/patch');
+    const { id } = await register(env, 'https://127.0.0.1:4/patch');
     const client = env.app.client(env.org.key);
     const events = await client.PATCH('/webhooks/{id}', {
       params: { path: { id } },
@@ -194,7 +206,7 @@ describe('PATCH /webhooks/{id}', () => {
   });
 
   it('refuses an empty change', async () => {
-    const { id } = await register(env, 'https://127.0.0.1:9/patch2');
+    const { id } = await register(env, 'https://127.0.0.1:4/patch2');
     const response = await rawRequest(env.app, 'PATCH', `/webhooks/${id}`, {
       headers: { Authorization: `Bearer ${env.org.key}`, 'content-type': 'application/json' },
       body: '{}',
@@ -205,7 +217,7 @@ describe('PATCH /webhooks/{id}', () => {
 
 describe('POST /webhooks/{id}/rotate-secret', () => {
   it('returns a new secret once and keeps the old one for 24 hours', async () => {
-    const { id, secret } = await register(env, 'https://127.0.0.1:9/rotate');
+    const { id, secret } = await register(env, 'https://127.0.0.1:4/rotate');
     const { data, response } = await env.app
       .client(env.org.key)
       .POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } });
@@ -222,7 +234,7 @@ describe('POST /webhooks/{id}/rotate-secret', () => {
 
 describe("another org's endpoint", () => {
   it('is not_found for every operation, and stays untouched', async () => {
-    const { id } = await register(env, 'https://127.0.0.1:9/mine');
+    const { id } = await register(env, 'https://127.0.0.1:4/mine');
     const delivery = '0a7c3e5f-2b4d-4f6a-8c1e-3d5f7a9b2c4e';
     const auth = { Authorization: `Bearer ${other.key}`, 'content-type': 'application/json' };
     const attempts: Array<[string, string, string?]> = [
@@ -251,7 +263,7 @@ describe("another org's endpoint", () => {
       params: { path: { id: '7d9f2a4c-6e8b-4d1f-9a3c-5e7b9d1f3a5c' } },
     });
     expect(unknown.response.status).toBe(404);
-    const { id } = await register(env, 'https://127.0.0.1:9/gone');
+    const { id } = await register(env, 'https://127.0.0.1:4/gone');
     const deleted = await client.DELETE('/webhooks/{id}', { params: { path: { id } } });
     expect(deleted.response.status).toBe(204);
     expect((await client.GET('/webhooks/{id}', { params: { path: { id } } })).response.status).toBe(404);

@@ -8,6 +8,7 @@ import { validators } from '../src/contract/validators.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
 import { connectDatabase } from '../src/database/connect.js';
 import { listDeliveryLog } from '../src/webhooks/service.js';
+import { insertWebhook } from '../src/webhooks/queries.js';
 import { startTestApp } from './support/app.js';
 import {
   answer,
@@ -232,7 +233,14 @@ describe('POST /webhooks/{id}/test', () => {
   });
 
   it('logs a port fetch never contacts (9, on its blocked-port list) as a guard refusal that took no time', async () => {
-    const { id } = await register(env, 'https://127.0.0.1:9/blocked');
+    // Registration refuses such a port now; an endpoint stored before that rule still gets no request.
+    const { id } = await insertWebhook(env.database.db, {
+      orgId: env.org.orgId,
+      url: 'https://127.0.0.1:9/blocked',
+      events: ['contact.created'],
+      secret: 'a'.repeat(64),
+      now: new Date(),
+    });
     const started = Date.now();
     const { data } = await env.app.client(env.org.key).POST('/webhooks/{id}/test', { params: { path: { id } } });
     expect(Date.now() - started).toBeLessThan(5_000);

@@ -150,7 +150,7 @@ describe('failure kinds', () => {
       tls: (await register(env, untrusted.url)).id,
       refused: (await register(env, closed.url)).id,
       huge: (await register(env, huge.url)).id,
-      dns: (await register(env, `https://127.0.0.1:9/dns`)).id,
+      dns: (await register(env, `https://127.0.0.1:4/dns`)).id,
     };
     await env.database.db
       .updateTable('webhooks')

@@ -1,8 +1,10 @@
-// Registration-time check of a webhook URL: https, no credentials, not localhost, and every address the
-// host resolves to passes the address policy. The same policy is enforced again at connect time.
+// Registration-time check of a webhook URL: https, no credentials, no port that fetch blocks, not
+// localhost, and every address the host resolves to passes the address policy. The same rules are
+// enforced again when a delivery is sent.
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { addressRefusal, type Allowlist } from './address-policy.js';
+import { blockedPorts } from './blocked-ports.js';
 
 /** Resolves a host name to every address it has. */
 export type Resolver = (hostname: string) => Promise<string[]>;
@@ -39,6 +41,9 @@ export async function assertDeliverableUrl(
   }
   if (url.protocol !== 'https:') throw new UrlRefusedError('must use https://');
   if (url.username || url.password) throw new UrlRefusedError('must not contain a user name or password');
+  if (url.port && blockedPorts.has(url.port)) {
+    throw new UrlRefusedError(`must not use port ${url.port}: it is on fetch's list of blocked ports`);
+  }
   const host = bareHostname(url);
   if (host === 'localhost' || host.endsWith('.localhost')) {
     throw new UrlRefusedError('must not point at localhost; deliveries go only to public addresses');
