@@ -36,12 +36,26 @@ async function main(argv: string[]): Promise<number> {
   return (await load()).run(rest);
 }
 
+/** Resolves once everything written to `stream` so far has been handed to the operating system. */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
+
+/**
+ * Exits with `code` once stdout and stderr are flushed: a write to a pipe that is full (output over the
+ * pipe's 64 KiB, read by `jq` or a script) completes later, and exiting before it would cut the output.
+ */
+async function exitWith(code: number): Promise<never> {
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit(code);
+}
+
 // A command resolves once it is done (serve: once it has stopped); exit explicitly, so no handle left
 // open keeps the process alive and no exit hook of a dependency changes the status.
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitWith(code),
   (error: unknown) => {
     process.stderr.write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
+    return exitWith(1);
   },
 );

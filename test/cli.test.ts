@@ -328,6 +328,19 @@ describe('operator CLI', CLI_TESTS, () => {
     });
   });
 
+  it('writes the whole of an output larger than a pipe holds before it exits', async () => {
+    const many = await createTestDatabase();
+    try {
+      await sql`INSERT INTO orgs (name) SELECT 'Org ' || n FROM generate_series(1, 1000) AS n`.execute(many.db);
+      const listed = await runAdmin(many.url, ['org', 'list', '--json']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout.length).toBeGreaterThan(128 * 1024);
+      expect(JSON.parse(listed.stdout)).toHaveLength(1000);
+    } finally {
+      await many.drop();
+    }
+  });
+
   it('rejects bad arguments with a message and a non-zero status', async () => {
     const cases: Array<[string[], number, string]> = [
       [['org', 'create'], 2, '--name is required'],
