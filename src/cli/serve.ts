@@ -20,6 +20,7 @@ import { startMetricsServer, type MetricsSource } from '../observability/metrics
 import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
 import { adminCommand } from './invocation.js';
+import { CLOSE_GRACE_MS, stopDeadlineMs, stopWithin, type StepReporter } from './bounded-stop.js';
 import { configOrExit, reported, wantsHelp } from './command.js';
 import {
   CHILD_ROLE_VARIABLE,
@@ -113,7 +114,8 @@ function printBanner(
 interface Running {
   port: number | null;
   deps: AppDeps;
-  stop(signal: NodeJS.Signals): Promise<void>;
+  /** Stops every part, naming each step it begins through `step`. */
+  stop(signal: NodeJS.Signals, step: StepReporter): Promise<void>;
 }
 
 /** Starts this process's part of the service on an opened database, and its metrics server when asked. */
@@ -150,13 +152,17 @@ async function startParts(
   return {
     deps,
     port: server?.port ?? null,
-    stop: async (signal) => {
+    stop: async (signal, step) => {
       deps.logger.info({ signal }, 'shutting down');
       const timeoutMs = config.shutdownTimeoutMs;
       // An interactive Ctrl-C stops at once; a SIGTERM from an orchestrator drains first.
+      step('draining HTTP requests');
       await server?.shutdown({ drainMs: signal === 'SIGTERM' ? config.shutdownDrainMs : 0, timeoutMs });
+      step('stopping the background work');
       await Promise.all(workers.map((worker) => worker.stop(timeoutMs)));
+      step('closing the metrics server');
       await metricsServer?.close();
+      step('closing database listeners');
       await closeAppDeps(deps);
       deps.logger.info('stopped');
     },
@@ -168,14 +174,17 @@ function processMetrics(metrics: Metrics): MetricsSource {
   return { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() };
 }
 
-/** Resolves with the first of SIGTERM and SIGINT, once `stop` has run for it; later signals are ignored. */
-function untilStopped(stop: (signal: NodeJS.Signals) => Promise<void>): Promise<number> {
+/**
+ * Resolves with the exit status `stop` gives for the first of SIGTERM and SIGINT, once it has run; later
+ * signals are ignored.
+ */
+function untilStopped(stop: (signal: NodeJS.Signals) => Promise<number>): Promise<number> {
   return new Promise((resolve, reject) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (stopping) return;
       stopping = true;
-      stop(signal).then(() => resolve(0), reject);
+      stop(signal).then(resolve, reject);
     };
     process.on('SIGTERM', () => onSignal('SIGTERM'));
     process.on('SIGINT', () => onSignal('SIGINT'));
@@ -191,6 +200,18 @@ function processLogger(config: Config) {
 
 async function openForServing(config: Config) {
   return openDatabase(config, { migrations: startupMigrationMode(config), logger: processLogger(config) });
+}
+
+/**
+ * Stops the process's parts and closes its database within the stop's deadline; resolves 0, or 1 when
+ * it gave up on what was left.
+ */
+function stopParts(config: Config, running: Running, database: OpenDatabase, signal: NodeJS.Signals): Promise<number> {
+  return stopWithin(stopDeadlineMs(config, signal), running.deps.logger, async (step) => {
+    await running.stop(signal, step);
+    step('closing the database');
+    await database.close();
+  });
 }
 
 /** A single process: the role's parts, the banner, then until a signal. */
@@ -215,10 +236,7 @@ async function runSingle(role: Role): Promise<number> {
     orgs: await countOrgs(database.db),
   });
   running.deps.logger.info({ role, port: running.port, readyMs: Math.round(performance.now() - startedAt) }, 'started');
-  return untilStopped(async (signal) => {
-    await running.stop(signal);
-    await database.close();
-  });
+  return untilStopped((signal) => stopParts(config, running, database, signal));
 }
 
 /** A cluster child: one HTTP process on the shared port, or the background work. */
@@ -234,10 +252,7 @@ async function runChild(): Promise<number> {
   });
   // An api child is up once it listens, which its primary sees; a worker child says so itself.
   if (role === 'worker') process.send?.(WORKER_UP_MESSAGE);
-  return untilStopped(async (signal) => {
-    await running.stop(signal);
-    await database.close();
-  });
+  return untilStopped((signal) => stopParts(config, running, database, signal));
 }
 
 /**
@@ -291,15 +306,20 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
     dashboardLink,
     orgs: await countOrgs(database.db),
   });
-  // One shutdown, whether a signal or the supervisor giving up asks first (or both do).
-  let stopping: Promise<void> | null = null;
-  const stopAll = async (signal: NodeJS.Signals) => {
-    readiness.startDraining();
-    await supervisor.stop(signal);
-    await metricsServer?.close();
-    await readiness.close();
-    await database.close();
-  };
+  // One shutdown, whether a signal or the supervisor giving up asks first (or both do). The children
+  // stop within their own deadline; the primary's allows for that, then closes its own connections.
+  let stopping: Promise<number> | null = null;
+  const stopAll = (signal: NodeJS.Signals) =>
+    stopWithin(stopDeadlineMs(config, signal) + CLOSE_GRACE_MS, logger, async (step) => {
+      readiness.startDraining();
+      step('stopping the child processes');
+      await supervisor.stop(signal);
+      step('closing the metrics server');
+      await metricsServer?.close();
+      step('closing the database');
+      await readiness.close();
+      await database.close();
+    });
   const shutDown = (signal: NodeJS.Signals) => (stopping ??= stopAll(signal));
   const gaveUp = supervisor.gaveUp.then(async () => {
     await shutDown('SIGTERM');
