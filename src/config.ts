@@ -85,7 +85,8 @@ export class ConfigError extends Error {}
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
+  // Decimal digits only: Number() would also take 0x1f, 1e4 and 0b11.
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
@@ -98,6 +99,30 @@ function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** The log levels pino knows, quietest last. */
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+function oneOf(env: NodeJS.ProcessEnv, name: string, fallback: string, allowed: string[]): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!allowed.includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw;
+}
+
+/** `raw` when it is an absolute http(s) URL; throws ConfigError naming `name` otherwise. */
+function httpUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http:// or https:// URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an absolute http:// or https:// URL, got "${raw}"`);
+  }
+  return raw;
 }
 
 /** Reads the configuration from the environment; throws ConfigError on an unusable value. */
@@ -123,6 +148,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'DB_STATEMENT_TIMEOUT_MS must be below DB_QUERY_TIMEOUT_MS, so the server cancels a slow statement first',
     );
   }
+  const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null;
+  const metricsHost = env.METRICS_HOST || host;
+  if (metricsPort !== null && metricsPort !== 0 && metricsPort === port && metricsHost === host) {
+    throw new ConfigError(`METRICS_PORT must differ from PORT (${port}) when both listen on ${host}`);
+  }
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
     port,
@@ -138,7 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     migrationStatementTimeoutMs: integer(env, 'MIGRATION_STATEMENT_TIMEOUT_MS', 600_000, 1_000, 86_400_000),
     migrationLockTimeoutMs: integer(env, 'MIGRATION_LOCK_TIMEOUT_MS', 60_000, 1_000, 3_600_000),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 30_000),
     simulatorStepMs: integer(env, 'SIMULATOR_STEP_MS', 1000, 1, 600_000),
     webhookPrivateAllowlist: allowlist,
@@ -161,12 +191,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 60_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 120_000),
     childStartTimeoutMs: integer(env, 'CHILD_START_TIMEOUT_MS', 60_000, 1_000, 600_000),
-    publicBaseUrl: env.PUBLIC_BASE_URL || `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
+    publicBaseUrl: env.PUBLIC_BASE_URL
+      ? httpUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL)
+      : `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     timelineRetentionDays: integer(env, 'TIMELINE_RETENTION_DAYS', 90, 1, 3650),
-    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
-    metricsHost: env.METRICS_HOST || host,
+    metricsPort,
+    metricsHost,
     dashboardSessionIdleMs: integer(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1, 43_200) * 60_000,
     dashboardSessionAbsoluteMs: integer(env, 'DASHBOARD_SESSION_MAX_HOURS', 168, 1, 8_760) * 3_600_000,
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),

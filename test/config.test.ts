@@ -1,0 +1,56 @@
+// Settings read from the environment: an unusable value stops the service at start with a message that
+// names the variable and what it accepts (exit status 2), never a library's own error later.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it.each([
+    [
+      { LOG_LEVEL: 'verbose' },
+      'LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"',
+    ],
+    [{ PORT: '0x0d67' }, 'PORT must be an integer from 0 to 65535, got "0x0d67"'],
+    [{ REQUEST_TIMEOUT_MS: '1e4' }, 'REQUEST_TIMEOUT_MS must be an integer from 100 to 120000, got "1e4"'],
+    [{ DB_POOL_SIZE: ' 10' }, 'DB_POOL_SIZE must be an integer from 1 to 200, got " 10"'],
+    [{ PUBLIC_BASE_URL: 'notaurl' }, 'PUBLIC_BASE_URL must be an absolute http:// or https:// URL, got "notaurl"'],
+    [{ PUBLIC_BASE_URL: 'ftp://example.com' }, 'PUBLIC_BASE_URL must be an absolute http:// or https:// URL'],
+    [{ PORT: '3000', METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT (3000) when both listen on 127.0.0.1'],
+  ])('refuses %o', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('takes the values it documents', () => {
+    const config = loadConfig({
+      LOG_LEVEL: 'warn',
+      PORT: '8080',
+      METRICS_PORT: '8080',
+      METRICS_HOST: '127.0.0.2',
+      PUBLIC_BASE_URL: 'https://api.example.com',
+    });
+    expect(config).toMatchObject({
+      logLevel: 'warn',
+      port: 8080,
+      metricsPort: 8080,
+      publicBaseUrl: 'https://api.example.com',
+    });
+    expect(loadConfig({}).logLevel).toBe('info');
+  });
+});
+
+describe('serve with an unusable setting', () => {
+  it('exits 2 with a configuration error naming the variable', { timeout: 60_000 }, async () => {
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(
+        path.resolve('node_modules/.bin/tsx'),
+        [path.resolve('src/main.ts'), 'serve'],
+        { env: { ...process.env, LOG_LEVEL: 'verbose' }, timeout: 50_000 },
+        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
+      );
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Configuration error: LOG_LEVEL must be one of');
+  });
+});
