@@ -155,11 +155,15 @@ describe('operator CLI', CLI_TESTS, () => {
 
     const auth = { headers: { Authorization: `Bearer ${apiKey}` } };
     expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(200);
-    const revoked = await admin('key', 'revoke', prefix, '--json');
+    // The masked key that key list prints names the key as well as its bare prefix does.
+    const revoked = await admin('key', 'revoke', `svc_live_${prefix}_${'*'.repeat(32)}`, '--json');
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(JSON.parse(revoked.stdout)).toEqual({ prefix, revoked: true });
     expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(401);
-    expect((await admin('key', 'revoke', prefix)).code).toBe(1);
+    for (const named of [prefix, `svc_live_${prefix}`, apiKey]) {
+      const again = await admin('key', 'revoke', named);
+      expect([again.code, again.stderr.trim()]).toEqual([1, `Error: no active key with prefix ${prefix}`]);
+    }
   });
 
   it('adds credits and sets or removes the plan', async () => {

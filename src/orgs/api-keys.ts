@@ -32,6 +32,14 @@ export function secretMatches(secret: string, expectedHash: Buffer): boolean {
   return actual.length === expectedHash.length && timingSafeEqual(actual, expectedHash);
 }
 
+/**
+ * The prefix named by `text`: the bare prefix, or a key written out from it (`svc_live_PREFIX`, the
+ * masked key lists show, or the whole key). Anything else is returned as it is, to be looked up as is.
+ */
+export function keyPrefixOf(text: string): string {
+  return /^svc_live_([a-z0-9]{8})(?:_.*)?$/s.exec(text)?.[1] ?? text;
+}
+
 /** Masks a key for display: only the public prefix stays readable. */
 export function maskKey(prefix: string): string {
   return `svc_live_${prefix}_${'*'.repeat(32)}`;

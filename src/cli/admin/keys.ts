@@ -73,20 +73,23 @@ export const keyCommands: CommandGroup = {
     {
       name: 'key revoke',
       summary: 'revoke the active key with this prefix; it stops working within 30 seconds',
+      notes:
+        'PREFIX is the 8 characters after svc_live_; the masked key key list shows, or the whole key, also names it.',
       synopsis: 'PREFIX',
       flags: {},
       args: ['PREFIX'],
       run: async ({ args: [prefix] }, database) => {
-        const [{ maskKey, revokeKey }, { CLI_ACTOR }] = await Promise.all([
+        const [{ keyPrefixOf, maskKey, revokeKey }, { CLI_ACTOR }] = await Promise.all([
           import('../../orgs/api-keys.js'),
           import('../../audit/service.js'),
         ]);
-        if (!(await revokeKey(await database(), prefix!, { actor: CLI_ACTOR, address: null }))) {
-          throw new DomainError('not_found', `no active key with prefix ${prefix}`);
+        const named = keyPrefixOf(prefix!);
+        if (!(await revokeKey(await database(), named, { actor: CLI_ACTOR, address: null }))) {
+          throw new DomainError('not_found', `no active key with prefix ${named}`);
         }
         return {
-          human: `Revoked key ${maskKey(prefix!)}; it stops working within 30 seconds.`,
-          json: { prefix, revoked: true },
+          human: `Revoked key ${maskKey(named)}; it stops working within 30 seconds.`,
+          json: { prefix: named, revoked: true },
         };
       },
     },
