@@ -172,6 +172,10 @@ describe('operator CLI', CLI_TESTS, () => {
     expect(added.code, added.stderr).toBe(0);
     expect(JSON.parse(added.stdout)).toMatchObject({ balance_paise: 2500 });
     expect(await balanceAndLedgerSum(database.db, orgId)).toEqual({ balance: 2500, ledgerSum: 2500 });
+    // A top-up past the largest exact balance is refused whole: nothing is added.
+    const tooMuch = await admin('credits', 'add', '--org', orgId, '--paise', String(Number.MAX_SAFE_INTEGER - 2000));
+    expect([tooMuch.code, tooMuch.stderr]).toEqual([1, expect.stringContaining('the most it can hold')]);
+    expect(await balanceAndLedgerSum(database.db, orgId)).toEqual({ balance: 2500, ledgerSum: 2500 });
 
     expect((await admin('plan', 'set', '--org', orgId, '--plan', 'starter')).code).toBe(0);
     let org = await database.db.selectFrom('orgs').select('plan_id').where('id', '=', orgId).executeTakeFirstOrThrow();

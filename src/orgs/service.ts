@@ -114,10 +114,17 @@ export async function createAgent(
 export async function addCredits(db: Db, orgId: string, paise: number): Promise<number> {
   if (!Number.isSafeInteger(paise) || paise <= 0) throw refused('paise', '--paise must be a positive whole number');
   if (!(await findOrgOrNull(db, orgId))) throw unknownOrg(orgId);
-  const balance = await db
-    .transaction()
-    .execute((trx) => orgs.moveCredits(trx, { orgId, amountPaise: paise, kind: 'top_up', note: 'operator top-up' }));
-  return balance!;
+  return db.transaction().execute(async (trx) => {
+    const balance = await orgs.moveCredits(trx, { orgId, amountPaise: paise, kind: 'top_up', note: 'operator top-up' });
+    // Balances are read as JavaScript numbers: above this they would no longer be exact.
+    if (balance! > Number.MAX_SAFE_INTEGER) {
+      throw refused(
+        'paise',
+        `--paise would take the balance above ${Number.MAX_SAFE_INTEGER} paise, the most it can hold`,
+      );
+    }
+    return balance!;
+  });
 }
 
 /**
