@@ -445,6 +445,8 @@ describe('every command', CLI_TESTS, () => {
       { args: ['agent', 'list'], code: 2, message: '--org is required' },
       { args: ['agent', 'list', '--org', 'acme'], code: 2, message: '--org must be an org id' },
       { args: ['key', 'revoke'], code: 2, message: 'key revoke takes exactly one PREFIX' },
+      { args: ['redeliver', 'nope'], code: 2, message: 'DELIVERY_ID must be a delivery id (a UUID)' },
+      { args: ['webhook', 'disable', 'nope'], code: 2, message: 'WEBHOOK_ID must be a webhook id (a UUID)' },
       { args: ['plan', 'create', '--id', 'x', '--name', 'X'], code: 2, message: '--rate-limit is required' },
       {
         args: ['plan', 'create', '--id', 'x', '--name', 'X', '--rate-limit', 'lots'],

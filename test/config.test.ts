@@ -40,17 +40,31 @@ describe('loadConfig', () => {
   });
 });
 
+/** Runs `src/main.ts serve ...args` with `env` added, to its end. */
+function serve(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      path.resolve('node_modules/.bin/tsx'),
+      [path.resolve('src/main.ts'), 'serve', ...args],
+      { env: { ...process.env, ...env }, timeout: 50_000 },
+      (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
+    );
+  });
+}
+
 describe('serve with an unusable setting', () => {
   it('exits 2 with a configuration error naming the variable', { timeout: 60_000 }, async () => {
-    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(
-        path.resolve('node_modules/.bin/tsx'),
-        [path.resolve('src/main.ts'), 'serve'],
-        { env: { ...process.env, LOG_LEVEL: 'verbose' }, timeout: 50_000 },
-        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
-      );
-    });
+    const result = await serve([], { LOG_LEVEL: 'verbose' });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('Configuration error: LOG_LEVEL must be one of');
+  });
+
+  it('exits 2 with a usage error on one line, then the usage', { timeout: 60_000 }, async () => {
+    const result = await serve(['--processes', '-1'], {});
+    expect(result.code).toBe(2);
+    const [first, second] = result.stderr.split('\n');
+    expect(first).toMatch(/^Error: Option '--processes' argument is ambiguous\. Did you forget .+--processes=-XYZ'\.$/);
+    expect(second).toBe('');
+    expect(result.stderr).toContain('Usage: voice-call-api serve');
   });
 });

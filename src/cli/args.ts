@@ -63,6 +63,12 @@ export function optionalBoolean(values: Record<string, unknown>, name: string): 
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A positional argument holding a UUID; throws UsageError, naming it by `label` (WEBHOOK_ID), when malformed. */
+export function uuidArgument(value: string | undefined, label: string, what: string): string {
+  if (value === undefined || !UUID.test(value)) throw new UsageError(`${label} must be ${what} (a UUID)`);
+  return value;
+}
+
 /** A required option holding a UUID; throws UsageError, saying it must be `what`, when absent or malformed. */
 export function requiredUuid(values: Record<string, unknown>, name: string, what: string): string {
   const value = required(values, name);

@@ -33,7 +33,8 @@ export async function reported(usage: string, work: () => Promise<number>): Prom
     return await work();
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`Error: ${printable(error.message)}\n\n${usage}`);
+      // Node's argument parser writes some of its messages over several lines: they are joined into one.
+      process.stderr.write(`Error: ${printable(error.message.replace(/\s*\n\s*/g, ' '))}\n\n${usage}`);
       return 2;
     }
     process.stderr.write(`Error: ${printable(error instanceof Error ? error.message : String(error))}\n`);

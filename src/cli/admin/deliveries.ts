@@ -1,5 +1,5 @@
 // `deliveries`, `redeliver`, `replay`: a webhook endpoint's delivery log, and sending events again.
-import { optionalInteger, optionalString, required, requiredUuid, UsageError } from '../args.js';
+import { optionalInteger, optionalString, required, requiredUuid, UsageError, uuidArgument } from '../args.js';
 import type { CommandGroup } from './command.js';
 import { table } from './table.js';
 
@@ -72,7 +72,7 @@ export const redeliverCommands: CommandGroup = {
       flags: {},
       args: ['DELIVERY_ID'],
       run: async ({ args: [id] }, database) => {
-        const deliveryId = requiredUuid({ delivery: id }, 'delivery', 'a delivery id');
+        const deliveryId = uuidArgument(id, 'DELIVERY_ID', 'a delivery id');
         const [{ redeliverAny }, { CLI_ACTOR }] = await Promise.all([
           import('../../webhooks/operator.js'),
           import('../../audit/service.js'),

@@ -1,12 +1,12 @@
 // `webhook list`, `webhook disable`, `webhook enable`: any org's webhook endpoints.
-import { requiredUuid } from '../args.js';
+import { requiredUuid, uuidArgument } from '../args.js';
 import type { AdminCommand, CommandGroup, Input } from './command.js';
 import { table } from './table.js';
 
 const WEBHOOK_ARG = ['WEBHOOK_ID'];
 
 function webhookIdOf({ args: [id] }: Input): string {
-  return requiredUuid({ webhook: id }, 'webhook', 'a webhook id');
+  return uuidArgument(id, 'WEBHOOK_ID', 'a webhook id');
 }
 
 /** `webhook disable` or `webhook enable`: switches an endpoint off or on as PATCH /webhooks/{id} does. */
