@@ -752,6 +752,12 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
         { actor: 'cli', action: 'webhook.redelivered', target: failed[0]!.id },
       ]);
       expect((await admin('replay', '--webhook', webhookId, '--since', 'yesterday')).code).toBe(2);
+      // A day the calendar does not have is refused, not rolled over into the next month.
+      const noSuchDay = await admin('replay', '--webhook', webhookId, '--since', '2026-02-30T00:00:00Z');
+      expect([noSuchDay.code, noSuchDay.stderr]).toEqual([
+        2,
+        expect.stringContaining('--since must be an ISO 8601 time'),
+      ]);
 
       const dryRetention = JSON.parse((await admin('retention', 'run', '--dry-run', '--json')).stdout);
       expect(dryRetention).toMatchObject({ ran: true, dry_run: true });

@@ -60,6 +60,15 @@ export const deliveryCommands: CommandGroup = {
   ],
 };
 
+/** Whether `text` starts with a day the calendar has (2026-02-30 is not one), then `T`. */
+function isCalendarDateTime(text: string): boolean {
+  const match = /^(\d{4})-(\d\d)-(\d\d)T/.exec(text);
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 /** The redeliver command (a group of one). */
 export const redeliverCommands: CommandGroup = {
   name: 'redeliver',
@@ -110,7 +119,7 @@ export const replayCommands: CommandGroup = {
         const webhookId = requiredUuid(values, 'webhook', 'a webhook id');
         const sinceText = required(values, 'since');
         const since = new Date(sinceText);
-        if (!/^\d{4}-\d\d-\d\dT/.test(sinceText) || Number.isNaN(since.getTime())) {
+        if (!isCalendarDateTime(sinceText) || Number.isNaN(since.getTime())) {
           throw new UsageError(`--since must be an ISO 8601 time such as 2026-11-26T08:00:00Z, got "${sinceText}"`);
         }
         const [{ MAX_REPLAY, replayDeliveries }, { CLI_ACTOR }] = await Promise.all([
