@@ -2,6 +2,7 @@
 // The service's one executable: `voice-call-api <command>`, run from the build (dist/src/main.js) in
 // production and through tsx in development (`npm start`, `npm run migrate`, `npm run admin`, ...).
 import type { Command } from './cli/command.js';
+import { unsupportedNode } from './cli/node-version.js';
 
 const USAGE = `Usage: voice-call-api <command> [options]
 
@@ -23,6 +24,12 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
 };
 
 async function main(argv: string[]): Promise<number> {
+  // Before any command is loaded, so the reason is said rather than a dependency's failure at import.
+  const unsupported = unsupportedNode(process.versions.node);
+  if (unsupported) {
+    process.stderr.write(`${unsupported} (${process.execPath}).\n`);
+    return 1;
+  }
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(USAGE);
