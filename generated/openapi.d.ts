@@ -1529,7 +1529,7 @@ export type components = {
             };
             content?: never;
         };
-        /** @description A 4xx answer is a failure like any other non-2xx answer; the delivery is retried on the schedule described under `createWebhook`, honouring a `Retry-After` on a 429 that asks for a longer wait than the schedule's, up to 12 hours (a longer one counts as 12 hours). */
+        /** @description A 4xx answer is a failure like any other non-2xx answer; the delivery is retried on the schedule described under `createWebhook`, honouring a `Retry-After` on a 429 that asks for a longer wait than the schedule's, up to 12 hours. */
         DeliveryRejected: {
             headers: {
                 [name: string]: unknown;

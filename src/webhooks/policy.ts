@@ -31,7 +31,7 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 /** The waits after the 1st, 2nd, ... failed attempt; after the last one the delivery is abandoned. */
 export const RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 3_600_000, 14_400_000, 43_200_000] as const;
 
-/** The longest wait a Retry-After can ask for; a longer one counts as this long. */
+/** The longest Retry-After honoured; a longer one falls back to the schedule. */
 export const MAX_RETRY_AFTER_MS = 12 * 3_600_000;
 
 /** Attempts a delivery of `kind` gets in all: the first plus one per retry step; a test event gets one. */
@@ -42,7 +42,7 @@ export function maxAttempts(kind: EventKind): number {
 /**
  * When the next attempt is due after `attemptsMade` failed attempts of `kind`, the last failing at
  * `failedAt`, or null when the delivery is to be given up. A receiver's Retry-After delay (ms) may make
- * the wait longer than the schedule's, never shorter; one over 12 hours counts as 12 hours.
+ * the wait longer than the schedule's, up to 12 hours, never shorter.
  */
 export function nextAttemptAt(
   kind: EventKind,
@@ -52,7 +52,7 @@ export function nextAttemptAt(
 ): Date | null {
   if (attemptsMade >= maxAttempts(kind)) return null;
   const step = RETRY_DELAYS_MS[Math.max(attemptsMade, 1) - 1]!;
-  const delay = retryAfterMs === null ? step : Math.max(Math.min(retryAfterMs, MAX_RETRY_AFTER_MS), step);
+  const delay = retryAfterMs !== null && retryAfterMs <= MAX_RETRY_AFTER_MS ? Math.max(retryAfterMs, step) : step;
   return new Date(failedAt.getTime() + delay);
 }
 
