@@ -85,8 +85,9 @@ export class ConfigError extends Error {}
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  // Decimal digits only: Number() would also take 0x1f, 1e4 and 0b11.
-  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  // Decimal digits only (spaces around them, as a CRLF env file leaves, are fine): Number() would also
+  // take 0x1f, 1e4 and 0b11.
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
@@ -148,11 +149,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'DB_STATEMENT_TIMEOUT_MS must be below DB_QUERY_TIMEOUT_MS, so the server cancels a slow statement first',
     );
   }
-  const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null;
-  const metricsHost = env.METRICS_HOST || host;
-  if (metricsPort !== null && metricsPort !== 0 && metricsPort === port && metricsHost === host) {
-    throw new ConfigError(`METRICS_PORT must differ from PORT (${port}) when both listen on ${host}`);
-  }
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
     port,
@@ -197,8 +193,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     timelineRetentionDays: integer(env, 'TIMELINE_RETENTION_DAYS', 90, 1, 3650),
-    metricsPort,
-    metricsHost,
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    metricsHost: env.METRICS_HOST || host,
     dashboardSessionIdleMs: integer(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1, 43_200) * 60_000,
     dashboardSessionAbsoluteMs: integer(env, 'DASHBOARD_SESSION_MAX_HOURS', 168, 1, 8_760) * 3_600_000,
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),

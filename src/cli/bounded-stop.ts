@@ -11,11 +11,12 @@ export type StepReporter = (step: string) => void;
 export const CLOSE_GRACE_MS = 5_000;
 
 /**
- * The longest a process's stop may take: the drain (SIGTERM only), the shutdown timeout for the work in
- * flight, then the grace for closing connections.
+ * The longest a process's stop may take: the drain (SIGTERM only), the shutdown timeout once for the
+ * HTTP requests in flight and once for the background work (they are waited for one after the other),
+ * then the grace for closing connections.
  */
 export function stopDeadlineMs(config: Config, signal: NodeJS.Signals): number {
-  return (signal === 'SIGTERM' ? config.shutdownDrainMs : 0) + config.shutdownTimeoutMs + CLOSE_GRACE_MS;
+  return (signal === 'SIGTERM' ? config.shutdownDrainMs : 0) + 2 * config.shutdownTimeoutMs + CLOSE_GRACE_MS;
 }
 
 /**
