@@ -92,6 +92,27 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     expect(crossSite.cookie).toBeNull();
   });
 
+  it('counts sign-ins sent together against each other: a burst checks no more passwords than the limit', async () => {
+    await member('burst@example.com');
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => signIn('burst@example.com', `wrong password ${i}`)),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(SIGN_IN_FAILURES_PER_ACCOUNT);
+    const counted = await database.db
+      .selectFrom('dashboard_sign_in_failures')
+      .select('id')
+      .where('subject', '=', 'account:burst@example.com')
+      .execute();
+    // Every password checked and found wrong is one failure; a refused attempt checked nothing.
+    expect(counted.length).toBe(statuses.filter((status) => status === 401).length);
+    const right = await signIn('burst@example.com', PASSWORD);
+    expect(right.status).toBe(counted.length < SIGN_IN_FAILURES_PER_ACCOUNT ? 303 : 429);
+    clock.advance(16 * 60_000);
+    expect((await signIn('burst@example.com', PASSWORD)).status).toBe(303);
+  });
+
   it('ends a session after the idle timeout and after its absolute lifetime', async () => {
     await member('expiry@example.com');
     const idle = (await signIn('expiry@example.com', PASSWORD)).cookie!;

@@ -155,11 +155,19 @@ export async function deleteUserSessions(db: Db, userId: string): Promise<void> 
 }
 
 /** Records failed sign-ins against each subject. */
-export async function insertFailures(db: Db, subjects: string[], at: Date): Promise<void> {
-  await db
+export async function insertFailures(db: Db, subjects: string[], at: Date): Promise<string[]> {
+  const rows = await db
     .insertInto('dashboard_sign_in_failures')
     .values(subjects.map((subject) => ({ subject, at })))
+    .returning('id')
     .execute();
+  return rows.map((row) => String(row.id));
+}
+
+/** Removes the failures `insertFailures` wrote under `ids`. */
+export async function deleteFailures(db: Db, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('dashboard_sign_in_failures').where('id', 'in', ids).execute();
 }
 
 /** How many failures `subject` has had since `since`, counting at most `cap`. */

@@ -35,13 +35,18 @@ export interface Session {
 export type SignInResult =
   { kind: 'signed_in'; token: string; session: Session } | { kind: 'refused' } | { kind: 'throttled' };
 
+/**
+ * Whether the account or the address is over its failures, counting the attempt under way: its failure
+ * is written before the password is checked (and removed if it turns out not to be one), so attempts
+ * sent together all count against each other instead of each seeing the same earlier count.
+ */
 async function throttled(db: Db, email: string, address: string, now: Date): Promise<boolean> {
   const since = new Date(now.getTime() - SIGN_IN_FAILURE_WINDOW_MS);
   const [account, client] = await Promise.all([
-    users.countFailures(db, `account:${email}`, since, SIGN_IN_FAILURES_PER_ACCOUNT),
-    users.countFailures(db, `address:${address}`, since, SIGN_IN_FAILURES_PER_ADDRESS),
+    users.countFailures(db, `account:${email}`, since, SIGN_IN_FAILURES_PER_ACCOUNT + 1),
+    users.countFailures(db, `address:${address}`, since, SIGN_IN_FAILURES_PER_ADDRESS + 1),
   ]);
-  return account >= SIGN_IN_FAILURES_PER_ACCOUNT || client >= SIGN_IN_FAILURES_PER_ADDRESS;
+  return account > SIGN_IN_FAILURES_PER_ACCOUNT || client > SIGN_IN_FAILURES_PER_ADDRESS;
 }
 
 /** Starts a session for a user and returns the cookie value (a new id each time). */
@@ -77,14 +82,19 @@ export async function signIn(
 ): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase();
   const password = input.password.slice(0, MAX_PASSWORD_LENGTH + 1);
+  // Counted as a failure until the password is found right (see throttled).
+  const attempt = await users.insertFailures(db, [`account:${email}`, `address:${input.address}`], now);
   const [user, isThrottled] = await Promise.all([
     users.findUserByEmail(db, email),
     throttled(db, email, input.address, now),
   ]);
   const matches = await verifyPassword(password, user?.password_hash ?? UNMATCHABLE_HASH);
-  if (isThrottled) return { kind: 'throttled' };
+  if (isThrottled) {
+    // A refused attempt checks nothing, so it is not a failure of its own.
+    await users.deleteFailures(db, attempt);
+    return { kind: 'throttled' };
+  }
   if (!user || !matches) {
-    await users.insertFailures(db, [`account:${email}`, `address:${input.address}`], now);
     await recordAudit(db, {
       orgId: user?.org_id ?? null,
       actor: email.slice(0, 320),
@@ -94,6 +104,7 @@ export async function signIn(
     });
     return { kind: 'refused' };
   }
+  await users.deleteFailures(db, attempt);
   const { token, session } = await startSession(db, user, lifetimes, now);
   await recordAudit(db, { orgId: user.org_id, actor: user.email, action: 'sign_in', address: input.address, at: now });
   return { kind: 'signed_in', token, session };
