@@ -113,6 +113,13 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     expect((await signIn('burst@example.com', PASSWORD)).status).toBe(303);
   });
 
+  it('answers a form field the database cannot store with a 400 page, not an error', async () => {
+    const answer = await signIn('a\u0000@example.com', 'wrong password here');
+    expect(answer.status).toBe(400);
+    expect(answer.body).toContain('<!doctype html>');
+    expect(answer.body).toContain('email must not contain the character U+0000; nothing was changed.');
+  });
+
   it('ends a session after the idle timeout and after its absolute lifetime', async () => {
     await member('expiry@example.com');
     const idle = (await signIn('expiry@example.com', PASSWORD)).cookie!;

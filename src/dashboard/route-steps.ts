@@ -11,6 +11,7 @@ import { readSessionCookie } from './cookies.js';
 import { csrfMatches, isSameOrigin, setPageHeaders } from './security.js';
 import { loadSession, type Session, type SessionLifetimes } from './sessions.js';
 import { MAX_CSV_BYTES } from './policy.js';
+import { findUnstorableValue } from '../contract/text-rules.js';
 
 /** What the dashboard's routes need: the app's dependencies and its session settings. */
 export interface DashboardEnv {
@@ -99,7 +100,8 @@ const parseForm = bodyParser({ enableTypes: ['form'], formLimit: MAX_CSV_BYTES *
 
 /**
  * Reads a urlencoded form body (the only kind the dashboard's forms send); a body too large or
- * unreadable gets a page with its status (413, 400) and goes no further.
+ * unreadable, or holding text the database cannot store (U+0000, an unpaired surrogate), gets a page
+ * with its status (413, 400) and goes no further.
  */
 export const formBody: Koa.Middleware = async (ctx, next) => {
   try {
@@ -116,6 +118,12 @@ export const formBody: Koa.Middleware = async (ctx, next) => {
         ? 'The form was too large; nothing was changed.'
         : 'The form could not be read; nothing was changed.',
     );
+    return;
+  }
+  const unstorable = findUnstorableValue(ctx.request.body);
+  if (unstorable) {
+    setPageHeaders(ctx);
+    sendProblem(ctx, null, 400, `The form's ${unstorable.path} ${unstorable.problem}; nothing was changed.`);
     return;
   }
   await next();
