@@ -18,6 +18,7 @@ import { healthRoutes } from './http/health.js';
 import { docsRoutes, PUBLISHED, specRoutes } from './http/docs.js';
 import { rootRoutes } from './http/root.js';
 import { dashboardRoutes } from './dashboard/routes.js';
+import { waitsOnReceiver } from './dashboard/pages/webhooks.js';
 import { databaseBreaker } from './http/database-breaker.js';
 import { requestDeadline } from './http/deadline.js';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';
@@ -51,7 +52,11 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   app.use(requestLifecycle(deps));
   app.use(securityHeaders());
   app.use(errorBoundary(deps.logger, deps.readiness, deps.config.validateResponses));
-  app.use(requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs)));
+  app.use(
+    requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs), (ctx) =>
+      waitsOnReceiver(ctx.method, ctx.path),
+    ),
+  );
   // The router's routes are the probes, the docs and the published spec: API paths skip its matching.
   const routes = router.routes() as unknown as Koa.Middleware;
   app.use((ctx, next) =>

@@ -11,9 +11,14 @@ const WAITS_ON_RECEIVERS = new Set(['testWebhook', 'deleteWebhook']);
 
 /**
  * Middleware answering 503 once a request has run `timeoutMs`, or `timeoutMs + receiverWaitMs` for an
- * operation that waits on a webhook receiver. Place it inside the error boundary.
+ * operation that waits on a webhook receiver, or a request outside the API that `waitsOutsideApi` says
+ * does (a dashboard form). Place it inside the error boundary.
  */
-export function requestDeadline(timeoutMs: number, receiverWaitMs: number): Koa.Middleware {
+export function requestDeadline(
+  timeoutMs: number,
+  receiverWaitMs: number,
+  waitsOutsideApi: (ctx: Koa.Context) => boolean = () => false,
+): Koa.Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
@@ -22,7 +27,8 @@ export function requestDeadline(timeoutMs: number, receiverWaitMs: number): Koa.
         const state = stateOf(ctx);
         const operationId = state.operation?.operationId ?? '';
         const bodyMs = state.bodyRead ? (state.bodyRead.tookMs ?? performance.now() - state.bodyRead.startedAt) : 0;
-        const limit = timeoutMs + bodyMs + (WAITS_ON_RECEIVERS.has(operationId) ? receiverWaitMs : 0);
+        const waits = WAITS_ON_RECEIVERS.has(operationId) || waitsOutsideApi(ctx);
+        const limit = timeoutMs + bodyMs + (waits ? receiverWaitMs : 0);
         const left = limit - (performance.now() - started);
         if (left > 0) timer = setTimeout(check, left);
         else reject(serviceUnavailable('The request could not be answered in time'));

@@ -227,6 +227,11 @@ function by(ctx: Koa.Context, session: Session) {
   return { orgId: session.orgId, actor: session.email, address: ctx.ip };
 }
 
+/** The dashboard's forms that wait on a webhook receiver (a test send, a deletion), as their API operations do. */
+export function waitsOnReceiver(method: string, path: string): boolean {
+  return method === 'POST' && /^\/dashboard\/webhooks\/[^/]+\/(?:test|delete)$/.test(path);
+}
+
 /** Registers the webhooks pages. */
 export function webhookRoutes(router: Router, env: DashboardEnv): void {
   const { deps } = env;

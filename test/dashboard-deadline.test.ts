@@ -1,0 +1,58 @@
+// A dashboard form that waits on a webhook receiver (a test send) gets the same extra time as its API
+// operation, so a receiver slower than the request deadline still ends in the dashboard's own answer,
+// not the API's 503.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acceptLink, inviteMember } from '../src/dashboard/members.js';
+import { register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
+import { slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+const PASSWORD = 'correct horse battery staple';
+const DEADLINE_MS = 1_000;
+
+let env: WebhookEnv;
+let slow: Receiver;
+
+beforeAll(async () => {
+  env = await webhookEnv({ config: { requestTimeoutMs: DEADLINE_MS } });
+  slow = await startReceiver(slowly(2 * DEADLINE_MS));
+  const by = { actor: 'cli', address: null };
+  const { token } = await inviteMember(
+    env.database.db,
+    { orgId: env.org.orgId, email: 'slow@example.com', role: 'admin' },
+    by,
+  );
+  await acceptLink(env.database.db, token, PASSWORD);
+}, 60_000);
+
+afterAll(async () => {
+  await slow?.close();
+  await env?.close();
+});
+
+describe('a dashboard test send to a receiver slower than the request deadline', () => {
+  it('answers with the dashboard redirect once the attempt is logged', { timeout: 60_000 }, async () => {
+    const base = env.app.baseUrl;
+    const signIn = await fetch(`${base}/dashboard/login`, {
+      method: 'POST',
+      headers: { Origin: base, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: 'slow@example.com', password: PASSWORD }).toString(),
+      redirect: 'manual',
+    });
+    expect(signIn.status).toBe(303);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const { id } = await register(env, slow.url);
+    const page = await (await fetch(`${base}/dashboard/webhooks/${id}`, { headers: { Cookie: cookie } })).text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+
+    const started = Date.now();
+    const sent = await fetch(`${base}/dashboard/webhooks/${id}/test`, {
+      method: 'POST',
+      headers: { Origin: base, Cookie: cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+      redirect: 'manual',
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * DEADLINE_MS - 100);
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get('location')).toBe(`/dashboard/webhooks/${id}`);
+  });
+});
