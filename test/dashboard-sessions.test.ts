@@ -139,8 +139,11 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     await member('ended@example.com');
     const before = (await signIn('ended@example.com', PASSWORD)).cookie!;
     const user = await requireMemberByEmail(database.db, 'ended@example.com');
-    await resetMember(database.db, user, by);
+    const link = await resetMember(database.db, user, by);
     expect(await overviewStatus(before)).toBe(302);
+    // The reset takes the password away; the new link sets one again.
+    expect((await signIn('ended@example.com', PASSWORD)).status).toBe(401);
+    await acceptLink(database.db, link, PASSWORD);
     expect((await signIn('ended@example.com', PASSWORD)).status).toBe(303);
 
     await member('removed@example.com');

@@ -94,9 +94,13 @@ export async function removeMember(db: Db, user: users.UserRow, by: Actor, now =
   });
 }
 
-/** Ends a member's sessions and voids their links; returns the token of a new one-time reset link. */
+/**
+ * Resets a member's password: clears it (a reset is how a leaked password is taken away), ends their
+ * sessions and voids their links; returns the token of a new one-time link to set another.
+ */
 export async function resetMember(db: Db, user: users.UserRow, by: Actor, now = new Date()): Promise<string> {
   return db.transaction().execute(async (trx) => {
+    await users.clearPasswordHash(trx, user.id);
     await users.deleteUserSessions(trx, user.id);
     await users.voidLinks(trx, user.id, now);
     const token = await issueLink(trx, user.id, 'reset', now);

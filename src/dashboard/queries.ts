@@ -49,6 +49,11 @@ export async function setPasswordHash(db: Db, id: string, passwordHash: string):
   await db.updateTable('dashboard_users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
 }
 
+/** Clears a user's password: they cannot sign in until they set one through a link. */
+export async function clearPasswordHash(db: Db, id: string): Promise<void> {
+  await db.updateTable('dashboard_users').set({ password_hash: null }).where('id', '=', id).execute();
+}
+
 /** Stores a one-time link by its token's hash. */
 export async function insertLink(
   db: Db,

@@ -100,7 +100,7 @@ export const userCommands: CommandGroup = {
     },
     {
       name: 'user reset',
-      summary: "end a dashboard user's sessions and print a new one-time link to set a password",
+      summary: "clear a dashboard user's password, end their sessions and print a one-time link to set a new one",
       notes: `Earlier links of the user stop working. ${LINK_NOTE}`,
       synopsis: 'EMAIL',
       flags: {},
