@@ -120,6 +120,27 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     expect(answer.body).toContain('email must not contain the character U+0000; nothing was changed.');
   });
 
+  it('refuses an invitation with a role the dashboard does not have, inviting no one', async () => {
+    await member('inviter@example.com');
+    const cookie = (await signIn('inviter@example.com', PASSWORD)).cookie!;
+    const members = await (await fetch(`${app.baseUrl}/dashboard/members`, { headers: { Cookie: cookie } })).text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(members)![1]!;
+    const invited = await fetch(`${app.baseUrl}/dashboard/members`, {
+      method: 'POST',
+      headers: { Cookie: cookie, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf, email: 'owner@example.com', role: 'owner' }).toString(),
+      redirect: 'manual',
+    });
+    expect(invited.status).toBe(400);
+    expect(await invited.text()).toContain('Choose a role: admin or viewer.');
+    const users = await database.db
+      .selectFrom('dashboard_users')
+      .select('id')
+      .where('email', '=', 'owner@example.com')
+      .execute();
+    expect(users).toEqual([]);
+  });
+
   it('ends a session after the idle timeout and after its absolute lifetime', async () => {
     await member('expiry@example.com');
     const idle = (await signIn('expiry@example.com', PASSWORD)).cookie!;

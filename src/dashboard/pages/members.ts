@@ -137,7 +137,12 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
     formBody,
     action(env, async (ctx, session) => {
       const email = field(ctx, 'email');
-      const role = ROLES.find((entry) => entry === field(ctx, 'role')) ?? 'viewer';
+      const role = ROLES.find((entry) => entry === field(ctx, 'role'));
+      if (!role) {
+        const refused = notice('error', `Choose a role: ${ROLES.join(' or ')}.`);
+        sendPage(ctx, 400, await membersPage(env, session, refused, email));
+        return;
+      }
       try {
         const { user, token } = await inviteMember(db, { orgId: session.orgId, email, role }, by(ctx, session));
         sendPage(ctx, 201, await membersPage(env, session, linkNotice(ctx, user.email, token)));
