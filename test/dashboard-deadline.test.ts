@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptLink, inviteMember } from '../src/dashboard/members.js';
 import { register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { csrfTokenOf, PASSWORD } from './support/dashboard.js';
 
-const PASSWORD = 'correct horse battery staple';
 const DEADLINE_MS = 1_000;
 
 let env: WebhookEnv;
@@ -42,7 +42,7 @@ describe('a dashboard test send to a receiver slower than the request deadline',
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
     const { id } = await register(env, slow.url);
     const page = await (await fetch(`${base}/dashboard/webhooks/${id}`, { headers: { Cookie: cookie } })).text();
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+    const csrf = csrfTokenOf(page);
 
     const started = Date.now();
     const sent = await fetch(`${base}/dashboard/webhooks/${id}/test`, {

@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { acceptLink, inviteMember, removeMember, requireMemberByEmail, resetMember } from '../src/dashboard/members.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../src/dashboard/policy.js';
+import { csrfTokenOf } from './support/dashboard.js';
 
 const PASSWORD = 'a password of some length';
 const by = { actor: 'cli', address: null };
@@ -124,7 +125,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     await member('inviter@example.com');
     const cookie = (await signIn('inviter@example.com', PASSWORD)).cookie!;
     const members = await (await fetch(`${app.baseUrl}/dashboard/members`, { headers: { Cookie: cookie } })).text();
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(members)![1]!;
+    const csrf = csrfTokenOf(members);
     const invited = await fetch(`${app.baseUrl}/dashboard/members`, {
       method: 'POST',
       headers: { Cookie: cookie, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -175,7 +176,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
 
     const leaving = (await signIn('ended@example.com', PASSWORD)).cookie!;
     const overview = await (await fetch(`${app.baseUrl}/dashboard`, { headers: { Cookie: leaving } })).text();
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(overview)![1]!;
+    const csrf = csrfTokenOf(overview);
     const out = await fetch(`${app.baseUrl}/dashboard/logout`, {
       method: 'POST',
       headers: { Cookie: leaving, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },

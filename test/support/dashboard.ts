@@ -22,6 +22,13 @@ const AXE = path.resolve('node_modules/axe-core/axe.min.js');
 /** A password long enough for the dashboard. */
 export const PASSWORD = 'correct horse battery staple';
 
+/** The CSRF token in a dashboard page's forms, for a test that posts one over plain HTTP. */
+export function csrfTokenOf(page: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(page);
+  if (!match) throw new Error('the page has no CSRF field');
+  return match[1]!;
+}
+
 /** Starts headless Chromium. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
