@@ -65,6 +65,8 @@ export interface Config {
   childStartTimeoutMs: number;
   /** The public base URL printed at start and used in links; derived from host and port by default. */
   publicBaseUrl: string;
+  /** Whether PUBLIC_BASE_URL was set: only then do dashboard links use it rather than the request's address. */
+  publicBaseUrlSet: boolean;
   /** How often the retention job runs, and how long history is kept. */
   retentionIntervalMs: number;
   deliveryRetentionDays: number;
@@ -190,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: env.PUBLIC_BASE_URL
       ? httpUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL)
       : `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
+    publicBaseUrlSet: Boolean(env.PUBLIC_BASE_URL),
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     timelineRetentionDays: integer(env, 'TIMELINE_RETENTION_DAYS', 90, 1, 3650),

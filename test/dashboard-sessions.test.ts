@@ -1,6 +1,6 @@
 // Dashboard sessions over HTTP: sign-in answers, throttling per account and per address (in the
 // database), idle and absolute expiry, a new id per sign-in, reset and removal ending sessions at once,
-// and the Secure cookie behind an https PUBLIC_BASE_URL.
+// the Secure cookie behind an https PUBLIC_BASE_URL, and one-time links starting with it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
@@ -197,6 +197,36 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     expect(response.status).toBe(413);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+  });
+
+  it('starts a one-time link with PUBLIC_BASE_URL when it is set, else with the address the request came to', async () => {
+    async function invitedLink(base: string, origin: string, email: string): Promise<string> {
+      const cookie = (await signIn('linker@example.com', PASSWORD)).cookie!;
+      const headers = { Cookie: cookie, Origin: origin };
+      const members = await (await fetch(`${base}/dashboard/members`, { headers })).text();
+      const invited = await fetch(`${base}/dashboard/members`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: csrfTokenOf(members), email, role: 'viewer' }).toString(),
+      });
+      expect(invited.status).toBe(201);
+      return /<code id="member-link">([^<]+)<\/code>/.exec(await invited.text())![1]!;
+    }
+    await member('linker@example.com');
+    expect(await invitedLink(app.baseUrl, app.baseUrl, 'plain@example.com')).toMatch(
+      new RegExp(`^${app.baseUrl}/dashboard/invite/[A-Za-z0-9_-]{43}$`),
+    );
+    const behindProxy = await startTestApp(database, {
+      workers: false,
+      config: { publicBaseUrl: 'https://dashboard.example/', publicBaseUrlSet: true },
+    });
+    try {
+      expect(await invitedLink(behindProxy.baseUrl, 'https://dashboard.example', 'proxied@example.com')).toMatch(
+        /^https:\/\/dashboard\.example\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/,
+      );
+    } finally {
+      await behindProxy.close();
+    }
   });
 
   it('marks the cookie Secure when PUBLIC_BASE_URL is https', async () => {

@@ -31,14 +31,20 @@ import { requestOrigin } from '../security.js';
 const CURRENT = '/dashboard/members';
 const ROLES: Role[] = ['admin', 'viewer'];
 
-function linkNotice(ctx: Koa.Context, email: string, token: string): SafeHtml {
+/** The address a one-time link starts with: PUBLIC_BASE_URL when set, else the one this request came to. */
+function linkBase(env: DashboardEnv, ctx: Koa.Context): string {
+  const { config } = env.deps;
+  return config.publicBaseUrlSet ? config.publicBaseUrl.replace(/\/+$/, '') : requestOrigin(ctx);
+}
+
+function linkNotice(base: string, email: string, token: string): SafeHtml {
   return notice(
     'secret',
     html`<p>
         <strong>One-time link for ${email}.</strong> Pass it on privately: it works once, for 72 hours, and is not shown
         again.
       </p>
-      <p><code id="member-link">${requestOrigin(ctx)}${linkPath(token)}</code></p>
+      <p><code id="member-link">${base}${linkPath(token)}</code></p>
       <button type="button" class="secondary" data-copy="member-link" hidden>Copy link</button>`,
   );
 }
@@ -145,7 +151,7 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
       }
       try {
         const { user, token } = await inviteMember(db, { orgId: session.orgId, email, role }, by(ctx, session));
-        sendPage(ctx, 201, await membersPage(env, session, linkNotice(ctx, user.email, token)));
+        sendPage(ctx, 201, await membersPage(env, session, linkNotice(linkBase(env, ctx), user.email, token)));
       } catch (error) {
         if (!(error instanceof DomainError) || error.code !== 'invalid_request') throw error;
         sendPage(ctx, 400, await membersPage(env, session, notice('error', error.message), email));
@@ -159,7 +165,7 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
     action(env, async (ctx, session) => {
       const member = await otherMember(env, ctx, session);
       const token = await resetMember(db, member, by(ctx, session));
-      sendPage(ctx, 200, await membersPage(env, session, linkNotice(ctx, member.email, token)));
+      sendPage(ctx, 200, await membersPage(env, session, linkNotice(linkBase(env, ctx), member.email, token)));
     }),
   );
 
