@@ -17,7 +17,7 @@ import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
 import { docsRoutes, PUBLISHED, specRoutes } from './http/docs.js';
 import { rootRoutes } from './http/root.js';
-import { dashboardRoutes } from './dashboard/routes.js';
+import { dashboardFaultPage, dashboardRoutes } from './dashboard/routes.js';
 import { waitsOnReceiver } from './dashboard/pages/webhooks.js';
 import { databaseBreaker } from './http/database-breaker.js';
 import { requestDeadline } from './http/deadline.js';
@@ -51,7 +51,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   app.maxIpsCount = deps.config.trustProxyHops;
   app.use(requestLifecycle(deps));
   app.use(securityHeaders());
-  app.use(errorBoundary(deps.logger, deps.readiness, deps.config.validateResponses));
+  app.use(errorBoundary(deps.logger, deps.readiness, deps.config.validateResponses, dashboardFaultPage));
   app.use(
     requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs), (ctx) =>
       waitsOnReceiver(ctx.method, ctx.path),

@@ -40,6 +40,8 @@ const TITLE_OF: Record<number, string> = {
   404: 'Not found',
   409: 'Not possible now',
   429: 'Too many requests',
+  500: 'Something went wrong',
+  503: 'Not available right now',
 };
 
 /** Answers with a whole page. */

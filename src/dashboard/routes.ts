@@ -1,6 +1,7 @@
 // The dashboard under /dashboard: its pages, its assets and a page for every other path beneath it, on
 // the app's router beside the probes and the docs, outside the API pipeline.
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import type { AppDeps } from '../app-deps.js';
 import { ASSETS } from './assets.js';
 import { sendProblem, type DashboardEnv } from './route-steps.js';
@@ -13,6 +14,17 @@ import { callRoutes } from './pages/calls.js';
 import { contactRoutes } from './pages/contacts.js';
 import { memberRoutes } from './pages/members.js';
 import { auditRoutes } from './pages/audit.js';
+
+/**
+ * Shows a failure of a dashboard request (a 500, or a 503 when the database could not answer in time) as
+ * a page; false for any other path.
+ */
+export function dashboardFaultPage(ctx: Koa.Context, status: number, error: { message: string }): boolean {
+  if (ctx.path !== '/dashboard' && !ctx.path.startsWith('/dashboard/')) return false;
+  setPageHeaders(ctx);
+  sendProblem(ctx, null, status, error.message);
+  return true;
+}
 
 /** Registers every dashboard route on `router`. */
 export function dashboardRoutes(router: Router, deps: AppDeps): void {

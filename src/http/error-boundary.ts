@@ -1,5 +1,6 @@
 // Turns every failure below it into the error envelope, in one place: domain errors as they are, a
 // database that cannot answer as 503 service_unavailable, anything else as a bare internal_error.
+// Paths that answer with pages (the dashboard) may show the same failure as a page instead.
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { DomainError, internalError, serviceUnavailable } from '../errors.js';
@@ -9,14 +10,25 @@ import { stateOf } from './request-state.js';
 import type { Readiness } from '../health/readiness.js';
 
 /**
- * Turns every failure into the error envelope. Domain errors go out as they are; a database that
+ * Shows a failure as a page when the request's path has pages of its own; false when the request gets
+ * the error envelope. Status and headers (Retry-After) are already set.
+ */
+export type FaultPage = (ctx: Koa.Context, status: number, error: DomainError) => boolean;
+
+/**
+ * Turns every failure into the error envelope (or `faultPage`'s page). Domain errors go out as they are; a database that
  * cannot be reached or could not answer in time becomes service_unavailable with Retry-After (logged
  * at debug: the access log has the 503; the readiness probe logs the outage and refuses further requests
  * until the database answers); anything else is logged with its
  * stack and answered with a bare internal_error. With `checkDeclared`, an error status the matched
  * operation does not declare in the spec becomes a loud contract violation.
  */
-export function errorBoundary(logger: Logger, readiness: Readiness, checkDeclared: boolean): Koa.Middleware {
+export function errorBoundary(
+  logger: Logger,
+  readiness: Readiness,
+  checkDeclared: boolean,
+  faultPage: FaultPage = () => false,
+): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -44,8 +56,8 @@ export function errorBoundary(logger: Logger, readiness: Readiness, checkDeclare
         );
       }
       ctx.status = statusOf(apiError);
-      ctx.body = envelopeOf(apiError);
       for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
+      if (!faultPage(ctx, ctx.status, apiError)) ctx.body = envelopeOf(apiError);
     }
   };
 }
