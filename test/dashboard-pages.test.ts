@@ -66,6 +66,14 @@ describe('pages', { timeout: 120_000 }, () => {
     await page.getByRole('heading', { name: 'Call', exact: true }).waitFor();
     expect(await page.locator('main').textContent()).toContain('<b>bold</b>');
     await expectAccessible(page);
+
+    // A page past the last (an old link) says so and leads back to the last page.
+    await page.goto(`${env.app.baseUrl}/dashboard/calls?status=queued&page=5`);
+    const pages = page.getByRole('navigation', { name: 'Pages' });
+    expect(await pages.textContent()).toContain('Page 5 is past the last page, 1 (1 in all)');
+    await pages.getByRole('link', { name: 'Previous page' }).click();
+    await expect.poll(() => pages.textContent()).toContain('Page 1 of 1');
+    await page.getByRole('link', { name: callId }).waitFor();
     await page.context().close();
   });
 

@@ -34,9 +34,16 @@ export function pager(
     query.set('page', String(to));
     return `${path}?${query.toString()}`;
   };
+  // A page past the last (an old link, a list that shrank) says so and leads back to the last one.
+  const where =
+    'total' in extent
+      ? page > pages
+        ? `Page ${page} is past the last page, ${pages} (${count(extent.total)} in all)`
+        : `Page ${page} of ${pages} (${count(extent.total)} in all)`
+      : `Page ${page}`;
   return html`<nav class="pager" aria-label="Pages">
-    ${page > 1 ? html`<a href="${href(page - 1)}" rel="prev">Previous page</a>` : ''}
-    <span>${'total' in extent ? `Page ${page} of ${pages} (${count(extent.total)} in all)` : `Page ${page}`}</span>
+    ${page > 1 ? html`<a href="${href(Math.min(page - 1, pages))}" rel="prev">Previous page</a>` : ''}
+    <span>${where}</span>
     ${page < pages ? html`<a href="${href(page + 1)}" rel="next">Next page</a>` : ''}
   </nav>`;
 }
