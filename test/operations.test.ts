@@ -8,7 +8,7 @@ import { startMetricsServer, type MetricsServer } from '../src/observability/met
 import { watchWebhookQueue } from '../src/observability/metrics.js';
 import { runRetention } from '../src/maintenance/retention.js';
 import { emitEvents } from '../src/webhooks/outbox.js';
-import { createTestOrg, ManualClock, rawRequest, type TestOrg } from './support/app.js';
+import { ManualClock, rawRequest, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
