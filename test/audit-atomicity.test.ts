@@ -1,5 +1,5 @@
 // A change made from the dashboard or the CLI and its audit entry commit together: when the entry
-// cannot be written, the change is not made either. A trigger refuses every audit insert here.
+// cannot be written, the change is not made either (nor a dashboard session started). A trigger refuses every audit insert here.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,9 @@ import { importContacts } from '../src/contacts/csv-import.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { runAdmin } from './support/cli.js';
+import { acceptLink, inviteMember } from '../src/dashboard/members.js';
+import { signIn } from '../src/dashboard/sessions.js';
+import { PASSWORD } from './support/dashboard.js';
 
 let env: WebhookEnv;
 let target: Receiver;
@@ -86,6 +89,25 @@ describe('webhook endpoint changes whose audit entry cannot be written', () => {
     expect(before).toMatchObject({ active: true, deleted_at: null });
   });
 
+  it('sends no test event and records no test delivery', async () => {
+    const tested = await startReceiver();
+    try {
+      const { id } = await register(env, tested.url);
+      await expect(
+        webhooks.sendTestEvent(env.app.deps, env.org.orgId, id, null, auditOf('webhook.test_sent', id)),
+      ).rejects.toThrow(REFUSED);
+      const deliveries = await env.database.db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('webhook_id', '=', id)
+        .execute();
+      expect(deliveries).toEqual([]);
+      expect(tested.requests).toEqual([]);
+    } finally {
+      await tested.close();
+    }
+  });
+
   it('queues no redelivery', async () => {
     const { id } = await register(env, target.url);
     await emit(env, 'contact.created', contactCreated());
@@ -147,4 +169,25 @@ describe("the operator's plan commands whose audit entry cannot be written", () 
       .executeTakeFirstOrThrow();
     expect(org.plan_id).toBe('scale');
   }, 120_000);
+});
+
+describe('a dashboard sign-in whose audit entry cannot be written', () => {
+  it('starts no session', async () => {
+    await sql`ALTER TABLE audit_log DISABLE TRIGGER refuse_audit`.execute(env.database.db);
+    const by = { actor: 'cli', address: null };
+    const invited = { orgId: env.org.orgId, email: 'unaudited@example.com', role: 'admin' as const };
+    const { token } = await inviteMember(env.database.db, invited, by);
+    const user = await acceptLink(env.database.db, token, PASSWORD);
+    await sql`ALTER TABLE audit_log ENABLE TRIGGER refuse_audit`.execute(env.database.db);
+
+    const lifetimes = { idleMs: 60_000, absoluteMs: 120_000 };
+    const credentials = { email: invited.email, password: PASSWORD, address: '127.0.0.1' };
+    await expect(signIn(env.database.db, credentials, lifetimes)).rejects.toThrow(REFUSED);
+    const sessions = await env.database.db
+      .selectFrom('dashboard_sessions')
+      .select('user_id')
+      .where('user_id', '=', user.id)
+      .execute();
+    expect(sessions).toEqual([]);
+  });
 });

@@ -291,6 +291,6 @@ async function dashboardSession(db: Db, orgId: string): Promise<string> {
   const user = await acceptLink(db, token, 'bench admin password');
   const config = loadConfig(process.env);
   const lifetimes = { idleMs: config.dashboardSessionIdleMs, absoluteMs: config.dashboardSessionAbsoluteMs };
-  const { token: session } = await startSession(db, user, lifetimes, new Date());
+  const { token: session } = await startSession(db, user, lifetimes, new Date(), null);
   return `${SESSION_COOKIE}=${session}`;
 }

@@ -49,25 +49,32 @@ async function throttled(db: Db, email: string, address: string, now: Date): Pro
   return account > SIGN_IN_FAILURES_PER_ACCOUNT || client > SIGN_IN_FAILURES_PER_ADDRESS;
 }
 
-/** Starts a session for a user and returns the cookie value (a new id each time). */
+/**
+ * Starts a session for a user and returns the cookie value (a new id each time); the sign-in's audit
+ * entry, from `address`, commits with it.
+ */
 export async function startSession(
   db: Db,
   user: users.UserRow,
   lifetimes: SessionLifetimes,
   now: Date,
+  address: string | null,
 ): Promise<{ token: string; session: Session }> {
   const token = newToken();
   const csrfToken = newToken();
   const idHash = hashToken(token);
-  await users.insertSession(db, {
-    idHash,
-    userId: user.id,
-    csrfToken,
-    now,
-    expiresAt: new Date(now.getTime() + lifetimes.absoluteMs),
+  return db.transaction().execute(async (trx) => {
+    await users.insertSession(trx, {
+      idHash,
+      userId: user.id,
+      csrfToken,
+      now,
+      expiresAt: new Date(now.getTime() + lifetimes.absoluteMs),
+    });
+    await recordAudit(trx, { orgId: user.org_id, actor: user.email, action: 'sign_in', address, at: now });
+    const live = (await users.findLiveSession(trx, idHash, now, new Date(now.getTime() - lifetimes.idleMs)))!;
+    return { token, session: toSession(live) };
   });
-  const live = (await users.findLiveSession(db, idHash, now, new Date(now.getTime() - lifetimes.idleMs)))!;
-  return { token, session: toSession(live) };
 }
 
 /**
@@ -105,8 +112,7 @@ export async function signIn(
     return { kind: 'refused' };
   }
   await users.deleteFailures(db, attempt);
-  const { token, session } = await startSession(db, user, lifetimes, now);
-  await recordAudit(db, { orgId: user.org_id, actor: user.email, action: 'sign_in', address: input.address, at: now });
+  const { token, session } = await startSession(db, user, lifetimes, now, input.address);
   return { kind: 'signed_in', token, session };
 }
 

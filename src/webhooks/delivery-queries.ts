@@ -173,13 +173,15 @@ export async function claimDeliveries(
 
 /**
  * Records a test event and a delivery of it to the org's endpoint, already claimed by `lease.owner`, in
- * one transaction. 'not_found' when the org has no such endpoint (or its deletion has begun); 'busy'
- * when the org already has `maxInFlight` test deliveries out on lease, in any process.
+ * one transaction, with `alsoInTransaction`'s writes (an audit entry). 'not_found' when the org has no
+ * such endpoint (or its deletion has begun); 'busy' when the org already has `maxInFlight` test
+ * deliveries out on lease, in any process.
  */
 export async function insertClaimedTestDelivery(
   db: Db,
   test: { orgId: string; webhookId: string; event: StoredEvent; maxInFlight: number },
   lease: { now: Date; owner: string; expiresAt: Date },
+  alsoInTransaction: (trx: Db) => Promise<void> = async () => undefined,
 ): Promise<ClaimedDelivery | 'not_found' | 'busy'> {
   return db.transaction().execute(async (trx) => {
     const endpoint = await trx
@@ -229,6 +231,7 @@ export async function insertClaimedTestDelivery(
       })
       .returning(['id', 'attempt_count'])
       .executeTakeFirstOrThrow();
+    await alsoInTransaction(trx);
     return claimedOf({
       id: delivery.id,
       webhook_id: test.webhookId,

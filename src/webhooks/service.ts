@@ -234,13 +234,15 @@ function tooManyTestSends(scope: string, cap: number): DomainError {
  * Sends a signed webhook.test event to the endpoint now (even when it is switched off), once, without
  * retry, through the one delivery path, and returns the recorded delivery. Throws not_found (also when
  * the endpoint is deleted while the test is under way), too_many_requests when the org or this process
- * already has as many test sends in flight as allowed.
+ * already has as many test sends in flight as allowed. `audit`, when given, commits with the test
+ * delivery's record, before the send.
  */
 export async function sendTestEvent(
   deps: AppDeps,
   orgId: string,
   id: string,
   traceparent: string | null,
+  audit?: AuditEntry,
 ): Promise<WebhookDelivery> {
   const { config, delivery } = deps;
   if (delivery.testSends.inFlight >= config.testSendsPerProcess) {
@@ -265,6 +267,9 @@ export async function sendTestEvent(
         maxInFlight: config.testSendsPerOrg,
       },
       { now, owner: delivery.owner, expiresAt: new Date(now.getTime() + delivery.leaseMs) },
+      async (trx) => {
+        if (audit) await recordAudit(trx, audit);
+      },
     );
     if (claimed === 'not_found') throw notFound(ENDPOINT);
     if (claimed === 'busy') {

@@ -2,7 +2,6 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { DomainError } from '../../errors.js';
-import { recordAudit } from '../../audit/service.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
 import {
   action,
@@ -134,8 +133,7 @@ export function signInRoutes(router: Router, env: DashboardEnv): void {
     const now = clock.now();
     try {
       const user = await acceptLink(db, token, field(ctx, 'password'), now);
-      const { token: sessionToken } = await startSession(db, user, env.lifetimes, now);
-      await recordAudit(db, { orgId: user.org_id, actor: user.email, action: 'sign_in', address: ctx.ip, at: now });
+      const { token: sessionToken } = await startSession(db, user, env.lifetimes, now, ctx.ip);
       setSessionCookie(ctx, sessionToken, env.lifetimes.absoluteMs, env.secureCookies);
       redirectAfterPost(ctx, '/dashboard');
     } catch (error) {

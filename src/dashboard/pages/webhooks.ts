@@ -4,7 +4,6 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { EVENT_KINDS } from '../../../generated/events.js';
-import { recordAudit } from '../../audit/service.js';
 import { DomainError } from '../../errors.js';
 import * as webhooks from '../../webhooks/service.js';
 import { MAX_ENDPOINTS_PER_ORG } from '../../webhooks/policy.js';
@@ -276,8 +275,11 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
     formBody,
     action(env, async (ctx, session) => {
       const id = endpointId(ctx);
-      await webhooks.sendTestEvent(deps, session.orgId, id, null);
-      await recordAudit(db, { ...by(ctx, session), action: 'webhook.test_sent', target: id });
+      await webhooks.sendTestEvent(deps, session.orgId, id, null, {
+        ...by(ctx, session),
+        action: 'webhook.test_sent',
+        target: id,
+      });
       redirectAfterPost(ctx, `${CURRENT}/${id}`);
     }),
   );
