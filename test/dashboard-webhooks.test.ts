@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
-import { expectAccessible, launchBrowser, signedInPage } from './support/dashboard.js';
+import { csrfTokenOf, expectAccessible, launchBrowser, signedInPage } from './support/dashboard.js';
 
 const HOSTILE = '<img src=x onerror=alert(1)>';
 
@@ -62,6 +62,7 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
     const firstRow = page.getByRole('row').filter({ hasText: 'webhook.test' });
     await expect.poll(() => firstRow.count()).toBe(1);
     const text = (await firstRow.textContent())!;
+    const deliveryId = (await firstRow.locator('td.mono').textContent())!.trim();
     expect(text).toContain(HOSTILE);
     expect(text).toContain('Failed');
     expect(text).toContain('500');
@@ -93,6 +94,15 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByRole('button', { name: 'Enable' }).waitFor();
     expect(await page.locator('dl').textContent()).toContain('Disabled');
+    // A disabled endpoint offers no redelivery, and a form from before it was disabled is refused in words.
+    expect(await page.getByRole('button', { name: 'Redeliver' }).count()).toBe(0);
+    await page.getByText('Enable the endpoint to redeliver its events.').waitFor();
+    const stale = await page.context().request.post(`${page.url()}/redeliver`, {
+      headers: { Origin: env.app.baseUrl },
+      form: { _csrf: csrfTokenOf(await page.content()), delivery_id: deliveryId },
+    });
+    expect(stale.status()).toBe(409);
+    expect(await stale.text()).toContain('This endpoint is disabled; enable it to redeliver its events.');
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('button', { name: 'Disable' }).waitFor();
 

@@ -127,6 +127,8 @@ async function endpointPage(
   const event = chosen(ctx, 'event', EVENT_KINDS);
   const log = await webhooks.listEndpointLog(db, session.orgId, id, { limit: DELIVERY_LOG_SIZE, outcome, event });
   const admin = session.role === 'admin';
+  // A switched-off endpoint takes no redelivery (the service refuses it): no button offers one.
+  const redeliverable = admin && endpoint.active;
   const base = `${CURRENT}/${id}`;
   const controls = admin
     ? html`<h2>Actions</h2>
@@ -167,7 +169,7 @@ async function endpointPage(
         <td>${attempt.duration_ms} ms</td>
         <td><pre>${(attempt.response_excerpt ?? '').slice(0, 500)}</pre></td>
         ${
-          admin
+          redeliverable
             ? html`<td>
                 <form method="post" action="${base}/redeliver">
                   ${csrfField(session)}<input type="hidden" name="delivery_id" value="${attempt.delivery_id}" /><button
@@ -197,7 +199,7 @@ async function endpointPage(
             <th scope="col">HTTP status or failure</th>
             <th scope="col">Duration</th>
             <th scope="col">Response excerpt</th>
-            ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
+            ${redeliverable ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
           </tr>
         </thead>
         <tbody>
@@ -218,6 +220,7 @@ async function endpointPage(
     </dl>
     ${controls}
     <h2>Delivery log</h2>
+    ${admin && !endpoint.active ? html`<p class="muted">Enable the endpoint to redeliver its events.</p>` : ''}
     ${filters} ${table}`;
   return page({ title: 'Webhook endpoint', session, current: CURRENT, body });
 }
@@ -291,7 +294,15 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
       const id = endpointId(ctx);
       const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
       const audit = { ...by(ctx, session), action: 'webhook.redelivered', target: deliveryId };
-      await webhooks.redeliver(deps, session.orgId, id, deliveryId, audit);
+      try {
+        await webhooks.redeliver(deps, session.orgId, id, deliveryId, audit);
+      } catch (error) {
+        // A page shown before the endpoint was switched off: say it in the dashboard's words.
+        if (error instanceof DomainError && error.code === 'invalid_state') {
+          throw new DomainError('invalid_state', 'This endpoint is disabled; enable it to redeliver its events.');
+        }
+        throw error;
+      }
       redirectAfterPost(ctx, `${CURRENT}/${id}`);
     }),
   );
