@@ -56,7 +56,9 @@ describe('admin user', { timeout: 120_000 }, () => {
     expect(reset.code, reset.stderr).toBe(0);
     const second = TOKEN.exec(JSON.parse(reset.stdout).link)![1]!;
     expect(await findLink(database.db, first)).toBeUndefined();
-    await expect(acceptLink(database.db, second, 'short')).rejects.toMatchObject({ param: 'password' });
+    for (const weak of ['short', ' '.repeat(12), 'a'.repeat(40), '\u{1F600}'.repeat(6)]) {
+      await expect(acceptLink(database.db, second, weak)).rejects.toMatchObject({ param: 'password' });
+    }
     await acceptLink(database.db, second, 'a long enough password');
     await expect(acceptLink(database.db, second, 'a long enough password')).rejects.toMatchObject({
       code: 'not_found',

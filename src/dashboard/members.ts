@@ -114,11 +114,14 @@ export async function findLink(db: Db, token: string, now = new Date()) {
   return users.findUsableLink(db, hashToken(token), now);
 }
 
-/** Throws invalid_request (param password) unless the password is of an accepted length. */
+/** Throws invalid_request (param password) unless the password is of an accepted length and not one character repeated. */
 export function checkPassword(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH) {
+  // Characters as people count them: an emoji is one, not two UTF-16 units.
+  const characters = [...password];
+  if (characters.length < MIN_PASSWORD_LENGTH) {
     throw invalidField('password', `must have at least ${MIN_PASSWORD_LENGTH} characters`);
   }
+  if (new Set(characters).size === 1) throw invalidField('password', 'must not be one character repeated');
   if (password.length > MAX_PASSWORD_LENGTH) {
     throw invalidField('password', `must have at most ${MAX_PASSWORD_LENGTH} characters`);
   }
