@@ -77,7 +77,14 @@ describe('a database that goes silent', () => {
           );
         }
         const ready = await fetch(`${app.baseUrl}/readyz`);
-        if (ready.status === 503) readyDownAt ??= Date.now() - silencedAt;
+        if (ready.status === 503) {
+          readyDownAt ??= Date.now() - silencedAt;
+          expect(await ready.json()).toEqual({
+            status: 'unavailable',
+            database: 'unreachable',
+            reason: 'database_unavailable',
+          });
+        }
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
       await Promise.all(requests);
@@ -118,7 +125,7 @@ describe('a database that goes silent', () => {
       expect(count('call progress resumed')).toBe(1);
       expect(count('webhook delivery paused')).toBe(1);
       expect(count('webhook delivery resumed')).toBe(1);
-      expect(count('database unavailable: API requests answer 503')).toBe(1);
+      expect(count('database unavailable: work that needs it is refused or waits')).toBe(1);
       expect(count('database available again')).toBe(1);
     },
   );

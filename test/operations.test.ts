@@ -120,6 +120,7 @@ describe('the metrics server', () => {
 
     const probes = await fetch(`http://127.0.0.1:${metricsServer.port}/readyz`);
     expect(probes.status).toBe(200);
+    expect(await probes.json()).toEqual({ status: 'ready', database: 'ok' });
   });
 });
 

@@ -8,6 +8,23 @@ import { DatabaseProbe } from '../database/probe.js';
 /** Why the process is not ready, or null when it is. */
 export type NotReadyReason = 'draining' | 'database_unavailable' | null;
 
+/**
+ * What /readyz answers (on the API port and the metrics port alike) for why the process is not ready:
+ * null is ready; any other reason (this process's, or a supervisor's such as `no_http_process`) is a
+ * 503 naming it.
+ */
+export function readinessAnswer(reason: string | null): {
+  status: 200 | 503;
+  body: { status: 'ready' | 'draining' | 'unavailable'; database?: 'ok' | 'unreachable'; reason?: string };
+} {
+  if (reason === null) return { status: 200, body: { status: 'ready', database: 'ok' } };
+  if (reason === 'draining') return { status: 503, body: { status: 'draining', reason } };
+  if (reason === 'database_unavailable') {
+    return { status: 503, body: { status: 'unavailable', database: 'unreachable', reason } };
+  }
+  return { status: 503, body: { status: 'unavailable', reason } };
+}
+
 /** How often a database known to be down is probed. */
 const PROBE_EVERY_MS = 1_000;
 
@@ -41,7 +58,7 @@ export class Readiness {
   noteDatabaseFailure(): void {
     if (this.downSince !== null || !this.probe) return;
     this.downSince = Date.now();
-    this.logger.warn('database unavailable: API requests answer 503 until it answers again');
+    this.logger.warn('database unavailable: work that needs it is refused or waits until it answers again');
     this.timer = setInterval(() => void this.probeWhileDown(), PROBE_EVERY_MS);
     this.timer.unref();
   }

@@ -1,6 +1,6 @@
 // Liveness and readiness probes, outside the API contract and without authentication.
 import type Router from '@koa/router';
-import type { Readiness } from '../health/readiness.js';
+import { readinessAnswer, type Readiness } from '../health/readiness.js';
 
 /**
  * Registers GET /healthz (the process answers) and GET /readyz: 200 when the process should get
@@ -11,13 +11,9 @@ export function healthRoutes(router: Router, readiness: Readiness): void {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const reason = await readiness.notReadyReason();
-    if (reason === null) {
-      ctx.body = { status: 'ready', database: 'ok' };
-      return;
-    }
-    ctx.status = 503;
-    ctx.set('Retry-After', '1');
-    ctx.body = reason === 'draining' ? { status: 'draining' } : { status: 'unavailable', database: 'unreachable' };
+    const { status, body } = readinessAnswer(await readiness.notReadyReason());
+    ctx.status = status;
+    if (status === 503) ctx.set('Retry-After', '1');
+    ctx.body = body;
   });
 }

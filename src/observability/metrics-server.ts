@@ -3,6 +3,7 @@
 // the API is served here and nothing of this is served on the API port.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readinessAnswer } from '../health/readiness.js';
 
 /** What /readyz asks: why the process should not get traffic now, or null when it should. */
 export interface ReadinessCheck {
@@ -41,19 +42,13 @@ export async function startMetricsServer(
     }
     if (path === '/healthz') return reply(200, 'application/json', '{"status":"ok"}');
     if (path === '/readyz') {
-      if (!readiness) return reply(200, 'application/json', '{"status":"ready"}');
+      if (!readiness) return reply(200, 'application/json', JSON.stringify(readinessAnswer(null).body));
       // notReadyReason never rejects (see Readiness), and the reply it leads to does not throw.
-      void readiness
-        .notReadyReason()
-        .then((reason) =>
-          reason === null
-            ? reply(200, 'application/json', '{"status":"ready"}')
-            : reply(
-                503,
-                'application/json',
-                JSON.stringify({ status: reason === 'draining' ? 'draining' : 'unavailable' }),
-              ),
-        );
+      void readiness.notReadyReason().then((reason) => {
+        const { status, body } = readinessAnswer(reason);
+        if (status === 503) response.setHeader('Retry-After', '1');
+        reply(status, 'application/json', JSON.stringify(body));
+      });
       return;
     }
     return reply(404, 'text/plain', 'not found: /metrics, /healthz, /readyz\n');
