@@ -1,6 +1,7 @@
 // `npm start` on a machine without DATABASE_URL: embedded PostgreSQL, demo data, graceful stop, restart;
 // as root in private directories (data and binaries the cluster user cannot reach), with the cluster's
-// password kept private, one-line errors, and clusters made before passwords were stored.
+// password kept private, one-line errors (a taken listening address named by its settings), and clusters
+// made before passwords were stored.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -15,6 +16,7 @@ import { initCluster } from '../src/database/embedded/initdb.js';
 import { LEGACY_PASSWORD } from '../src/database/embedded/password.js';
 import { SHARED_ROOT } from '../src/database/embedded/shared-dir.js';
 import { freePort } from './support/own-postgres.js';
+import { createTestDatabase } from './support/database.js';
 import {
   embeddedEnv,
   killStarted,
@@ -262,5 +264,32 @@ describe('embedded PostgreSQL failures and older clusters', () => {
     const result = await runCommand(['migrate'], env);
     expect(result.code, result.stderr).toBe(0);
     await expect(stat(path.join(dataDir, 'pg-password'))).rejects.toThrow();
+  }, 120_000);
+});
+
+describe('listening addresses', () => {
+  it('stops with one line naming HOST and PORT, or the metrics settings, when a listening address is taken', async () => {
+    const database = await createTestDatabase();
+    const blocker = net.createServer().listen(0, '127.0.0.1');
+    await once(blocker, 'listening');
+    const taken = String((blocker.address() as net.AddressInfo).port);
+    try {
+      const base = { ...process.env, DATABASE_URL: database.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+      const cases = [
+        [{ PORT: taken }, `cannot listen on 127.0.0.1:${taken} (HOST and PORT): the port is already in use`],
+        [
+          { PORT: '0', METRICS_PORT: taken },
+          `cannot listen on 127.0.0.1:${taken} (METRICS_HOST and METRICS_PORT): the port is already in use`,
+        ],
+      ] as const;
+      for (const [settings, message] of cases) {
+        const result = await runCommand(['serve'], { ...base, ...settings });
+        expect(result.code, result.stderr).toBe(1);
+        expect(result.stderr.trim().split('\n'), result.stderr).toEqual([`Error: ${message}`]);
+      }
+    } finally {
+      blocker.close();
+      await database.drop();
+    }
   }, 120_000);
 });

@@ -59,6 +59,33 @@ function parseServe(argv: string[]): { role: Role; processes: number } {
   return { role, processes };
 }
 
+/** Why a listener could not have its address, by the error's code. */
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the port is already in use',
+  EADDRNOTAVAIL: 'the address is not one of this machine',
+  EACCES: 'permission denied',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name does not resolve',
+};
+
+/**
+ * Starts a listener; when its address cannot be had (in use, not this machine's, a host that does not
+ * resolve), the error names the address and the settings that chose it.
+ */
+async function naming<T>(
+  settings: string,
+  address: { host: string; port: number },
+  start: (address: { host: string; port: number }) => Promise<T>,
+): Promise<T> {
+  try {
+    return await start(address);
+  } catch (error) {
+    const why = LISTEN_FAILURES[String((error as NodeJS.ErrnoException).code)];
+    if (!why) throw error;
+    throw new Error(`cannot listen on ${address.host}:${address.port} (${settings}): ${why}`, { cause: error });
+  }
+}
+
 /** The banner printed once the service runs: where it is and, the first time, how to begin. */
 function printBanner(
   config: Config,
@@ -134,15 +161,18 @@ async function startParts(
   });
   if (parts.background) watchWebhookQueue(deps.metrics, database.db);
   const server: HttpServer | null = parts.http
-    ? await startHttpServer(requestListener(await createApp(deps)), config, deps.readiness, deps.logger)
+    ? await naming('HOST and PORT', config, async () =>
+        startHttpServer(requestListener(await createApp(deps)), config, deps.readiness, deps.logger),
+      )
     : null;
   const workers: BackgroundWorker[] = parts.background ? await startWorkers(deps) : [];
   const metricsServer =
     parts.metricsServer && config.metricsPort !== null
-      ? await startMetricsServer(processMetrics(deps.metrics), deps.readiness, {
-          host: config.metricsHost,
-          port: config.metricsPort,
-        })
+      ? await naming(
+          'METRICS_HOST and METRICS_PORT',
+          { host: config.metricsHost, port: config.metricsPort },
+          (address) => startMetricsServer(processMetrics(deps.metrics), deps.readiness, address),
+        )
       : null;
   if (cluster.isWorker) {
     // A cluster child answers its primary's requests for metrics (constructing one installs the listener).
@@ -288,13 +318,18 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
   const aggregator = new AggregatorRegistry();
   const metricsServer =
     config.metricsPort !== null
-      ? await startMetricsServer(
-          {
-            contentType: aggregator.contentType,
-            metrics: async () => (await aggregator.clusterMetrics()) + (await supervisor.metricsText()),
-          },
-          { notReadyReason: async () => (await readiness.notReadyReason()) ?? supervisor.notReadyReason() },
+      ? await naming(
+          'METRICS_HOST and METRICS_PORT',
           { host: config.metricsHost, port: config.metricsPort },
+          (address) =>
+            startMetricsServer(
+              {
+                contentType: aggregator.contentType,
+                metrics: async () => (await aggregator.clusterMetrics()) + (await supervisor.metricsText()),
+              },
+              { notReadyReason: async () => (await readiness.notReadyReason()) ?? supervisor.notReadyReason() },
+              address,
+            ),
         )
       : null;
   printBanner(config, {
