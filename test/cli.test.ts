@@ -137,8 +137,16 @@ describe('operator CLI', CLI_TESTS, () => {
 
     const listed = await admin('key', 'list', '--org', org.id);
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toContain(`svc_live_${prefix}_${'*'.repeat(32)}`);
     expect(listed.stdout).not.toContain(apiKey);
+    const [header, row] = listed.stdout.trim().split('\n');
+    expect(header!.split(/\s{2,}/)).toEqual(['KEY', 'STATE', 'CREATED', 'BY', 'LAST USED', 'LABEL']);
+    expect(row!.split(/\s{2,}/)).toEqual([
+      `svc_live_${prefix}_${'*'.repeat(32)}`,
+      'active',
+      expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      'cli',
+      'never',
+    ]);
     const listedJson = await admin('key', 'list', '--org', org.id, '--json');
     expect(listedJson.code, listedJson.stderr).toBe(0);
     expect(JSON.parse(listedJson.stdout)).toEqual([
@@ -155,6 +163,11 @@ describe('operator CLI', CLI_TESTS, () => {
 
     const auth = { headers: { Authorization: `Bearer ${apiKey}` } };
     expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(200);
+    // The use is recorded beside the request, not before its answer.
+    await waitFor('key list to show the use', async () => {
+      const [, used] = (await admin('key', 'list', '--org', org.id)).stdout.trim().split('\n');
+      return /^\d{4}-\d\d-\d\dT/.test(used!.split(/\s{2,}/)[4]!);
+    });
     // The masked key that key list prints names the key as well as its bare prefix does.
     const revoked = await admin('key', 'revoke', `svc_live_${prefix}_${'*'.repeat(32)}`, '--json');
     expect(revoked.code, revoked.stderr).toBe(0);

@@ -2,6 +2,7 @@
 import { DomainError } from '../../errors.js';
 import { optionalString, requiredUuid } from '../args.js';
 import type { CommandGroup } from './command.js';
+import { table } from './table.js';
 
 const ORG_FLAG = { type: 'string', value: 'ORG_ID', help: 'the org' } as const;
 
@@ -37,7 +38,7 @@ export const keyCommands: CommandGroup = {
     },
     {
       name: 'key list',
-      summary: "list an org's keys, masked, newest first",
+      summary: "list an org's keys, masked, newest first, with state, creator and last use",
       synopsis: '--org ORG_ID',
       flags: { org: ORG_FLAG },
       run: async ({ values }, database) => {
@@ -58,14 +59,18 @@ export const keyCommands: CommandGroup = {
           revoked_at: key.revoked_at?.toISOString() ?? null,
         }));
         return {
-          human: rows.length
-            ? rows
-                .map(
-                  (row) =>
-                    `${row.masked}  created ${row.created_at}${row.revoked_at ? `  revoked ${row.revoked_at}` : ''}${row.label ? `  ${row.label}` : ''}`,
-                )
-                .join('\n')
-            : 'No keys.',
+          human: table(
+            ['KEY', 'STATE', 'CREATED', 'BY', 'LAST USED', 'LABEL'],
+            rows.map((row) => [
+              row.masked,
+              row.revoked_at ? `revoked ${row.revoked_at}` : 'active',
+              row.created_at,
+              row.created_by ?? '',
+              row.last_used_at ?? 'never',
+              row.label ?? '',
+            ]),
+            'No keys.',
+          ),
           json: rows,
         };
       },
