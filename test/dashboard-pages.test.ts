@@ -205,6 +205,14 @@ describe('pages', { timeout: 120_000 }, () => {
     for (const action of ['member.invited (viewer)', 'member.password_set', 'member.removed', 'sign_in']) {
       expect(text).toContain(action);
     }
+    // Setting the password through the link names the address it came from, as a sign-in does.
+    const passwordSet = await env.database.db
+      .selectFrom('audit_log')
+      .select('address')
+      .where('actor', '=', 'newcomer@example.com')
+      .where('action', '=', 'member.password_set')
+      .executeTakeFirstOrThrow();
+    expect(passwordSet.address).toBe('127.0.0.1');
     await expectAccessible(admin);
     await admin.context().close();
     await viewer.context().close();

@@ -128,10 +128,17 @@ export function checkPassword(password: string): void {
 }
 
 /**
- * Sets the password of the link's user and uses the link up, ending the user's other sessions. Throws
- * invalid_request (param password) for a short password, not_found for an unknown, used or expired link.
+ * Sets the password of the link's user and uses the link up, ending the user's other sessions; the
+ * audit entry names `address`, where the link was opened. Throws invalid_request (param password) for a
+ * weak password, not_found for an unknown, used or expired link.
  */
-export async function acceptLink(db: Db, token: string, password: string, now = new Date()): Promise<users.UserRow> {
+export async function acceptLink(
+  db: Db,
+  token: string,
+  password: string,
+  now = new Date(),
+  address: string | null = null,
+): Promise<users.UserRow> {
   checkPassword(password);
   const passwordHash = await hashPassword(password);
   const tokenHash = hashToken(token);
@@ -146,7 +153,7 @@ export async function acceptLink(db: Db, token: string, password: string, now = 
     await recordAudit(trx, {
       orgId: user.org_id,
       actor: user.email,
-      address: null,
+      address,
       action: 'member.password_set',
       at: now,
     });

@@ -132,7 +132,7 @@ export function signInRoutes(router: Router, env: DashboardEnv): void {
     const token = ctx.params.token!;
     const now = clock.now();
     try {
-      const user = await acceptLink(db, token, field(ctx, 'password'), now);
+      const user = await acceptLink(db, token, field(ctx, 'password'), now, ctx.ip);
       const { token: sessionToken } = await startSession(db, user, env.lifetimes, now, ctx.ip);
       setSessionCookie(ctx, sessionToken, env.lifetimes.absoluteMs, env.secureCookies);
       redirectAfterPost(ctx, '/dashboard');
