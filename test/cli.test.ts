@@ -304,6 +304,20 @@ describe('operator CLI', CLI_TESTS, () => {
       active: true,
     });
     expect(await rateLimitOf(key)).toBe('6000');
+    // The org on the plan finds the change in its own audit log, beside the operator's record.
+    const entries = await database.db
+      .selectFrom('audit_log')
+      .select(['org_id', 'action', 'target'])
+      .where('action', '=', 'plan.updated')
+      .where('target', '=', 'enterprise')
+      .execute();
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        { org_id: null, action: 'plan.updated', target: 'enterprise' },
+        { org_id: orgId, action: 'plan.updated', target: 'enterprise' },
+      ]),
+    );
+    expect(entries).toHaveLength(2);
 
     const listed = await admin('plan', 'list', '--json');
     expect(listed.code, listed.stderr).toBe(0);

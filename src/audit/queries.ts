@@ -26,6 +26,27 @@ export async function insertAuditEntry(db: Db, entry: AuditInsert): Promise<void
     .execute();
 }
 
+/** Appends one entry to each org on the plan `planId` (its org id in place of `entry.orgId`). */
+export async function insertAuditEntryPerOrgOnPlan(db: Db, planId: string, entry: AuditInsert): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .columns(['org_id', 'actor', 'action', 'target', 'address', 'at'])
+    .expression(
+      db
+        .selectFrom('orgs')
+        .select((eb) => [
+          'id',
+          eb.val(entry.actor).as('actor'),
+          eb.val(entry.action).as('action'),
+          eb.val(entry.target).as('target'),
+          eb.val(entry.address).as('address'),
+          eb.val(entry.at).as('at'),
+        ])
+        .where('plan_id', '=', planId),
+    )
+    .execute();
+}
+
 /** The org's newest `limit` entries, newest first. */
 export async function listAuditRows(db: Db, orgId: string, limit: number) {
   return db

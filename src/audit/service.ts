@@ -29,6 +29,23 @@ export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
   });
 }
 
+/**
+ * Records a change to a plan shared by orgs: once for the operator (no org) and once in the log of each
+ * org on the plan, so its admins see what changed their limits.
+ */
+export async function recordPlanAudit(db: Db, planId: string, entry: Omit<AuditEntry, 'orgId'>): Promise<void> {
+  const row = {
+    orgId: null,
+    actor: entry.actor,
+    action: entry.action,
+    target: entry.target ?? null,
+    address: entry.address ?? null,
+    at: entry.at ?? new Date(),
+  };
+  await audit.insertAuditEntry(db, row);
+  await audit.insertAuditEntryPerOrgOnPlan(db, planId, row);
+}
+
 /** The org's newest `limit` entries, newest first. */
 export async function listAudit(db: Db, orgId: string, limit: number) {
   return audit.listAuditRows(db, orgId, limit);

@@ -104,14 +104,14 @@ export const planCommands: CommandGroup = {
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError('plan update needs --name, --rate-limit or --active');
         }
-        const [{ updatePlan }, { CLI_ACTOR, recordAudit }] = await Promise.all([
+        const [{ updatePlan }, { CLI_ACTOR, recordPlanAudit }] = await Promise.all([
           import('../../orgs/service.js'),
           import('../../audit/service.js'),
         ]);
         const db = await database();
         const plan = await db.transaction().execute(async (trx) => {
           const updated = await updatePlan(trx, id, changes);
-          await recordAudit(trx, { orgId: null, actor: CLI_ACTOR, action: 'plan.updated', target: updated.id });
+          await recordPlanAudit(trx, updated.id, { actor: CLI_ACTOR, action: 'plan.updated', target: updated.id });
           return updated;
         });
         return {
