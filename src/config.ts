@@ -63,7 +63,7 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How long a child of `serve --processes` may take to start before it is killed and started again. */
   childStartTimeoutMs: number;
-  /** The public base URL printed at start and used in links; derived from host and port by default. */
+  /** The public base URL printed at start and used in links (no trailing slash); derived from host and port by default. */
   publicBaseUrl: string;
   /** Whether PUBLIC_BASE_URL was set: only then do dashboard links use it rather than the request's address. */
   publicBaseUrlSet: boolean;
@@ -125,7 +125,8 @@ function httpUrl(name: string, raw: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError(`${name} must be an absolute http:// or https:// URL, got "${raw}"`);
   }
-  return raw;
+  // Paths are appended to it: without a trailing slash, they never double one.
+  return raw.replace(/\/+$/, '');
 }
 
 /** Reads the configuration from the environment; throws ConfigError on an unusable value. */

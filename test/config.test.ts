@@ -26,7 +26,7 @@ describe('loadConfig', () => {
       PORT: '8080',
       METRICS_PORT: '8080',
       METRICS_HOST: '127.0.0.2',
-      PUBLIC_BASE_URL: 'https://api.example.com',
+      PUBLIC_BASE_URL: 'https://api.example.com:8443/',
       // A CRLF env file leaves a carriage return after the value.
       DB_POOL_SIZE: '12\r',
     });
@@ -35,9 +35,11 @@ describe('loadConfig', () => {
       logLevel: 'warn',
       port: 8080,
       metricsPort: 8080,
-      publicBaseUrl: 'https://api.example.com',
+      // Without its trailing slash, so appended paths never double it.
+      publicBaseUrl: 'https://api.example.com:8443',
+      publicBaseUrlSet: true,
     });
-    expect(loadConfig({}).logLevel).toBe('info');
+    expect(loadConfig({})).toMatchObject({ logLevel: 'info', publicBaseUrlSet: false });
   });
 });
 

@@ -218,7 +218,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     );
     const behindProxy = await startTestApp(database, {
       workers: false,
-      config: { publicBaseUrl: 'https://dashboard.example/', publicBaseUrlSet: true },
+      config: { publicBaseUrl: 'https://dashboard.example', publicBaseUrlSet: true },
     });
     try {
       expect(await invitedLink(behindProxy.baseUrl, 'https://dashboard.example', 'proxied@example.com')).toMatch(

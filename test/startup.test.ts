@@ -276,10 +276,13 @@ describe('listening addresses', () => {
     try {
       const base = { ...process.env, DATABASE_URL: database.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
       const cases = [
-        [{ PORT: taken }, `cannot listen on 127.0.0.1:${taken} (HOST and PORT): the port is already in use`],
+        [
+          { PORT: taken },
+          `cannot listen on 127.0.0.1:${taken} (HOST and PORT): the port is already in use (EADDRINUSE)`,
+        ],
         [
           { PORT: '0', METRICS_PORT: taken },
-          `cannot listen on 127.0.0.1:${taken} (METRICS_HOST and METRICS_PORT): the port is already in use`,
+          `cannot listen on 127.0.0.1:${taken} (METRICS_HOST and METRICS_PORT): the port is already in use (EADDRINUSE)`,
         ],
       ] as const;
       for (const [settings, message] of cases) {
@@ -289,6 +292,24 @@ describe('listening addresses', () => {
       }
     } finally {
       blocker.close();
+      await database.drop();
+    }
+  }, 120_000);
+});
+
+describe('the banner', () => {
+  it('prints a configured PUBLIC_BASE_URL as set, and a derived one with the port actually bound', async () => {
+    const database = await createTestDatabase();
+    try {
+      const base = { ...process.env, DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' };
+      const command = [process.execPath, 'dist/src/main.js', 'serve'];
+      const configured = await startService({ ...base, PUBLIC_BASE_URL: 'https://api.example.com:8443/' }, { command });
+      expect(configured.output).toContain('Base URL : https://api.example.com:8443/api/v1\n');
+      expect(await stopService(configured.child)).toBe(0);
+      const derived = await startService(base, { command });
+      expect(derived.output).toMatch(/Base URL : http:\/\/127\.0\.0\.1:[1-9]\d*\/api\/v1\n/);
+      expect(await stopService(derived.child)).toBe(0);
+    } finally {
       await database.drop();
     }
   }, 120_000);

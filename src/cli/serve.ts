@@ -16,7 +16,7 @@ import { DEMO_ADMIN_EMAIL, inviteDemoAdmin } from '../dashboard/demo.js';
 import { countOrgs } from '../orgs/service.js';
 import { startWorkers, type BackgroundWorker } from '../workers.js';
 import { watchWebhookQueue, type Metrics } from '../observability/metrics.js';
-import { startMetricsServer, type MetricsSource } from '../observability/metrics-server.js';
+import { startMetricsServer, type MetricsServer, type MetricsSource } from '../observability/metrics-server.js';
 import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
 import { adminCommand } from './invocation.js';
@@ -80,9 +80,12 @@ async function naming<T>(
   try {
     return await start(address);
   } catch (error) {
-    const why = LISTEN_FAILURES[String((error as NodeJS.ErrnoException).code)];
+    const code = String((error as NodeJS.ErrnoException).code);
+    const why = LISTEN_FAILURES[code];
     if (!why) throw error;
-    throw new Error(`cannot listen on ${address.host}:${address.port} (${settings}): ${why}`, { cause: error });
+    throw new Error(`cannot listen on ${address.host}:${address.port} (${settings}): ${why} (${code})`, {
+      cause: error,
+    });
   }
 }
 
@@ -100,7 +103,13 @@ function printBanner(
     orgs: number;
   },
 ): void {
-  const base = start.port === null ? null : config.publicBaseUrl.replace(/:\d+$/, `:${start.port}`);
+  // A derived base URL names the port actually bound (PORT=0 picks one); a configured one stands as set.
+  const base =
+    start.port === null
+      ? null
+      : config.publicBaseUrlSet
+        ? config.publicBaseUrl
+        : config.publicBaseUrl.replace(/:\d+$/, `:${start.port}`);
   const processes = start.processes > 1 ? `, ${start.processes} HTTP processes` : '';
   const lines = ['', `  Voice-call API is running (role ${start.role}${processes}).`];
   if (base) lines.push(`  Base URL : ${base}/api/v1`, `  Docs     : ${base}/docs`, `  Dashboard: ${base}/dashboard`);
@@ -160,12 +169,8 @@ async function startParts(
     instanceId: INSTANCE_ID,
   });
   if (parts.background) watchWebhookQueue(deps.metrics, database.db);
-  const server: HttpServer | null = parts.http
-    ? await naming('HOST and PORT', config, async () =>
-        startHttpServer(requestListener(await createApp(deps)), config, deps.readiness, deps.logger),
-      )
-    : null;
-  const workers: BackgroundWorker[] = parts.background ? await startWorkers(deps) : [];
+  // Every address is bound before any background work starts, so a taken port stops nothing mid-way.
+  const listener = parts.http ? requestListener(await createApp(deps)) : null;
   const metricsServer =
     parts.metricsServer && config.metricsPort !== null
       ? await naming(
@@ -174,6 +179,10 @@ async function startParts(
           (address) => startMetricsServer(processMetrics(deps.metrics), deps.readiness, address),
         )
       : null;
+  const server: HttpServer | null = listener
+    ? await naming('HOST and PORT', config, () => startHttpServer(listener, config, deps.readiness, deps.logger))
+    : null;
+  const workers: BackgroundWorker[] = parts.background ? await startWorkers(deps) : [];
   if (cluster.isWorker) {
     // A cluster child answers its primary's requests for metrics (constructing one installs the listener).
     new AggregatorRegistry();
@@ -306,32 +315,37 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
     ...DEFAULT_RESTART_POLICY,
     startTimeoutMs: config.childStartTimeoutMs,
   });
+  const readiness = createReadiness(database.url, logger);
+  const aggregator = new AggregatorRegistry();
+  // The metrics port is bound before any child starts (its /readyz says no_http_process until one is
+  // up), so a taken port stops nothing mid-way.
+  let metricsServer: MetricsServer | null = null;
   let port: number | null;
   try {
+    metricsServer =
+      config.metricsPort !== null
+        ? await naming(
+            'METRICS_HOST and METRICS_PORT',
+            { host: config.metricsHost, port: config.metricsPort },
+            (address) =>
+              startMetricsServer(
+                {
+                  contentType: aggregator.contentType,
+                  metrics: async () => (await aggregator.clusterMetrics()) + (await supervisor.metricsText()),
+                },
+                { notReadyReason: async () => (await readiness.notReadyReason()) ?? supervisor.notReadyReason() },
+                address,
+              ),
+          )
+        : null;
     port = await supervisor.start();
   } catch (error) {
     await supervisor.stop('SIGTERM');
+    await metricsServer?.close();
+    await readiness.close();
     await database.close();
     throw error;
   }
-  const readiness = createReadiness(database.url, logger);
-  const aggregator = new AggregatorRegistry();
-  const metricsServer =
-    config.metricsPort !== null
-      ? await naming(
-          'METRICS_HOST and METRICS_PORT',
-          { host: config.metricsHost, port: config.metricsPort },
-          (address) =>
-            startMetricsServer(
-              {
-                contentType: aggregator.contentType,
-                metrics: async () => (await aggregator.clusterMetrics()) + (await supervisor.metricsText()),
-              },
-              { notReadyReason: async () => (await readiness.notReadyReason()) ?? supervisor.notReadyReason() },
-              address,
-            ),
-        )
-      : null;
   printBanner(config, {
     port,
     role,

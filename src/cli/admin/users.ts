@@ -9,7 +9,7 @@ const LINK_NOTE = 'The link works once, for 72 hours; whoever opens it sets the 
 /** The full address of a one-time link: PUBLIC_BASE_URL and the link's path. */
 async function linkUrl(path: string): Promise<string> {
   const { loadConfig } = await import('../../config.js');
-  return `${loadConfig().publicBaseUrl.replace(/\/+$/, '')}${path}`;
+  return `${loadConfig().publicBaseUrl}${path}`;
 }
 
 /** The dashboard user commands. */

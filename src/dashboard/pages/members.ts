@@ -34,7 +34,7 @@ const ROLES: Role[] = ['admin', 'viewer'];
 /** The address a one-time link starts with: PUBLIC_BASE_URL when set, else the one this request came to. */
 function linkBase(env: DashboardEnv, ctx: Koa.Context): string {
   const { config } = env.deps;
-  return config.publicBaseUrlSet ? config.publicBaseUrl.replace(/\/+$/, '') : requestOrigin(ctx);
+  return config.publicBaseUrlSet ? config.publicBaseUrl : requestOrigin(ctx);
 }
 
 function linkNotice(base: string, email: string, token: string): SafeHtml {
