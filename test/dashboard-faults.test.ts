@@ -6,6 +6,8 @@ import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { acceptLink, inviteMember } from '../src/dashboard/members.js';
+import { startSession } from '../src/dashboard/sessions.js';
+import { SESSION_COOKIE } from '../src/dashboard/cookies.js';
 import { PASSWORD } from './support/dashboard.js';
 
 const DEADLINE_MS = 500;
@@ -25,15 +27,11 @@ beforeAll(async () => {
     { orgId: org.orgId, email: 'faults@example.com', role: 'admin' },
     by,
   );
-  await acceptLink(database.db, token, PASSWORD);
-  const signIn = await fetch(`${app.baseUrl}/dashboard/login`, {
-    method: 'POST',
-    headers: { Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ email: 'faults@example.com', password: PASSWORD }).toString(),
-    redirect: 'manual',
-  });
-  expect(signIn.status).toBe(303);
-  cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+  const user = await acceptLink(database.db, token, PASSWORD);
+  // Signed in directly, not through the login form, which would have to beat the short deadline.
+  const lifetimes = { idleMs: 60 * 60_000, absoluteMs: 2 * 60 * 60_000 };
+  const { token: session } = await startSession(database.db, user, lifetimes, new Date(), null);
+  cookie = `${SESSION_COOKIE}=${session}`;
 }, 60_000);
 
 afterAll(async () => {
@@ -62,9 +60,10 @@ async function whileLocked<T>(table: string, during: () => Promise<T>): Promise<
 }
 
 describe('dashboard faults', { timeout: 60_000 }, () => {
-  it('answers a page held past the deadline by the database with a 503 page and Retry-After', async () => {
+  it('answers a page held past the deadline by the database with a 503 page, Retry-After and a reference', async () => {
+    // Paths match whatever their case, so the fault page must too.
     const response = await whileLocked('dashboard_sessions', () =>
-      fetch(`${app.baseUrl}/dashboard/keys`, { headers: { Cookie: cookie } }),
+      fetch(`${app.baseUrl}/Dashboard/keys`, { headers: { Cookie: cookie } }),
     );
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('2');
@@ -73,7 +72,20 @@ describe('dashboard faults', { timeout: 60_000 }, () => {
     const body = await response.text();
     expect(body).toContain('<!doctype html>');
     expect(body).toContain('Not available right now');
-    expect(body).toContain('could not be answered in time; retry in 2 seconds.');
+    expect(body).toContain('The service could not answer in time; try again in a few seconds.');
+    expect(body).toContain(`give support this reference: ${response.headers.get('request-id')}.`);
+    expect(body).toContain('<a href="/dashboard">Back to the overview</a>');
+
+    // A form's work goes on past the deadline: the page does not invite a blind retry.
+    const form = await whileLocked('dashboard_sessions', () =>
+      fetch(`${app.baseUrl}/dashboard/keys`, {
+        method: 'POST',
+        headers: { Cookie: cookie, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'label=late',
+      }),
+    );
+    expect(form.status).toBe(503);
+    expect(await form.text()).toContain('Your change may or may not have been made: check before trying again.');
 
     const api = await whileLocked('api_keys', () =>
       fetch(`${app.apiUrl}/calls`, { headers: { Authorization: `Bearer ${org.key}` } }),
@@ -89,10 +101,10 @@ describe('dashboard faults', { timeout: 60_000 }, () => {
       expect(response.status).toBe(500);
       expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
       const body = await response.text();
-      expect(body).toContain('Something went wrong');
-      expect(body).toContain('Quote the Request-Id header when contacting support.');
+      expect(body).toContain('Something went wrong on our side.');
+      expect(body).toContain(`give support this reference: ${response.headers.get('request-id')}.`);
+      expect(response.headers.get('request-id')).toMatch(/^req_/);
       expect(body).not.toContain('audit_log');
-      expect(response.headers.get('request-id')).toBeTruthy();
     } finally {
       await sql`ALTER TABLE audit_log_away RENAME TO audit_log`.execute(database.db);
     }

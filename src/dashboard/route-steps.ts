@@ -32,7 +32,8 @@ const STATUS_OF: Partial<Record<DomainError['code'], number>> = {
   too_many_requests: 429,
 };
 
-const TITLE_OF: Record<number, string> = {
+/** The heading of the page explaining each status. */
+export const TITLE_OF: Record<number, string> = {
   400: 'That did not work',
   413: 'Too large',
   415: 'That did not work',

@@ -4,7 +4,9 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AppDeps } from '../app-deps.js';
 import { ASSETS } from './assets.js';
-import { sendProblem, type DashboardEnv } from './route-steps.js';
+import { sendPage, sendProblem, TITLE_OF, type DashboardEnv } from './route-steps.js';
+import { html } from './html.js';
+import { notice, page } from './layout.js';
 import { setPageHeaders } from './security.js';
 import { signInRoutes } from './pages/sign-in.js';
 import { overviewRoutes } from './pages/overview.js';
@@ -15,14 +17,35 @@ import { contactRoutes } from './pages/contacts.js';
 import { memberRoutes } from './pages/members.js';
 import { auditRoutes } from './pages/audit.js';
 
+/** What a person is told of a fault the dashboard could not turn into its own answer. */
+function faultMessage(ctx: Koa.Context, status: number, error: { message: string }): string {
+  const reference = `If it keeps happening, give support this reference: ${ctx.response.get('Request-Id')}.`;
+  if (status === 500) return `Something went wrong on our side. ${reference}`;
+  if (status !== 503) return error.message;
+  // The work goes on past the deadline: a change may still have been made.
+  return ctx.method === 'GET' || ctx.method === 'HEAD'
+    ? `The service could not answer in time; try again in a few seconds. ${reference}`
+    : `The service could not answer in time. Your change may or may not have been made: check before trying again. ${reference}`;
+}
+
 /**
  * Shows a failure of a dashboard request (a 500, or a 503 when the database could not answer in time) as
- * a page; false for any other path.
+ * a page with a way back; false for any other path.
  */
 export function dashboardFaultPage(ctx: Koa.Context, status: number, error: { message: string }): boolean {
-  if (ctx.path !== '/dashboard' && !ctx.path.startsWith('/dashboard/')) return false;
+  const path = ctx.path.toLowerCase();
+  if (path !== '/dashboard' && !path.startsWith('/dashboard/')) return false;
   setPageHeaders(ctx);
-  sendProblem(ctx, null, status, error.message);
+  const back = html`<p><a href="/dashboard">Back to the overview</a></p>`;
+  sendPage(
+    ctx,
+    status,
+    page({
+      title: TITLE_OF[status] ?? 'Error',
+      session: null,
+      body: [notice('error', faultMessage(ctx, status, error)), back],
+    }),
+  );
   return true;
 }
 

@@ -27,7 +27,7 @@ export function errorBoundary(
   logger: Logger,
   readiness: Readiness,
   checkDeclared: boolean,
-  faultPage: FaultPage = () => false,
+  faultPage: FaultPage,
 ): Koa.Middleware {
   return async (ctx, next) => {
     try {
