@@ -56,7 +56,9 @@ describe('admin user', { timeout: 120_000 }, () => {
     expect(reset.code, reset.stderr).toBe(0);
     const second = TOKEN.exec(JSON.parse(reset.stdout).link)![1]!;
     expect(await findLink(database.db, first)).toBeUndefined();
-    for (const weak of ['short', ' '.repeat(12), 'a'.repeat(40), '\u{1F600}'.repeat(6)]) {
+    // Six different emoji are twelve UTF-16 units but six characters; 'e' and a combining accent is one.
+    const sixEmoji = '\u{1F600}\u{1F601}\u{1F602}\u{1F603}\u{1F604}\u{1F605}';
+    for (const weak of ['short', ' '.repeat(12), 'a'.repeat(40), sixEmoji, 'e\u0301'.repeat(12)]) {
       await expect(acceptLink(database.db, second, weak)).rejects.toMatchObject({ param: 'password' });
     }
     await acceptLink(database.db, second, 'a long enough password');

@@ -116,8 +116,9 @@ export async function findLink(db: Db, token: string, now = new Date()) {
 
 /** Throws invalid_request (param password) unless the password is of an accepted length and not one character repeated. */
 export function checkPassword(password: string): void {
-  // Characters as people count them: an emoji is one, not two UTF-16 units.
-  const characters = [...password];
+  // Counted in code points of the form that is hashed (NFC): most emoji are one, not two UTF-16 units,
+  // and an accented letter is one however it was typed.
+  const characters = [...password.normalize('NFC')];
   if (characters.length < MIN_PASSWORD_LENGTH) {
     throw invalidField('password', `must have at least ${MIN_PASSWORD_LENGTH} characters`);
   }
