@@ -209,7 +209,11 @@ describe('the primary of serve --processes', () => {
         await waitFor('/readyz to answer 503 naming the background child', async () => {
           const ready = await fetch(`http://127.0.0.1:${metricsPort}/readyz`);
           const body = (await ready.json()) as { reason?: string };
-          return ready.status === 503 && body.reason === 'background_process_down';
+          return (
+            ready.status === 503 &&
+            body.reason === 'background_process_down' &&
+            ready.headers.get('retry-after') === '1'
+          );
         });
         await waitFor('/readyz to answer 200 again', async () => (await readyStatus(metricsPort)) === 200, 60_000);
         const [replacement] = clusterChildPids(primary.pid, 'worker');

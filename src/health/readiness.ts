@@ -11,18 +11,20 @@ export type NotReadyReason = 'draining' | 'database_unavailable' | null;
 /**
  * What /readyz answers (on the API port and the metrics port alike) for why the process is not ready:
  * null is ready; any other reason (this process's, or a supervisor's such as `no_http_process`) is a
- * 503 naming it.
+ * 503 naming it, asking the prober to look again in a second.
  */
 export function readinessAnswer(reason: string | null): {
   status: 200 | 503;
+  headers: Record<string, string>;
   body: { status: 'ready' | 'draining' | 'unavailable'; database?: 'ok' | 'unreachable'; reason?: string };
 } {
-  if (reason === null) return { status: 200, body: { status: 'ready', database: 'ok' } };
-  if (reason === 'draining') return { status: 503, body: { status: 'draining', reason } };
+  if (reason === null) return { status: 200, headers: {}, body: { status: 'ready', database: 'ok' } };
+  const headers = { 'Retry-After': '1' };
+  if (reason === 'draining') return { status: 503, headers, body: { status: 'draining', reason } };
   if (reason === 'database_unavailable') {
-    return { status: 503, body: { status: 'unavailable', database: 'unreachable', reason } };
+    return { status: 503, headers, body: { status: 'unavailable', database: 'unreachable', reason } };
   }
-  return { status: 503, body: { status: 'unavailable', reason } };
+  return { status: 503, headers, body: { status: 'unavailable', reason } };
 }
 
 /** How often a database known to be down is probed. */

@@ -11,9 +11,9 @@ export function healthRoutes(router: Router, readiness: Readiness): void {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const { status, body } = readinessAnswer(await readiness.notReadyReason());
+    const { status, headers, body } = readinessAnswer(await readiness.notReadyReason());
     ctx.status = status;
-    if (status === 503) ctx.set('Retry-After', '1');
+    ctx.set(headers);
     ctx.body = body;
   });
 }

@@ -25,7 +25,7 @@ export interface MetricsSource {
 /** Starts the metrics server on `host`:`port`; throws when the port cannot be had. */
 export async function startMetricsServer(
   source: MetricsSource,
-  readiness: ReadinessCheck | null,
+  readiness: ReadinessCheck,
   options: { host: string; port: number },
 ): Promise<MetricsServer> {
   const server = http.createServer((request, response) => {
@@ -42,11 +42,10 @@ export async function startMetricsServer(
     }
     if (path === '/healthz') return reply(200, 'application/json', '{"status":"ok"}');
     if (path === '/readyz') {
-      if (!readiness) return reply(200, 'application/json', JSON.stringify(readinessAnswer(null).body));
       // notReadyReason never rejects (see Readiness), and the reply it leads to does not throw.
       void readiness.notReadyReason().then((reason) => {
-        const { status, body } = readinessAnswer(reason);
-        if (status === 503) response.setHeader('Retry-After', '1');
+        const { status, headers, body } = readinessAnswer(reason);
+        response.setHeaders(new Map(Object.entries(headers)));
         reply(status, 'application/json', JSON.stringify(body));
       });
       return;
