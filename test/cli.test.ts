@@ -282,6 +282,7 @@ describe('operator CLI', CLI_TESTS, () => {
     });
 
     const orgId = await newOrg('--plan', 'enterprise');
+    const secondOrgId = await newOrg('--plan', 'enterprise');
     const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
     expect(await rateLimitOf(key)).toBe('5000');
 
@@ -304,7 +305,7 @@ describe('operator CLI', CLI_TESTS, () => {
       active: true,
     });
     expect(await rateLimitOf(key)).toBe('6000');
-    // The org on the plan finds the change in its own audit log, beside the operator's record.
+    // Each org on the plan finds the change in its own audit log, beside the operator's record.
     const entries = await database.db
       .selectFrom('audit_log')
       .select(['org_id', 'action', 'target'])
@@ -315,19 +316,20 @@ describe('operator CLI', CLI_TESTS, () => {
       expect.arrayContaining([
         { org_id: null, action: 'plan.updated', target: 'enterprise' },
         { org_id: orgId, action: 'plan.updated', target: 'enterprise' },
+        { org_id: secondOrgId, action: 'plan.updated', target: 'enterprise' },
       ]),
     );
-    expect(entries).toHaveLength(2);
+    expect(entries).toHaveLength(3);
 
     const listed = await admin('plan', 'list', '--json');
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual([
       { id: 'starter', name: 'Starter', rate_limit_per_minute: 120, active: true, orgs: expect.any(Number) },
       { id: 'scale', name: 'Scale', rate_limit_per_minute: 1200, active: true, orgs: expect.any(Number) },
-      { id: 'enterprise', name: 'Enterprise XL', rate_limit_per_minute: 6000, active: true, orgs: 1 },
+      { id: 'enterprise', name: 'Enterprise XL', rate_limit_per_minute: 6000, active: true, orgs: 2 },
     ]);
     const human = await admin('plan', 'list');
-    expect(human.stdout).toMatch(/^enterprise +Enterprise XL +6000 +yes +1$/m);
+    expect(human.stdout).toMatch(/^enterprise +Enterprise XL +6000 +yes +2$/m);
 
     // Switched off: its orgs fall back to the default limit, and no org can be put on it.
     const off = await admin('plan', 'update', '--id', 'enterprise', '--active', 'false');
