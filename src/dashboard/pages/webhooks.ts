@@ -298,7 +298,11 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
         await webhooks.redeliver(deps, session.orgId, id, deliveryId, audit);
       } catch (error) {
         // A page shown before the endpoint was switched off: say it in the dashboard's words.
-        if (error instanceof DomainError && error.code === 'invalid_state') {
+        const switchedOff =
+          error instanceof DomainError &&
+          error.code === 'invalid_state' &&
+          !(await webhooks.getWebhook(db, session.orgId, id)).active;
+        if (switchedOff) {
           throw new DomainError('invalid_state', 'This endpoint is disabled; enable it to redeliver its events.');
         }
         throw error;
