@@ -128,6 +128,13 @@ describe('pages', { timeout: 120_000 }, () => {
     // The oldest contact, made first, is on the last page.
     expect(await page.getByRole('row').filter({ hasText: '<script>alert(1)</script>' }).count()).toBe(1);
     await expectAccessible(page);
+    // A page past the end (an old link) says so and leads back to the first.
+    await page.goto(`${env.app.baseUrl}/dashboard/contacts?page=9`);
+    expect(await pages.textContent()).toContain('Page 9 is past the end of the list');
+    expect(await pages.getByRole('link', { name: 'Previous page' }).count()).toBe(0);
+    await pages.getByRole('link', { name: 'First page' }).click();
+    await expect.poll(() => pages.textContent()).toContain('Page 1');
+    expect(await pages.getByRole('link', { name: 'Next page' }).count()).toBe(1);
     await page.context().close();
   });
 

@@ -113,7 +113,8 @@ async function contactsPage(env: DashboardEnv, ctx: Koa.Context, session: Sessio
         </table>`
       : html`<p>No contacts${consent ? ` with consent ${consent}` : ''}.</p>`
   }
-  ${pager(CURRENT, { consent }, number, { more })} ${session.role === 'admin' ? importForm(session) : ''}`;
+  ${pager(CURRENT, { consent }, number, { more, shown: items.length })}
+  ${session.role === 'admin' ? importForm(session) : ''}`;
   return page({ title: 'Contacts', session, current: CURRENT, body });
 }
 

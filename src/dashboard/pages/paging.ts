@@ -16,13 +16,13 @@ export function pageOf(ctx: Koa.Context): { page: number; limit: number; offset:
 
 /**
  * Previous and next links keeping the list's filters, and where the page is: in the whole when the
- * list's `total` is known, otherwise only whether `more` follow.
+ * list's `total` is known, otherwise only whether `more` follow and how many rows this page `shown`.
  */
 export function pager(
   path: string,
   filters: Record<string, string | undefined>,
   page: number,
-  extent: { total: number } | { more: boolean },
+  extent: { total: number } | { more: boolean; shown: number },
 ): SafeHtml {
   const pages =
     'total' in extent
@@ -34,7 +34,14 @@ export function pager(
     query.set('page', String(to));
     return `${path}?${query.toString()}`;
   };
-  // A page past the last (an old link, a list that shrank) says so and leads back to the last one.
+  // A page past the last (an old link, a list that shrank) says so and leads back: to the last page
+  // when the total is known, else to the first.
+  if (!('total' in extent) && extent.shown === 0 && page > 1) {
+    return html`<nav class="pager" aria-label="Pages">
+      <a href="${href(1)}">First page</a>
+      <span>Page ${page} is past the end of the list</span>
+    </nav>`;
+  }
   const where =
     'total' in extent
       ? page > pages
