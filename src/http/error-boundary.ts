@@ -16,12 +16,12 @@ import type { Readiness } from '../health/readiness.js';
 export type FaultPage = (ctx: Koa.Context, status: number, error: DomainError) => boolean;
 
 /**
- * Turns every failure into the error envelope (or `faultPage`'s page). Domain errors go out as they are; a database that
- * cannot be reached or could not answer in time becomes service_unavailable with Retry-After (logged
- * at debug: the access log has the 503; the readiness probe logs the outage and refuses further requests
- * until the database answers); anything else is logged with its
- * stack and answered with a bare internal_error. With `checkDeclared`, an error status the matched
- * operation does not declare in the spec becomes a loud contract violation.
+ * Turns every failure into the error envelope (or `faultPage`'s page). Domain errors go out as they
+ * are; a database that cannot be reached or could not answer in time becomes service_unavailable with
+ * Retry-After (logged at debug: the access log has the 503; the readiness probe logs the outage and
+ * refuses further requests until the database answers); anything else is logged with its stack and
+ * answered with a bare internal_error. With `checkDeclared`, an error status the matched operation
+ * does not declare in the spec becomes a loud contract violation.
  */
 export function errorBoundary(
   logger: Logger,
