@@ -63,9 +63,9 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How long a child of `serve --processes` may take to start before it is killed and started again. */
   childStartTimeoutMs: number;
-  /** The public base URL printed at start and used in links (no trailing slash); derived from host and port by default. */
+  /** The public base URL printed at start and used in links (no trailing slash); derived by default. */
   publicBaseUrl: string;
-  /** Whether PUBLIC_BASE_URL was set: only then do dashboard links use it rather than the request's address. */
+  /** Whether PUBLIC_BASE_URL was set: only then do dashboard links use it, not the request's address. */
   publicBaseUrlSet: boolean;
   /** How often the retention job runs, and how long history is kept. */
   retentionIntervalMs: number;

@@ -114,7 +114,7 @@ export async function findLink(db: Db, token: string, now = new Date()) {
   return users.findUsableLink(db, hashToken(token), now);
 }
 
-/** Throws invalid_request (param password) unless the password is of an accepted length and not one character repeated. */
+/** Throws invalid_request (param password) unless the password is long enough and not one character repeated. */
 export function checkPassword(password: string): void {
   // Counted in code points of the form that is hashed (NFC): most emoji are one, not two UTF-16 units,
   // and an accented letter is one however it was typed.
