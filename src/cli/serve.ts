@@ -265,17 +265,12 @@ async function runSingle(role: Role): Promise<number> {
     background: role !== 'api',
     metricsServer: true,
   });
-  printBanner(config, {
-    port: running.port,
-    role,
-    processes: 1,
-    database,
-    demo,
-    dashboardLink,
-    orgs: await countOrgs(database.db),
-  });
+  const orgs = await countOrgs(database.db);
+  // Signals are handled before anyone is told the service runs: one sent at once still stops it gracefully.
+  const stopped = untilStopped((signal) => stopParts(config, running, database, signal));
+  printBanner(config, { port: running.port, role, processes: 1, database, demo, dashboardLink, orgs });
   running.deps.logger.info({ role, port: running.port, readyMs: Math.round(performance.now() - startedAt) }, 'started');
-  return untilStopped((signal) => stopParts(config, running, database, signal));
+  return stopped;
 }
 
 /** A cluster child: one HTTP process on the shared port, or the background work. */
@@ -346,15 +341,7 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
     await database.close();
     throw error;
   }
-  printBanner(config, {
-    port,
-    role,
-    processes,
-    database,
-    demo,
-    dashboardLink,
-    orgs: await countOrgs(database.db),
-  });
+  const orgs = await countOrgs(database.db);
   // One shutdown, whether a signal or the supervisor giving up asks first (or both do). The children
   // stop within their own deadline; the primary's allows for that, then closes its own connections.
   let stopping: Promise<number> | null = null;
@@ -374,7 +361,10 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
     await shutDown('SIGTERM');
     return 1;
   });
-  return Promise.race([untilStopped(shutDown), gaveUp]);
+  // Signals are handled before anyone is told the service runs: one sent at once still stops it gracefully.
+  const stopped = Promise.race([untilStopped(shutDown), gaveUp]);
+  printBanner(config, { port, role, processes, database, demo, dashboardLink, orgs });
+  return stopped;
 }
 
 /** The serve command. */
