@@ -22,36 +22,45 @@ export interface Exchange {
 const MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
 
 /**
- * Sends the request. A 429 is the deployment protecting itself, not an answer to judge: the request
- * is repeated after Retry-After seconds (and never counted as a violation), unless `waitOnRateLimit`
- * is false (the 429 is then returned, for the rate-limit scenario to judge).
+ * Runs `attempt` again after Retry-After seconds while it is answered 429 (the deployment protecting
+ * itself, not an answer to judge), up to MAX_RATE_LIMIT_WAIT_MS in all; returns the last answer.
+ */
+export async function waitingOutRateLimits(attempt: () => Promise<Exchange>): Promise<Exchange> {
+  let waited = 0;
+  for (;;) {
+    const exchange = await attempt();
+    if (exchange.status !== 429 || waited >= MAX_RATE_LIMIT_WAIT_MS) return exchange;
+    const retryAfter = Number(exchange.headers.get('retry-after') ?? '1') || 1;
+    const delay = Math.min(Math.max(retryAfter, 1), 61) * 1000;
+    waited += delay;
+    await new Promise((done) => setTimeout(done, delay));
+  }
+}
+
+async function sendOnce(fetchFn: typeof fetch, request: HttpRequest): Promise<Exchange> {
+  const response = await fetchFn(request.url, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body !== undefined ? { body: request.body } : {}),
+    redirect: 'manual',
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { request, status: response.status, headers: response.headers, text, json };
+}
+
+/**
+ * Sends the request, waiting out 429s (and never counting them as violations), unless
+ * `waitOnRateLimit` is false (the 429 is then returned, for the rate-limit scenario to judge).
  */
 export async function send(fetchFn: typeof fetch, request: HttpRequest, waitOnRateLimit = true): Promise<Exchange> {
-  let waited = MAX_RATE_LIMIT_WAIT_MS;
-  if (waitOnRateLimit) waited = 0;
-  for (;;) {
-    const response = await fetchFn(request.url, {
-      method: request.method,
-      headers: request.headers,
-      ...(request.body !== undefined ? { body: request.body } : {}),
-      redirect: 'manual',
-    });
-    const text = await response.text();
-    const retryAfter = Number(response.headers.get('retry-after') ?? '1');
-    if (response.status === 429 && waited < MAX_RATE_LIMIT_WAIT_MS) {
-      const delay = Math.min(Math.max(retryAfter, 1), 61) * 1000;
-      waited += delay;
-      await new Promise((done) => setTimeout(done, delay));
-      continue;
-    }
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return { request, status: response.status, headers: response.headers, text, json };
-  }
+  const once = () => sendOnce(fetchFn, request);
+  return waitOnRateLimit ? waitingOutRateLimits(once) : once();
 }
 
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
