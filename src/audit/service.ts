@@ -17,16 +17,21 @@ export interface AuditEntry {
   at?: Date;
 }
 
-/** Appends an entry to the audit log. */
-export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
-  await audit.insertAuditEntry(db, {
+/** The row an entry is stored as: unset target and address as null, `at` now by default. */
+function rowOf(entry: AuditEntry): audit.AuditInsert {
+  return {
     orgId: entry.orgId,
     actor: entry.actor,
     action: entry.action,
     target: entry.target ?? null,
     address: entry.address ?? null,
     at: entry.at ?? new Date(),
-  });
+  };
+}
+
+/** Appends an entry to the audit log. */
+export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
+  await audit.insertAuditEntry(db, rowOf(entry));
 }
 
 /**
@@ -34,14 +39,7 @@ export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
  * org on the plan, so its admins see what changed their limits.
  */
 export async function recordPlanAudit(db: Db, planId: string, entry: Omit<AuditEntry, 'orgId'>): Promise<void> {
-  const row = {
-    orgId: null,
-    actor: entry.actor,
-    action: entry.action,
-    target: entry.target ?? null,
-    address: entry.address ?? null,
-    at: entry.at ?? new Date(),
-  };
+  const row = rowOf({ ...entry, orgId: null });
   await audit.insertAuditEntry(db, row);
   await audit.insertAuditEntryPerOrgOnPlan(db, planId, row);
 }

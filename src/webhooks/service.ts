@@ -267,9 +267,7 @@ export async function sendTestEvent(
         maxInFlight: config.testSendsPerOrg,
       },
       { now, owner: delivery.owner, expiresAt: new Date(now.getTime() + delivery.leaseMs) },
-      async (trx) => {
-        if (audit) await recordAudit(trx, audit);
-      },
+      audit && ((trx) => recordAudit(trx, audit)),
     );
     if (claimed === 'not_found') throw notFound(ENDPOINT);
     if (claimed === 'busy') {
