@@ -229,7 +229,9 @@ export type paths = {
          *     redirect, a reset connection, no answer within 10 seconds) is a failure and the delivery is
          *     retried 1 minute, 5 minutes, 15 minutes, 1 hour, 4 hours and 12 hours after the previous
          *     failed attempt (7 attempts in all), then abandoned. A `Retry-After` on a 429 or 503 answer
-         *     makes the wait longer when it asks for more than the schedule, up to 12 hours; it never makes it shorter. Deliveries are at least once: use `id` to drop duplicates. An endpoint whose
+         *     makes the wait longer when it asks for more than the schedule, as far as still leaves the
+         *     rest of the schedule inside 24 hours of when the delivery was queued; it never makes it
+         *     shorter. Deliveries are at least once: use `id` to drop duplicates. An endpoint whose
          *     deliveries all fail for 5 days is switched to `active: false` and receives nothing until it
          *     is re-enabled with `PATCH /webhooks/{id}`.
          */
@@ -1529,7 +1531,7 @@ export type components = {
             };
             content?: never;
         };
-        /** @description A 4xx answer is a failure like any other non-2xx answer; the delivery is retried on the schedule described under `createWebhook`, honouring a `Retry-After` on a 429 that asks for a longer wait than the schedule's, up to 12 hours. */
+        /** @description A 4xx answer is a failure like any other non-2xx answer; the delivery is retried on the schedule described under `createWebhook`, honouring a `Retry-After` on a 429 that asks for a longer wait than the schedule's, within the 24-hour retry window. */
         DeliveryRejected: {
             headers: {
                 [name: string]: unknown;

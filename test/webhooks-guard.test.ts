@@ -179,18 +179,39 @@ describe('verifySignature', () => {
 describe('the retry schedule', () => {
   it('spaces the retries and abandons after 7 attempts', () => {
     const at = new Date(0);
-    expect([1, 2, 3, 4, 5, 6].map((n) => nextAttemptAt('call.completed', n, at, null)!.getTime())).toEqual([
+    const next = (
+      attempts: number,
+      retryAfterMs: number | null,
+      kind: 'call.completed' | 'webhook.test' = 'call.completed',
+    ) => nextAttemptAt(kind, attempts, at, retryAfterMs, at)?.getTime() ?? null;
+    expect([1, 2, 3, 4, 5, 6].map((n) => next(n, null))).toEqual([
       60_000, 300_000, 900_000, 3_600_000, 14_400_000, 43_200_000,
     ]);
-    expect(nextAttemptAt('call.completed', 7, at, null)).toBeNull();
-    expect(nextAttemptAt('call.completed', 1, at, 7_200_000)!.getTime()).toBe(7_200_000);
-    expect(nextAttemptAt('call.completed', 1, at, 13 * 3_600_000)!.getTime()).toBe(60_000);
-    expect(nextAttemptAt('call.completed', 7, at, 1_000)).toBeNull();
+    expect(next(7, null)).toBeNull();
+    expect(next(1, 7_200_000)).toBe(7_200_000);
+    expect(next(7, 1_000)).toBeNull();
     // A Retry-After shorter than the schedule's wait never brings the next attempt forward.
-    expect(nextAttemptAt('call.completed', 1, at, 2_000)!.getTime()).toBe(60_000);
-    expect(nextAttemptAt('call.completed', 3, at, 1_000)!.getTime()).toBe(900_000);
+    expect(next(1, 2_000)).toBe(60_000);
+    expect(next(3, 1_000)).toBe(900_000);
     // A test event gets one attempt.
-    expect(nextAttemptAt('webhook.test', 1, at, null)).toBeNull();
+    expect(next(1, null, 'webhook.test')).toBeNull();
+  });
+
+  it('lets a Retry-After lengthen the waits only while the rest of the schedule fits in 24 hours', () => {
+    const HOUR = 3_600_000;
+    const queuedAt = new Date(0);
+    // The schedule takes 17 h 21 min, so after the first failure a wait may grow to 6 h 40 min.
+    expect(nextAttemptAt('call.completed', 1, queuedAt, 24 * HOUR, queuedAt)!.getTime()).toBe(24_000_000);
+    // A receiver asking for 12 hours after every failure still gets its 7 attempts within the window.
+    let failedAt = queuedAt;
+    for (let attempts = 1; attempts < 7; attempts += 1) {
+      failedAt = nextAttemptAt('call.completed', attempts, failedAt, 12 * HOUR, queuedAt)!;
+    }
+    expect(failedAt.getTime()).toBe(24 * HOUR);
+    expect(nextAttemptAt('call.completed', 7, failedAt, 12 * HOUR, queuedAt)).toBeNull();
+    // A delivery already late (a backlog, an outage) keeps the schedule's waits.
+    const late = new Date(30 * HOUR);
+    expect(nextAttemptAt('call.completed', 2, late, 12 * HOUR, queuedAt)!.getTime()).toBe(late.getTime() + 300_000);
   });
 
   it('parses Retry-After seconds and HTTP dates', () => {

@@ -31,8 +31,8 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 /** The waits after the 1st, 2nd, ... failed attempt; after the last one the delivery is abandoned. */
 export const RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 3_600_000, 14_400_000, 43_200_000] as const;
 
-/** The longest Retry-After honoured; a longer one falls back to the schedule. */
-export const MAX_RETRY_AFTER_MS = 12 * 3_600_000;
+/** How long after a delivery is queued its retries should end, when the receiver's Retry-After allows. */
+export const RETRY_WINDOW_MS = 24 * 3_600_000;
 
 /** Attempts a delivery of `kind` gets in all: the first plus one per retry step; a test event gets one. */
 export function maxAttempts(kind: EventKind): number {
@@ -41,19 +41,24 @@ export function maxAttempts(kind: EventKind): number {
 
 /**
  * When the next attempt is due after `attemptsMade` failed attempts of `kind`, the last failing at
- * `failedAt`, or null when the delivery is to be given up. A receiver's Retry-After delay (ms) may make
- * the wait longer than the schedule's, up to 12 hours, never shorter.
+ * `failedAt`, for a delivery queued at `queuedAt`; null when the delivery is to be given up. A
+ * receiver's Retry-After delay (ms) may make the wait longer than the schedule's, never shorter, and
+ * only as far as still leaves the rest of the schedule inside the 24-hour window.
  */
 export function nextAttemptAt(
   kind: EventKind,
   attemptsMade: number,
   failedAt: Date,
   retryAfterMs: number | null,
+  queuedAt: Date,
 ): Date | null {
   if (attemptsMade >= maxAttempts(kind)) return null;
-  const step = RETRY_DELAYS_MS[Math.max(attemptsMade, 1) - 1]!;
-  const delay = retryAfterMs !== null && retryAfterMs <= MAX_RETRY_AFTER_MS ? Math.max(retryAfterMs, step) : step;
-  return new Date(failedAt.getTime() + delay);
+  const stepIndex = Math.max(attemptsMade, 1) - 1;
+  const scheduled = failedAt.getTime() + RETRY_DELAYS_MS[stepIndex]!;
+  if (retryAfterMs === null) return new Date(scheduled);
+  const stepsAfter = RETRY_DELAYS_MS.slice(stepIndex + 1).reduce((sum, delay) => sum + delay, 0);
+  const latest = queuedAt.getTime() + RETRY_WINDOW_MS - stepsAfter;
+  return new Date(Math.max(scheduled, Math.min(failedAt.getTime() + retryAfterMs, latest)));
 }
 
 /** The status of a delivery given up on: a test delivery (one attempt) `failed`, any other `abandoned`. */

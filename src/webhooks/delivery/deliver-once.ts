@@ -104,7 +104,7 @@ function stateAfter(claimed: ClaimedDelivery, result: AttemptResult): attempts.D
   const next =
     result.failureKind === 'invalid_payload'
       ? null
-      : nextAttemptAt(kind, attemptCount, result.attemptedAt, result.retryAfterMs);
+      : nextAttemptAt(kind, attemptCount, result.attemptedAt, result.retryAfterMs, claimed.createdAt);
   return next
     ? { status: 'pending', attemptCount, nextAttemptAt: next }
     : { status: givenUpStatus(kind), attemptCount, nextAttemptAt: null };
