@@ -314,3 +314,20 @@ describe('the banner', () => {
     }
   }, 120_000);
 });
+
+describe('the migrate command line', () => {
+  it('exits 2 naming options that do not go together, then shows its usage, touching no database', async () => {
+    const env = { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:4/none' };
+    const cases: Array<[string[], string]> = [
+      [['migrate', '--status', '--check'], 'use --status or --check, not both'],
+      [['migrate', '--json'], '--json goes with --status or --check'],
+      [['migrate', 'now'], 'migrate takes no arguments, got "now"'],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCommand(args, env);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr.split('\n')[0], args.join(' ')).toBe(`Error: ${message}`);
+      expect(result.stderr, args.join(' ')).toContain('Usage: voice-call-api migrate [--status | --check] [--json]');
+    }
+  }, 60_000);
+});

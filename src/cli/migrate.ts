@@ -30,6 +30,8 @@ export async function migrate(argv: string[]): Promise<number> {
   return reported(USAGE, async () => {
     const { values, positionals } = parse(argv, { status: { type: 'boolean' }, check: { type: 'boolean' } });
     if (positionals.length > 0) throw new UsageError(`migrate takes no arguments, got "${positionals.join(' ')}"`);
+    if (values.status && values.check) throw new UsageError('use --status or --check, not both');
+    if (values.json && !values.status && !values.check) throw new UsageError('--json goes with --status or --check');
     const listOnly = Boolean(values.status || values.check);
     const config = configOrExit();
     const logger = createLogger(config.logLevel);
