@@ -868,6 +868,42 @@ describe('contacts import', CLI_TESTS, () => {
     expect((await events(orgId)).length).toBe(2);
   });
 
+  it('reports a rejected row by the line it starts on, with quoted line breaks, blank lines and CRLF', async () => {
+    const orgId = await newOrg();
+    const rows = [
+      'phone_e164,name,email',
+      '',
+      '+919811200001,"Asha',
+      'Verma",',
+      '',
+      'not-a-number,Bad,',
+      '+919811200002,"Ravi',
+      '',
+      'Kumar",ravi@',
+      '+919811200001,Asha again,',
+    ];
+    for (const newline of ['\n', '\r\n']) {
+      const file = path.join(dir, `multi-line-${newline.length}.csv`);
+      await writeFile(file, rows.join(newline) + newline);
+      const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
+      const summary = JSON.parse(result.stdout);
+      const label = JSON.stringify(newline);
+      expect(summary, label).toMatchObject({ rows: 4, rejected: 3 });
+      expect(
+        summary.rejections.map((rejection: { line: number; error: { param: string } }) => [
+          rejection.line,
+          rejection.error.param,
+        ]),
+        label,
+      ).toEqual([
+        [6, 'phone_e164'],
+        [7, 'email'],
+        [10, 'phone_e164'],
+      ]);
+      expect(summary.rejections[2].error.message, label).toContain('repeats line 3');
+    }
+  });
+
   it('rejects each bad row with the error object POST /contacts answers for the same values', async () => {
     const orgId = await newOrg();
     const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;

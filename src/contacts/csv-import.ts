@@ -39,10 +39,27 @@ export interface RowError {
   details: Record<string, string[]> | undefined;
 }
 
-type CsvRecords = AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>;
+type CsvRecords = AsyncIterable<{ record: Record<string, string>; info: { empty_lines: number } }>;
 
 /** Physical lines listed in a bad-encoding report, at the most. */
 const MAX_LISTED_LINES = 20;
+
+/**
+ * A counter of the line each record starts on, fed the records in order. csv-parse's own `lines`
+ * gives where a record ends and counts a CRLF inside a quoted field as two lines, so the count is
+ * kept here: the header's line, then each record's line breaks and the empty lines skipped before it.
+ */
+function recordStartLines(): (record: Record<string, string>, emptyLinesSoFar: number) => number {
+  let lastLine = 1;
+  let emptyLinesSeen = 0;
+  return (record, emptyLinesSoFar) => {
+    const start = lastLine + 1 + (emptyLinesSoFar - emptyLinesSeen);
+    const breaks = Object.values(record).reduce((sum, value) => sum + (value.match(/\r\n|\r|\n/g)?.length ?? 0), 0);
+    lastLine = start + breaks;
+    emptyLinesSeen = emptyLinesSoFar;
+    return start;
+  };
+}
 
 /** The file's CSV records; `onHeader` is called with the checked column names once the header is read. */
 function readRecords(file: string, onHeader: (names: string[]) => void = () => undefined): CsvRecords {
@@ -295,17 +312,19 @@ export async function importContacts(
       summary.updated += written.updated;
       batch = [];
     };
+    const startLineOf = recordStartLines();
     for await (const { record, info } of readRecords(file)) {
       summary.rows += 1;
+      const line = startLineOf(record, info.empty_lines);
       const result = toRow(record);
       const firstLine = 'row' in result ? firstLineOf.get(result.row.phone_e164) : undefined;
       if ('error' in result) {
-        reject(info.lines, result.error);
+        reject(line, result.error);
       } else if (firstLine !== undefined) {
         const repeat = `${result.row.phone_e164} repeats line ${firstLine}; only the first row of a number is imported`;
-        reject(info.lines, rowError(invalidField('phone_e164', repeat)));
+        reject(line, rowError(invalidField('phone_e164', repeat)));
       } else {
-        firstLineOf.set(result.row.phone_e164, info.lines);
+        firstLineOf.set(result.row.phone_e164, line);
         batch.push(result.row);
         if (batch.length >= BATCH_SIZE) await flush();
       }
