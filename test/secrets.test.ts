@@ -220,10 +220,17 @@ describe('security headers', () => {
     'content-security-policy': "default-src 'none';frame-ancestors 'none'",
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
-    'cross-origin-opener-policy': 'same-origin',
     'cross-origin-resource-policy': 'same-origin',
     'cache-control': 'no-store',
+  };
+  // What only a rendered document uses: sent with the web pages, not with JSON answers.
+  const DOCUMENT_HEADERS = {
+    'cross-origin-opener-policy': 'same-origin',
+    'origin-agent-cluster': '?1',
+    'x-dns-prefetch-control': 'off',
+    'x-download-options': 'noopen',
+    'x-permitted-cross-domain-policies': 'none',
+    'x-xss-protection': '0',
   };
 
   it.each([
@@ -234,21 +241,35 @@ describe('security headers', () => {
     ['a wrong method', 'DELETE', '/api/v1/calls', true],
     ['a probe', 'GET', '/readyz', false],
     ['the published spec', 'GET', '/api/v1/openapi.json', false],
-  ])('%s carries them', async (_name, method, path, authenticated) => {
+  ])("%s carries the API's headers and none only a document uses", async (_name, method, path, authenticated) => {
     const response = await fetch(`${app.baseUrl}${path}`, {
       method,
       headers: authenticated ? { Authorization: `Bearer ${org.key}` } : {},
     });
     for (const [name, value] of Object.entries(API_HEADERS)) expect(response.headers.get(name), name).toBe(value);
+    for (const name of [...Object.keys(DOCUMENT_HEADERS), 'referrer-policy']) {
+      expect(response.headers.get(name), name).toBeNull();
+    }
     expect(response.headers.get('strict-transport-security')).toMatch(/^max-age=\d+/);
     expect(response.headers.get('x-powered-by')).toBeNull();
   });
 
-  it('the docs page keeps its own Content-Security-Policy and gets the others', async () => {
+  it.each(['/docs', '/dashboard/login', '/Dashboard/login'])(
+    'the page %s gets every header a document uses',
+    async (path) => {
+      const response = await fetch(`${app.baseUrl}${path}`);
+      expect(response.status).toBe(200);
+      for (const [name, value] of Object.entries(DOCUMENT_HEADERS))
+        expect(response.headers.get(name), name).toBe(value);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('referrer-policy')).toMatch(/^(no-referrer|same-origin)$/);
+    },
+  );
+
+  it('the docs page keeps its own Content-Security-Policy', async () => {
     const response = await fetch(`${app.baseUrl}/docs`);
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self' 'unsafe-eval'");
-    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(response.headers.get('x-frame-options')).toBe('DENY');
   });
 
   it('a request the HTTP parser refuses is answered in the envelope with nosniff (src/http/client-errors.ts)', async () => {
