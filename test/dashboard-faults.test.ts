@@ -1,9 +1,10 @@
 // A dashboard request that fails on the server's side gets a page, as every other dashboard answer
 // does, not the API's JSON envelope: a database that holds the request past its deadline gives a 503
-// page with Retry-After, and an unexpected failure a 500 page; the API keeps its envelope for both.
+// page with Retry-After, as does a database that refuses new connections, and an unexpected failure a
+// 500 page; the API keeps its envelope for each.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { adminQuery, createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { acceptLink, inviteMember } from '../src/dashboard/members.js';
 import { startSession } from '../src/dashboard/sessions.js';
@@ -92,6 +93,32 @@ describe('dashboard faults', { timeout: 60_000 }, () => {
     );
     expect(api.status).toBe(503);
     expect(((await api.json()) as { error: { code: string } }).error.code).toBe('service_unavailable');
+  });
+
+  it('answers 503 with Retry-After, not 500, while the database refuses connections, and recovers', async () => {
+    const name = new URL(database.url).pathname.slice(1);
+    await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+    try {
+      await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
+      for (const [what, request] of [
+        ['a page', () => fetch(`${app.baseUrl}/dashboard/keys`, { headers: { Cookie: cookie } })],
+        ['the API', () => fetch(`${app.apiUrl}/calls`, { headers: { Authorization: `Bearer ${org.key}` } })],
+      ] as const) {
+        for (let attempt = 0; attempt < 3; attempt += 1) {
+          const response = await request();
+          expect(response.status, `${what}, attempt ${attempt + 1}`).toBe(503);
+          expect(response.headers.get('retry-after'), what).toMatch(/^[1-9]\d*$/);
+          await response.body?.cancel();
+        }
+      }
+    } finally {
+      await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    }
+    await expect
+      .poll(async () => (await fetch(`${app.baseUrl}/dashboard/keys`, { headers: { Cookie: cookie } })).status, {
+        timeout: 15_000,
+      })
+      .toBe(200);
   });
 
   it('answers an unexpected failure with a 500 page naming no internals', async () => {

@@ -28,15 +28,20 @@ function faultOfSqlState(code: string): DatabaseFault | null {
   return null;
 }
 
+/** PostgreSQL's severities of an error that ends the session: whatever its code, the server is unusable now. */
+const SESSION_ENDING = new Set(['FATAL', 'PANIC']);
+
 /**
  * The database fault `error` (or one of its causes) reports, or null for any other failure: the
  * driver's own fault errors (a query timeout, a lost connection, no connection to be had, a stale
- * named statement), a network error code, or a PostgreSQL SQLSTATE. Never throws.
+ * named statement), a network error code, a PostgreSQL SQLSTATE, or an error that ended the session
+ * (such as "database is not currently accepting connections", 55000 at connect). Never throws.
  */
 export function databaseFault(error: unknown): DatabaseFault | null {
   for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
     if (current instanceof DatabaseFaultError) return current.fault;
-    const { code, cause } = current as { code?: unknown; cause?: unknown };
+    const { code, cause, severity } = current as { code?: unknown; cause?: unknown; severity?: unknown };
+    if (typeof severity === 'string' && SESSION_ENDING.has(severity)) return 'unreachable';
     if (typeof code === 'string') {
       if (NETWORK_CODES.has(code)) return 'unreachable';
       const fault = /^[0-9A-Z]{5}$/.test(code) ? faultOfSqlState(code) : null;

@@ -11,7 +11,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function adminQuery(sql: string): Promise<void> {
+/** Runs one statement as the test run's administrator, on its admin database. */
+export async function adminQuery(sql: string): Promise<void> {
   const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
   await admin.connect();
   try {
