@@ -54,6 +54,7 @@ describe('admin user', { timeout: 120_000 }, () => {
 
     const reset = await admin('user', 'reset', 'ana@example.com', '--json');
     expect(reset.code, reset.stderr).toBe(0);
+    expect(JSON.parse(reset.stdout).admins_left).toBe(0);
     const second = TOKEN.exec(JSON.parse(reset.stdout).link)![1]!;
     expect(await findLink(database.db, first)).toBeUndefined();
     // Six different emoji are twelve UTF-16 units but six characters; 'e' and a combining accent is one.
@@ -70,6 +71,9 @@ describe('admin user', { timeout: 120_000 }, () => {
 
     const removed = await admin('user', 'remove', 'ana@example.com');
     expect(removed.code, removed.stderr).toBe(0);
+    // Ana was the org's only admin: the operator is told, and how to invite another.
+    expect(removed.stdout).toContain(`Note: org ${org.orgId} now has no admin who can sign in to the dashboard`);
+    expect(removed.stdout).toContain(`"admin user invite --org ${org.orgId} --email EMAIL --role admin"`);
     expect((await admin('user', 'remove', 'ana@example.com')).code).toBe(1);
 
     const key = await admin('key', 'create', '--org', org.orgId, '--label', 'CI', '--json');

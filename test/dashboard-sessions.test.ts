@@ -161,7 +161,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     await member('ended@example.com');
     const before = (await signIn('ended@example.com', PASSWORD)).cookie!;
     const user = await requireMemberByEmail(database.db, 'ended@example.com');
-    const link = await resetMember(database.db, user, by);
+    const { token: link } = await resetMember(database.db, user, { by });
     expect(await overviewStatus(before)).toBe(302);
     // The reset takes the password away; the new link sets one again.
     expect((await signIn('ended@example.com', PASSWORD)).status).toBe(401);
@@ -170,7 +170,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
 
     await member('removed@example.com');
     const removed = (await signIn('removed@example.com', PASSWORD)).cookie!;
-    await removeMember(database.db, await requireMemberByEmail(database.db, 'removed@example.com'), by);
+    await removeMember(database.db, await requireMemberByEmail(database.db, 'removed@example.com'), { by });
     expect(await overviewStatus(removed)).toBe(302);
     expect((await signIn('removed@example.com', PASSWORD)).status).toBe(401);
 
@@ -186,6 +186,44 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     expect(out.status).toBe(303);
     expect(out.headers.get('set-cookie')).toContain('dashboard_session=; Max-Age=0');
     expect(await overviewStatus(leaving)).toBe(302);
+  });
+
+  it('keeps an admin who can sign in when two admins remove or reset each other at the same moment', async () => {
+    for (const action of ['remove', 'reset', 'remove', 'reset']) {
+      const { orgId } = await createTestOrg(database.db);
+      const admins = await Promise.all(
+        ['first', 'second'].map(async (name) => {
+          const email = `${name}-${action}-${orgId}@example.com`;
+          const { user, token } = await inviteMember(database.db, { orgId, email, role: 'admin' }, by);
+          await acceptLink(database.db, token, PASSWORD);
+          const { cookie } = await signIn(email, PASSWORD);
+          const page = await (await fetch(`${app.baseUrl}/dashboard/members`, { headers: { Cookie: cookie! } })).text();
+          return { id: user.id, cookie: cookie!, csrf: csrfTokenOf(page) };
+        }),
+      );
+      const answers = await Promise.all(
+        admins.map((admin, index) =>
+          fetch(`${app.baseUrl}/dashboard/members/${admins[1 - index]!.id}/${action}`, {
+            method: 'POST',
+            headers: { Cookie: admin.cookie, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ _csrf: admin.csrf }).toString(),
+            redirect: 'manual',
+          }),
+        ),
+      );
+      const made = answers.filter((answer) => answer.status === (action === 'remove' ? 303 : 200));
+      expect(made, answers.map((answer) => answer.status).join(', ')).toHaveLength(1);
+      // The other was refused: its admin was gone (or reset) by the time its change was made.
+      expect([302, 403]).toContain(answers.find((answer) => !made.includes(answer))!.status);
+      const canSignIn = await database.db
+        .selectFrom('dashboard_users')
+        .select('id')
+        .where('org_id', '=', orgId)
+        .where('role', '=', 'admin')
+        .where('password_hash', 'is not', null)
+        .execute();
+      expect(canSignIn, action).toHaveLength(1);
+    }
   });
 
   it('answers a form body over the limit with a 413 page, not an error', async () => {

@@ -86,26 +86,67 @@ export async function requireMemberInOrg(db: Db, orgId: string, id: string): Pro
   return user;
 }
 
-/** Removes a member; their sessions and links end with them. */
-export async function removeMember(db: Db, user: users.UserRow, by: Actor, now = new Date()): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+/** Who asks for a change to a member: the operator, or a signed-in admin of the org (by user id). */
+export interface MemberChange {
+  by: Actor;
+  /** The admin making the change from the dashboard; absent for the CLI. */
+  actingUserId?: string;
+  now?: Date;
+}
+
+/**
+ * Locks the org's members for a change to `target` and checks it can still be made, as concurrent
+ * changes may have moved on since the request began: the target is still a member, and an acting
+ * admin still is one, with a password. Returns how many admins who can sign in the change leaves.
+ */
+async function lockForChange(trx: Db, target: users.UserRow, actingUserId: string | undefined): Promise<number> {
+  const members = await users.lockOrgUsers(trx, target.org_id);
+  if (!members.some((member) => member.id === target.id)) {
+    throw new DomainError('not_found', 'No member with this id exists in your organisation.', { param: 'id' });
+  }
+  if (actingUserId !== undefined) {
+    const acting = members.find((member) => member.id === actingUserId);
+    if (!acting || acting.role !== 'admin' || acting.password_hash === null) {
+      throw new DomainError('forbidden', 'You are no longer an admin of this organisation.');
+    }
+  }
+  return members.filter((member) => member.id !== target.id && member.role === 'admin' && member.password_hash !== null)
+    .length;
+}
+
+/**
+ * Removes a member; their sessions and links end with them. Returns how many admins who can sign in
+ * the org has left: from the dashboard always at least one, the admin who asked.
+ */
+export async function removeMember(db: Db, user: users.UserRow, change: MemberChange): Promise<{ adminsLeft: number }> {
+  const { by, actingUserId, now = new Date() } = change;
+  return db.transaction().execute(async (trx) => {
+    const adminsLeft = await lockForChange(trx, user, actingUserId);
     await users.deleteUser(trx, user.id);
     await recordAudit(trx, { orgId: user.org_id, ...by, action: 'member.removed', target: user.email, at: now });
+    return { adminsLeft };
   });
 }
 
 /**
  * Resets a member's password: clears it (a reset is how a leaked password is taken away), ends their
- * sessions and voids their links; returns the token of a new one-time link to set another.
+ * sessions and voids their links. Returns the token of a new one-time link to set another, and how
+ * many other admins can still sign in meanwhile.
  */
-export async function resetMember(db: Db, user: users.UserRow, by: Actor, now = new Date()): Promise<string> {
+export async function resetMember(
+  db: Db,
+  user: users.UserRow,
+  change: MemberChange,
+): Promise<{ token: string; adminsLeft: number }> {
+  const { by, actingUserId, now = new Date() } = change;
   return db.transaction().execute(async (trx) => {
+    const adminsLeft = await lockForChange(trx, user, actingUserId);
     await users.clearPasswordHash(trx, user.id);
     await users.deleteUserSessions(trx, user.id);
     await users.voidLinks(trx, user.id, now);
     const token = await issueLink(trx, user.id, 'reset', now);
     await recordAudit(trx, { orgId: user.org_id, ...by, action: 'member.reset', target: user.email, at: now });
-    return token;
+    return { token, adminsLeft };
   });
 }
 

@@ -38,6 +38,11 @@ export async function listUsers(db: Db, orgId: string): Promise<UserRow[]> {
   return db.selectFrom('dashboard_users').selectAll().where('org_id', '=', orgId).orderBy('created_at').execute();
 }
 
+/** The org's users, locked against change until the transaction ends (in id order, so lockers queue). */
+export async function lockOrgUsers(db: Db, orgId: string): Promise<UserRow[]> {
+  return db.selectFrom('dashboard_users').selectAll().where('org_id', '=', orgId).orderBy('id').forUpdate().execute();
+}
+
 /** Removes a user (with their links and sessions); false when there was none. */
 export async function deleteUser(db: Db, id: string): Promise<boolean> {
   const result = await db.deleteFrom('dashboard_users').where('id', '=', id).executeTakeFirst();

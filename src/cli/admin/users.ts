@@ -6,6 +6,14 @@ import { table } from './table.js';
 const ORG_FLAG = { type: 'string', value: 'ORG_ID', help: 'the org' } as const;
 const LINK_NOTE = 'The link works once, for 72 hours; whoever opens it sets the password, so pass it on privately.';
 
+/** A warning line when a change left the org with no admin who can sign in, or nothing. */
+function noAdminNote(adminsLeft: number, orgId: string): string {
+  return adminsLeft > 0
+    ? ''
+    : `\nNote: org ${orgId} now has no admin who can sign in to the dashboard; invite one with ` +
+        `"admin user invite --org ${orgId} --email EMAIL --role admin".`;
+}
+
 /** The full address of a one-time link: PUBLIC_BASE_URL and the link's path. */
 async function linkUrl(path: string): Promise<string> {
   const { loadConfig } = await import('../../config.js');
@@ -91,10 +99,10 @@ export const userCommands: CommandGroup = {
         ]);
         const db = await database();
         const user = await requireMemberByEmail(db, email!);
-        await removeMember(db, user, { actor: CLI_ACTOR, address: null });
+        const { adminsLeft } = await removeMember(db, user, { by: { actor: CLI_ACTOR, address: null } });
         return {
-          human: `Removed ${user.email}; their sessions have ended.`,
-          json: { email: user.email, removed: true },
+          human: `Removed ${user.email}; their sessions have ended.${noAdminNote(adminsLeft, user.org_id)}`,
+          json: { email: user.email, removed: true, admins_left: adminsLeft },
         };
       },
     },
@@ -112,11 +120,11 @@ export const userCommands: CommandGroup = {
         ]);
         const db = await database();
         const user = await requireMemberByEmail(db, email!);
-        const token = await resetMember(db, user, { actor: CLI_ACTOR, address: null });
+        const { token, adminsLeft } = await resetMember(db, user, { by: { actor: CLI_ACTOR, address: null } });
         const link = await linkUrl(linkPath(token));
         return {
-          human: `Reset ${user.email}: their sessions have ended. One-time link (72 hours):\n${link}`,
-          json: { email: user.email, link },
+          human: `Reset ${user.email}: their sessions have ended. One-time link (72 hours):\n${link}${noAdminNote(adminsLeft, user.org_id)}`,
+          json: { email: user.email, link, admins_left: adminsLeft },
         };
       },
     },

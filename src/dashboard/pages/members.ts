@@ -164,7 +164,7 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
     formBody,
     action(env, async (ctx, session) => {
       const member = await otherMember(env, ctx, session);
-      const token = await resetMember(db, member, by(ctx, session));
+      const { token } = await resetMember(db, member, { by: by(ctx, session), actingUserId: session.userId });
       sendPage(ctx, 200, await membersPage(env, session, linkNotice(linkBase(env, ctx), member.email, token)));
     }),
   );
@@ -196,7 +196,8 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
     `${CURRENT}/:id/remove`,
     formBody,
     action(env, async (ctx, session) => {
-      await removeMember(db, await otherMember(env, ctx, session), by(ctx, session));
+      const member = await otherMember(env, ctx, session);
+      await removeMember(db, member, { by: by(ctx, session), actingUserId: session.userId });
       redirectAfterPost(ctx, CURRENT);
     }),
   );
