@@ -1,13 +1,14 @@
 // Redelivery is bounded: asking for the same event again while one is pending answers that one (however
 // many requests race), and an org's pending redeliveries are capped (REDELIVERIES_PER_ORG) with a 429.
-// A redelivery that races a switch-off of its endpoint waits for it and is refused.
+// A redelivery that races a switch-off of its endpoint waits for it and is refused; one that races the
+// endpoint's removal waits for it and answers 404.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { waitFor } from './support/calls.js';
 import { blocksAnother } from './support/database.js';
 import { abandonPendingDeliveries } from '../src/webhooks/delivery-queries.js';
-import { updateWebhookRow } from '../src/webhooks/queries.js';
+import { markWebhookDeleted, removeDeletedWebhook, updateWebhookRow } from '../src/webhooks/queries.js';
 
 const CAP = 3;
 
@@ -164,5 +165,32 @@ describe('a redelivery racing a switch-off of its endpoint', () => {
       .where('status', '=', 'pending')
       .execute();
     expect(pending).toEqual([]);
+  });
+});
+
+describe('a redelivery racing the removal of its endpoint', () => {
+  it('waits for the removal, then answers 404 not_found, not a failure', async () => {
+    const { id, deliveries } = await endpointWithDeliveries(1);
+    const { db } = env.database;
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'abandoned', next_attempt_at: null })
+      .where('org_id', '=', env.org.orgId)
+      .where('status', '=', 'pending')
+      .execute();
+    let redelivering: Promise<{ response: Response; error?: { error: { code: string } } }> | undefined;
+    // The endpoint's deletion, marked and removed, held open until the redelivery waits for it: the
+    // redelivery saw the endpoint before, as one that waited its turn behind other redeliveries does.
+    await db.transaction().execute(async (trx) => {
+      await markWebhookDeleted(trx, id, new Date());
+      await removeDeletedWebhook(trx, id);
+      redelivering = env.app.client(env.org.key).POST('/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
+        params: { path: { id, delivery_id: deliveries[0]! } },
+      });
+      await waitFor('the redelivery to wait for the removal', () => blocksAnother(trx), 5_000);
+    });
+    const refused = await redelivering!;
+    expect(refused.response.status).toBe(404);
+    expect(refused.error?.error.code).toBe('not_found');
   });
 });

@@ -136,6 +136,20 @@ export async function lockWebhookRow(trx: Db, orgId: string, id: string): Promis
   return live(trx).selectAll().where('org_id', '=', orgId).where('id', '=', id).forShare().executeTakeFirst();
 }
 
+/**
+ * Whether the endpoint is still live, keeping it from being removed until the transaction ends (the
+ * lock a foreign key check takes, which a change of its columns does not wait for).
+ */
+export async function holdLiveWebhook(trx: Db, orgId: string, id: string): Promise<boolean> {
+  const row = await live(trx)
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .forKeyShare()
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Whether a live endpoint with this id exists, in any org (for operators). */
 export async function webhookExists(db: Db, id: string): Promise<boolean> {
   return (await live(db).select('id').where('id', '=', id).executeTakeFirst()) !== undefined;

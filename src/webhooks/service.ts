@@ -336,6 +336,7 @@ export async function redeliver(
  * redelivery due now (queued true), with the delivery workers told. With `cap`, throws
  * too_many_requests (after calling `cap.refused`) when the org already has `cap.max` redeliveries
  * pending; an operator's replay passes none. The org's redeliveries take turns (an advisory lock).
+ * Throws not_found when the endpoint was deleted meanwhile.
  *
  * A caller that queued one checks, last, that the endpoint is still on with `lockWebhookRow`: a
  * switch-off under way or committed since its first check is then waited for and seen, and a later
@@ -364,6 +365,8 @@ export async function queueRedelivery(
       { headers: { 'Retry-After': String(REDELIVERY_RETRY_AFTER_S) } },
     );
   }
+  // The endpoint may have been removed while this waited its turn: its delivery could not be stored.
+  if (!(await webhooks.holdLiveWebhook(trx, orgId, webhookId))) throw notFound(ENDPOINT);
   const id = await deliveries.insertPendingDelivery(trx, {
     webhookId,
     orgId,
