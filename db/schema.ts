@@ -255,6 +255,13 @@ export interface DashboardSessionsTable {
   expires_at: Date;
 }
 
+/** A one-time form's nonce, used once in its session. */
+export interface DashboardFormUsesTable {
+  session_id_hash: string;
+  nonce: string;
+  used_at: Date;
+}
+
 /** One failed sign-in, counted against an account (`account:<email>`) and an address (`address:<ip>`). */
 export interface DashboardSignInFailuresTable {
   id: Generated<string>;
@@ -296,6 +303,7 @@ export interface Database {
   dashboard_users: DashboardUsersTable;
   dashboard_links: DashboardLinksTable;
   dashboard_sessions: DashboardSessionsTable;
+  dashboard_form_uses: DashboardFormUsesTable;
   dashboard_sign_in_failures: DashboardSignInFailuresTable;
   audit_log: AuditLogTable;
 }

@@ -128,6 +128,48 @@ describe('API keys', { timeout: 90_000 }, () => {
     await page.context().close();
   });
 
+  it('does not make a second key, or show one again, when the page that showed a new key is reloaded', async () => {
+    const other = await createTestOrg(database.db);
+    const page = await signedInPage(browser, app.baseUrl, database.db, other.orgId, 'admin');
+    const keysOf = async () =>
+      (await database.db.selectFrom('api_keys').select('prefix').where('org_id', '=', other.orgId).execute()).length;
+    const before = await keysOf();
+    await page.goto('/dashboard/keys');
+    await page.getByLabel('Label (optional)').fill('Reloaded');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const key = (await page.locator('#new-key').textContent())!.trim();
+    expect(await keysOf()).toBe(before + 1);
+
+    // The browser sends the same form again: nothing more is made, and the key is not shown again.
+    const again = await page.reload();
+    expect(again!.status()).toBe(409);
+    await page.getByRole('heading', { name: 'Not possible now' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain(
+      'This form was already sent, so it was not done again',
+    );
+    expect(await page.content()).not.toContain(key);
+    await expectAccessible(page);
+    expect(await keysOf()).toBe(before + 1);
+
+    // A form the server refused (a label over its limit) may be sent again with the same nonce, once put right.
+    await page.goto('/dashboard/keys');
+    const form = page.locator('form[action="/dashboard/keys"]');
+    const hidden = async (name: string) => (await form.locator(`input[name="${name}"]`).getAttribute('value'))!;
+    const base = { _csrf: await hidden('_csrf'), _once: await hidden('_once') };
+    const cookie = (await page.context().cookies()).map((entry) => `${entry.name}=${entry.value}`).join('; ');
+    const send = (label: string) =>
+      fetch(`${app.baseUrl}/dashboard/keys`, {
+        method: 'POST',
+        headers: { Cookie: cookie, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...base, label }).toString(),
+      });
+    expect((await send('x'.repeat(300))).status).toBe(400);
+    expect((await send('Put right')).status).toBe(201);
+    expect((await send('Put right')).status).toBe(409);
+    expect(await keysOf()).toBe(before + 2);
+    await page.context().close();
+  });
+
   it('answers every dashboard page with no-store, a strict CSP, no referrer to other sites', async () => {
     const response = await fetch(`${app.baseUrl}/dashboard/login`);
     expect(response.status).toBe(200);

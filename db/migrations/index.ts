@@ -17,6 +17,7 @@ import * as authFailureAllowances from './2026-11-26-020-auth-failure-allowances
 import * as redeliveries from './2026-11-26-021-redeliveries.js';
 import * as attemptLogPositions from './2026-11-26-022-attempt-log-positions.js';
 import * as dropDueIndex from './2026-11-26-023-drop-due-index.js';
+import * as dashboardFormUses from './2026-11-28-024-dashboard-form-uses.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-021-redeliveries': redeliveries,
   '2026-11-26-022-attempt-log-positions': attemptLogPositions,
   '2026-11-26-023-drop-due-index': dropDueIndex,
+  '2026-11-28-024-dashboard-form-uses': dashboardFormUses,
 };

@@ -2,6 +2,7 @@
 // is signed in, around a page's content.
 import { html, type HtmlValue, type SafeHtml } from './html.js';
 import type { Session } from './sessions.js';
+import { newToken } from './tokens.js';
 
 /** The sections in the navigation, in order; `admin` ones are listed for admins only. */
 const SECTIONS: Array<{ href: string; label: string; admin?: boolean }> = [
@@ -17,6 +18,14 @@ const SECTIONS: Array<{ href: string; label: string; admin?: boolean }> = [
 /** The hidden field carrying the session's CSRF token; every form that changes something includes it. */
 export function csrfField(session: Session): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${session.csrfToken}" />`;
+}
+
+/**
+ * The hidden field of a one-time form (one that shows a secret once): a fresh nonce, which the
+ * server accepts once, so a reload or a second click does not repeat the change.
+ */
+export function onceField(): SafeHtml {
+  return html`<input type="hidden" name="_once" value="${newToken()}" />`;
 }
 
 function navigation(session: Session, current: string | undefined): SafeHtml {

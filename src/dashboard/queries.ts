@@ -205,3 +205,23 @@ export async function deleteExpired(db: Db, now: Date, idleSince: Date, failures
     .executeTakeFirst();
   return Number(sessions.numDeletedRows + links.numDeletedRows + failures.numDeletedRows);
 }
+
+/** Records a one-time form's nonce as used in the session; false when it already was. */
+export async function claimFormUse(db: Db, sessionIdHash: string, nonce: string, now: Date): Promise<boolean> {
+  const row = await db
+    .insertInto('dashboard_form_uses')
+    .values({ session_id_hash: sessionIdHash, nonce, used_at: now })
+    .onConflict((conflict) => conflict.columns(['session_id_hash', 'nonce']).doNothing())
+    .returning('nonce')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Forgets a nonce's use, so the form it came with may be sent again (its change was not made). */
+export async function releaseFormUse(db: Db, sessionIdHash: string, nonce: string): Promise<void> {
+  await db
+    .deleteFrom('dashboard_form_uses')
+    .where('session_id_hash', '=', sessionIdHash)
+    .where('nonce', '=', nonce)
+    .execute();
+}

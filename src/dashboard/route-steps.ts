@@ -10,6 +10,7 @@ import { notice, page } from './layout.js';
 import { readSessionCookie } from './cookies.js';
 import { csrfMatches, isSameOrigin, setPageHeaders } from './security.js';
 import { loadSession, type Session, type SessionLifetimes } from './sessions.js';
+import { claimFormUse, releaseFormUse } from './queries.js';
 import { MAX_CSV_BYTES } from './policy.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
 
@@ -148,10 +149,47 @@ export function fields(ctx: Koa.Context, name: string): string[] {
 }
 
 /**
+ * Runs a one-time form's handler (see onceField): its nonce is claimed first, and a form sent again
+ * gets a 409 page instead of a second change. A change that was not made (a problem page, or a
+ * failure) gives the nonce back, so the same form may be sent again.
+ */
+async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, handler: PageHandler): Promise<void> {
+  const nonce = field(ctx, '_once');
+  if (nonce === '') {
+    sendProblem(ctx, session, 400, 'This form is incomplete; reload the page and try again. Nothing was changed.');
+    return;
+  }
+  const { db, clock } = env.deps;
+  if (!(await claimFormUse(db, session.idHash, nonce, clock.now()))) {
+    sendProblem(
+      ctx,
+      session,
+      409,
+      'This form was already sent, so it was not done again, and what it showed once is not shown again. ' +
+        'Open the page again for a new form.',
+    );
+    return;
+  }
+  const giveBack = () => releaseFormUse(db, session.idHash, nonce);
+  try {
+    await runHandler(ctx, session, handler);
+  } catch (error) {
+    await giveBack().catch(() => undefined);
+    throw error;
+  }
+  if (ctx.status >= 400) await giveBack();
+}
+
+/**
  * A form post that changes something: refused with 403 unless it comes from this origin with the
  * session's CSRF token, and, unless `anyRole`, from an admin. Without a session: to the sign-in page.
+ * A `once` form (one showing a secret once) is done once per nonce (see runOnce).
  */
-export function action(env: DashboardEnv, handler: PageHandler, options: { anyRole?: boolean } = {}): Koa.Middleware {
+export function action(
+  env: DashboardEnv,
+  handler: PageHandler,
+  options: { anyRole?: boolean; once?: boolean } = {},
+): Koa.Middleware {
   return async (ctx) => {
     setPageHeaders(ctx);
     const session = await currentSession(env, ctx);
@@ -171,7 +209,7 @@ export function action(env: DashboardEnv, handler: PageHandler, options: { anyRo
       sendProblem(ctx, session, 403, 'Viewers can read but not change anything; ask an admin.');
       return;
     }
-    await runHandler(ctx, session, handler);
+    await (options.once ? runOnce(env, ctx, session, handler) : runHandler(ctx, session, handler));
   };
 }
 

@@ -6,7 +6,7 @@ import { createApiKey, listKeys, MAX_KEY_LABEL_LENGTH, revokeKey } from '../../o
 import { notFound } from '../../errors.js';
 import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { maskedKey, minute } from '../format.js';
 import type { Session } from '../sessions.js';
 
@@ -53,7 +53,7 @@ async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | n
   const form = admin
     ? html`<h2>Create a key</h2>
         <form method="post" action="/dashboard/keys">
-          ${csrfField(session)}
+          ${csrfField(session)}${onceField()}
           <label for="label">Label (optional)</label>
           <input
             type="text"
@@ -89,16 +89,25 @@ export function keyRoutes(router: Router, env: DashboardEnv): void {
   router.post(
     CURRENT,
     formBody,
-    action(env, async (ctx, session) => {
-      const { key } = await createApiKey(env.deps.db, session.orgId, { label: field(ctx, 'label') }, by(ctx, session));
-      const shown = notice(
-        'secret',
-        html`<p><strong>Your new API key.</strong> Copy it now: it is shown this once and cannot be shown again.</p>
-          <p><code id="new-key">${key}</code></p>
-          <button type="button" class="secondary" data-copy="new-key" hidden>Copy key</button>`,
-      );
-      sendPage(ctx, 201, await keysPage(env, session, shown));
-    }),
+    action(
+      env,
+      async (ctx, session) => {
+        const { key } = await createApiKey(
+          env.deps.db,
+          session.orgId,
+          { label: field(ctx, 'label') },
+          by(ctx, session),
+        );
+        const shown = notice(
+          'secret',
+          html`<p><strong>Your new API key.</strong> Copy it now: it is shown this once and cannot be shown again.</p>
+            <p><code id="new-key">${key}</code></p>
+            <button type="button" class="secondary" data-copy="new-key" hidden>Copy key</button>`,
+        );
+        sendPage(ctx, 201, await keysPage(env, session, shown));
+      },
+      { once: true },
+    ),
   );
 
   router.get(

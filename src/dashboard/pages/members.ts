@@ -23,7 +23,7 @@ import {
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { minute } from '../format.js';
 import type { Session } from '../sessions.js';
 import { requestOrigin } from '../security.js';
@@ -66,7 +66,7 @@ async function membersPage(env: DashboardEnv, session: Session, shown: HtmlValue
                   member.id === session.userId
                     ? html`<span class="muted">You</span>`
                     : html`<form class="inline" method="post" action="${CURRENT}/${member.id}/reset">
-                          ${csrfField(session)}<button
+                          ${csrfField(session)}${onceField()}<button
                             type="submit"
                             class="secondary"
                             aria-label="Reset password of ${member.email}"
@@ -162,11 +162,15 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
   router.post(
     `${CURRENT}/:id/reset`,
     formBody,
-    action(env, async (ctx, session) => {
-      const member = await otherMember(env, ctx, session);
-      const { token } = await resetMember(db, member, { by: by(ctx, session), actingUserId: session.userId });
-      sendPage(ctx, 200, await membersPage(env, session, linkNotice(linkBase(env, ctx), member.email, token)));
-    }),
+    action(
+      env,
+      async (ctx, session) => {
+        const member = await otherMember(env, ctx, session);
+        const { token } = await resetMember(db, member, { by: by(ctx, session), actingUserId: session.userId });
+        sendPage(ctx, 200, await membersPage(env, session, linkNotice(linkBase(env, ctx), member.email, token)));
+      },
+      { once: true },
+    ),
   );
 
   router.get(

@@ -19,7 +19,7 @@ import {
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { minute, second } from '../format.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
 import type { Session } from '../sessions.js';
@@ -44,7 +44,7 @@ function newEndpointForm(session: Session, url: string, events: string[]): SafeH
   );
   return html`<h2>Add an endpoint</h2>
     <form method="post" action="${CURRENT}">
-      ${csrfField(session)}
+      ${csrfField(session)}${onceField()}
       <label for="url">URL</label>
       <input type="url" id="url" name="url" required placeholder="https://example.com/webhooks" value="${url}" />
       <fieldset>
@@ -136,7 +136,7 @@ async function endpointPage(
           ${csrfField(session)}<button type="submit">Send test event</button>
         </form>
         <form class="inline" method="post" action="${base}/rotate">
-          ${csrfField(session)}<button type="submit" class="secondary">Rotate secret</button>
+          ${csrfField(session)}${onceField()}<button type="submit" class="secondary">Rotate secret</button>
         </form>
         <form class="inline" method="post" action="${base}/${endpoint.active ? 'disable' : 'enable'}">
           ${csrfField(session)}<button type="submit" class="secondary">
@@ -248,24 +248,28 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
   router.post(
     CURRENT,
     formBody,
-    action(env, async (ctx, session) => {
-      const url = field(ctx, 'url').trim();
-      const events = fields(ctx, 'events');
-      try {
-        const input = webhooks.checkWebhookCreate({ url, events });
-        const audit = { ...by(ctx, session), action: 'webhook.created', target: input.url };
-        const { webhook, secret } = await webhooks.createWebhook(deps, session.orgId, input, audit);
-        const shown = [
-          secretNotice(secret, 'Endpoint added. Its signing secret:'),
-          html`<p><a href="${CURRENT}/${webhook.id}">Open the endpoint's page</a></p>`,
-        ];
-        sendPage(ctx, 201, await listPage(env, session, { shown }));
-      } catch (error) {
-        if (!(error instanceof DomainError) || error.code === 'not_found') throw error;
-        const status = error.code === 'invalid_request' ? 400 : 403;
-        sendPage(ctx, status, await listPage(env, session, { shown: notice('error', error.message), url, events }));
-      }
-    }),
+    action(
+      env,
+      async (ctx, session) => {
+        const url = field(ctx, 'url').trim();
+        const events = fields(ctx, 'events');
+        try {
+          const input = webhooks.checkWebhookCreate({ url, events });
+          const audit = { ...by(ctx, session), action: 'webhook.created', target: input.url };
+          const { webhook, secret } = await webhooks.createWebhook(deps, session.orgId, input, audit);
+          const shown = [
+            secretNotice(secret, 'Endpoint added. Its signing secret:'),
+            html`<p><a href="${CURRENT}/${webhook.id}">Open the endpoint's page</a></p>`,
+          ];
+          sendPage(ctx, 201, await listPage(env, session, { shown }));
+        } catch (error) {
+          if (!(error instanceof DomainError) || error.code === 'not_found') throw error;
+          const status = error.code === 'invalid_request' ? 400 : 403;
+          sendPage(ctx, status, await listPage(env, session, { shown: notice('error', error.message), url, events }));
+        }
+      },
+      { once: true },
+    ),
   );
 
   router.get(
@@ -314,13 +318,20 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
   router.post(
     `${CURRENT}/:id/rotate`,
     formBody,
-    action(env, async (ctx, session) => {
-      const id = endpointId(ctx);
-      const audit = { ...by(ctx, session), action: 'webhook.secret_rotated', target: id };
-      const { secret } = await webhooks.rotateWebhookSecret(deps, session.orgId, id, { expirePrevious: false, audit });
-      const shown = secretNotice(secret, 'New signing secret (the old one keeps signing for 24 hours):');
-      sendPage(ctx, 200, await endpointPage(env, ctx, session, id, shown));
-    }),
+    action(
+      env,
+      async (ctx, session) => {
+        const id = endpointId(ctx);
+        const audit = { ...by(ctx, session), action: 'webhook.secret_rotated', target: id };
+        const { secret } = await webhooks.rotateWebhookSecret(deps, session.orgId, id, {
+          expirePrevious: false,
+          audit,
+        });
+        const shown = secretNotice(secret, 'New signing secret (the old one keeps signing for 24 hours):');
+        sendPage(ctx, 200, await endpointPage(env, ctx, session, id, shown));
+      },
+      { once: true },
+    ),
   );
 
   for (const [path, active] of [
