@@ -10,7 +10,7 @@ export type paths = {
         /**
          * List calls
          * @description Returns the org's calls, newest first (by `created_at`, ties broken by `id`), one page at a
-         *     time. Filter by `status` to see, for example, only calls still in flight. While calls are
+         *     time. Filter by one `status` to see, for example, only the calls in progress. While calls are
          *     being placed, page with `starting_after` (the `id` of the last call of your page) instead of
          *     `offset`: offset pages drift as new calls arrive, cursor pages do not.
          */
@@ -109,7 +109,8 @@ export type paths = {
          * Create or update a contact
          * @description Creates the contact for `phone_e164`, or updates it when the org already has one with that
          *     number. Repeating the same request is harmless. On an update, fields you omit keep their
-         *     value and `null` clears `name`, `email` or `language_pref`. `consent_capture` is required
+         *     value and `null` clears `name`, `email` or `language_pref`; a `metadata` you send replaces the
+         *     stored one whole (keys are not merged: send every key you want kept). `consent_capture` is required
          *     when the number is new. A new contact emits exactly one `contact.created` event; updates
          *     emit none. The answer is `201` when the request created the contact and `200` when it
          *     updated one (a repeat of a creating request is an update), both with the contact as stored
@@ -1662,7 +1663,7 @@ export type components = {
          */
         RateLimitLimit: components["schemas"]["RateLimitCount"];
         /**
-         * @description How many more requests the org may make in the current window, this one included.
+         * @description How many more requests the org may make in the current window after this one (0 on the last one allowed).
          * @example 117
          */
         RateLimitRemaining: components["schemas"]["RateLimitCount"];

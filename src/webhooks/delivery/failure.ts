@@ -54,9 +54,32 @@ export function classifyError(error: unknown): FailureKind {
   return 'other';
 }
 
+/**
+ * What the delivery log says of the usual certificate failures, in the receiver owner's terms (the
+ * TLS library's own text can carry advice about this server's runtime, which its reader cannot act on).
+ */
+const TLS_PROBLEMS: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the receiver's certificate is self-signed",
+  SELF_SIGNED_CERT_IN_CHAIN: "the receiver's certificate chain ends in a self-signed certificate that is not trusted",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    "the receiver's certificate is not signed by a trusted authority (is its intermediate certificate missing?)",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    "the receiver's certificate is not signed by a trusted authority (is its intermediate certificate missing?)",
+  UNABLE_TO_GET_ISSUER_CERT: "the issuer of the receiver's certificate is not known",
+  CERT_HAS_EXPIRED: "the receiver's certificate has expired",
+  CERT_NOT_YET_VALID: "the receiver's certificate is not valid yet",
+  CERT_REVOKED: "the receiver's certificate was revoked",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the receiver's certificate does not name the endpoint's host",
+};
+
 /** A short human-readable description of a send error, for the delivery log. */
 export function describeError(error: unknown): string {
-  if (codesOf(error).includes(ASSERTION_CODE)) return UNREADABLE_ANSWER;
+  const codes = codesOf(error);
+  if (codes.includes(ASSERTION_CODE)) return UNREADABLE_ANSWER;
+  const tlsCode = codes.find((code) => TLS_CODE.test(code));
+  if (tlsCode !== undefined) {
+    return `TLS handshake failed: ${TLS_PROBLEMS[tlsCode] ?? 'the receiver and this service could not agree on a secure connection'} (${tlsCode})`;
+  }
   const parts: string[] = [];
   for (let current = error, depth = 0; current instanceof Error && depth < 6; depth += 1) {
     if (!parts.includes(current.message)) parts.push(current.message);
