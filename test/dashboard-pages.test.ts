@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { webhookEnv, endpointWithEvents, type WebhookEnv } from './support/webhook-env.js';
+import { webhookEnv, endpointWithEvents, register, type WebhookEnv } from './support/webhook-env.js';
+import { answer, startReceiver } from './support/webhook-receiver.js';
 import { rawRequest } from './support/app.js';
 import { insertWebhook } from '../src/webhooks/queries.js';
 import { testNumber } from './support/calls.js';
@@ -339,5 +340,91 @@ describe('who may do what', { timeout: 120_000 }, () => {
       await new Promise((resolve) => attacker.close(resolve));
       await page.context().close();
     }
+  });
+});
+
+describe('what a browser trial found', { timeout: 120_000 }, () => {
+  it('keeps hostile direction controls and unbroken strings inside their place', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    const spoof = `evil\u202Etxt.exe`;
+    const long = 'x'.repeat(200);
+    for (const [phone, name] of [
+      [testNumber('5101'), spoof],
+      [testNumber('5102'), long],
+    ] as const) {
+      const stored = await rawRequest(env.app, 'POST', '/contacts', {
+        headers: { Authorization: `Bearer ${env.org.key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ phone_e164: phone, name, consent_capture: 'manual' }),
+      });
+      expect(stored.status).toBe(201);
+    }
+    await page.goto(`${env.app.baseUrl}/dashboard/contacts`);
+    // The override is closed by an isolate around the text that holds it, and nothing else changes.
+    expect(await page.content()).toContain(`\u2068${spoof}\u2069`);
+    expect(await page.getByRole('cell', { name: long }).count()).toBe(1);
+    // A 200-character word wraps in its cell instead of widening the page past the window.
+    const { scrolled, window: width } = await page.evaluate(() => ({
+      scrolled: document.documentElement.scrollWidth,
+      window: window.innerWidth,
+    }));
+    expect(scrolled).toBeLessThanOrEqual(width);
+    await page.context().close();
+  });
+
+  it('moves the focus to a form error and keeps what was chosen and typed', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    await page.goto(`${env.app.baseUrl}/dashboard/members`);
+    await page.getByLabel('Email').fill('not-an-address');
+    await page.getByLabel('Role').selectOption('viewer');
+    await page
+      .locator('form[action="/dashboard/members"]')
+      .evaluate((form: HTMLFormElement) => (form.noValidate = true));
+    await page.getByRole('button', { name: 'Invite member' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByLabel('Role').inputValue()).toBe('viewer');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('alert');
+    await expectAccessible(page);
+
+    await page.goto(`${env.app.baseUrl}/dashboard/contacts`);
+    const broken = 'phone_e164,colour\n+919800000001,blue';
+    await page.getByLabel('CSV contents').fill(broken);
+    await page.getByRole('button', { name: 'Import contacts' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('unknown column(s) colour');
+    expect(await page.getByLabel('CSV contents').inputValue()).toBe(broken);
+    await page.context().close();
+  });
+
+  it('says a key is already revoked, confirms a test send, refuses a page past the furthest, and offers a skip link', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    await page.goto(`${env.app.baseUrl}/dashboard/keys`);
+    await page.getByLabel('Label (optional)').fill('Short-lived');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const prefix = (await page.locator('#new-key').textContent())!.trim().split('_')[2]!;
+    await page.goto(`${env.app.baseUrl}/dashboard/keys/${prefix}/revoke`);
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    const again = await page.goto(`${env.app.baseUrl}/dashboard/keys/${prefix}/revoke`);
+    expect(again!.status()).toBe(409);
+    expect(await page.getByRole('alert').textContent()).toContain('This key was already revoked');
+
+    const receiver = await startReceiver(answer(204));
+    const { id } = await register(env, receiver.url);
+    await page.goto(`${env.app.baseUrl}/dashboard/webhooks/${id}`);
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Test event sent');
+    await expectAccessible(page);
+    expect(receiver.requests).toHaveLength(1);
+    await receiver.close();
+
+    const far = await page.goto(`${env.app.baseUrl}/dashboard/calls?page=500`);
+    expect(far!.status()).toBe(400);
+    expect(await page.getByRole('alert').textContent()).toContain('Lists go to page 200 at most');
+
+    await page.goto(`${env.app.baseUrl}/dashboard`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('MAIN');
+    await page.context().close();
   });
 });

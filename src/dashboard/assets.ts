@@ -1,5 +1,5 @@
 // The dashboard's only style sheet and script, served from this process (no other origin, no build).
-// The script adds copy buttons; every page works without it.
+// The script adds copy buttons and moves the focus to a form's error; every page works without it.
 
 /** Where each asset is served and what it holds. */
 export const ASSETS = {
@@ -8,7 +8,9 @@ export const ASSETS = {
     body: `
 :root { color-scheme: light; --ink: #1d2430; --muted: #4a5568; --line: #cbd5e0; --accent: #1f4fbf; --bad: #a61b1b; --good: #176b36; }
 * { box-sizing: border-box; }
-body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f7f8fa; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f7f8fa; overflow-wrap: anywhere; }
+.skip { position: absolute; left: -10000px; top: 0.5rem; background: #fff; padding: 0.5rem 1rem; z-index: 1; }
+.skip:focus { left: 1rem; }
 a { color: var(--accent); }
 header { background: #fff; border-bottom: 1px solid var(--line); padding: 0.5rem 1.5rem; display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; }
 header nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: 1rem; margin: 0; padding: 0; }
@@ -31,7 +33,7 @@ fieldset label { display: inline; font-weight: 400; margin-right: 1rem; }
 button, .button { font: inherit; padding: 0.35rem 0.9rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; margin-top: 0.5rem; }
 button.secondary, .button.secondary { background: #fff; color: var(--accent); }
 button.danger, .button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }
-:focus-visible { outline: 3px solid #f6ad55; outline-offset: 2px; }
+:focus-visible { outline: 3px solid #1a365d; outline-offset: 2px; }
 .notice { background: #fff; border: 1px solid var(--line); border-left: 4px solid var(--accent); padding: 0.75rem 1rem; margin: 1rem 0; }
 .error { border-left-color: var(--bad); }
 .secret { background: #fffbea; border-left-color: #b7791f; }
@@ -69,6 +71,12 @@ document.querySelectorAll('input[type="file"][data-into]').forEach(function (inp
     if (file) file.text().then(function (text) { target.value = text; });
   });
 });
+// A page that answers a form with an error takes the focus to it, so it is read before anything else.
+var problem = document.querySelector('.notice.error');
+if (problem) {
+  problem.setAttribute('tabindex', '-1');
+  problem.focus();
+}
 `,
   },
 } as const;

@@ -27,6 +27,18 @@ export function count(value: number): string {
   return COUNT.format(value);
 }
 
+/** How many attempts failed, in words: `1 failed attempt`, `1,200 failed attempts`. */
+export function failedAttempts(failed: number): string {
+  return `${count(failed)} failed attempt${failed === 1 ? '' : 's'}`;
+}
+
+/** A time into a call, from its ms: `0:15.2` (minutes, then seconds to a tenth). */
+export function callTime(ms: number): string {
+  const tenths = Math.round(ms / 100);
+  const seconds = (tenths % 600) / 10;
+  return `${Math.floor(tenths / 600)}:${seconds < 10 ? '0' : ''}${seconds.toFixed(1)}`;
+}
+
 /** A key as the dashboard shows it after creation: the public prefix only. */
 export function maskedKey(prefix: string): string {
   return `svc_live_${prefix}_…`;

@@ -64,8 +64,9 @@ export function page(options: { title: string; session: Session | null; current?
         <script src="/dashboard/assets/dashboard.js" defer></script>
       </head>
       <body>
+        <a class="skip" href="#content">Skip to content</a>
         ${session ? navigation(session, current) : ''}
-        <main>
+        <main id="content" tabindex="-1">
           <h1>${title}</h1>
           ${body}
         </main>
@@ -101,6 +102,6 @@ export function confirmationPage(options: Confirmation): string {
 
 /** A boxed message: information, an error, or a secret shown once. */
 export function notice(kind: 'info' | 'error' | 'secret', content: HtmlValue): SafeHtml {
-  const role = kind === 'error' ? html` role="alert"` : '';
+  const role = kind === 'error' ? html` role="alert"` : kind === 'info' ? html` role="status"` : '';
   return html`<div class="notice ${kind}" ${role}>${content}</div>`;
 }

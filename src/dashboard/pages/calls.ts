@@ -7,7 +7,7 @@ import { CALL_STATUSES } from '../../calls/status.js';
 import { sendPage, uuidParam, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
-import { minute, rupees, second } from '../format.js';
+import { callTime, minute, rupees, second } from '../format.js';
 import { chosen, pageOf, pager, selectFilter } from './paging.js';
 
 const CURRENT = '/dashboard/calls';
@@ -67,7 +67,7 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
           <dd>${value ?? '—'}</dd>`;
       const transcript = call.transcript?.length
         ? html`<ol>
-            ${call.transcript.map((turn) => html`<li><strong>${turn.role}</strong> (${turn.start_ms} ms): ${turn.text}</li>`)}
+            ${call.transcript.map((turn) => html`<li><strong>${turn.role}</strong> (${callTime(turn.start_ms)}): ${turn.text}</li>`)}
           </ol>`
         : html`<p>No transcript${call.status === 'completed' ? '' : ' (only completed calls have one)'}.</p>`;
       const body = html`<dl class="facts">

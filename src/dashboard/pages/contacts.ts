@@ -23,7 +23,7 @@ const CONSENTS = ['pre_call', 'website_form', 'manual', 'imported'] as const sat
   NonNullable<Contact['consent_capture']>
 >;
 
-function importForm(session: Session): SafeHtml {
+function importForm(session: Session, csv: string): SafeHtml {
   return html`<h2>Import contacts from a CSV file</h2>
     <p class="muted">Columns: ${IMPORT_COLUMNS.join(', ')} (a header line first; phone_e164 is required).</p>
     <form method="post" action="${CURRENT}/import">
@@ -32,7 +32,7 @@ function importForm(session: Session): SafeHtml {
         <label for="csv-file">CSV file</label><input type="file" id="csv-file" accept=".csv,text/csv" data-into="csv" />
       </div>
       <label for="csv">CSV contents</label>
-      <textarea id="csv" name="csv" required spellcheck="false"></textarea>
+      <textarea id="csv" name="csv" required spellcheck="false">${csv}</textarea>
       <button type="submit">Import contacts</button>
     </form>`;
 }
@@ -72,7 +72,13 @@ function report(summary: ImportSummary): SafeHtml {
   );
 }
 
-async function contactsPage(env: DashboardEnv, ctx: Koa.Context, session: Session, shown: HtmlValue): Promise<string> {
+async function contactsPage(
+  env: DashboardEnv,
+  ctx: Koa.Context,
+  session: Session,
+  shown: HtmlValue,
+  csv = '',
+): Promise<string> {
   const consent = chosen(ctx, 'consent', CONSENTS);
   const { page: number, limit, offset } = pageOf(ctx);
   const { items, more } = await browseContacts(env.deps.db, session.orgId, {
@@ -114,7 +120,7 @@ async function contactsPage(env: DashboardEnv, ctx: Koa.Context, session: Sessio
       : html`<p>No contacts${consent ? ` with consent ${consent}` : ''}.</p>`
   }
   ${pager(CURRENT, { consent }, number, { more, shown: items.length })}
-  ${session.role === 'admin' ? importForm(session) : ''}`;
+  ${session.role === 'admin' ? importForm(session, csv) : ''}`;
   return page({ title: 'Contacts', session, current: CURRENT, body });
 }
 
@@ -170,7 +176,8 @@ export function contactRoutes(router: Router, env: DashboardEnv): void {
         sendPage(
           ctx,
           400,
-          await contactsPage(env, ctx, session, notice('error', `The file was not imported: ${error.message}`)),
+          // The text comes back in the form, to be put right rather than pasted again.
+          await contactsPage(env, ctx, session, notice('error', `The file was not imported: ${error.message}`), csv),
         );
       }
     }),

@@ -3,7 +3,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { createApiKey, listKeys, MAX_KEY_LABEL_LENGTH, revokeKey } from '../../orgs/api-keys.js';
-import { notFound } from '../../errors.js';
+import { DomainError, notFound } from '../../errors.js';
 import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
@@ -75,6 +75,11 @@ async function orgKey(env: DashboardEnv, session: Session, prefix: string) {
   return key;
 }
 
+/** The 409 for a key revoked before: nothing more to do. */
+function alreadyRevoked(at: Date): DomainError {
+  return new DomainError('invalid_state', `This key was already revoked, ${minute(at)}; nothing more to do.`);
+}
+
 function by(ctx: Koa.Context, session: Session) {
   return { actor: session.email, address: ctx.ip };
 }
@@ -116,6 +121,7 @@ export function keyRoutes(router: Router, env: DashboardEnv): void {
       env,
       async (ctx, session) => {
         const key = await orgKey(env, session, ctx.params.prefix!);
+        if (key.revoked_at) throw alreadyRevoked(key.revoked_at);
         const question = html`Revoke <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${key.label})` : ''}?
           Requests with it are refused within 30 seconds. This cannot be undone.`;
         const confirmation = confirmationPage({
@@ -137,8 +143,10 @@ export function keyRoutes(router: Router, env: DashboardEnv): void {
     '/dashboard/keys/:prefix/revoke',
     formBody,
     action(env, async (ctx, session) => {
-      if (!(await revokeKey(env.deps.db, ctx.params.prefix!, by(ctx, session), session.orgId)))
-        throw notFound('API key');
+      if (!(await revokeKey(env.deps.db, ctx.params.prefix!, by(ctx, session), session.orgId))) {
+        const key = await orgKey(env, session, ctx.params.prefix!);
+        throw alreadyRevoked(key.revoked_at ?? new Date());
+      }
       redirectAfterPost(ctx, CURRENT);
     }),
   );

@@ -49,7 +49,12 @@ function linkNotice(base: string, email: string, token: string): SafeHtml {
   );
 }
 
-async function membersPage(env: DashboardEnv, session: Session, shown: HtmlValue, email = ''): Promise<string> {
+async function membersPage(
+  env: DashboardEnv,
+  session: Session,
+  shown: HtmlValue,
+  typed: { email: string; role?: Role } = { email: '' },
+): Promise<string> {
   const members = await listMembers(env.deps.db, session.orgId);
   const admin = session.role === 'admin';
   const rows = members.map(
@@ -91,10 +96,12 @@ async function membersPage(env: DashboardEnv, session: Session, shown: HtmlValue
         <form method="post" action="${CURRENT}">
           ${csrfField(session)}
           <label for="email">Email</label>
-          <input type="email" id="email" name="email" required value="${email}" />
+          <input type="email" id="email" name="email" required value="${typed.email}" />
           <label for="role">Role</label>
           <select id="role" name="role">
-            ${ROLES.map((role) => html`<option value="${role}">${role}</option>`)}
+            ${ROLES.map(
+              (role) => html`<option value="${role}" ${role === typed.role ? html` selected` : ''}>${role}</option>`,
+            )}
           </select>
           <p class="muted">Admins change everything here; viewers only read.</p>
           <button type="submit">Invite member</button>
@@ -146,7 +153,7 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
       const role = ROLES.find((entry) => entry === field(ctx, 'role'));
       if (!role) {
         const refused = notice('error', `Choose a role: ${ROLES.join(' or ')}.`);
-        sendPage(ctx, 400, await membersPage(env, session, refused, email));
+        sendPage(ctx, 400, await membersPage(env, session, refused, { email }));
         return;
       }
       try {
@@ -154,7 +161,7 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
         sendPage(ctx, 201, await membersPage(env, session, linkNotice(linkBase(env, ctx), user.email, token)));
       } catch (error) {
         if (!(error instanceof DomainError) || error.code !== 'invalid_request') throw error;
-        sendPage(ctx, 400, await membersPage(env, session, notice('error', error.message), email));
+        sendPage(ctx, 400, await membersPage(env, session, notice('error', error.message), { email, role }));
       }
     }),
   );

@@ -9,7 +9,7 @@ import { MAX_ENDPOINTS_PER_ORG } from '../../webhooks/policy.js';
 import { sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
-import { count, rupees } from '../format.js';
+import { count, failedAttempts, rupees } from '../format.js';
 
 const DAY_MS = 86_400_000;
 /** Calls per status counted at most on the overview (the page's cost stays flat for big orgs). */
@@ -34,10 +34,11 @@ export function overviewRoutes(router: Router, env: DashboardEnv): void {
       );
       const failing = endpoints.items.filter((endpoint) => (failures.get(endpoint.id) ?? 0) > 0);
       const plan = org.plan_id
-        ? html`${org.plan_name} (<code>${org.plan_id}</code>): ${org.rate_limit_per_minute} API requests per
+        ? html`${org.plan_name} (<code>${org.plan_id}</code>):
+          ${count(org.rate_limit_per_minute ?? DEFAULT_RATE_LIMIT_PER_MINUTE)} API requests per
           minute${org.plan_active ? '' : html` <span class="state-bad">switched off: calls cannot be placed</span>`}`
-        : html`<span class="state-bad">No plan: calls cannot be placed</span> (${DEFAULT_RATE_LIMIT_PER_MINUTE} API
-            requests per minute)`;
+        : html`<span class="state-bad">No plan: calls cannot be placed</span> (${count(DEFAULT_RATE_LIMIT_PER_MINUTE)}
+            API requests per minute)`;
       const callRows = calls.map(
         (entry) =>
           html`<tr>
@@ -73,7 +74,7 @@ export function overviewRoutes(router: Router, env: DashboardEnv): void {
         ${
           failing.length
             ? html`<ul>
-                ${failing.map((endpoint) => html`<li><a href="/dashboard/webhooks/${endpoint.id}">${endpoint.url}</a>: ${failures.get(endpoint.id)} failed attempts in the last 24 hours</li>`)}
+                ${failing.map((endpoint) => html`<li><a href="/dashboard/webhooks/${endpoint.id}">${endpoint.url}</a>: ${failedAttempts(failures.get(endpoint.id) ?? 0)} in the last 24 hours</li>`)}
               </ul>`
             : html`<p>None of the ${endpoints.total} endpoints had a failed attempt in the last 24 hours.</p>`
         }`;

@@ -3,14 +3,24 @@ import type Koa from 'koa';
 import { html, type SafeHtml } from '../html.js';
 import { PAGE_SIZE } from '../policy.js';
 import { count } from '../format.js';
+import { DomainError } from '../../errors.js';
 
 /** The furthest page a list goes to (deep offsets cost in proportion; filters narrow a list instead). */
 const MAX_PAGE = 200;
 
-/** The requested page (1 when absent or not a number in range) with its offset. */
+/**
+ * The requested page (1 when absent or not a whole number from 1) with its offset; throws
+ * invalid_request for a page past the furthest a list goes to.
+ */
 export function pageOf(ctx: Koa.Context): { page: number; limit: number; offset: number } {
   const raw = typeof ctx.query.page === 'string' ? Number(ctx.query.page) : 1;
-  const page = Number.isInteger(raw) && raw >= 1 && raw <= MAX_PAGE ? raw : 1;
+  if (Number.isInteger(raw) && raw > MAX_PAGE) {
+    throw new DomainError(
+      'invalid_request',
+      `Lists go to page ${MAX_PAGE} at most; choose a filter to find what is further on.`,
+    );
+  }
+  const page = Number.isInteger(raw) && raw >= 1 ? raw : 1;
   return { page, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE };
 }
 

@@ -234,6 +234,13 @@ export function waitsOnReceiver(method: string, path: string): boolean {
   return method === 'POST' && /^\/dashboard\/webhooks\/[^/]+\/(?:test|delete)$/.test(path);
 }
 
+/** What the endpoint's page says after a form sent the browser back to it (`?done=`). */
+const DONE_NOTICES: Record<string, string> = {
+  test: 'Test event sent: its attempt is the newest in the log below.',
+  redelivery:
+    'Redelivery queued: its attempt appears in the log below once it is sent, usually within seconds (reload to see it).',
+};
+
 /** Registers the webhooks pages. */
 export function webhookRoutes(router: Router, env: DashboardEnv): void {
   const { deps } = env;
@@ -274,7 +281,10 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
 
   router.get(
     `${CURRENT}/:id`,
-    view(env, async (ctx, session) => sendPage(ctx, 200, await endpointPage(env, ctx, session, endpointId(ctx)))),
+    view(env, async (ctx, session) => {
+      const done = DONE_NOTICES[String(ctx.query.done)];
+      sendPage(ctx, 200, await endpointPage(env, ctx, session, endpointId(ctx), done ? notice('info', done) : null));
+    }),
   );
 
   router.post(
@@ -287,7 +297,7 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
         action: 'webhook.test_sent',
         target: id,
       });
-      redirectAfterPost(ctx, `${CURRENT}/${id}`);
+      redirectAfterPost(ctx, `${CURRENT}/${id}?done=test`);
     }),
   );
 
@@ -311,7 +321,7 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
         }
         throw error;
       }
-      redirectAfterPost(ctx, `${CURRENT}/${id}`);
+      redirectAfterPost(ctx, `${CURRENT}/${id}?done=redelivery`);
     }),
   );
 
