@@ -11,7 +11,14 @@ import { answer, startReceiver } from './support/webhook-receiver.js';
 import { rawRequest } from './support/app.js';
 import { insertWebhook } from '../src/webhooks/queries.js';
 import { testNumber } from './support/calls.js';
-import { acceptInvite, expectAccessible, launchBrowser, newContext, signedInPage } from './support/dashboard.js';
+import {
+  acceptInvite,
+  expectAccessible,
+  invite,
+  launchBrowser,
+  newContext,
+  signedInPage,
+} from './support/dashboard.js';
 
 let env: WebhookEnv;
 let browser: Browser;
@@ -425,6 +432,24 @@ describe('what a browser trial found', { timeout: 120_000 }, () => {
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
     await page.keyboard.press('Enter');
     expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('MAIN');
+    await page.context().close();
+  });
+});
+
+describe('resetting a password', { timeout: 60_000 }, () => {
+  it('asks first, then shows the one-time link once', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    const email = `reset-${randomUUID()}@example.com`;
+    await invite(env.database.db, env.org.orgId, email, 'viewer');
+    await page.goto(`${env.app.baseUrl}/dashboard/members`);
+    await page.getByRole('link', { name: `Reset password of ${email}` }).click();
+    await page.getByRole('heading', { name: 'Reset password' }).waitFor();
+    expect(await page.locator('main').textContent()).toContain(`Reset the password of ${email}?`);
+    await expectAccessible(page);
+    await page.getByRole('button', { name: 'Reset password' }).click();
+    await page.getByRole('heading', { name: 'Members' }).waitFor();
+    expect(await page.locator('main').textContent()).toMatch(/\/dashboard\/invite\/[A-Za-z0-9_-]{43}/);
+    expect((await page.reload())!.status()).toBe(409);
     await page.context().close();
   });
 });

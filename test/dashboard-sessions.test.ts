@@ -234,6 +234,8 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     });
     expect(response.status).toBe(413);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    // Not a dead end: the page leads back.
+    expect(await response.text()).toContain('<a href="/dashboard">Back to the dashboard</a>');
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
   });
 

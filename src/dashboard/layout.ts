@@ -87,14 +87,16 @@ export interface Confirmation {
   button: string;
   /** Where Cancel leads. */
   cancel: string;
+  /** Whether the form is a one-time form (see onceField). */
+  once?: boolean;
 }
 
 /** A page asking the user to confirm a destructive action, with a form that posts to it and a way back. */
 export function confirmationPage(options: Confirmation): string {
-  const { title, session, current, question, action, button, cancel } = options;
+  const { title, session, current, question, action, button, cancel, once } = options;
   const body = html`<p>${question}</p>
     <form method="post" action="${action}">
-      ${csrfField(session)} <button type="submit" class="danger">${button}</button>
+      ${csrfField(session)}${once ? onceField() : ''} <button type="submit" class="danger">${button}</button>
       <a href="${cancel}">Cancel</a>
     </form>`;
   return page({ title, session, current, body });

@@ -55,7 +55,8 @@ export function sendPage(ctx: Koa.Context, status: number, body: string): void {
 
 /** Answers with a short page explaining why the request was not done. */
 export function sendProblem(ctx: Koa.Context, session: Session | null, status: number, message: string): void {
-  const back = session ? html`<p><a href="/dashboard">Back to the overview</a></p>` : '';
+  // Never a dead end: signed out, the link leads to the sign-in page.
+  const back = html`<p><a href="/dashboard">${session ? 'Back to the overview' : 'Back to the dashboard'}</a></p>`;
   sendPage(ctx, status, page({ title: TITLE_OF[status] ?? 'Error', session, body: [notice('error', message), back] }));
 }
 

@@ -23,7 +23,7 @@ import {
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, page } from '../layout.js';
 import { minute } from '../format.js';
 import type { Session } from '../sessions.js';
 import { requestOrigin } from '../security.js';
@@ -70,15 +70,12 @@ async function membersPage(
                 ${
                   member.id === session.userId
                     ? html`<span class="muted">You</span>`
-                    : html`<form class="inline" method="post" action="${CURRENT}/${member.id}/reset">
-                          ${csrfField(session)}${onceField()}<button
-                            type="submit"
-                            class="secondary"
-                            aria-label="Reset password of ${member.email}"
-                          >
-                            Reset password
-                          </button>
-                        </form>
+                    : html`<a
+                          class="button secondary"
+                          href="${CURRENT}/${member.id}/reset"
+                          aria-label="Reset password of ${member.email}"
+                          >Reset password</a
+                        >
                         <a
                           class="button danger"
                           href="${CURRENT}/${member.id}/remove"
@@ -164,6 +161,30 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
         sendPage(ctx, 400, await membersPage(env, session, notice('error', error.message), { email, role }));
       }
     }),
+  );
+
+  router.get(
+    `${CURRENT}/:id/reset`,
+    view(
+      env,
+      async (ctx, session) => {
+        const member = await otherMember(env, ctx, session);
+        const question = html`Reset the password of <strong>${member.email}</strong>? Their password stops working and
+          they are signed out at once; you get a one-time link for them to choose a new one.`;
+        const confirmation = confirmationPage({
+          title: 'Reset password',
+          session,
+          current: CURRENT,
+          question,
+          action: `${CURRENT}/${member.id}/reset`,
+          button: 'Reset password',
+          cancel: CURRENT,
+          once: true,
+        });
+        sendPage(ctx, 200, confirmation);
+      },
+      { adminOnly: true },
+    ),
   );
 
   router.post(
