@@ -114,6 +114,23 @@ describe('trailing slashes', () => {
   });
 });
 
+describe('a query parameter given twice', () => {
+  it.each([
+    ['/calls?status=completed&status=failed', 'status'],
+    ['/calls?limit=2&limit=3', 'limit'],
+    ['/contacts?limit=5&consent_capture=manual&consent_capture=manual', 'consent_capture'],
+  ])('%s is refused, naming it, with what to do', async (path, name) => {
+    const answer = await rawRequest(app, 'GET', path, { headers: auth() });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toEqual({
+      code: 'invalid_request',
+      param: name,
+      message: `${name}: is given more than once; give it once`,
+      details: { [name]: ['is given more than once; give it once'] },
+    });
+  });
+});
+
 describe('query integers', () => {
   const refused = ['0x10', '1e1', '+5', '5.0', '%205', '5%20', '', '1_0', '٥', 'Infinity', '0b1'];
 

@@ -12,7 +12,7 @@ import type { ApiGuards } from './backend.js';
 import { jsonBodyReader } from './json-body.js';
 import { headerNamesOf, operationInput } from './operation-input.js';
 import { takeRateLimitSlot } from './rate-limit.js';
-import { checkQueryIntegers, checkRequest, decodes, malformedPathParameter } from './request-checks.js';
+import { checkQueryValues, checkRequest, decodes, malformedPathParameter } from './request-checks.js';
 import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
 import { validationError } from './validation-errors.js';
@@ -50,7 +50,7 @@ export function operationPipeline(
     // The routes decode path parameters, leaving one that does not decode as it came: it is named here.
     const malformed = decodes(ctx.path) ? null : malformedPathParameter(operation, ctx.path);
     if (malformed !== null) throw invalidField(malformed, 'is not valid percent-encoded text');
-    checkQueryIntegers(operation, ctx.querystring);
+    checkQueryValues(operation, ctx.querystring);
     let body: unknown;
     if (state.hasBody && operation.requestBody) {
       body = await readBody(ctx);

@@ -62,15 +62,18 @@ export function malformedPathParameter(operation: Operation, path: string): stri
 }
 
 /**
- * Before validation: throws invalid_request naming the first integer query parameter whose value is
- * anything but plain decimal digits (schema validation coerces strings such as `0x10`, `1e1`, `+5`,
- * `5.0` or ` 5` to numbers).
+ * Before validation: throws invalid_request naming the first query parameter of the operation that is
+ * given more than once (each takes one value), or the first integer one whose value is anything but
+ * plain decimal digits (schema validation coerces strings such as `0x10`, `1e1`, `+5`, `5.0` or ` 5`
+ * to numbers).
  */
-export function checkQueryIntegers(operation: Operation, querystring: string): void {
-  const names = integerQueryNamesOf(operation);
-  if (names.length === 0) return;
+export function checkQueryValues(operation: Operation, querystring: string): void {
+  if (querystring === '') return;
   const query = new URLSearchParams(querystring);
-  for (const name of names) {
+  for (const name of queryNamesOf(operation)) {
+    if (query.getAll(name).length > 1) throw invalidField(name, 'is given more than once; give it once');
+  }
+  for (const name of integerQueryNamesOf(operation)) {
     for (const value of query.getAll(name)) {
       if (!DECIMAL_INTEGER.test(value)) throw invalidField(name, 'must be an integer written in decimal digits');
     }
