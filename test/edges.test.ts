@@ -113,6 +113,8 @@ describe('secret rotation', () => {
     const refused = await rotate();
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('invalid_state');
+    // The refusal names the way past it for a secret that leaked.
+    expect(refused.body.error.message).toContain('expire_previous=true');
 
     // A day later the replaced secrets are gone, and rotating works again.
     clock.advance(24 * 3_600_000 + 1_000);

@@ -215,7 +215,7 @@ export async function rotateWebhookSecret(
   if (row === 'too_many') {
     throw new DomainError(
       'invalid_state',
-      `This endpoint already has ${MAX_SECRETS_IN_GRACE} replaced secrets in their 24-hour grace period; rotate again once the oldest has expired.`,
+      `This endpoint already has ${MAX_SECRETS_IN_GRACE} replaced secrets in their 24-hour grace period; rotate again once the oldest has expired, or rotate with expire_previous=true to end the grace of all of them now (for a secret that leaked).`,
     );
   }
   return { webhook: toWebhook(row), secret };
