@@ -163,6 +163,13 @@ describe('API keys', { timeout: 90_000 }, () => {
         headers: { Cookie: cookie, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ ...base, label }).toString(),
       });
+    // A nonce this server could not have made is refused before anything is stored.
+    const forged = await fetch(`${app.baseUrl}/dashboard/keys`, {
+      method: 'POST',
+      headers: { Cookie: cookie, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...base, _once: 'n'.repeat(100_000), label: 'Forged' }).toString(),
+    });
+    expect(forged.status).toBe(400);
     expect((await send('x'.repeat(300))).status).toBe(400);
     expect((await send('Put right')).status).toBe(201);
     expect((await send('Put right')).status).toBe(409);

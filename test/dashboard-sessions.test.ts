@@ -206,7 +206,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
           fetch(`${app.baseUrl}/dashboard/members/${admins[1 - index]!.id}/${action}`, {
             method: 'POST',
             headers: { Cookie: admin.cookie, Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ _csrf: admin.csrf, _once: `${action}-${index}` }).toString(),
+            body: new URLSearchParams({ _csrf: admin.csrf, _once: `${action}-${index}-${orgId}` }).toString(),
             redirect: 'manual',
           }),
         ),

@@ -149,6 +149,9 @@ export function fields(ctx: Koa.Context, name: string): string[] {
   return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : [];
 }
 
+/** What a one-time form's nonce looks like (onceField makes 43 characters). */
+const ONCE_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
+
 /**
  * Runs a one-time form's handler (see onceField): its nonce is claimed first, and a form sent again
  * gets a 409 page instead of a second change. A change that was not made (a problem page, or a
@@ -156,7 +159,7 @@ export function fields(ctx: Koa.Context, name: string): string[] {
  */
 async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, handler: PageHandler): Promise<void> {
   const nonce = field(ctx, '_once');
-  if (nonce === '') {
+  if (!ONCE_NONCE.test(nonce)) {
     sendProblem(ctx, session, 400, 'This form is incomplete; reload the page and try again. Nothing was changed.');
     return;
   }
