@@ -192,6 +192,7 @@ describe('API keys', { timeout: 90_000 }, () => {
     expect(unknown.headers.get('content-type')).toMatch(/^text\/html/);
     const anonymous = await fetch(`${app.baseUrl}/dashboard/keys`, { redirect: 'manual' });
     expect(anonymous.status).toBe(302);
-    expect(anonymous.headers.get('location')).toBe('/dashboard/login');
+    // The sign-in page is told where to return to.
+    expect(anonymous.headers.get('location')).toBe('/dashboard/login?next=%2Fdashboard%2Fkeys');
   });
 });

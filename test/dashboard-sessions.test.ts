@@ -226,6 +226,36 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     }
   });
 
+  it('returns to the page asked for after signing in, and only to a page of the dashboard', async () => {
+    await member('deep@example.com');
+    const asked = await fetch(`${app.baseUrl}/dashboard/calls?status=queued`, { redirect: 'manual' });
+    expect(asked.headers.get('location')).toBe('/dashboard/login?next=%2Fdashboard%2Fcalls%3Fstatus%3Dqueued');
+    const form = await (await fetch(`${app.baseUrl}${asked.headers.get('location')}`)).text();
+    expect(form).toContain('<input type="hidden" name="next" value="/dashboard/calls?status=queued" />');
+    const landing = async (next: string) => {
+      const response = await fetch(`${app.baseUrl}/dashboard/login`, {
+        method: 'POST',
+        headers: { Origin: app.baseUrl, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ email: 'deep@example.com', password: PASSWORD, next }).toString(),
+        redirect: 'manual',
+      });
+      expect(response.status, next).toBe(303);
+      return response.headers.get('location');
+    };
+    expect(await landing('/dashboard/calls?status=queued')).toBe('/dashboard/calls?status=queued');
+    for (const elsewhere of [
+      'https://evil.example/dashboard',
+      '//evil.example/dashboard',
+      '/dashboard//evil.example',
+      '/dashboard\\evil',
+      '/dashboard/logout',
+      '/docs',
+      'javascript:alert(1)',
+    ]) {
+      expect(await landing(elsewhere), elsewhere).toBe('/dashboard');
+    }
+  });
+
   it('answers a form body over the limit with a 413 page, not an error', async () => {
     const response = await fetch(`${app.baseUrl}/dashboard/login`, {
       method: 'POST',

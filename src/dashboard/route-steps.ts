@@ -84,13 +84,25 @@ export async function currentSession(env: DashboardEnv, ctx: Koa.Context): Promi
   return token ? loadSession(env.deps.db, token, env.lifetimes, env.deps.clock.now()) : null;
 }
 
+/** The sign-in page, with the page to return to once signed in (a dashboard page of this site only). */
+function signInLocation(returnTo: string): string {
+  return returnTo === '/dashboard' ? '/dashboard/login' : `/dashboard/login?next=${encodeURIComponent(returnTo)}`;
+}
+
+/** `next` when it names a page of the dashboard (not another site, not the sign-in page), else the overview. */
+export function returnPath(next: unknown): string {
+  if (typeof next !== 'string' || !/^\/dashboard(\/[A-Za-z0-9._~%!$&'()*+,;=:@/?-]*)?$/.test(next)) return '/dashboard';
+  if (next.includes('//') || /^\/dashboard\/(login|logout|invite)\b/.test(next)) return '/dashboard';
+  return next;
+}
+
 /** A page that reads: signed in (else to the sign-in page), admins only when `adminOnly`. */
 export function view(env: DashboardEnv, handler: PageHandler, options: { adminOnly?: boolean } = {}): Koa.Middleware {
   return async (ctx) => {
     setPageHeaders(ctx);
     const session = await currentSession(env, ctx);
     if (!session) {
-      ctx.redirect('/dashboard/login');
+      ctx.redirect(signInLocation(returnPath(ctx.originalUrl)));
       return;
     }
     if (options.adminOnly && session.role !== 'admin') {

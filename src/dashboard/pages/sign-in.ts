@@ -9,6 +9,7 @@ import {
   field,
   formBody,
   redirectAfterPost,
+  returnPath,
   sendPage,
   sendProblem,
   type DashboardEnv,
@@ -20,12 +21,13 @@ import { MIN_PASSWORD_LENGTH } from '../policy.js';
 import { isSameOrigin, setPageHeaders } from '../security.js';
 import { endSession, signIn, startSession } from '../sessions.js';
 
-function signInForm(email: string, message: SafeHtml | null): string {
+function signInForm(email: string, message: SafeHtml | null, next: string): string {
   return page({
     title: 'Sign in',
     session: null,
     body: html`${message}
       <form method="post" action="/dashboard/login">
+        ${next === '/dashboard' ? '' : html`<input type="hidden" name="next" value="${next}" />`}
         <label for="email">Email</label>
         <input type="email" id="email" name="email" autocomplete="username" required value="${email}" />
         <label for="password">Password</label>
@@ -72,17 +74,19 @@ export function signInRoutes(router: Router, env: DashboardEnv): void {
 
   router.get('/dashboard/login', async (ctx) => {
     setPageHeaders(ctx);
+    const next = returnPath(ctx.query.next);
     if (await currentSession(env, ctx)) {
-      ctx.redirect('/dashboard');
+      ctx.redirect(next);
       return;
     }
-    sendPage(ctx, 200, signInForm('', null));
+    sendPage(ctx, 200, signInForm('', null, next));
   });
 
   router.post('/dashboard/login', formBody, async (ctx) => {
     setPageHeaders(ctx);
     if (refuseCrossSite(ctx, env)) return;
     const email = field(ctx, 'email');
+    const next = returnPath(field(ctx, 'next'));
     const result = await signIn(
       db,
       { email, password: field(ctx, 'password'), address: ctx.ip },
@@ -91,15 +95,15 @@ export function signInRoutes(router: Router, env: DashboardEnv): void {
     );
     if (result.kind === 'throttled') {
       const message = notice('error', 'Too many failed sign-ins for this account or address; try again in 15 minutes.');
-      sendPage(ctx, 429, signInForm(email, message));
+      sendPage(ctx, 429, signInForm(email, message, next));
       return;
     }
     if (result.kind === 'refused') {
-      sendPage(ctx, 401, signInForm(email, notice('error', 'The email or the password is not right.')));
+      sendPage(ctx, 401, signInForm(email, notice('error', 'The email or the password is not right.'), next));
       return;
     }
     setSessionCookie(ctx, result.token, env.lifetimes.absoluteMs, env.secureCookies);
-    redirectAfterPost(ctx, '/dashboard');
+    redirectAfterPost(ctx, next);
   });
 
   router.post(
