@@ -6,6 +6,7 @@ import { chromium, type Page } from 'playwright-core';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { commandOf, skipWithout } from './support/toolchains.js';
+import { expectAccessible } from './support/dashboard.js';
 
 const CHROMIUM = commandOf('chromium');
 const CHROMIUM_ARGS = [
@@ -233,4 +234,21 @@ describe('API reference page', () => {
     );
     expect(offOrigin).toEqual([]);
   }
+
+  it.skipIf(skipWithout('chromium'))(
+    'passes axe: no serious or critical accessibility violation',
+    async () => {
+      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+      try {
+        // axe is added as a script of its own, which the page's policy would refuse: this page alone bypasses it.
+        const page = await browser.newPage({ bypassCSP: true });
+        await page.goto(`${origin}/docs`);
+        await page.locator('[data-section-id^="operation/"]').first().waitFor({ timeout: 30_000 });
+        await expectAccessible(page);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -45,7 +45,7 @@ const DOCS_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>API reference</title>
 <link rel="icon" href="data:,">
-<style>body { margin: 0; padding: 0; }</style>
+<style>body { margin: 0; padding: 0; } pre, pre code { white-space: pre-wrap !important; overflow-wrap: anywhere; }</style>
 </head>
 <body>
 <redoc spec-url="${PUBLISHED.specJson}" theme='${REDOC_THEME}'></redoc>
