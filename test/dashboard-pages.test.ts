@@ -73,6 +73,8 @@ describe('pages', { timeout: 120_000 }, () => {
     await page.getByRole('link', { name: callId }).click();
     await page.getByRole('heading', { name: 'Call', exact: true }).waitFor();
     expect(await page.locator('main').textContent()).toContain('<b>bold</b>');
+    // The agent by its name, not only its id.
+    expect(await page.locator('main').textContent()).toContain(`Test agent (${env.org.agentId})`);
     await expectAccessible(page);
 
     // A page past the last (an old link) says so and leads back to the last page.

@@ -196,6 +196,11 @@ export async function listAgents(db: Db, orgId: string) {
   return agents.listAgents(db, orgId);
 }
 
+/** The org's agent with this id, or undefined (also for another org's agent). */
+export async function findAgent(db: Db, orgId: string, agentId: string) {
+  return agents.findAgentInOrg(db, orgId, agentId);
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function findOrgOrNull(db: Db, orgId: string) {

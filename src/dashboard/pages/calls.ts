@@ -3,6 +3,7 @@
 import type Router from '@koa/router';
 import { getCall, listCalls } from '../../calls/service.js';
 import { toCallDetail } from '../../calls/mapper.js';
+import { findAgent } from '../../orgs/service.js';
 import { CALL_STATUSES } from '../../calls/status.js';
 import { sendPage, uuidParam, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
@@ -62,6 +63,7 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
     view(env, async (ctx, session) => {
       const { call: row, timeline } = await getCall(db, session.orgId, uuidParam(ctx.params.id, 'call'));
       const call = toCallDetail(row, timeline);
+      const agent = await findAgent(db, session.orgId, call.agent_id);
       const fact = (label: string, value: string | number | null) =>
         html`<dt>${label}</dt>
           <dd>${value ?? '—'}</dd>`;
@@ -71,7 +73,7 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
           </ol>`
         : html`<p>No transcript${call.status === 'completed' ? '' : ' (only completed calls have one)'}.</p>`;
       const body = html`<dl class="facts">
-          ${fact('Status', call.status)}${fact('From', call.from_e164)}${fact('To', call.to_e164)}${fact('Agent', call.agent_id)}
+          ${fact('Status', call.status)}${fact('From', call.from_e164)}${fact('To', call.to_e164)}${fact('Agent', agent ? `${agent.name} (${call.agent_id})` : call.agent_id)}
           ${fact('Language', call.language)}${fact('Created', second(call.created_at))}
           ${fact('Started', call.started_at && second(call.started_at))}${fact('Ended', call.ended_at && second(call.ended_at))}
           ${fact('Duration', call.duration_sec === null ? null : `${call.duration_sec} s`)}${fact('Credits debited', rupees(call.credits_debited_paise))}
