@@ -4,6 +4,8 @@
 // 500 page; the API keeps its envelope for each.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import pg from 'pg';
+import { databaseFault } from '../src/database/faults.js';
 import { adminQuery, createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { acceptLink, inviteMember } from '../src/dashboard/members.js';
@@ -134,6 +136,45 @@ describe('dashboard faults', { timeout: 60_000 }, () => {
       expect(body).not.toContain('audit_log');
     } finally {
       await sql`ALTER TABLE audit_log_away RENAME TO audit_log`.execute(database.db);
+    }
+  });
+});
+
+describe('which errors of PostgreSQL count as an outage', { timeout: 60_000 }, () => {
+  /** The error PostgreSQL answers a connection to database `other` with (this file's when absent). */
+  async function connectionError(other?: string): Promise<unknown> {
+    const url = new URL(database.url);
+    if (other) url.pathname = `/${other}`;
+    const client = new pg.Client({ connectionString: url.toString() });
+    try {
+      await client.connect();
+      return await client.query('SELECT lastval()').then(
+        () => null,
+        (error: unknown) => error,
+      );
+    } catch (error) {
+      return error;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+  it("a database refusing connections does; a statement's own 55000 and an unknown database do not", async () => {
+    // In a session, lastval() before any sequence was used is SQLSTATE 55000 at severity ERROR.
+    const statement = await connectionError();
+    expect(statement).toMatchObject({ code: '55000', severity: 'ERROR' });
+    expect(databaseFault(statement)).toBeNull();
+    // A database that does not exist is a configuration error (3D000, FATAL), not an outage.
+    const unknown = await connectionError('no_such_database_here');
+    expect(unknown).toMatchObject({ code: '3D000', severity: 'FATAL' });
+    expect(databaseFault(unknown)).toBeNull();
+    const name = new URL(database.url).pathname.slice(1);
+    await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+    try {
+      const refused = await connectionError();
+      expect(refused).toMatchObject({ code: '55000', severity: 'FATAL' });
+      expect(databaseFault(refused)).toBe('unreachable');
+    } finally {
+      await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
     }
   });
 });

@@ -11,6 +11,7 @@ export const ASSETS = {
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f7f8fa; overflow-wrap: anywhere; }
 .skip { position: absolute; left: -10000px; top: 0.5rem; background: #fff; padding: 0.5rem 1rem; z-index: 1; }
 .skip:focus { left: 1rem; }
+strong, code, .mono, a, bdi { unicode-bidi: isolate; }
 a { color: var(--accent); }
 header { background: #fff; border-bottom: 1px solid var(--line); padding: 0.5rem 1.5rem; display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; }
 header nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: 1rem; margin: 0; padding: 0; }

@@ -42,7 +42,7 @@ function navigation(session: Session, current: string | undefined): SafeHtml {
       </ul>
     </nav>
     <div class="who">
-      <span>${session.orgName} · ${session.email} (${session.role})</span>
+      <span><bdi>${session.orgName}</bdi> · <bdi>${session.email}</bdi> (${session.role})</span>
       <form class="inline" method="post" action="/dashboard/logout">
         ${csrfField(session)}<button type="submit" class="secondary">Sign out</button>
       </form>

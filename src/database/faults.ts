@@ -28,22 +28,29 @@ function faultOfSqlState(code: string): DatabaseFault | null {
   return null;
 }
 
-/** PostgreSQL's severities of an error that ends the session: whatever its code, the server is unusable now. */
-const SESSION_ENDING = new Set(['FATAL', 'PANIC']);
+/**
+ * Whether the error is PostgreSQL refusing the session because the database takes no connections now
+ * (`ALTER DATABASE … ALLOW_CONNECTIONS false`): SQLSTATE 55000 at severity FATAL. At any other severity
+ * 55000 is a statement's own mistake, and other session-ending errors (a wrong password, an unknown
+ * database) are configuration errors, reported as such rather than as an outage. (The severity comes
+ * in the server's language; it reads FATAL in English and in most translations.)
+ */
+function refusesConnections(code: string, severity: unknown): boolean {
+  return code === '55000' && severity === 'FATAL';
+}
 
 /**
  * The database fault `error` (or one of its causes) reports, or null for any other failure: the
  * driver's own fault errors (a query timeout, a lost connection, no connection to be had, a stale
- * named statement), a network error code, a PostgreSQL SQLSTATE, or an error that ended the session
- * (such as "database is not currently accepting connections", 55000 at connect). Never throws.
+ * named statement), a network error code, a PostgreSQL SQLSTATE, or a database that takes no
+ * connections now. Never throws.
  */
 export function databaseFault(error: unknown): DatabaseFault | null {
   for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
     if (current instanceof DatabaseFaultError) return current.fault;
     const { code, cause, severity } = current as { code?: unknown; cause?: unknown; severity?: unknown };
-    if (typeof severity === 'string' && SESSION_ENDING.has(severity)) return 'unreachable';
     if (typeof code === 'string') {
-      if (NETWORK_CODES.has(code)) return 'unreachable';
+      if (NETWORK_CODES.has(code) || refusesConnections(code, severity)) return 'unreachable';
       const fault = /^[0-9A-Z]{5}$/.test(code) ? faultOfSqlState(code) : null;
       if (fault) return fault;
     }

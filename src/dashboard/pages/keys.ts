@@ -33,7 +33,9 @@ async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | n
   const table = keys.length
     ? html`<table>
         <caption class="muted">
-          Keys of ${session.orgName}, newest first
+          Keys of
+          <bdi>${session.orgName}</bdi
+          >, newest first
         </caption>
         <thead>
           <tr>
@@ -122,8 +124,9 @@ export function keyRoutes(router: Router, env: DashboardEnv): void {
       async (ctx, session) => {
         const key = await orgKey(env, session, ctx.params.prefix!);
         if (key.revoked_at) throw alreadyRevoked(key.revoked_at);
-        const question = html`Revoke <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${key.label})` : ''}?
-          Requests with it are refused within 30 seconds. This cannot be undone.`;
+        const question = html`Revoke
+          <code>${maskedKey(key.prefix)}</code>${key.label ? html` (<bdi>${key.label}</bdi>)` : ''}? Requests with it
+          are refused within 30 seconds. This cannot be undone.`;
         const confirmation = confirmationPage({
           title: 'Revoke API key',
           session,

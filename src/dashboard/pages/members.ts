@@ -207,8 +207,8 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
       env,
       async (ctx, session) => {
         const member = await otherMember(env, ctx, session);
-        const question = html`Remove <strong>${member.email}</strong> from ${session.orgName}? They are signed out at
-          once and their links stop working.`;
+        const question = html`Remove <strong>${member.email}</strong> from <bdi>${session.orgName}</bdi>? They are
+          signed out at once and their links stop working.`;
         const confirmation = confirmationPage({
           title: 'Remove member',
           session,
