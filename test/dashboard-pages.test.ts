@@ -446,6 +446,9 @@ describe('what a browser trial found', { timeout: 120_000 }, () => {
     await expectAccessible(page);
     expect(receiver.requests).toHaveLength(1);
     await receiver.close();
+    // Only the notices the dashboard itself sends are shown.
+    await page.goto(`${env.app.baseUrl}/dashboard/webhooks/${id}?done=constructor`);
+    expect(await page.getByRole('status').count()).toBe(0);
 
     const far = await page.goto(`${env.app.baseUrl}/dashboard/calls?page=500`);
     expect(far!.status()).toBe(400);

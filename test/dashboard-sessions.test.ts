@@ -256,6 +256,11 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
       '/dashboard//evil.example',
       '/dashboard\\evil',
       '/dashboard/logout',
+      '/dashboard/LOGIN',
+      '/dashboard/Invite/abc',
+      '/dashboard/../docs',
+      '/dashboard/%2e%2e/api/v1/calls',
+      '/dashboard/./keys',
       '/docs',
       'javascript:alert(1)',
     ]) {

@@ -66,15 +66,18 @@ export function redirectAfterPost(ctx: Koa.Context, location: string): void {
   ctx.redirect(location);
 }
 
-async function runHandler(ctx: Koa.Context, session: Session, handler: PageHandler): Promise<void> {
+/** Runs a page's handler, answering its domain errors with a problem page; resolves whether it did. */
+async function runHandler(ctx: Koa.Context, session: Session, handler: PageHandler): Promise<boolean> {
   try {
     await handler(ctx, session);
+    return false;
   } catch (error) {
     const status = error instanceof DomainError ? STATUS_OF[error.code] : undefined;
     if (status === undefined) throw error;
     if (error instanceof DomainError && error.headers['Retry-After'])
       ctx.set('Retry-After', error.headers['Retry-After']);
     sendProblem(ctx, session, status, (error as DomainError).message);
+    return true;
   }
 }
 
@@ -89,10 +92,15 @@ function signInLocation(returnTo: string): string {
   return returnTo === '/dashboard' ? '/dashboard/login' : `/dashboard/login?next=${encodeURIComponent(returnTo)}`;
 }
 
-/** `next` when it names a page of the dashboard (not another site, not the sign-in page), else the overview. */
+/**
+ * `next` when it names a page of the dashboard (not another site, no `.` or `..` segment, not the
+ * sign-in, sign-out or link pages), else the overview.
+ */
 export function returnPath(next: unknown): string {
   if (typeof next !== 'string' || !/^\/dashboard(\/[A-Za-z0-9._~%!$&'()*+,;=:@/?-]*)?$/.test(next)) return '/dashboard';
-  if (next.includes('//') || /^\/dashboard\/(login|logout|invite)\b/.test(next)) return '/dashboard';
+  const path = next.split('?')[0]!;
+  if (path.includes('//') || /\/(\.|%2e){1,2}(\/|$)/i.test(path)) return '/dashboard';
+  if (/^\/dashboard\/(login|logout|invite)\b/i.test(path)) return '/dashboard';
   return next;
 }
 
@@ -166,8 +174,9 @@ const ONCE_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
 
 /**
  * Runs a one-time form's handler (see onceField): its nonce is claimed first, and a form sent again
- * gets a 409 page instead of a second change. A change that was not made (a problem page, or a
- * failure) gives the nonce back, so the same form may be sent again.
+ * gets a 409 page instead of a second change. A change the service refused (a problem page: bad
+ * input, a conflict) gives the nonce back, so the same form may be sent again; after any other
+ * failure the change may have been made, so the nonce stays used.
  */
 async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, handler: PageHandler): Promise<void> {
   const nonce = field(ctx, '_once');
@@ -176,7 +185,13 @@ async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, ha
     return;
   }
   const { db, clock } = env.deps;
-  if (!(await claimFormUse(db, session.idHash, nonce, clock.now()))) {
+  const claim = await claimFormUse(db, session.idHash, nonce, clock.now());
+  if (claim === 'no_session') {
+    // Signed out (in another tab, or by a reset or removal) since the request began.
+    redirectAfterPost(ctx, '/dashboard/login');
+    return;
+  }
+  if (claim === 'used') {
     sendProblem(
       ctx,
       session,
@@ -186,14 +201,7 @@ async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, ha
     );
     return;
   }
-  const giveBack = () => releaseFormUse(db, session.idHash, nonce);
-  try {
-    await runHandler(ctx, session, handler);
-  } catch (error) {
-    await giveBack().catch(() => undefined);
-    throw error;
-  }
-  if (ctx.status >= 400) await giveBack();
+  if (await runHandler(ctx, session, handler)) await releaseFormUse(db, session.idHash, nonce);
 }
 
 /**

@@ -235,11 +235,13 @@ export function waitsOnReceiver(method: string, path: string): boolean {
 }
 
 /** What the endpoint's page says after a form sent the browser back to it (`?done=`). */
-const DONE_NOTICES: Record<string, string> = {
-  test: 'Test event sent: its attempt is the newest in the log below.',
-  redelivery:
+const DONE_NOTICES = new Map([
+  ['test', 'Test event sent: its attempt is the newest in the log below.'],
+  [
+    'redelivery',
     'Redelivery queued: its attempt appears in the log below once it is sent, usually within seconds (reload to see it).',
-};
+  ],
+]);
 
 /** Registers the webhooks pages. */
 export function webhookRoutes(router: Router, env: DashboardEnv): void {
@@ -282,7 +284,7 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
   router.get(
     `${CURRENT}/:id`,
     view(env, async (ctx, session) => {
-      const done = DONE_NOTICES[String(ctx.query.done)];
+      const done = DONE_NOTICES.get(String(ctx.query.done));
       sendPage(ctx, 200, await endpointPage(env, ctx, session, endpointId(ctx), done ? notice('info', done) : null));
     }),
   );
