@@ -90,6 +90,16 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
     const rotated = (await page.locator('#new-secret').textContent())!.trim();
     expect(rotated).toMatch(/^[0-9a-f]{64}$/);
     expect(rotated).not.toBe(secret);
+    // A leaked secret: rotating with the box ticked ends the old secrets' grace at once.
+    await page.getByLabel('and end the old secrets now').check();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    expect(await page.getByText('New signing secret (the old ones stopped signing):').count()).toBe(1);
+    const stored = await env.database.db
+      .selectFrom('webhooks')
+      .select('previous_secrets')
+      .where('url', '=', receiver.url)
+      .executeTakeFirstOrThrow();
+    expect(stored.previous_secrets).toEqual([]);
 
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByRole('button', { name: 'Enable' }).waitFor();
@@ -123,6 +133,7 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
       'webhook.created',
       'webhook.test_sent',
       'webhook.redelivered',
+      'webhook.secret_rotated',
       'webhook.secret_rotated',
       'webhook.disabled',
       'webhook.enabled',

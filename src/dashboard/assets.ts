@@ -30,7 +30,7 @@ label { display: block; font-weight: 600; margin-top: 0.75rem; }
 input[type="text"], input[type="email"], input[type="password"], input[type="url"], select, textarea { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid #718096; border-radius: 4px; min-width: 18rem; max-width: 100%; }
 textarea { width: 100%; min-height: 8rem; }
 fieldset { border: 1px solid var(--line); margin-top: 0.75rem; }
-fieldset label { display: inline; font-weight: 400; margin-right: 1rem; }
+fieldset label, label.inline { display: inline; font-weight: 400; margin-right: 1rem; }
 button, .button { font: inherit; padding: 0.35rem 0.9rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; margin-top: 0.5rem; }
 button.secondary, .button.secondary { background: #fff; color: var(--accent); }
 button.danger, .button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }

@@ -137,6 +137,10 @@ async function endpointPage(
         </form>
         <form class="inline" method="post" action="${base}/rotate">
           ${csrfField(session)}${onceField()}<button type="submit" class="secondary">Rotate secret</button>
+          <label class="inline"
+            ><input type="checkbox" name="expire_previous" value="true" /> and end the old secrets now (one
+            leaked)</label
+          >
         </form>
         <form class="inline" method="post" action="${base}/${endpoint.active ? 'disable' : 'enable'}">
           ${csrfField(session)}<button type="submit" class="secondary">
@@ -335,11 +339,26 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
       async (ctx, session) => {
         const id = endpointId(ctx);
         const audit = { ...by(ctx, session), action: 'webhook.secret_rotated', target: id };
-        const { secret } = await webhooks.rotateWebhookSecret(deps, session.orgId, id, {
-          expirePrevious: false,
-          audit,
-        });
-        const shown = secretNotice(secret, 'New signing secret (the old one keeps signing for 24 hours):');
+        const expirePrevious = field(ctx, 'expire_previous') === 'true';
+        const { secret } = await webhooks
+          .rotateWebhookSecret(deps, session.orgId, id, { expirePrevious, audit })
+          .catch((error: unknown) => {
+            // Over the limit of replaced secrets in their grace: in the dashboard's words.
+            if (error instanceof DomainError && error.code === 'invalid_state') {
+              throw new DomainError(
+                'invalid_state',
+                'This endpoint already has as many replaced secrets in their 24-hour grace as it may; rotate again ' +
+                  'once the oldest has expired, or tick "end the old secrets now" if one leaked.',
+              );
+            }
+            throw error;
+          });
+        const shown = secretNotice(
+          secret,
+          expirePrevious
+            ? 'New signing secret (the old ones stopped signing):'
+            : 'New signing secret (the old one keeps signing for 24 hours):',
+        );
         sendPage(ctx, 200, await endpointPage(env, ctx, session, id, shown));
       },
       { once: true },
