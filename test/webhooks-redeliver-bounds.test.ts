@@ -7,6 +7,7 @@ import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './s
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { waitFor } from './support/calls.js';
 import { blocksAnother } from './support/database.js';
+import type { Db } from '../src/database/connect.js';
 import { abandonPendingDeliveries } from '../src/webhooks/delivery-queries.js';
 import { markWebhookDeleted, removeDeletedWebhook, updateWebhookRow } from '../src/webhooks/queries.js';
 
@@ -129,33 +130,56 @@ describe("an org's pending redeliveries", () => {
   });
 });
 
+type Redelivery = { response: Response; error?: { error: { code: string } } };
+
+/**
+ * With no other redelivery of the org pending, asks for a redelivery of the endpoint's delivery while
+ * `change` runs in a transaction held open until the redelivery waits for it; resolves the answer.
+ */
+async function redeliverDuring(
+  id: string,
+  deliveryId: string,
+  change: (trx: Db) => Promise<void>,
+  what: string,
+): Promise<Redelivery> {
+  const { db } = env.database;
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'abandoned', next_attempt_at: null })
+    .where('org_id', '=', env.org.orgId)
+    .where('status', '=', 'pending')
+    .execute();
+  let redelivering: Promise<Redelivery> | undefined;
+  await db.transaction().execute(async (trx) => {
+    await change(trx);
+    redelivering = env.app.client(env.org.key).POST('/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
+      params: { path: { id, delivery_id: deliveryId } },
+    });
+    await waitFor(`the redelivery to wait for ${what}`, () => blocksAnother(trx), 5_000);
+  });
+  return redelivering!;
+}
+
 describe('a redelivery racing a switch-off of its endpoint', () => {
   it('waits for the switch-off, then is refused with 409 and leaves nothing pending', async () => {
     const { id, deliveries } = await endpointWithDeliveries(1);
     const { db } = env.database;
-    // The delivery is finished and no redelivery of the org is pending: a redelivery would queue one.
+    // The delivery is finished: a redelivery would queue one.
     await db
       .updateTable('webhook_deliveries')
       .set({ status: 'failed', next_attempt_at: null })
       .where('webhook_id', '=', id)
       .execute();
-    await db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'abandoned', next_attempt_at: null })
-      .where('org_id', '=', env.org.orgId)
-      .where('status', '=', 'pending')
-      .execute();
-    let redelivering: Promise<{ response: Response; error?: { error: { code: string } } }> | undefined;
-    // The switch-off as PATCH /webhooks/{id} makes it, held open until the redelivery waits for it.
-    await db.transaction().execute(async (trx) => {
-      await updateWebhookRow(trx, env.org.orgId, id, { active: false, now: new Date() });
-      await abandonPendingDeliveries(trx, id);
-      redelivering = env.app.client(env.org.key).POST('/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
-        params: { path: { id, delivery_id: deliveries[0]! } },
-      });
-      await waitFor('the redelivery to wait for the switch-off', () => blocksAnother(trx), 5_000);
-    });
-    const refused = await redelivering!;
+    // The switch-off as PATCH /webhooks/{id} makes it.
+    const refused = await redeliverDuring(
+      id,
+      deliveries[0]!,
+      async (trx) => {
+        await updateWebhookRow(trx, env.org.orgId, id, { active: false, now: new Date() });
+        await abandonPendingDeliveries(trx, id);
+      },
+      'the switch-off',
+    );
     expect(refused.response.status).toBe(409);
     expect(refused.error?.error.code).toBe('invalid_state');
     const pending = await db
@@ -171,25 +195,17 @@ describe('a redelivery racing a switch-off of its endpoint', () => {
 describe('a redelivery racing the removal of its endpoint', () => {
   it('waits for the removal, then answers 404 not_found, not a failure', async () => {
     const { id, deliveries } = await endpointWithDeliveries(1);
-    const { db } = env.database;
-    await db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'abandoned', next_attempt_at: null })
-      .where('org_id', '=', env.org.orgId)
-      .where('status', '=', 'pending')
-      .execute();
-    let redelivering: Promise<{ response: Response; error?: { error: { code: string } } }> | undefined;
-    // The endpoint's deletion, marked and removed, held open until the redelivery waits for it: the
-    // redelivery saw the endpoint before, as one that waited its turn behind other redeliveries does.
-    await db.transaction().execute(async (trx) => {
-      await markWebhookDeleted(trx, id, new Date());
-      await removeDeletedWebhook(trx, id);
-      redelivering = env.app.client(env.org.key).POST('/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
-        params: { path: { id, delivery_id: deliveries[0]! } },
-      });
-      await waitFor('the redelivery to wait for the removal', () => blocksAnother(trx), 5_000);
-    });
-    const refused = await redelivering!;
+    // The endpoint's deletion, marked and removed: the redelivery saw the endpoint before, as one that
+    // waited its turn behind other redeliveries does.
+    const refused = await redeliverDuring(
+      id,
+      deliveries[0]!,
+      async (trx) => {
+        await markWebhookDeleted(trx, id, new Date());
+        await removeDeletedWebhook(trx, id);
+      },
+      'the removal',
+    );
     expect(refused.response.status).toBe(404);
     expect(refused.error?.error.code).toBe('not_found');
   });

@@ -11,6 +11,7 @@ import {
   requireMemberInOrg,
   resetMember,
   type Role,
+  type UserRow,
 } from '../members.js';
 import {
   action,
@@ -23,7 +24,7 @@ import {
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, page, type Confirmation } from '../layout.js';
 import { minute } from '../format.js';
 import type { Session } from '../sessions.js';
 import { requestOrigin } from '../security.js';
@@ -133,6 +134,33 @@ async function otherMember(env: DashboardEnv, ctx: Koa.Context, session: Session
   return member;
 }
 
+/** Registers GET CURRENT/:id/<step>: the page asking an admin to confirm `step` on another member. */
+function confirmationRoute(
+  router: Router,
+  env: DashboardEnv,
+  step: 'reset' | 'remove',
+  ask: (member: UserRow, session: Session) => Pick<Confirmation, 'title' | 'question' | 'button' | 'once'>,
+): void {
+  router.get(
+    `${CURRENT}/:id/${step}`,
+    view(
+      env,
+      async (ctx, session) => {
+        const member = await otherMember(env, ctx, session);
+        const confirmation = confirmationPage({
+          ...ask(member, session),
+          session,
+          current: CURRENT,
+          action: `${CURRENT}/${member.id}/${step}`,
+          cancel: CURRENT,
+        });
+        sendPage(ctx, 200, confirmation);
+      },
+      { adminOnly: true },
+    ),
+  );
+}
+
 /** Registers the members pages. */
 export function memberRoutes(router: Router, env: DashboardEnv): void {
   const { db } = env.deps;
@@ -163,29 +191,13 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
     }),
   );
 
-  router.get(
-    `${CURRENT}/:id/reset`,
-    view(
-      env,
-      async (ctx, session) => {
-        const member = await otherMember(env, ctx, session);
-        const question = html`Reset the password of <strong>${member.email}</strong>? Their password stops working and
-          they are signed out at once; you get a one-time link for them to choose a new one.`;
-        const confirmation = confirmationPage({
-          title: 'Reset password',
-          session,
-          current: CURRENT,
-          question,
-          action: `${CURRENT}/${member.id}/reset`,
-          button: 'Reset password',
-          cancel: CURRENT,
-          once: true,
-        });
-        sendPage(ctx, 200, confirmation);
-      },
-      { adminOnly: true },
-    ),
-  );
+  confirmationRoute(router, env, 'reset', (member) => ({
+    title: 'Reset password',
+    question: html`Reset the password of <strong>${member.email}</strong>? Their password stops working and they are
+      signed out at once; you get a one-time link for them to choose a new one.`,
+    button: 'Reset password',
+    once: true,
+  }));
 
   router.post(
     `${CURRENT}/:id/reset`,
@@ -201,28 +213,12 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
     ),
   );
 
-  router.get(
-    `${CURRENT}/:id/remove`,
-    view(
-      env,
-      async (ctx, session) => {
-        const member = await otherMember(env, ctx, session);
-        const question = html`Remove <strong>${member.email}</strong> from <bdi>${session.orgName}</bdi>? They are
-          signed out at once and their links stop working.`;
-        const confirmation = confirmationPage({
-          title: 'Remove member',
-          session,
-          current: CURRENT,
-          question,
-          action: `${CURRENT}/${member.id}/remove`,
-          button: 'Remove member',
-          cancel: CURRENT,
-        });
-        sendPage(ctx, 200, confirmation);
-      },
-      { adminOnly: true },
-    ),
-  );
+  confirmationRoute(router, env, 'remove', (member, session) => ({
+    title: 'Remove member',
+    question: html`Remove <strong>${member.email}</strong> from <bdi>${session.orgName}</bdi>? They are signed out at
+      once and their links stop working.`,
+    button: 'Remove member',
+  }));
 
   router.post(
     `${CURRENT}/:id/remove`,
