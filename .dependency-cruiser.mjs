@@ -1,5 +1,5 @@
 // dependency-cruiser's rules for this repository (`npm run lint:deps`): no import cycles, and the
-// house rules of CONTRIBUTING.md and ARCHITECTURE.md as far as the code keeps them.
+// house rules of CONTRIBUTING.md and docs/architecture.md as far as the code keeps them.
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
