@@ -32,7 +32,7 @@ export async function pinValid(input: RequestInput, fixtures: Fixtures): Promise
   }
   if ('starting_after' in pinned.query || 'ending_before' in pinned.query) {
     // A cursor must name an item of the list and excludes the other cursor and an offset: a generated
-    // id names nothing, so generated requests page by offset (the tests check cursors).
+    // id names nothing, so generated requests page by offset (the paging scenario walks the cursors).
     const { starting_after: _after, ending_before: _before, ...query } = pinned.query;
     pinned.query = query;
   }

@@ -1,24 +1,15 @@
 // Paging through every list the spec declares: `limit` and `offset` are honoured, `pagination`
-// agrees with the pages, items come newest first, and no item shows up on two pages of a list that
-// does not change meanwhile.
+// agrees with the pages, items come newest first, no item shows up on two pages of a list that
+// does not change meanwhile, and cursor pages follow the offset order (cursor-walks.ts).
 import type { Fixtures } from './fixtures.js';
-import type { Exchange } from './http.js';
+import { cursorWalks, unknownCursors } from './cursor-walks.js';
+import { pageOf, type Finding, type Page } from './page.js';
 import type { Session } from './session.js';
 import type { Operation } from '../../test/support/spec/operations.js';
 
 /** The page size the scenario walks with, and how many items of a list it walks at most. */
 const PAGE = 2;
 const WALKED = 7;
-
-interface Page {
-  data: Array<{ id?: unknown; created_at?: unknown }>;
-  pagination: { limit?: unknown; offset?: unknown; total?: unknown; has_more?: unknown };
-}
-
-const pageOf = (exchange: Exchange): Page | undefined => {
-  const json = exchange.json as Partial<Page> | undefined;
-  return Array.isArray(json?.data) && json.pagination ? (json as Page) : undefined;
-};
 
 /** What is wrong with one page asked for with `limit` and `offset`, given the list's `total`. */
 function pageProblems(page: Page, limit: number, offset: number, total: number): string[] {
@@ -50,13 +41,6 @@ function orderProblems(items: Page['data']): string[] {
   return [];
 }
 
-/** What one answer of a walk broke (maybe nothing), kept until the walk is known to count. */
-interface Finding {
-  label: string;
-  exchange: Exchange;
-  problems: string[];
-}
-
 /** How many walks a list that keeps changing gets before its last walk is judged as it is. */
 const WALKS = 5;
 /** The pause before walking again, doubled each time (0.5, 1, 2, 4 s) to fit between a call's events. */
@@ -66,15 +50,15 @@ const FIRST_RETRY_PAUSE_MS = 500;
 const fingerprint = (page: Page) => JSON.stringify([page.pagination.total, page.data.map((item) => item.id)]);
 
 /**
- * Walks one list once: a one-page reference read, pages of two, a page past the end, and the
- * reference read again. Returns what broke the paging contract, and whether that counts (`final`):
+ * Walks one list once: a one-page reference read, pages of two, a page past the end, the cursor
+ * walks, and the reference read again. Returns what broke the paging contract, and whether that counts (`final`):
  * the list stood still, or an answer was no page and the walk could not go on.
  */
 async function walkOnce(
   session: Session,
   operation: Operation,
   path: Record<string, string>,
-): Promise<{ findings: Finding[]; final: boolean }> {
+): Promise<{ findings: Finding[]; final: boolean; sample?: string }> {
   const input = (limit: number, offset: number) => ({ path, query: { limit, offset }, headers: {} });
   const label = (text: string) => `paging: ${text}`;
   const findings: Finding[] = [];
@@ -118,10 +102,18 @@ async function walkOnce(
       exchange: beyond,
       problems: pageProblems(end, PAGE, total, total),
     });
+  const byCursor = await cursorWalks(session, operation, path, reference, total);
+  if (!byCursor) return { findings, final: true };
+  findings.push(...byCursor);
   const again = pageOf(
     await session.call(operation, input(100, 0), { kind: 'success' }, 'scenario', label('reference page, read again')),
   );
-  return { findings, final: again !== undefined && fingerprint(again) === fingerprint(reference) };
+  const sample = reference.data[0]?.id;
+  return {
+    findings,
+    final: again !== undefined && fingerprint(again) === fingerprint(reference),
+    ...(typeof sample === 'string' ? { sample } : {}),
+  };
 }
 
 /**
@@ -131,10 +123,11 @@ async function walkOnce(
  */
 async function walk(session: Session, operation: Operation, path: Record<string, string>): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
-    const { findings, final } = await walkOnce(session, operation, path);
+    const { findings, final, sample } = await walkOnce(session, operation, path);
     if (final || attempt === WALKS) {
       for (const finding of findings)
         session.flag(operation, 'scenario', finding.label, finding.exchange, finding.problems);
+      if (sample) await unknownCursors(session, operation, path, sample);
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, FIRST_RETRY_PAUSE_MS * 2 ** (attempt - 1)));
