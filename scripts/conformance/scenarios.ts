@@ -1,10 +1,12 @@
 // Behaviour the spec documents in prose, checked as short request sequences: routing errors,
-// idempotent replays and conflicts, state conflicts, repeated deletes, refused URLs, the webhook limit.
+// idempotent replays and conflicts, state conflicts, repeated deletes, refused URLs, the webhook limit,
+// paging, and the event log against the deliveries.
 import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import { unique } from './hints.js';
 import type { Exchange } from './http.js';
 import { paging } from './pagination.js';
 import { triggerEvents } from './events.js';
+import { checkEventLog } from './event-log.js';
 import { exhaustMainOrg, refusals, type RefusalKeys } from './refusals.js';
 import type { Session } from './session.js';
 import type { ReceivedRequest } from '../../src/tools/https-receiver.js';
@@ -261,6 +263,8 @@ export async function runScenarios(
     await scenario();
   }
   await awaitEvents();
+  const target = fixtures.webhooks;
+  if ('receiver' in target && target.receiver) await checkEventLog(session, target.receiver);
   // Last: the main org may be left without requests for up to a minute.
   await exhaustMainOrg(session, keys);
 }
