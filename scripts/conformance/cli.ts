@@ -7,14 +7,17 @@ import { jsonReport, junitReport } from './report-files.js';
 import { REFUSAL_KEY_VARIABLES } from './refusals.js';
 import { runConformance } from './runner.js';
 
-const USAGE = `usage: VOICE_CALL_API_KEY=KEY npm run conformance -- --base-url URL [--seed N] [--cases N] [--agent-id UUID]
-         [--webhook-url URL] [--exercise-rate-limit] [--junit FILE] [--json FILE]
+const USAGE = `usage: VOICE_CALL_API_KEY=KEY npm run conformance -- --base-url URL [--spec FILE|URL] [--seed N] [--cases N]
+         [--agent-id UUID] [--webhook-url URL] [--exercise-rate-limit] [--junit FILE] [--json FILE]
   VOICE_CALL_API_KEY  an API key of the org to test with (a scale-plan org avoids waiting on the rate limit);
                       --api-key KEY works too, but puts the key where other users can read it
   ${REFUSAL_KEY_VARIABLES.smallPlanKey}   optional: a key of an org on a small plan; its limit is used up to check the 429
   ${REFUSAL_KEY_VARIABLES.noCreditsKey}   optional: a key of an org with an agent and no credits (402 from POST /calls)
   ${REFUSAL_KEY_VARIABLES.noPlanKey}      optional: a key of an org with an agent and no plan (403 from POST /calls)
   --base-url     the API root (http://HOST:PORT/api/v1) or the service root
+  --spec         a file or http(s) URL (JSON or YAML) to take the spec from, instead of <base-url>/openapi.json:
+                 for a deployment behind a proxy that does not pass that path through (Prism answers it 404).
+                 --base-url must then be the API root, as requests go to it unchanged
   --seed         the random seed (default: random, printed so a run can be repeated)
   --cases        generated valid requests per operation (default 25)
   --agent-id     the agent to place calls with (default: the first agent the API lists for the org)
@@ -30,7 +33,7 @@ const USAGE = `usage: VOICE_CALL_API_KEY=KEY npm run conformance -- --base-url U
   --help, -h     print this and exit
 
 Exit status: 0 no violation, 1 violations found (each printed with a curl command that repeats it),
-2 a bad command line, 3 the run did not complete (interrupted, or the spec could not be fetched).
+2 a bad command line, 3 the run did not complete (interrupted, or the spec could not be fetched or read).
 Whatever the run created is deleted at its end, also when it fails or is interrupted (Ctrl-C).`;
 
 function fail(message: string): never {
@@ -43,6 +46,7 @@ const { values } = (() => {
     return parseArgs({
       options: {
         'base-url': { type: 'string' },
+        spec: { type: 'string' },
         'api-key': { type: 'string' },
         seed: { type: 'string' },
         cases: { type: 'string' },
@@ -84,6 +88,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 
 const report = await runConformance({
   baseUrl: values['base-url'],
+  ...(values.spec ? { spec: values.spec } : {}),
   apiKey,
   seed: integer(values.seed, Math.floor(Math.random() * 2 ** 31), 'seed'),
   cases: integer(values.cases, 25, 'cases'),

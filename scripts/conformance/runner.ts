@@ -9,6 +9,7 @@ import type { RequestInput } from './request.js';
 import { startLoopbackReceiver } from './receiver.js';
 import { REFUSAL_KEY_VARIABLES, type RefusalKeys } from './refusals.js';
 import { runScenarios } from './scenarios.js';
+import { loadSpec } from './spec-source.js';
 import { probeLoopback, type WebhookTarget } from './webhook-target.js';
 import { Session, type OperationTally, type Violation } from './session.js';
 import type { SpecDocument } from '../../test/support/spec/document.js';
@@ -16,8 +17,10 @@ import { listOperations, type Operation } from '../../test/support/spec/operatio
 
 /** How to run: where, as whom, how many cases, and what the deployment needs beyond the spec. */
 export interface ConformanceOptions extends FixtureOptions, RefusalKeys {
-  /** The API root, e.g. http://127.0.0.1:3000/api/v1 (the service root works too). */
+  /** The API root, e.g. http://127.0.0.1:3000/api/v1 (the service root works too, unless `spec` is given). */
   baseUrl: string;
+  /** A file or http(s) URL to read the spec from, instead of the document published at `baseUrl`. */
+  spec?: string;
   apiKey: string;
   seed: number;
   /** Generated valid requests per operation. */
@@ -42,16 +45,6 @@ export interface ConformanceReport {
   notes: string[];
   /** Whether the run was interrupted before it finished. */
   interrupted: boolean;
-}
-
-/** Finds the published spec at `<root>/openapi.json` (outside the contract, so plain fetch), trying the service root's /api/v1 too. */
-async function fetchSpec(baseUrl: string): Promise<{ apiRoot: string; document: SpecDocument }> {
-  const trimmed = baseUrl.replace(/\/+$/, '');
-  for (const apiRoot of [trimmed, `${trimmed}/api/v1`]) {
-    const response = await fetch(`${apiRoot}/openapi.json`).catch(() => undefined);
-    if (response?.ok) return { apiRoot, document: (await response.json()) as SpecDocument };
-  }
-  throw new Error(`no spec found at ${trimmed}/openapi.json or ${trimmed}/api/v1/openapi.json`);
 }
 
 /**
@@ -146,10 +139,10 @@ async function runOperation(
   }
 }
 
-/** Runs the whole check and returns its report; throws only when the spec cannot be fetched. */
+/** Runs the whole check and returns its report; throws only when the spec cannot be fetched or read. */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   const fetchFn = options.fetch ?? fetch;
-  const { apiRoot, document } = await fetchSpec(options.baseUrl);
+  const { apiRoot, document } = await loadSpec(options.baseUrl, options.spec);
   const operations = listOperations(document);
   const judge = new SchemaJudge(document);
   const keys: Record<string, string> = { [options.apiKey]: 'VOICE_CALL_API_KEY' };
