@@ -219,6 +219,58 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
     );
   });
 
+  it('a cursor page that skips the item next to its cursor', async () => {
+    const { report } = await runThrough({
+      response: (request, response) =>
+        request.method === 'GET' && /[?&]starting_after=/.test(request.path)
+          ? editJson(response, (json) => {
+              json.data?.shift();
+            })
+          : response,
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listCalls: starting_after=\S+ limit=1: skips \S+, item \d+ of the offset order/),
+    );
+  });
+
+  it('a cursor page that repeats its cursor item', async () => {
+    // As a keyset condition of <= for <: the page after a cursor starts with the cursor item itself.
+    const items = new Map<string, unknown>();
+    const { report } = await runThrough({
+      response: (request, response) =>
+        editJson(response, (json) => {
+          if (!Array.isArray(json.data)) return;
+          for (const item of json.data) items.set(item.id, item);
+          const query = new URL(request.path, 'http://proxy').searchParams;
+          const cursor = items.get(query.get('starting_after') ?? '');
+          if (request.method === 'GET' && cursor)
+            json.data = [cursor, ...json.data].slice(0, Number(query.get('limit') ?? 50));
+        }),
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listContacts: starting_after=(\S+) limit=\d: repeats the cursor item \1/),
+    );
+  });
+
+  it('GET /events never lists call.busy', async () => {
+    const { report } = await runThrough({
+      response: (request, response) =>
+        request.method === 'GET' && /^\/api\/v1\/events(\?|$)/.test(request.path)
+          ? editJson(response, (json) => {
+              json.data = json.data?.filter((event: { event: string }) => event.event !== 'call.busy');
+            })
+          : response,
+    });
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(
+        /^listEvents: GET \/events does not list the call\.busy event evt_\w+ the receiver was delivered/,
+      ),
+    );
+    expect(problems(report)).toContainEqual(
+      expect.stringMatching(/^listEvents: GET \/events\?kind=call\.busy does not list the call\.busy event evt_\w+/),
+    );
+  });
+
   it('a field of a delivered webhook.test event changed', async () => {
     const report = await runWithEvents((event) => {
       if (event.event === 'webhook.test') event.data.message = 42;
@@ -243,12 +295,16 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
 });
 
 it(
-  'exits 1 from the command line, with curl lines, JUnit and JSON reports, and no key printed',
+  'exits 1 from the command line, with the spec from --spec, curl lines, JUnit and JSON reports, and no key printed',
   { timeout: 180_000 },
   async () => {
     const org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
+    // The proxy also hides the published spec, as Prism does (it answers 404 to a path the spec does
+    // not declare): the check takes the spec from the file named by --spec.
     const proxy = await startMutatingProxy(app.baseUrl, {
-      response: (_request, response) => {
+      response: (request, response) => {
+        if (/^\/api\/v1\/openapi\.(json|yaml)/.test(request.path))
+          return { status: 404, headers: { 'content-type': 'text/plain' }, body: 'not found' };
         const headers = { ...response.headers };
         delete headers['request-id'];
         return { ...response, headers };
@@ -264,6 +320,8 @@ it(
             'scripts/conformance/cli.ts',
             '--base-url',
             `${proxy.origin}/api/v1`,
+            '--spec',
+            'generated/openapi.json',
             '--cases',
             '1',
             '--seed',
