@@ -114,6 +114,11 @@ export interface WebhooksTable {
   deleted_at: Date | null;
   /** How many attempts have been logged for the endpoint: the log_position of the newest. */
   attempts_logged: Generated<number>;
+  /**
+   * Pending deliveries with a lower seq were dropped when the endpoint was switched off: never claimed,
+   * shown as abandoned, and marked so by the clean-up in batches.
+   */
+  dropped_before_seq: ColumnType<string, never, string>;
 }
 
 export interface WebhookDeliveriesTable {

@@ -12,7 +12,6 @@ import { rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { runAdmin, type CliResult } from './support/cli.js';
 import { waitFor } from './support/calls.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
-import { abandonPendingDeliveries } from '../src/webhooks/delivery-queries.js';
 import { updateWebhookRow } from '../src/webhooks/queries.js';
 import { GROUPS } from '../src/cli/admin/commands.js';
 import { answer, startReceiver, testTls } from './support/webhook-receiver.js';
@@ -746,7 +745,6 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
       let racing: Promise<CliResult> | undefined;
       await database.db.transaction().execute(async (trx) => {
         await updateWebhookRow(trx, orgId, webhookId, { active: false, now: new Date() });
-        await abandonPendingDeliveries(trx, webhookId);
         racing = admin('replay', '--webhook', webhookId, '--since', since);
         await waitFor('the replay to wait for the switch-off', () => blocksAnother(trx), 30_000);
       });

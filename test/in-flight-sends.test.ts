@@ -9,7 +9,7 @@ const WEBHOOK = 'wh_1';
 
 function registry(): InFlightSends {
   return new InFlightSends(
-    async () => [],
+    async () => ({ deleted: [], switchedOff: [] }),
     (error) => {
       throw error;
     },

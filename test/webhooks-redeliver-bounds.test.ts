@@ -8,7 +8,6 @@ import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { waitFor } from './support/calls.js';
 import { blocksAnother } from './support/database.js';
 import type { Db } from '../src/database/connect.js';
-import { abandonPendingDeliveries } from '../src/webhooks/delivery-queries.js';
 import { markWebhookDeleted, removeDeletedWebhook, updateWebhookRow } from '../src/webhooks/queries.js';
 
 const CAP = 3;
@@ -176,7 +175,6 @@ describe('a redelivery racing a switch-off of its endpoint', () => {
       deliveries[0]!,
       async (trx) => {
         await updateWebhookRow(trx, env.org.orgId, id, { active: false, now: new Date() });
-        await abandonPendingDeliveries(trx, id);
       },
       'the switch-off',
     );

@@ -1,9 +1,9 @@
 -- Appends an attempt to an endpoint's delivery log and keeps only its newest p_log_size lines. Unless the
 -- attempt says nothing about the endpoint (p_affects_health false), also stores the latest status,
 -- moves the failure streak (started by a failure, ended by a success) and switches the endpoint off,
--- abandoning its pending deliveries, once every attempt has failed for p_disable_after. Call with the
+-- dropping its pending deliveries, once every attempt has failed for p_disable_after. Call with the
 -- endpoint row locked. Returns whether it was switched off, since when it fails, and how many
--- deliveries were abandoned.
+-- deliveries were dropped.
 --
 -- Each logged attempt takes the endpoint's next log_position, so the one line that falls out of the log
 -- is found by its number in one index probe. (p_log_size is a constant of the code; were it ever
@@ -38,10 +38,13 @@ BEGIN
   RETURNING w.attempts_logged, w.failing_since, w.active INTO v_position, v_failing_since, v_active;
   IF p_affects_health AND v_active AND v_failing_since IS NOT NULL
      AND p_attempted_at - v_failing_since >= p_disable_after THEN
-    UPDATE webhooks SET active = false, updated_at = p_attempted_at WHERE id = p_webhook;
-    UPDATE webhook_deliveries SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL, lease_owner = NULL
-    WHERE webhook_id = p_webhook AND status = 'pending';
-    GET DIAGNOSTICS v_abandoned = ROW_COUNT;
+    -- As a manual switch-off: a cut drops what is pending (the clean-up marks it in batches), so the
+    -- switch-off costs the same whatever the backlog.
+    UPDATE webhooks
+    SET active = false, updated_at = p_attempted_at,
+        dropped_before_seq = nextval(pg_get_serial_sequence('webhook_deliveries', 'seq'))
+    WHERE id = p_webhook;
+    SELECT count(*) INTO v_abandoned FROM webhook_deliveries WHERE webhook_id = p_webhook AND status = 'pending';
     v_switched_off := true;
   END IF;
   INSERT INTO webhook_attempts (id, delivery_id, webhook_id, attempt, status_code, failure_kind,

@@ -1,5 +1,6 @@
 // SQL for the delivery queue: due deliveries, claims (a lease, FOR UPDATE SKIP LOCKED, refused on an
-// endpoint whose deletion has begun), releases, test deliveries, redeliveries and the API's listing.
+// endpoint switched off or whose deletion has begun, and for deliveries a switch-off dropped), releases,
+// test deliveries, redeliveries, the clean-up after a switch-off or deletion, and the API's listing.
 import { sql, type Selectable } from 'kysely';
 import type { WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
@@ -9,8 +10,11 @@ import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js
 /** The states a delivery moves through. */
 export type DeliveryStatus = WebhookDeliveriesTable['status'];
 
-/** A delivery with the kind of its event, as listed. */
-export type DeliveryRow = Selectable<WebhookDeliveriesTable> & { event: string };
+/**
+ * A delivery with the kind of its event, as listed; `dropped` when it is still stored as pending but a
+ * switch-off of its endpoint dropped it (it is abandoned: the clean-up has not marked it yet).
+ */
+export type DeliveryRow = Selectable<WebhookDeliveriesTable> & { event: string; dropped: boolean };
 
 /** An event as stored in the outbox. */
 export interface StoredEvent {
@@ -32,8 +36,8 @@ export interface ClaimedDelivery {
   createdAt: Date;
   lease: { owner: string; expiresAt: Date };
   event: StoredEvent;
-  /** The endpoint as it was at the claim: its URL, its live secrets (newest first), and whether it is on. */
-  endpoint: { url: string; secrets: string[]; active: boolean };
+  /** The endpoint as it was at the claim: its URL and its live secrets (newest first). */
+  endpoint: { url: string; secrets: string[] };
 }
 
 interface ClaimedRow {
@@ -52,7 +56,6 @@ interface ClaimedRow {
   url: string;
   secret: string;
   previous_secrets: string[];
-  active: boolean;
 }
 
 /** The endpoint's replaced secrets still signing at `now`, newest first, as a text array. */
@@ -80,7 +83,6 @@ function claimedOf(row: ClaimedRow): ClaimedDelivery {
     endpoint: {
       url: row.url,
       secrets: [row.secret, ...row.previous_secrets],
-      active: row.active,
     },
   };
 }
@@ -94,7 +96,7 @@ export interface DueDelivery {
 
 /**
  * Due, unleased deliveries worth claiming, at most `perEndpoint` per endpoint and `perOrg` per org,
- * none of the `skipEndpoints` or `skipOrgs` nor of endpoints being deleted, in turns: every org's
+ * none of the `skipEndpoints` or `skipOrgs` nor of endpoints switched off or being deleted, in turns: every org's
  * oldest due delivery before any org's second, so an org with a large backlog cannot push another's
  * first attempt back, however large the backlog. The endpoints with pending deliveries are walked
  * along an index (one probe each) and each one's oldest due deliveries read from it, so the cost
@@ -124,10 +126,11 @@ export async function findDueDeliveries(
       SELECT due.id, due.webhook_id, due.org_id, due.next_attempt_at, due.seq,
              row_number() OVER (PARTITION BY due.org_id ORDER BY due.next_attempt_at, due.seq) AS org_turn
       FROM endpoints e
-      JOIN webhooks w ON w.id = e.webhook_id AND w.deleted_at IS NULL
+      JOIN webhooks w ON w.id = e.webhook_id AND w.deleted_at IS NULL AND w.active
       CROSS JOIN LATERAL (
         SELECT d.id, d.webhook_id, d.org_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
         WHERE d.webhook_id = e.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND d.seq >= w.dropped_before_seq
           AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${now})
         ORDER BY d.next_attempt_at, d.seq
         LIMIT ${options.perEndpoint}
@@ -142,9 +145,11 @@ export async function findDueDeliveries(
 
 /**
  * Leases those of `ids` that are still due and unleased to `lease.owner` until `lease.expiresAt`,
- * skipping rows another process is claiming right now and deliveries to endpoints whose deletion has
- * begun, and returns them with their events and endpoints. The endpoint rows are share-locked for the
- * claim, so a deletion that begins meanwhile waits for it and then sees its lease.
+ * skipping rows another process is claiming right now, deliveries to endpoints switched off or whose
+ * deletion has begun, and deliveries a switch-off dropped; returns them with their events and
+ * endpoints. The endpoint's state is checked in this statement, with its row key-share-locked: a
+ * switch-off or deletion (which lock the row first, lockWebhookAgainstClaims) waits for a claim in
+ * progress and then sees its lease, and a claim that waits for one of them sees its change.
  */
 export async function claimDeliveries(
   db: Db,
@@ -157,7 +162,7 @@ export async function claimDeliveries(
       SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
       WHERE d.id = ANY(${ids}::uuid[]) AND d.status = 'pending' AND d.next_attempt_at <= ${lease.now}
         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${lease.now})
-        AND w.deleted_at IS NULL
+        AND w.deleted_at IS NULL AND w.active AND d.seq >= w.dropped_before_seq
       FOR UPDATE OF d SKIP LOCKED
       FOR KEY SHARE OF w
     )
@@ -166,7 +171,7 @@ export async function claimDeliveries(
     WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
     RETURNING d.id, d.webhook_id, d.org_id, d.attempt_count, d.created_at, d.lease_owner, d.lease_expires_at,
               e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at, e.traceparent,
-              w.url, w.secret, w.active,
+              w.url, w.secret,
               ${liveSecrets('w', lease.now)} AS previous_secrets`.execute(db);
   return rows.map(claimedOf);
 }
@@ -186,7 +191,7 @@ export async function insertClaimedTestDelivery(
   return db.transaction().execute(async (trx) => {
     const endpoint = await trx
       .selectFrom('webhooks')
-      .select(['id', 'url', 'secret', 'active'])
+      .select(['id', 'url', 'secret'])
       .select(liveSecrets('webhooks', lease.now).as('previous_secrets'))
       .where('id', '=', test.webhookId)
       .where('org_id', '=', test.orgId)
@@ -248,7 +253,6 @@ export async function insertClaimedTestDelivery(
       url: endpoint.url,
       secret: endpoint.secret,
       previous_secrets: endpoint.previous_secrets,
-      active: endpoint.active,
     });
   });
 }
@@ -264,27 +268,30 @@ export async function releaseLease(db: Db, lease: { deliveryId: string; owner: s
     .execute();
 }
 
-/** Ends a lease by abandoning the delivery without an attempt (its endpoint is switched off). */
-export async function abandonLeasedDelivery(db: Db, lease: { deliveryId: string; owner: string; expiresAt: Date }) {
-  await db
-    .updateTable('webhook_deliveries')
-    .set({ status: 'abandoned', next_attempt_at: null, lease_expires_at: null, lease_owner: null })
-    .where('id', '=', lease.deliveryId)
-    .where('lease_owner', '=', lease.owner)
-    .where('lease_expires_at', '=', lease.expiresAt)
-    .execute();
+/**
+ * Marks up to `limit` of the endpoint's pending deliveries that a switch-off dropped as abandoned (rows
+ * another statement holds are left for the next batch); returns how many.
+ */
+export async function abandonDroppedDeliveries(db: Db, webhookId: string, limit: number): Promise<number> {
+  const result = await sql`
+    UPDATE webhook_deliveries SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL,
+                                  lease_owner = NULL
+    WHERE id IN (
+      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.seq < w.dropped_before_seq
+      ORDER BY d.seq LIMIT ${limit}
+      FOR UPDATE OF d SKIP LOCKED)`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }
 
-/** Abandons every unleased pending delivery of an endpoint (it was switched off or is being deleted); returns how many. */
-export async function abandonPendingDeliveries(trx: Db, webhookId: string): Promise<number> {
-  const result = await trx
-    .updateTable('webhook_deliveries')
-    .set({ status: 'abandoned', next_attempt_at: null })
-    .where('webhook_id', '=', webhookId)
-    .where('status', '=', 'pending')
-    .where('lease_expires_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+/** Deletes up to `limit` deliveries (their attempts cascade) of an endpoint whose deletion has begun; returns how many. */
+export async function deleteDeliveriesOfDeletedWebhook(db: Db, webhookId: string, limit: number): Promise<number> {
+  const result = await sql`
+    DELETE FROM webhook_deliveries WHERE id IN (
+      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.webhook_id = ${webhookId} AND w.deleted_at IS NOT NULL
+      ORDER BY d.seq LIMIT ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }
 
 /** Whether any delivery to the endpoint is out on a lease that has not lapsed by `now`. */
@@ -320,12 +327,32 @@ export async function insertPendingDelivery(
   return row.id;
 }
 
+/** Whether a pending delivery was dropped by a switch-off of its endpoint (`w`). */
+const droppedByEndpoint = sql<boolean>`(webhook_deliveries.status = 'pending' AND webhook_deliveries.seq < w.dropped_before_seq)`;
+
 function deliveriesWithEvent(db: Db) {
   return db
     .selectFrom('webhook_deliveries')
     .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
+    .innerJoin('webhooks as w', 'w.id', 'webhook_deliveries.webhook_id')
     .selectAll('webhook_deliveries')
-    .select('events.kind as event');
+    .select('events.kind as event')
+    .select(droppedByEndpoint.as('dropped'));
+}
+
+/** Deliveries in `status` as the API shows it: one a switch-off dropped is abandoned, not pending. */
+function inShownStatus(status: DeliveryStatus) {
+  if (status === 'pending') return sql<boolean>`(webhook_deliveries.status = 'pending' AND NOT ${droppedByEndpoint})`;
+  if (status === 'abandoned') return sql<boolean>`(webhook_deliveries.status = 'abandoned' OR ${droppedByEndpoint})`;
+  return sql<boolean>`(webhook_deliveries.status = ${status})`;
+}
+
+/** How many of the endpoint's deliveries stored as pending a switch-off dropped (an index range count). */
+async function countDropped(db: Db, webhookId: string): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    SELECT count(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+    WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.seq < w.dropped_before_seq`.execute(db);
+  return Number(rows[0]!.n);
 }
 
 /** One delivery of an endpoint, or undefined. */
@@ -348,10 +375,10 @@ export async function listDeliveryRows(
 ): Promise<{ rows: DeliveryRow[]; total: number; more: boolean }> {
   const cursor = 'cursor' in page ? page : undefined;
   const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
-  const [found, count] = await Promise.all([
+  const [found, count, dropped] = await Promise.all([
     deliveriesWithEvent(db)
       .where('webhook_deliveries.webhook_id', '=', webhookId)
-      .$if(page.status !== undefined, (qb) => qb.where('webhook_deliveries.status', '=', page.status!))
+      .$if(page.status !== undefined, (qb) => qb.where(inShownStatus(page.status!)))
       .$if(cursor !== undefined, (qb) =>
         qb.where(beyondCursor('webhook_deliveries', ['seq'], cursor!.side, cursor!.cursor)),
       )
@@ -366,9 +393,12 @@ export async function listDeliveryRows(
       .where('webhook_id', '=', webhookId)
       .$if(page.status !== undefined, (qb) => qb.where('status', '=', page.status!))
       .executeTakeFirstOrThrow(),
+    // Dropped deliveries not yet marked are counted as pending by the triggers but shown as abandoned.
+    page.status === 'pending' || page.status === 'abandoned' ? countDropped(db, webhookId) : 0,
   ]);
   const { rows, more } = cursor ? cursorPage(found, page.limit, cursor.side) : { rows: found, more: false };
-  return { rows, total: Number(count.count), more };
+  const correction = page.status === 'pending' ? -dropped : page.status === 'abandoned' ? dropped : 0;
+  return { rows, total: Number(count.count) + correction, more };
 }
 
 /**
@@ -393,7 +423,7 @@ export async function lockOrgRedeliveries(trx: Db, orgId: string): Promise<void>
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`redeliver:${orgId}`}, 0))`.execute(trx);
 }
 
-/** The id of a pending delivery of `eventId` to the endpoint, if there is one. */
+/** The id of a pending delivery of `eventId` to the endpoint (not one a switch-off dropped), if there is one. */
 export async function findPendingDeliveryOfEvent(
   trx: Db,
   webhookId: string,
@@ -401,11 +431,13 @@ export async function findPendingDeliveryOfEvent(
 ): Promise<string | undefined> {
   const row = await trx
     .selectFrom('webhook_deliveries')
-    .select('id')
-    .where('webhook_id', '=', webhookId)
-    .where('event_id', '=', eventId)
-    .where('status', '=', 'pending')
-    .orderBy('seq', 'desc')
+    .innerJoin('webhooks as w', 'w.id', 'webhook_deliveries.webhook_id')
+    .select('webhook_deliveries.id')
+    .where('webhook_deliveries.webhook_id', '=', webhookId)
+    .where('webhook_deliveries.event_id', '=', eventId)
+    .where('webhook_deliveries.status', '=', 'pending')
+    .whereRef('webhook_deliveries.seq', '>=', 'w.dropped_before_seq')
+    .orderBy('webhook_deliveries.seq', 'desc')
     .limit(1)
     .executeTakeFirst();
   return row?.id;

@@ -9,6 +9,9 @@ import * as deliveries from './delivery-queries.js';
 import { toWebhook, type Webhook } from './mapper.js';
 import { MAX_ENDPOINTS_PER_ORG } from './policy.js';
 import * as webhooks from './queries.js';
+import { systemClock } from '../clock.js';
+import { waitForSendsToEnd } from './delivery/in-flight.js';
+import { abandonDropped } from './endpoint-cleanup.js';
 import { queueRedelivery } from './service.js';
 
 /** The most deliveries one replay queues. */
@@ -25,29 +28,36 @@ export async function listOrgWebhooks(db: Db, orgId: string): Promise<Webhook[]>
 }
 
 /**
- * Switches the endpoint off (its pending deliveries are abandoned) or on (its failure streak cleared),
- * as PATCH /webhooks/{id} does, and writes it to the org's audit log as done by `actor`, in the same
- * transaction; returns it with its org. Throws not_found (param webhook).
+ * Switches the endpoint off or on (its failure streak cleared), as PATCH /webhooks/{id} does, and writes
+ * it to the org's audit log as done by `actor`, in the same transaction. Switching off drops what was
+ * pending, stops the sends in flight in the worker processes and waits until none is out (at most
+ * `leaseMs`), then marks the dropped deliveries abandoned in batches. Returns the endpoint, its org and
+ * how many deliveries were marked abandoned. Throws not_found (param webhook).
  */
 export async function setWebhookActive(
   db: Db,
   id: string,
-  active: boolean,
-  now: Date,
-  actor: string,
-): Promise<{ webhook: Webhook; orgId: string }> {
+  change: { active: boolean; now: Date; actor: string; leaseMs: number },
+): Promise<{ webhook: Webhook; orgId: string; abandoned: number }> {
+  const { active, now, actor } = change;
   const orgId = await webhooks.findWebhookOrg(db, id);
   if (!orgId) throw unknownEndpoint(id);
   const row = await db.transaction().execute(async (trx) => {
+    if (!active && !(await webhooks.lockWebhookAgainstClaims(trx, orgId, id))) throw unknownEndpoint(id);
     const updated = await webhooks.updateWebhookRow(trx, orgId, id, { active, now });
     if (!updated) throw unknownEndpoint(id);
-    if (!active) await deliveries.abandonPendingDeliveries(trx, id);
     const action = active ? 'webhook.enabled' : 'webhook.disabled';
     await recordAudit(trx, { orgId, actor, action, target: id, at: now });
     return updated;
   });
-  return { webhook: toWebhook(row), orgId };
+  if (active) return { webhook: toWebhook(row), orgId, abandoned: 0 };
+  await webhooks.notifyEndpointStopped(db, id, 'switched_off');
+  await waitForSendsToEnd(db, systemClock, id, { boundMs: change.leaseMs, pollMs: SWITCH_OFF_POLL_MS });
+  return { webhook: toWebhook(row), orgId, abandoned: await abandonDropped(db, id) };
 }
+
+/** How often a switch-off looks whether the sends in flight to the endpoint have ended. */
+const SWITCH_OFF_POLL_MS = 25;
 
 const switchedOff = (id: string) =>
   new DomainError('invalid_state', `webhook ${id} is switched off; switch it on first (admin webhook enable)`);

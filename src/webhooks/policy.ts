@@ -75,3 +75,12 @@ export function parseRetryAfter(value: string | null, now: Date): number | null 
   if (Number.isNaN(date)) return null;
   return Math.max(date - now.getTime(), 0);
 }
+
+/**
+ * Deliveries one statement of the clean-up after a switch-off or a deletion marks abandoned or deletes:
+ * small enough that a batch ends well inside the statement timeout whatever the backlog.
+ */
+export const ENDPOINT_CLEANUP_BATCH = 1_000;
+
+/** Endpoints one sweep of the delivery worker cleans up after, at the most. */
+export const ENDPOINT_CLEANUP_SWEEP = 20;

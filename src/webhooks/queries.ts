@@ -7,7 +7,7 @@ import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import { splitPageAndTotal } from '../database/page-with-total.js';
 import { beyondCursor, cursorPage, cursorReadOrder, type CursorSide } from '../database/keyset.js';
 import type { PageStart } from '../contract/pagination.js';
-import { DELETION_CHANNEL } from './channels.js';
+import { DELETION_CHANNEL, SWITCH_OFF_CHANNEL } from './channels.js';
 
 /** A row of the webhooks table. */
 export type WebhookRow = Selectable<WebhooksTable>;
@@ -155,7 +155,11 @@ export async function webhookExists(db: Db, id: string): Promise<boolean> {
   return (await live(db).select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
 
-/** Changes events and/or active; switching on clears the failure streak. Undefined when not found. */
+/**
+ * Changes events and/or active; switching on clears the failure streak, switching off drops every
+ * delivery pending now (a cut in the seq order: see dropped_before_seq) without touching those rows.
+ * Undefined when not found.
+ */
 export async function updateWebhookRow(
   db: Db,
   orgId: string,
@@ -169,6 +173,7 @@ export async function updateWebhookRow(
       ...(change.events !== undefined ? { events: change.events } : {}),
       ...(change.active !== undefined ? { active: change.active } : {}),
       ...(change.active === true ? { failing_since: null } : {}),
+      ...(change.active === false ? { dropped_before_seq: nextDeliverySeq } : {}),
     })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
@@ -176,6 +181,9 @@ export async function updateWebhookRow(
     .returningAll()
     .executeTakeFirst();
 }
+
+/** A seq no delivery has yet: every delivery queued before it has a lower one. */
+const nextDeliverySeq = sql<string>`nextval(pg_get_serial_sequence('webhook_deliveries', 'seq'))`;
 
 /**
  * Replaces the secret; the old one keeps signing until `graceUntil`, and so do earlier ones until their
@@ -217,9 +225,10 @@ export async function rotateSecretRow(
 
 /**
  * Locks the org's live endpoint until the transaction ends, waiting for transactions that queue or claim
- * deliveries to it. False when the org has no such endpoint.
+ * deliveries to it (a claim that waits for this lock then sees the change made under it). False when
+ * the org has no such endpoint.
  */
-export async function lockWebhookForDeletion(trx: Db, orgId: string, id: string): Promise<boolean> {
+export async function lockWebhookAgainstClaims(trx: Db, orgId: string, id: string): Promise<boolean> {
   const row = await live(trx)
     .select('id')
     .where('org_id', '=', orgId)
@@ -238,21 +247,26 @@ export async function markWebhookDeleted(trx: Db, id: string, now: Date): Promis
     .execute();
 }
 
-/** Of the endpoints `ids`, those whose deletion has begun or that no longer exist. */
-export async function findDeletedWebhooks(db: Db, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await sql<{ id: string }>`
-    SELECT i.id FROM unnest(${ids}::uuid[]) AS i(id)
-    WHERE NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.id = i.id AND w.deleted_at IS NULL)`.execute(db);
-  return rows.map((row) => row.id);
+/** Of the endpoints `ids`, those whose deletion has begun (or that no longer exist), and those switched off. */
+export async function findStoppedWebhooks(db: Db, ids: string[]): Promise<{ deleted: string[]; switchedOff: string[] }> {
+  if (ids.length === 0) return { deleted: [], switchedOff: [] };
+  const { rows } = await sql<{ id: string; deleted: boolean }>`
+    SELECT i.id, (w.id IS NULL OR w.deleted_at IS NOT NULL) AS deleted
+    FROM unnest(${ids}::uuid[]) AS i(id) LEFT JOIN webhooks w ON w.id = i.id
+    WHERE w.id IS NULL OR w.deleted_at IS NOT NULL OR NOT w.active`.execute(db);
+  return {
+    deleted: rows.filter((row) => row.deleted).map((row) => row.id),
+    switchedOff: rows.filter((row) => !row.deleted).map((row) => row.id),
+  };
 }
 
 /**
- * Tells every process that the endpoint's deletion has begun, so they stop their sends to it. Sent at
- * once, outside any transaction (a notification made inside one is only delivered at its commit).
+ * Tells every process that the endpoint's deletion has begun, or that it was switched off, so they stop
+ * their sends to it. Sent at once, outside any transaction (a notification made inside one is only
+ * delivered at its commit).
  */
-export async function notifyEndpointDeletion(db: Db, id: string): Promise<void> {
-  await sql`SELECT pg_notify(${DELETION_CHANNEL}, ${id})`.execute(db);
+export async function notifyEndpointStopped(db: Db, id: string, why: 'deleted' | 'switched_off'): Promise<void> {
+  await sql`SELECT pg_notify(${why === 'deleted' ? DELETION_CHANNEL : SWITCH_OFF_CHANNEL}, ${id})`.execute(db);
 }
 
 /** The last step of a deletion: removes a marked endpoint (its deliveries and attempts cascade). */
@@ -260,26 +274,27 @@ export async function removeDeletedWebhook(db: Db, id: string): Promise<void> {
   await db.deleteFrom('webhooks').where('id', '=', id).where('deleted_at', 'is not', null).execute();
 }
 
-/**
- * Removes endpoints whose deletion began before `before` and was never finished (the deleting process
- * stopped), once none of their deliveries is out on lease. Returns how many were removed.
- */
-export async function removeAbandonedDeletions(db: Db, before: Date): Promise<number> {
-  const result = await db
-    .deleteFrom('webhooks')
+/** Up to `limit` endpoints whose deletion began before `before` and is not finished yet. */
+export async function findUnfinishedDeletions(db: Db, before: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('webhooks')
+    .select('id')
     .where('deleted_at', '<', before)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('webhook_deliveries as d')
-            .select('d.id')
-            .whereRef('d.webhook_id', '=', 'webhooks.id')
-            .where('d.lease_expires_at', '>', sql<Date>`now()`),
-        ),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+    .orderBy('deleted_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** Up to `limit` live endpoints that still have pending deliveries dropped by a switch-off. */
+export async function findEndpointsWithDroppedDeliveries(db: Db, limit: number): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    SELECT w.id FROM webhooks w
+    WHERE w.deleted_at IS NULL AND w.dropped_before_seq > 0
+      AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                  WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.seq < w.dropped_before_seq)
+    LIMIT ${limit}`.execute(db);
+  return rows.map((row) => row.id);
 }
 
 /** The org of the live endpoint with this id, whatever the org (for operators), or undefined. */

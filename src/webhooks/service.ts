@@ -14,7 +14,8 @@ import { deleteInBatches } from '../database/batches.js';
 import { recordAudit, type AuditEntry } from '../audit/service.js';
 import * as deliveries from './delivery-queries.js';
 import { deliverOnce } from './delivery/deliver-once.js';
-import { waitForSendsToEnd } from './delivery/in-flight.js';
+import { waitForSendsToEnd, type StopReason } from './delivery/in-flight.js';
+import { abandonDropped, cleanUpAfterAnswer, removeDeleted } from './endpoint-cleanup.js';
 import { parseAllowlist } from './delivery/address-policy.js';
 import { assertDeliverableUrl, UrlRefusedError } from './delivery/url-guard.js';
 import { toDelivery, toWebhook, type Webhook, type WebhookDelivery } from './mapper.js';
@@ -36,7 +37,7 @@ type Schemas = components['schemas'];
 
 const ENDPOINT = 'webhook endpoint';
 
-/** How often a deletion looks whether the sends in flight to the endpoint have ended. */
+/** How often a switch-off or deletion looks whether the sends in flight to the endpoint have ended. */
 const DELETION_POLL_MS = 25;
 
 /** A signing secret: 32 bytes from the CSPRNG as 64 hex characters. */
@@ -137,8 +138,10 @@ export async function getWebhook(db: Db, orgId: string, id: string): Promise<Web
 
 /**
  * Replaces events and/or switches the endpoint on or off, with `audit` (when given) in the same
- * transaction. Switching off abandons its pending deliveries; switching on clears the automatic-disable
- * streak. Throws not_found.
+ * transaction. Switching off drops every delivery pending at that moment (they are abandoned, and stay
+ * so if it is switched on again), stops the sends in flight to it and returns once none can reach it,
+ * whatever its backlog; the dropped rows are marked abandoned after the answer. Switching on clears
+ * the automatic-disable streak. Throws not_found.
  */
 export async function updateWebhook(
   deps: AppDeps,
@@ -147,40 +150,54 @@ export async function updateWebhook(
   change: Schemas['WebhookUpdate'],
   audit?: AuditEntry,
 ): Promise<Webhook> {
+  const switchingOff = change.active === false;
   const row = await deps.db.transaction().execute(async (trx) => {
+    // Claims in progress are waited for, and claims after this see the switch-off (claimDeliveries).
+    if (switchingOff && !(await webhooks.lockWebhookAgainstClaims(trx, orgId, id))) throw notFound(ENDPOINT);
     const updated = await webhooks.updateWebhookRow(trx, orgId, id, { ...change, now: deps.clock.now() });
     if (!updated) throw notFound(ENDPOINT);
-    if (change.active === false) await deliveries.abandonPendingDeliveries(trx, id);
     if (audit) await recordAudit(trx, audit);
     return updated;
   });
+  if (switchingOff) {
+    await stopSends(deps, id, 'switched_off');
+    void cleanUpAfterAnswer(deps, id, () => abandonDropped(deps.db, id));
+  }
   return toWebhook(row);
+}
+
+/**
+ * After a switch-off or a deletion committed: stops the sends to the endpoint in flight in this process
+ * and (through a notification) in others, and waits until none of its deliveries is out on lease.
+ */
+async function stopSends(deps: AppDeps, id: string, why: StopReason): Promise<void> {
+  deps.delivery.inFlight.abortEndpoint(id, why);
+  webhooks.notifyEndpointStopped(deps.db, id, why).catch((error: unknown) => {
+    deps.logger.warn(
+      { err: error, webhookId: id },
+      'could not notify other processes that a webhook endpoint stopped; their sends end with their leases',
+    );
+  });
+  await waitForSendsToEnd(deps.db, deps.clock, id, { boundMs: deps.delivery.leaseMs, pollMs: DELETION_POLL_MS });
 }
 
 /**
  * Deletes the endpoint for good (the protocol: delivery/in-flight.ts); `audit`, when given, commits with
  * the deletion's mark. Sends to it in flight are stopped, not waited for; returns once every one has
- * ended and none can start, so after this no request to the endpoint begins. Throws not_found.
+ * ended and none can start, so after this no request to the endpoint begins, whatever its backlog: its
+ * deliveries and then its row are removed after the answer, in batches. Throws not_found.
  */
 export async function deleteWebhook(deps: AppDeps, orgId: string, id: string, audit?: AuditEntry): Promise<void> {
   // The endpoint row alone is locked while it is marked: a claim in progress holds its delivery rows
   // and then waits for this lock, so touching delivery rows under it could deadlock with that claim.
   await deps.db.transaction().execute(async (trx) => {
-    if (!(await webhooks.lockWebhookForDeletion(trx, orgId, id))) throw notFound(ENDPOINT);
+    if (!(await webhooks.lockWebhookAgainstClaims(trx, orgId, id))) throw notFound(ENDPOINT);
     await webhooks.markWebhookDeleted(trx, id, deps.clock.now());
     if (audit) await recordAudit(trx, audit);
   });
-  deps.delivery.inFlight.abortEndpoint(id);
-  webhooks.notifyEndpointDeletion(deps.db, id).catch((error: unknown) => {
-    deps.logger.warn(
-      { err: error, webhookId: id },
-      'could not notify other processes of a webhook deletion; their sends end with their leases',
-    );
-  });
-  // No claim succeeds any more: what was still pending is abandoned (the removal drops it in the end).
-  await deliveries.abandonPendingDeliveries(deps.db, id);
-  await waitForSendsToEnd(deps.db, deps.clock, id, { boundMs: deps.delivery.leaseMs, pollMs: DELETION_POLL_MS });
-  await webhooks.removeDeletedWebhook(deps.db, id);
+  // No claim succeeds any more: once the sends in flight have ended, what is left can go.
+  await stopSends(deps, id, 'deleted');
+  void cleanUpAfterAnswer(deps, id, () => removeDeleted(deps.db, id));
 }
 
 /**

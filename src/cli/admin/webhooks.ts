@@ -15,18 +15,22 @@ function switchCommand(active: boolean): AdminCommand {
     name: active ? 'webhook enable' : 'webhook disable',
     summary: active
       ? 'switch an endpoint on again (its failure streak starts over)'
-      : 'switch an endpoint off; its pending deliveries are abandoned',
+      : 'switch an endpoint off; its pending deliveries are abandoned (and stay so when it is switched on again)',
     synopsis: 'WEBHOOK_ID',
     flags: {},
     args: WEBHOOK_ARG,
     run: async (input, database) => {
-      const [{ setWebhookActive }, { CLI_ACTOR }] = await Promise.all([
+      const [{ setWebhookActive }, { CLI_ACTOR }, { loadConfig }] = await Promise.all([
         import('../../webhooks/operator.js'),
         import('../../audit/service.js'),
+        import('../../config.js'),
       ]);
       const db = await database();
-      const { webhook } = await setWebhookActive(db, webhookIdOf(input), active, new Date(), CLI_ACTOR);
-      return { human: `Webhook ${webhook.id} is now ${active ? 'on' : 'off'}.`, json: webhook };
+      const { webhookLeaseMs } = loadConfig(process.env);
+      const change = { active, now: new Date(), actor: CLI_ACTOR, leaseMs: webhookLeaseMs };
+      const { webhook, abandoned } = await setWebhookActive(db, webhookIdOf(input), change);
+      const dropped = active ? '' : ` ${abandoned} pending deliveries were abandoned.`;
+      return { human: `Webhook ${webhook.id} is now ${active ? 'on' : 'off'}.${dropped}`, json: webhook };
     },
   };
 }

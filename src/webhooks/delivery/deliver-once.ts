@@ -40,9 +40,7 @@ export interface AttemptResult {
 export type DeliveryOutcome =
   /** An attempt was made; `recorded` says whether it was written (see attempts.recordAttempts). */
   | { kind: 'attempted'; result: AttemptResult; recorded: 'recorded' | 'gone' | 'lease_lost' }
-  /** The endpoint is switched off: the delivery was abandoned without an attempt. */
-  | { kind: 'abandoned' }
-  /** The send was stopped (the endpoint is being deleted, or `stop` fired): nothing recorded, lease given back. */
+  /** The send was stopped (the endpoint was switched off or is being deleted, or `stop` fired): nothing recorded, lease given back. */
   | { kind: 'aborted'; endpointDeleted: boolean };
 
 /** Time kept after a send's own deadline to record it before the lease lapses. */
@@ -111,9 +109,9 @@ function stateAfter(claimed: ClaimedDelivery, result: AttemptResult): attempts.D
 }
 
 /**
- * Makes one attempt at a claimed delivery and records it under the claim's lease. A switched-off
- * endpoint gets no attempt (a test event excepted); a send stopped by `stop` or by the endpoint's
- * deletion records nothing. Never sends once the lease is too short for a whole attempt. Database
+ * Makes one attempt at a claimed delivery and records it under the claim's lease (the claim
+ * found the endpoint on). A send stopped by `stop`, by the endpoint's deletion or by its switch-off (a
+ * test event excepted) records nothing and gives the lease back. Never sends once the lease is too short for a whole attempt. Database
  * errors while recording propagate (the lease then lapses and the delivery is tried again).
  */
 export async function deliverOnce(
@@ -122,16 +120,17 @@ export async function deliverOnce(
   stop?: AbortSignal,
 ): Promise<DeliveryOutcome> {
   const lease = { deliveryId: claimed.id, owner: claimed.lease.owner, expiresAt: claimed.lease.expiresAt };
-  if (!claimed.endpoint.active && claimed.event.kind !== 'webhook.test') {
-    await deliveries.abandonLeasedDelivery(deps.db, lease);
-    return { kind: 'abandoned' };
-  }
   // The whole send must end before the lease lapses, with time left to record it.
   const sendBudgetMs = Math.min(
     DELIVERY_TIMEOUT_MS,
     claimed.lease.expiresAt.getTime() - deps.clock.now().getTime() - RECORD_MARGIN_MS,
   );
-  const send = deps.delivery.inFlight.track(claimed.webhookId, { deadlineMs: Math.max(sendBudgetMs, 0), stop });
+  const send = deps.delivery.inFlight.track(claimed.webhookId, {
+    deadlineMs: Math.max(sendBudgetMs, 0),
+    stop,
+    // A test event is sent even to a switched-off endpoint: only a deletion stops it.
+    survivesSwitchOff: claimed.event.kind === 'webhook.test',
+  });
   try {
     if (sendBudgetMs < MIN_SEND_BUDGET_MS || send.stopped) {
       await deliveries.releaseLease(deps.db, lease).catch(() => undefined);

@@ -16,6 +16,11 @@
 //     lapses by itself, so the wait is bounded by the lease length), then removes the endpoint.
 //
 // No database connection is held during a send: the lease is the record of it.
+//
+// Switching an endpoint off follows the same steps (the claim checks `active` as it checks the mark),
+// with its own notification (SWITCH_OFF_CHANNEL); a test send, which may go to a switched-off endpoint,
+// is the one send a switch-off does not stop. A send stopped after its request left may still reach the
+// receiver, before the answer; nothing is recorded, and the delivery is dropped with the others.
 import type { Db } from '../../database/connect.js';
 import type { Clock } from '../../clock.js';
 import { hasLeasesOut } from '../delivery-queries.js';
@@ -28,11 +33,19 @@ export class EndpointDeletedError extends Error {
   }
 }
 
+/** The abort reason of a send stopped because its endpoint was switched off. */
+export class EndpointSwitchedOffError extends Error {
+  override readonly name = 'EndpointSwitchedOffError';
+  constructor(readonly webhookId: string) {
+    super(`webhook endpoint ${webhookId} was switched off; the attempt was aborted`);
+  }
+}
+
 /** One send registered in flight; end() unregisters it and frees its timer at once. */
 export interface InFlightSend {
   /** Aborts when the endpoint is deleted, when the caller's `stop` fires, or at the deadline. */
   readonly signal: AbortSignal;
-  /** Whether the send was stopped (its endpoint's deletion or `stop`) rather than timed out. */
+  /** Whether the send was stopped (its endpoint's deletion or switch-off, or `stop`) rather than timed out. */
   readonly stopped: boolean;
   end(): void;
 }
@@ -41,26 +54,31 @@ export interface InFlightSend {
 export interface SendLimits {
   deadlineMs: number;
   stop?: AbortSignal;
+  /** A send a switch-off of its endpoint does not stop (a test send). */
+  survivesSwitchOff?: boolean;
 }
 
 function isTimeout(reason: unknown): boolean {
   return reason instanceof DOMException && reason.name === 'TimeoutError';
 }
 
-/** Of the endpoints `ids`, those whose deletion has begun (or that are gone). */
-export type FindDeleted = (ids: string[]) => Promise<string[]>;
+/** Of the endpoints `ids`, those whose deletion has begun (or that are gone), and those switched off. */
+export type FindStopped = (ids: string[]) => Promise<{ deleted: string[]; switchedOff: string[] }>;
+
+/** Why an endpoint's sends are stopped. */
+export type StopReason = 'deleted' | 'switched_off';
 
 /**
- * The sends this process has in flight, by endpoint, so a deletion can stop them at once. While any is
- * in flight it also looks every `watchMs` for deletions of their endpoints it was not told about.
+ * The sends this process has in flight, by endpoint, so a deletion or switch-off can stop them at once.
+ * While any is in flight it also looks every `watchMs` for deletions and switch-offs it was not told about.
  */
 export class InFlightSends {
-  private readonly byEndpoint = new Map<string, Set<AbortController>>();
+  private readonly byEndpoint = new Map<string, Map<AbortController, SendLimits>>();
   private timer: NodeJS.Timeout | null = null;
   private watching = false;
 
   constructor(
-    private readonly findDeleted: FindDeleted,
+    private readonly findStopped: FindStopped,
     private readonly onWatchError: (error: unknown) => void,
     private readonly watchMs = 1_000,
   ) {}
@@ -82,8 +100,8 @@ export class InFlightSends {
     if (stop?.aborted) onStop();
     else stop?.addEventListener('abort', onStop, { once: true });
     let sends = this.byEndpoint.get(webhookId);
-    if (!sends) this.byEndpoint.set(webhookId, (sends = new Set()));
-    sends.add(controller);
+    if (!sends) this.byEndpoint.set(webhookId, (sends = new Map()));
+    sends.set(controller, limits);
     if (!this.timer) {
       this.timer = setInterval(() => void this.watch(), this.watchMs);
       this.timer.unref();
@@ -106,10 +124,17 @@ export class InFlightSends {
     };
   }
 
-  /** Aborts every send to `webhookId` in flight in this process; returns how many there were. */
-  abortEndpoint(webhookId: string): number {
-    const sends = [...(this.byEndpoint.get(webhookId) ?? [])];
-    for (const controller of sends) controller.abort(new EndpointDeletedError(webhookId));
+  /**
+   * Aborts the sends to `webhookId` in flight in this process (for a switch-off, all but those that
+   * survive it); returns how many were aborted.
+   */
+  abortEndpoint(webhookId: string, why: StopReason = 'deleted'): number {
+    const sends = [...(this.byEndpoint.get(webhookId) ?? [])].filter(
+      ([, limits]) => why === 'deleted' || !limits.survivesSwitchOff,
+    );
+    for (const [controller] of sends) {
+      controller.abort(why === 'deleted' ? new EndpointDeletedError(webhookId) : new EndpointSwitchedOffError(webhookId));
+    }
     return sends.length;
   }
 
@@ -117,7 +142,9 @@ export class InFlightSends {
     if (this.watching || this.byEndpoint.size === 0) return;
     this.watching = true;
     try {
-      for (const id of await this.findDeleted([...this.byEndpoint.keys()])) this.abortEndpoint(id);
+      const { deleted, switchedOff } = await this.findStopped([...this.byEndpoint.keys()]);
+      for (const id of deleted) this.abortEndpoint(id, 'deleted');
+      for (const id of switchedOff) this.abortEndpoint(id, 'switched_off');
     } catch (error) {
       this.onWatchError(error);
     } finally {

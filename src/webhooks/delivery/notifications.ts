@@ -1,8 +1,8 @@
-// A dedicated PostgreSQL connection that LISTENs for new deliveries and for endpoint deletions, and
-// reconnects when it drops.
+// A dedicated PostgreSQL connection that LISTENs for new deliveries and for endpoint deletions and
+// switch-offs, and reconnects when it drops.
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { DELETION_CHANNEL, DELIVERY_CHANNEL } from '../channels.js';
+import { DELETION_CHANNEL, DELIVERY_CHANNEL, SWITCH_OFF_CHANNEL } from '../channels.js';
 
 /** A running listener. */
 export interface DeliveryListener {
@@ -17,10 +17,12 @@ export interface DeliveryListenerHandlers {
   onDelivery(): void;
   /** A deletion of the endpoint `webhookId` has begun (a missed one is found by the in-flight watch within a second). */
   onDeletion(webhookId: string): void;
+  /** The endpoint `webhookId` was switched off (a missed one is found as a deletion is). */
+  onSwitchOff(webhookId: string): void;
 }
 
 /**
- * Reports every notification on the deliveries and deletions channels. Connection failures are
+ * Reports every notification on the deliveries, deletions and switch-offs channels. Connection failures are
  * logged and retried.
  */
 export function listenForDeliveries(url: string, handlers: DeliveryListenerHandlers, logger: Logger): DeliveryListener {
@@ -43,6 +45,8 @@ export function listenForDeliveries(url: string, handlers: DeliveryListenerHandl
     current.on('notification', (message) => {
       if (message.channel === DELETION_CHANNEL) {
         if (message.payload) handlers.onDeletion(message.payload);
+      } else if (message.channel === SWITCH_OFF_CHANNEL) {
+        if (message.payload) handlers.onSwitchOff(message.payload);
       } else {
         handlers.onDelivery();
       }
@@ -54,7 +58,7 @@ export function listenForDeliveries(url: string, handlers: DeliveryListenerHandl
     });
     try {
       await current.connect();
-      await current.query(`LISTEN ${DELIVERY_CHANNEL}; LISTEN ${DELETION_CHANNEL}`);
+      await current.query(`LISTEN ${DELIVERY_CHANNEL}; LISTEN ${DELETION_CHANNEL}; LISTEN ${SWITCH_OFF_CHANNEL}`);
       if (closed) await current.end();
       else handlers.onDelivery();
     } catch (error) {

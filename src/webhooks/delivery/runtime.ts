@@ -5,7 +5,7 @@ import type { Agent } from 'undici';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../database/connect.js';
-import { findDeletedWebhooks } from '../queries.js';
+import { findStoppedWebhooks } from '../queries.js';
 import { parseAllowlist } from './address-policy.js';
 import { createGuardedAgent } from './guarded-agent.js';
 import { AttemptRecorder } from './attempt-recorder.js';
@@ -41,8 +41,8 @@ export function createDeliveryRuntime(
   return {
     dispatcher,
     inFlight: new InFlightSends(
-      (ids) => findDeletedWebhooks(db, ids),
-      (error) => logger.warn({ err: error }, 'could not look for deletions of endpoints with sends in flight'),
+      (ids) => findStoppedWebhooks(db, ids),
+      (error) => logger.warn({ err: error }, 'could not look for deletions or switch-offs of endpoints with sends in flight'),
     ),
     recorder: new AttemptRecorder(db),
     owner,

@@ -5,7 +5,7 @@
 import type { AppDeps } from '../../app-deps.js';
 import type { BackgroundWorker } from '../../background-worker.js';
 import { claimDeliveries, findDueDeliveries, type ClaimedDelivery } from '../delivery-queries.js';
-import { removeAbandonedDeletions } from '../queries.js';
+import { sweepEndpointCleanup } from '../endpoint-cleanup.js';
 import { OutageTracker } from '../../database/outage.js';
 import { deliverOnce } from './deliver-once.js';
 import { listenForDeliveries, type DeliveryListener } from './notifications.js';
@@ -27,8 +27,8 @@ export interface DeliveryWorkerOptions {
 /** Claim passes run at once in a row after picks were lost to other processes. */
 const MAX_PASSES_AFTER_LOST_RACES = 3;
 
-/** How often deletions left unfinished by a process that stopped are completed. */
-const DELETION_CLEANUP_EVERY_MS = 30_000;
+/** How often the clean-up after switch-offs and deletions left unfinished by a process that stopped is completed. */
+const ENDPOINT_CLEANUP_EVERY_MS = 30_000;
 
 /** Delivers webhook events; several workers (in several processes) may share one database. */
 export class DeliveryWorker implements BackgroundWorker {
@@ -69,14 +69,15 @@ export class DeliveryWorker implements BackgroundWorker {
         {
           onDelivery: () => this.wake(),
           // Another process is deleting the endpoint: stop sending to it now (see in-flight.ts).
-          onDeletion: (webhookId) => this.deps.delivery.inFlight.abortEndpoint(webhookId),
+          onDeletion: (webhookId) => this.deps.delivery.inFlight.abortEndpoint(webhookId, 'deleted'),
+          onSwitchOff: (webhookId) => this.deps.delivery.inFlight.abortEndpoint(webhookId, 'switched_off'),
         },
         this.deps.logger,
       );
     }
     this.timer = setInterval(() => {
       this.wake();
-      void this.cleanUpDeletions();
+      void this.cleanUpEndpoints();
     }, this.options.sweepIntervalMs);
     this.timer.unref();
     this.wake();
@@ -127,16 +128,19 @@ export class DeliveryWorker implements BackgroundWorker {
     this.pausedUntil = performance.now() + this.outage.failed(error);
   }
 
-  private async cleanUpDeletions(): Promise<void> {
+  private async cleanUpEndpoints(): Promise<void> {
     const now = this.deps.clock.now();
-    if (now.getTime() - this.lastCleanup < DELETION_CLEANUP_EVERY_MS) return;
+    if (now.getTime() - this.lastCleanup < ENDPOINT_CLEANUP_EVERY_MS) return;
     this.lastCleanup = now.getTime();
     try {
+      // A deletion this old has no send left in flight: every lease taken before it has lapsed.
       const before = new Date(now.getTime() - this.deps.delivery.leaseMs);
-      const removed = await removeAbandonedDeletions(this.deps.db, before);
-      if (removed > 0) this.deps.logger.info({ removed }, 'finished webhook endpoint deletions left unfinished');
+      const done = await sweepEndpointCleanup(this.deps.db, before);
+      if (done.abandoned > 0 || done.removed > 0) {
+        this.deps.logger.info(done, 'finished the clean-up after webhook endpoint switch-offs and deletions');
+      }
     } catch (error) {
-      this.deps.logger.warn({ err: error }, 'could not finish unfinished webhook endpoint deletions');
+      this.deps.logger.warn({ err: error }, 'could not finish the clean-up after webhook endpoint switch-offs and deletions');
     }
   }
 
