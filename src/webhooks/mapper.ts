@@ -23,16 +23,17 @@ export function toWebhook(row: ShownWebhookRow): Webhook {
   };
 }
 
-/** A delivery with its kept attempts (newest first). */
+/** A delivery with its kept attempts (newest first); one a switch-off dropped is abandoned. */
 export function toDelivery(row: DeliveryRow, kept: AttemptRow[]): WebhookDelivery {
+  const status = row.dropped ? 'abandoned' : row.status;
   return {
     id: row.id,
     webhook_id: row.webhook_id,
     event_id: row.event_id,
     event: row.event as WebhookDelivery['event'],
-    status: row.status,
+    status,
     attempt_count: row.attempt_count,
-    next_attempt_at: row.status === 'pending' ? (row.next_attempt_at?.toISOString() ?? null) : null,
+    next_attempt_at: status === 'pending' ? (row.next_attempt_at?.toISOString() ?? null) : null,
     created_at: row.created_at.toISOString(),
     attempts: kept.map((attempt) => ({
       id: attempt.id,
