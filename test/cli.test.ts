@@ -723,7 +723,7 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
       const dry = JSON.parse(
         (await admin('replay', '--webhook', webhookId, '--since', since, '--dry-run', '--json')).stdout,
       );
-      expect(dry).toEqual({ dry_run: true, queued: [failed[1]!.event_id], already_pending: [] });
+      expect(dry).toEqual({ dry_run: true, queued: [failed[1]!.event_id], made_due: [], already_pending: [] });
       expect(await pendingCount()).toBe(0);
 
       // A replay whose audit entry cannot be written queues nothing: the two commit together.
@@ -758,7 +758,7 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
       expect(replayed.queued).toEqual(dry.queued);
       expect(await pendingCount()).toBe(1);
       const again = JSON.parse((await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout);
-      expect(again).toMatchObject({ queued: [], already_pending: dry.queued });
+      expect(again).toMatchObject({ queued: [], made_due: [], already_pending: dry.queued });
       expect(await pendingCount()).toBe(1);
 
       const first = failed[1];

@@ -112,7 +112,7 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
       form: { _csrf: csrfTokenOf(await page.content()), delivery_id: deliveryId },
     });
     expect(stale.status()).toBe(409);
-    expect(await stale.text()).toContain('This endpoint is disabled; enable it to redeliver its events.');
+    expect(await stale.text()).toContain('This endpoint is disabled; enable it to redeliver or retry its events.');
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('button', { name: 'Disable' }).waitFor();
 

@@ -7,8 +7,15 @@ import type { Db } from '../database/connect.js';
 /** A row of the delivery log. */
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
 
-/** A delivery-log line: an attempt with the event it carried. */
-export type DeliveryLogEntry = AttemptRow & { event_id: string; event: string };
+/**
+ * A delivery-log line: an attempt with the event it carried and the state its delivery is in now (one a
+ * switch-off dropped is abandoned).
+ */
+export type DeliveryLogEntry = AttemptRow & {
+  event_id: string;
+  event: string;
+  delivery_status: WebhookDeliveriesTable['status'];
+};
 
 /** The lease an attempt was made under: only its holder may record the attempt. */
 export interface Lease {
@@ -139,8 +146,15 @@ export async function listDeliveryLog(
     .selectFrom('webhook_attempts')
     .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
     .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
+    .innerJoin('webhooks as w', 'w.id', 'webhook_deliveries.webhook_id')
     .selectAll('webhook_attempts')
     .select(['events.id as event_id', 'events.kind as event'])
+    .select(
+      sql<WebhookDeliveriesTable['status']>`CASE WHEN webhook_deliveries.status = 'pending'
+        AND webhook_deliveries.seq < w.dropped_before_seq THEN 'abandoned' ELSE webhook_deliveries.status END`.as(
+        'delivery_status',
+      ),
+    )
     .where('webhook_attempts.webhook_id', '=', webhookId)
     .$if(outcome === 'succeeded', (query) => query.where(succeeded))
     .$if(outcome === 'failed', (query) => query.where((eb) => eb.not(succeeded(eb))))

@@ -468,16 +468,19 @@ export async function findAnyDelivery(
 }
 
 /**
- * The events of the endpoint's deliveries that failed or were abandoned, created at or after `since`,
- * and that no delivery to the endpoint has brought (a later retry or redelivery succeeded), oldest
- * first, at most `limit`: what an operator's replay sends again.
+ * The events of the endpoint's deliveries that failed, were abandoned or are waiting for a retry after
+ * a failed attempt, created at or after `since`, and that no delivery to the endpoint has brought (a
+ * later retry or redelivery succeeded), oldest first, at most `limit`: what an operator's replay sends
+ * again (or, for one waiting, makes due now).
  */
 export async function findUnsuccessfulEvents(db: Db, webhookId: string, since: Date, limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('webhook_deliveries')
     .select('event_id')
     .where('webhook_id', '=', webhookId)
-    .where('status', 'in', ['failed', 'abandoned'])
+    .where((eb) =>
+      eb.or([eb('status', 'in', ['failed', 'abandoned']), eb.and([eb('status', '=', 'pending'), eb('attempt_count', '>', 0)])]),
+    )
     .where('created_at', '>=', since)
     .where(({ not, exists, selectFrom }) =>
       not(
@@ -495,4 +498,19 @@ export async function findUnsuccessfulEvents(db: Db, webhookId: string, since: D
     .limit(limit)
     .execute();
   return rows.map((row) => row.event_id);
+}
+
+/**
+ * Makes the endpoint's delivery, pending and waiting for its next attempt (not dropped by a switch-off,
+ * not out on a lease), due at `now`, for the worker to claim as any due delivery. False when it was
+ * not waiting: already due or being sent, or no longer pending.
+ */
+export async function makeDeliveryDueNow(db: Db, webhookId: string, deliveryId: string, now: Date): Promise<boolean> {
+  const result = await sql`
+    UPDATE webhook_deliveries AS d SET next_attempt_at = ${now}
+    FROM webhooks AS w
+    WHERE d.id = ${deliveryId} AND d.webhook_id = ${webhookId} AND w.id = d.webhook_id
+      AND d.status = 'pending' AND d.seq >= w.dropped_before_seq AND d.next_attempt_at > ${now}
+      AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${now})`.execute(db);
+  return Number(result.numAffectedRows ?? 0) > 0;
 }

@@ -70,7 +70,7 @@ export const redeliverWebhookDelivery: OperationHandler<'redeliverWebhookDeliver
 ) => {
   return {
     status: 202,
-    body: { data: await webhooks.redeliver(deps, auth.orgId, params.id, params.delivery_id) },
+    body: { data: (await webhooks.redeliver(deps, auth.orgId, params.id, params.delivery_id)).delivery },
   };
 };
 

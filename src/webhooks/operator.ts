@@ -13,6 +13,7 @@ import { systemClock } from '../clock.js';
 import { waitForSendsToEnd } from './delivery/in-flight.js';
 import { abandonDropped } from './endpoint-cleanup.js';
 import { queueRedelivery } from './service.js';
+import { notifyDeliveryWorkers } from './event-queries.js';
 
 /** The most deliveries one replay queues. */
 export const MAX_REPLAY = 1_000;
@@ -110,16 +111,21 @@ export async function redeliverAny(
   });
 }
 
-/** What a replay did: the events queued again, and those that already had a delivery pending. */
+/**
+ * What a replay did: the events queued again, those whose pending delivery was waiting for a retry and
+ * was made due now, and those whose pending delivery was already due (or being sent).
+ */
 export interface ReplayReport {
   queued: string[];
+  madeDue: string[];
   alreadyPending: string[];
 }
 
 /**
- * Queues again every event whose delivery to the endpoint failed or was abandoned since `since`
- * (oldest first, at most `limit` events, each once however many of its deliveries failed); with
- * `dryRun`, only lists them. The events are queued in one transaction, which also writes
+ * Queues again every event whose delivery to the endpoint failed or was abandoned since `since`, and
+ * makes due now those whose delivery is waiting for a retry after a failed attempt, as the dashboard's
+ * "Retry now" does (oldest first, at most `limit` events, each once however many of its deliveries
+ * failed); with `dryRun`, only lists them (as to be queued). The events are queued in one transaction, which also writes
  * `webhook.replayed` by `actor` to the org's audit log when any was queued: a replay happens whole
  * and audited, or not at all. Throws not_found (param webhook), invalid_state for a switched-off
  * endpoint.
@@ -131,14 +137,17 @@ export async function replayDeliveries(
 ): Promise<ReplayReport> {
   const orgId = await requireActiveEndpoint(db, webhookId);
   const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
-  if (options.dryRun) return { queued: events, alreadyPending: [] };
+  if (options.dryRun) return { queued: events, madeDue: [], alreadyPending: [] };
   return db.transaction().execute(async (trx) => {
-    const report: ReplayReport = { queued: [], alreadyPending: [] };
+    const report: ReplayReport = { queued: [], madeDue: [], alreadyPending: [] };
     for (const eventId of events) {
-      const { queued } = await queueRedelivery(trx, { orgId, webhookId, eventId, now: options.now });
-      (queued ? report.queued : report.alreadyPending).push(eventId);
+      const { id, queued } = await queueRedelivery(trx, { orgId, webhookId, eventId, now: options.now });
+      if (queued) report.queued.push(eventId);
+      else if (await deliveries.makeDeliveryDueNow(trx, webhookId, id, options.now)) report.madeDue.push(eventId);
+      else report.alreadyPending.push(eventId);
     }
-    if (report.queued.length > 0) {
+    if (report.madeDue.length > 0) await notifyDeliveryWorkers(trx, webhookId);
+    if (report.queued.length > 0 || report.madeDue.length > 0) {
       await requireStillOn(trx, orgId, webhookId);
       await recordAudit(trx, {
         orgId,

@@ -308,9 +308,9 @@ const switchedOff = () =>
   new DomainError('invalid_state', 'The endpoint is switched off; switch it on with PATCH /webhooks/{id} first.');
 
 /**
- * Queues a new delivery of the same event to the endpoint, due now, and returns it; when the endpoint
- * already has a pending delivery of that event, returns that one instead (however often a redelivery
- * is asked for, one is pending at a time). Throws not_found for an unknown endpoint or delivery,
+ * Queues a new delivery of the same event to the endpoint, due now, and returns it with queued true;
+ * when the endpoint already has a pending delivery of that event, returns that one with queued false
+ * (however often a redelivery is asked for, one is pending at a time; retryNow makes it due now). Throws not_found for an unknown endpoint or delivery,
  * invalid_state when the endpoint is switched off, too_many_requests when the org already has as many
  * redeliveries pending as REDELIVERIES_PER_ORG allows. `audit`, when given, commits with a new
  * redelivery (none is written when one was already pending).
@@ -321,8 +321,8 @@ export async function redeliver(
   id: string,
   deliveryId: string,
   audit?: AuditEntry,
-): Promise<WebhookDelivery> {
-  const queued = await deps.db.transaction().execute(async (trx) => {
+): Promise<{ delivery: WebhookDelivery; queued: boolean }> {
+  const outcome = await deps.db.transaction().execute(async (trx) => {
     const webhook = await requireWebhook(trx, orgId, id);
     const original = await deliveries.findDeliveryRow(trx, id, deliveryId);
     if (!original) throw notFound('delivery', 'delivery_id');
@@ -345,7 +345,38 @@ export async function redeliver(
     }
     return outcome;
   });
-  return deliveryView(deps.db, id, queued.id);
+  return { delivery: await deliveryView(deps.db, id, outcome.id), queued: outcome.queued };
+}
+
+/** What "retry now" did: made the delivery due now, found it already due (or being sent), or not pending. */
+export type RetryNowOutcome = 'made_due' | 'already_due' | 'not_pending';
+
+/**
+ * Makes the endpoint's delivery, pending and waiting for its next retry, due now: the worker claims it
+ * as any due delivery, and the attempt counts as that retry. Returns what it did and the delivery.
+ * Throws not_found for an unknown endpoint or delivery, invalid_state when the endpoint is switched
+ * off. `audit`, when given, commits with the change (none is written when nothing changed).
+ */
+export async function retryNow(
+  deps: AppDeps,
+  orgId: string,
+  id: string,
+  deliveryId: string,
+  audit?: AuditEntry,
+): Promise<{ delivery: WebhookDelivery; outcome: RetryNowOutcome }> {
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<RetryNowOutcome> => {
+    const webhook = await requireWebhook(trx, orgId, id);
+    if (!(await deliveries.findDeliveryRow(trx, id, deliveryId))) throw notFound('delivery', 'delivery_id');
+    if (!webhook.active) throw switchedOff();
+    if (await deliveries.makeDeliveryDueNow(trx, id, deliveryId, deps.clock.now())) {
+      await notifyDeliveryWorkers(trx, deliveryId);
+      if (audit) await recordAudit(trx, audit);
+      return 'made_due';
+    }
+    const row = await deliveries.findDeliveryRow(trx, id, deliveryId);
+    return row?.status === 'pending' && !row.dropped ? 'already_due' : 'not_pending';
+  });
+  return { delivery: await deliveryView(deps.db, id, deliveryId), outcome };
 }
 
 /**

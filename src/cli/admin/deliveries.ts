@@ -107,7 +107,7 @@ export const replayCommands: CommandGroup = {
       name: 'replay',
       summary: 'queue again every event an endpoint failed to get since a time',
       notes:
-        'Each event whose delivery failed or was abandoned since --since is queued once, oldest first, at most --limit of them; events with a delivery already pending are left alone. The endpoint must be on.',
+        'Each event whose delivery failed or was abandoned since --since is queued once, oldest first, at most --limit of them; an event whose delivery is waiting for a retry is made due now instead (as "Retry now" in the dashboard), and one whose delivery is already due is left alone. The endpoint must be on.',
       synopsis: '--webhook WEBHOOK_ID --since TIME [--limit N] [--dry-run]',
       flags: {
         webhook: { type: 'string', value: 'WEBHOOK_ID', help: 'the endpoint, whatever its org' },
@@ -138,14 +138,20 @@ export const replayCommands: CommandGroup = {
         });
         const rows = [
           ...report.queued.map((event) => [event, dryRun ? 'would queue' : 'queued']),
-          ...report.alreadyPending.map((event) => [event, 'already pending']),
+          ...report.madeDue.map((event) => [event, 'made due now']),
+          ...report.alreadyPending.map((event) => [event, 'already due']),
         ];
         const summary = dryRun
-          ? `${report.queued.length} event(s) would be queued.`
-          : `${report.queued.length} event(s) queued, ${report.alreadyPending.length} already pending.`;
+          ? `${report.queued.length} event(s) would be queued or made due now.`
+          : `${report.queued.length} event(s) queued, ${report.madeDue.length} made due now, ${report.alreadyPending.length} already due.`;
         return {
           human: `${table(['EVENT', 'OUTCOME'], rows, 'No failed or abandoned delivery since then.')}\n${summary}`,
-          json: { dry_run: dryRun, queued: report.queued, already_pending: report.alreadyPending },
+          json: {
+            dry_run: dryRun,
+            queued: report.queued,
+            made_due: report.madeDue,
+            already_pending: report.alreadyPending,
+          },
         };
       },
     },

@@ -1,5 +1,5 @@
 // Integrations → Webhooks: the org's endpoints with their health, adding one (secret shown once), and an
-// endpoint's page with its delivery log (filters, redelivery) and its controls: test send, secret
+// endpoint's page with its delivery log (filters, redelivery, retry now) and its controls: test send, secret
 // rotation, switching off and on, deletion after a confirmation page. All through src/webhooks/service.
 import type Router from '@koa/router';
 import type Koa from 'koa';
@@ -127,8 +127,13 @@ async function endpointPage(
   const event = chosen(ctx, 'event', EVENT_KINDS);
   const log = await webhooks.listEndpointLog(db, session.orgId, id, { limit: DELIVERY_LOG_SIZE, outcome, event });
   const admin = session.role === 'admin';
-  // A switched-off endpoint takes no redelivery (the service refuses it): no button offers one.
+  // A switched-off endpoint takes no redelivery or retry (the service refuses them): no button offers one.
   const redeliverable = admin && endpoint.active;
+  // A delivery waiting for its next retry is retried now; any other is sent again as a new delivery.
+  const rowAction = (attempt: webhooks.DeliveryLogEntry) =>
+    attempt.delivery_status === 'pending'
+      ? { path: 'retry', label: 'Retry now' }
+      : { path: 'redeliver', label: 'Redeliver' };
   const base = `${CURRENT}/${id}`;
   const controls = admin
     ? html`<h2>Actions</h2>
@@ -175,12 +180,12 @@ async function endpointPage(
         ${
           redeliverable
             ? html`<td>
-                <form method="post" action="${base}/redeliver">
+                <form method="post" action="${base}/${rowAction(attempt).path}">
                   ${csrfField(session)}<input type="hidden" name="delivery_id" value="${attempt.delivery_id}" /><button
                     type="submit"
                     class="secondary"
                   >
-                    Redeliver
+                    ${rowAction(attempt).label}
                   </button>
                 </form>
               </td>`
@@ -224,7 +229,7 @@ async function endpointPage(
     </dl>
     ${controls}
     <h2>Delivery log</h2>
-    ${admin && !endpoint.active ? html`<p class="muted">Enable the endpoint to redeliver its events.</p>` : ''}
+    ${admin && !endpoint.active ? html`<p class="muted">Enable the endpoint to redeliver or retry its events.</p>` : ''}
     ${filters} ${table}`;
   return page({ title: 'Webhook endpoint', session, current: CURRENT, body });
 }
@@ -238,14 +243,46 @@ export function waitsOnReceiver(method: string, path: string): boolean {
   return method === 'POST' && /^\/dashboard\/webhooks\/[^/]+\/(?:test|delete)$/.test(path);
 }
 
-/** What the endpoint's page says after a form sent the browser back to it (`?done=`). */
+/** What the endpoint's page says after a form sent the browser back to it (`?done=`): what happened, honestly. */
 const DONE_NOTICES = new Map([
   ['test', 'Test event sent: its attempt is the newest in the log below.'],
   [
     'redelivery',
     'Redelivery queued: its attempt appears in the log below once it is sent, usually within seconds (reload to see it).',
   ],
+  [
+    'already-pending',
+    'Nothing new was queued: a delivery of this event is already pending. Use "Retry now" on it to send it without waiting for its next retry.',
+  ],
+  [
+    'made-due',
+    'Retry made due now: its attempt appears in the log below once it is sent, usually within seconds (reload to see it).',
+  ],
+  ['already-due', 'Nothing changed: this delivery is already due, or being sent right now.'],
+  [
+    'not-pending',
+    'Nothing was retried: this delivery is no longer pending (it succeeded or was given up). Use "Redeliver" to send its event again.',
+  ],
 ]);
+
+/** The `?done=` of each outcome of "Retry now". */
+const RETRY_DONE: Record<webhooks.RetryNowOutcome, string> = {
+  made_due: 'made-due',
+  already_due: 'already-due',
+  not_pending: 'not-pending',
+};
+
+/** The service's refusal of a switched-off endpoint in the dashboard's words, when it is switched off. */
+async function inDashboardWords(env: DashboardEnv, session: Session, id: string, error: unknown): Promise<never> {
+  const switchedOff =
+    error instanceof DomainError &&
+    error.code === 'invalid_state' &&
+    !(await webhooks.getWebhook(env.deps.db, session.orgId, id)).active;
+  if (switchedOff) {
+    throw new DomainError('invalid_state', 'This endpoint is disabled; enable it to redeliver or retry its events.');
+  }
+  throw error;
+}
 
 /** Registers the webhooks pages. */
 export function webhookRoutes(router: Router, env: DashboardEnv): void {
@@ -314,20 +351,25 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
       const id = endpointId(ctx);
       const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
       const audit = { ...by(ctx, session), action: 'webhook.redelivered', target: deliveryId };
-      try {
-        await webhooks.redeliver(deps, session.orgId, id, deliveryId, audit);
-      } catch (error) {
-        // A page shown before the endpoint was switched off: say it in the dashboard's words.
-        const switchedOff =
-          error instanceof DomainError &&
-          error.code === 'invalid_state' &&
-          !(await webhooks.getWebhook(db, session.orgId, id)).active;
-        if (switchedOff) {
-          throw new DomainError('invalid_state', 'This endpoint is disabled; enable it to redeliver its events.');
-        }
-        throw error;
-      }
-      redirectAfterPost(ctx, `${CURRENT}/${id}?done=redelivery`);
+      // A page shown before the endpoint was switched off is refused in the dashboard's words.
+      const { queued } = await webhooks
+        .redeliver(deps, session.orgId, id, deliveryId, audit)
+        .catch((error: unknown) => inDashboardWords(env, session, id, error));
+      redirectAfterPost(ctx, `${CURRENT}/${id}?done=${queued ? 'redelivery' : 'already-pending'}`);
+    }),
+  );
+
+  router.post(
+    `${CURRENT}/:id/retry`,
+    formBody,
+    action(env, async (ctx, session) => {
+      const id = endpointId(ctx);
+      const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
+      const audit = { ...by(ctx, session), action: 'webhook.retried', target: deliveryId };
+      const { outcome } = await webhooks
+        .retryNow(deps, session.orgId, id, deliveryId, audit)
+        .catch((error: unknown) => inDashboardWords(env, session, id, error));
+      redirectAfterPost(ctx, `${CURRENT}/${id}?done=${RETRY_DONE[outcome]}`);
     }),
   );
 
