@@ -106,7 +106,7 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
     expect(await page.locator('dl').textContent()).toContain('Disabled');
     // A disabled endpoint offers no redelivery, and a form from before it was disabled is refused in words.
     expect(await page.getByRole('button', { name: 'Redeliver' }).count()).toBe(0);
-    await page.getByText('Enable the endpoint to redeliver its events.').waitFor();
+    await page.getByText('Enable the endpoint to redeliver or retry its events.').waitFor();
     const stale = await page.context().request.post(`${page.url()}/redeliver`, {
       headers: { Origin: env.app.baseUrl },
       form: { _csrf: csrfTokenOf(await page.content()), delivery_id: deliveryId },
