@@ -263,16 +263,30 @@ export type paths = {
          *     started, including retries already scheduled and attempts a worker has already picked up but
          *     not yet sent. Attempts in flight are aborted rather than waited for: a request whose bytes
          *     were already sent may still reach the receiver (whole or cut short), but it began before the
-         *     `204`.
+         *     `204`. This holds whatever the endpoint's backlog: its pending deliveries are never sent,
+         *     the endpoint is gone from `GET /webhooks` (and its count) at the `204`, and its deliveries
+         *     and their attempts are removed shortly after.
          */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /**
          * Change a webhook endpoint's events or switch it on or off
-         * @description Replaces `events` and/or sets `active`. Switching an endpoint off stops new deliveries to it
-         *     (pending retries are dropped); switching it back on clears the automatic-disable state.
-         *     Send at least one field.
+         * @description Replaces `events` and/or sets `active`. Send at least one field.
+         *
+         *     Switching an endpoint off (`active: false`) takes effect at once, however many deliveries it
+         *     has pending: after the `200` no further request to it is started, including retries already
+         *     scheduled and attempts a worker has already picked up but not yet sent. Attempts in flight are
+         *     aborted rather than waited for: a request whose bytes were already sent may still reach the
+         *     receiver (whole or cut short), but it began before the `200`. Every delivery pending at that
+         *     moment is dropped: from the `200` on it is listed with `status: abandoned` and no
+         *     `next_attempt_at`, and counted so. Events emitted while the endpoint is off are not queued for
+         *     it. A test send (`POST /webhooks/{id}/test`) still goes to a switched-off endpoint.
+         *
+         *     Switching it back on (`active: true`) clears the automatic-disable state and delivers the
+         *     events emitted from then on. Deliveries dropped when it was switched off stay abandoned and
+         *     are not sent by themselves (as with Stripe and Svix, re-enabling does not replay what was
+         *     missed): send any you still need with `redeliver`, one event at a time.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -377,7 +391,9 @@ export type paths = {
          *
          *     Redelivery is bounded. While this endpoint already has a pending delivery of the same event
          *     (a redelivery not yet attempted, or one waiting for its next retry), the answer is that
-         *     delivery, and nothing new is queued: asking many times sends the event once. An org may have
+         *     delivery, and nothing new is queued: asking many times sends the event once. The answer does
+         *     not make a delivery that waits for its next retry due any sooner; the dashboard's "Retry now"
+         *     does (an operator's `admin replay` too). An org may have
          *     at most 100 redeliveries pending at once (the operator may configure another number); over
          *     that the request is refused with `429 too_many_requests` and a `Retry-After` of 30 seconds.
          *     A redelivery follows the same retry schedule as the first delivery.
@@ -1011,6 +1027,10 @@ export type components = {
         };
         WebhookUpdate: {
             events?: components["schemas"]["SubscribableEventKind"][];
+            /**
+             * @description `false` switches the endpoint off at once and drops its pending deliveries (they become
+             *     `abandoned` and stay so); `true` switches it back on for the events that follow.
+             */
             active?: boolean;
         };
         Webhook: {

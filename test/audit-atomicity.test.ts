@@ -83,7 +83,9 @@ describe('webhook endpoint changes whose audit entry cannot be written', () => {
       }),
     ).rejects.toThrow(REFUSED);
     await expect(webhooks.deleteWebhook(deps, orgId, id, auditOf('webhook.deleted', id))).rejects.toThrow(REFUSED);
-    await expect(setWebhookActive(env.database.db, id, { active: false, now: new Date(), actor: 'cli', leaseMs: 15_000 })).rejects.toThrow(REFUSED);
+    await expect(
+      setWebhookActive(env.database.db, id, { active: false, now: new Date(), actor: 'cli', leaseMs: 15_000 }),
+    ).rejects.toThrow(REFUSED);
 
     expect(await endpointRow(id)).toEqual(before);
     expect(before).toMatchObject({ active: true, deleted_at: null });

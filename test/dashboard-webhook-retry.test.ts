@@ -81,7 +81,9 @@ describe('a delivery waiting for its retry, on the endpoint page', { timeout: 18
     await target.waitFor(2, 20_000);
     await expect
       .poll(async () => {
-        const { data } = await env.app.client(env.org.key).GET('/webhooks/{id}/deliveries', { params: { path: { id } } });
+        const { data } = await env.app
+          .client(env.org.key)
+          .GET('/webhooks/{id}/deliveries', { params: { path: { id } } });
         return data!.data;
       })
       .toMatchObject([{ id: delivery!.id, status: 'succeeded', attempt_count: 2 }]);

@@ -129,7 +129,13 @@ describe("the delivery worker's sweep", { timeout: 180_000 }, () => {
   it('finishes the clean-up of a switch-off or a deletion whose process stopped before doing it', async () => {
     const { db } = env.database;
     const endpoint = (url: string) =>
-      insertWebhook(db, { orgId: env.org.orgId, url, events: ['contact.created'], secret: 'whsec_sweep', now: new Date() });
+      insertWebhook(db, {
+        orgId: env.org.orgId,
+        url,
+        events: ['contact.created'],
+        secret: 'whsec_sweep',
+        now: new Date(),
+      });
     const off = await endpoint('https://off.receiver.test/hooks');
     const deleted = await endpoint('https://deleted.receiver.test/hooks');
     // Switched off and marked deleted as PATCH and DELETE do it, with no clean-up after: the process stopped.

@@ -479,7 +479,10 @@ export async function findUnsuccessfulEvents(db: Db, webhookId: string, since: D
     .select('event_id')
     .where('webhook_id', '=', webhookId)
     .where((eb) =>
-      eb.or([eb('status', 'in', ['failed', 'abandoned']), eb.and([eb('status', '=', 'pending'), eb('attempt_count', '>', 0)])]),
+      eb.or([
+        eb('status', 'in', ['failed', 'abandoned']),
+        eb.and([eb('status', '=', 'pending'), eb('attempt_count', '>', 0)]),
+      ]),
     )
     .where('created_at', '>=', since)
     .where(({ not, exists, selectFrom }) =>

@@ -8,11 +8,7 @@ import type { Db } from '../database/connect.js';
 import { deleteInBatches } from '../database/batches.js';
 import { abandonDroppedDeliveries, deleteDeliveriesOfDeletedWebhook } from './delivery-queries.js';
 import { ENDPOINT_CLEANUP_BATCH, ENDPOINT_CLEANUP_SWEEP } from './policy.js';
-import {
-  findEndpointsWithDroppedDeliveries,
-  findUnfinishedDeletions,
-  removeDeletedWebhook,
-} from './queries.js';
+import { findEndpointsWithDroppedDeliveries, findUnfinishedDeletions, removeDeletedWebhook } from './queries.js';
 
 /** Marks the endpoint's dropped deliveries abandoned, a batch per statement; returns how many. */
 export async function abandonDropped(db: Db, webhookId: string): Promise<number> {

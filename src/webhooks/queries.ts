@@ -248,7 +248,10 @@ export async function markWebhookDeleted(trx: Db, id: string, now: Date): Promis
 }
 
 /** Of the endpoints `ids`, those whose deletion has begun (or that no longer exist), and those switched off. */
-export async function findStoppedWebhooks(db: Db, ids: string[]): Promise<{ deleted: string[]; switchedOff: string[] }> {
+export async function findStoppedWebhooks(
+  db: Db,
+  ids: string[],
+): Promise<{ deleted: string[]; switchedOff: string[] }> {
   if (ids.length === 0) return { deleted: [], switchedOff: [] };
   const { rows } = await sql<{ id: string; deleted: boolean }>`
     SELECT i.id, (w.id IS NULL OR w.deleted_at IS NOT NULL) AS deleted

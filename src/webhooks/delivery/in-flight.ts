@@ -133,7 +133,9 @@ export class InFlightSends {
       ([, limits]) => why === 'deleted' || !limits.survivesSwitchOff,
     );
     for (const [controller] of sends) {
-      controller.abort(why === 'deleted' ? new EndpointDeletedError(webhookId) : new EndpointSwitchedOffError(webhookId));
+      controller.abort(
+        why === 'deleted' ? new EndpointDeletedError(webhookId) : new EndpointSwitchedOffError(webhookId),
+      );
     }
     return sends.length;
   }

@@ -42,7 +42,8 @@ export function createDeliveryRuntime(
     dispatcher,
     inFlight: new InFlightSends(
       (ids) => findStoppedWebhooks(db, ids),
-      (error) => logger.warn({ err: error }, 'could not look for deletions or switch-offs of endpoints with sends in flight'),
+      (error) =>
+        logger.warn({ err: error }, 'could not look for deletions or switch-offs of endpoints with sends in flight'),
     ),
     recorder: new AttemptRecorder(db),
     owner,

@@ -140,7 +140,10 @@ export class DeliveryWorker implements BackgroundWorker {
         this.deps.logger.info(done, 'finished the clean-up after webhook endpoint switch-offs and deletions');
       }
     } catch (error) {
-      this.deps.logger.warn({ err: error }, 'could not finish the clean-up after webhook endpoint switch-offs and deletions');
+      this.deps.logger.warn(
+        { err: error },
+        'could not finish the clean-up after webhook endpoint switch-offs and deletions',
+      );
     }
   }
 
