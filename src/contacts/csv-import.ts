@@ -201,7 +201,7 @@ function asTheApiValidates(candidate: unknown, errors: ErrorObject[]): ErrorObje
 
 /** The error POST /contacts answers for a body (schema errors, then an unstorable value), or null. */
 function apiError(candidate: unknown, schemaErrors: ErrorObject[]): DomainError | null {
-  if (schemaErrors.length > 0) return invalidFields(messagesByField(schemaErrors));
+  if (schemaErrors.length > 0) return invalidFields(messagesByField(schemaErrors, { data: candidate }));
   const unstorable = findUnstorableValue(candidate);
   return unstorable ? invalidField(unstorable.path, unstorable.problem) : null;
 }
@@ -235,7 +235,7 @@ function toRow(record: Record<string, string>): { row: contacts.ImportRow } | { 
   const errors = (validators.ContactUpsert.errors ?? []) as ErrorObject[];
   const error = apiError(candidate, valid ? [] : asTheApiValidates(candidate, errors));
   // A row the strict validator refuses is never imported, even if the API's checks would pass it.
-  if (error || !valid) return { error: rowError(error ?? invalidFields(messagesByField(errors))) };
+  if (error || !valid) return { error: rowError(error ?? invalidFields(messagesByField(errors, { data: candidate }))) };
   return {
     row: {
       phone_e164: candidate.phone_e164,

@@ -1,6 +1,8 @@
 // Ajv errors as the API reports them: a field path per error (`metadata.tier`, `limit`, `Idempotency-Key`)
 // and a message written for integrators. Shared by request validation and the CSV import.
 import type { ErrorObject } from 'ajv';
+import { formatWords, patternWords } from './format-words.js';
+import { mayQuote, quoteValue } from './refused-value.js';
 
 const LOCATION_PREFIX = /^\/(requestBody|query|path|header|cookie)(\/|$)/;
 
@@ -11,11 +13,25 @@ function decodePointer(pointer: string): string[] {
     .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-/** The field path an Ajv error is about, e.g. `metadata.tier`, `limit`, `Idempotency-Key`, or `body`. */
-function fieldPath(error: ErrorObject, headerNames: ReadonlyMap<string, string> = new Map()): string {
+/** Where an Ajv error points: the request part (`requestBody`, `header`...) if any, and the keys below it. */
+function pointerParts(error: ErrorObject): { location: string | undefined; rest: string[] } {
   const match = LOCATION_PREFIX.exec(error.instancePath);
-  const location = match?.[1];
   const rest = decodePointer(error.instancePath.slice(match ? match[0].length - (match[2] ? 1 : 0) : 0));
+  return { location: match?.[1], rest };
+}
+
+/** The value at a JSON pointer's keys in `data` (own properties only), or undefined. */
+function valueAt(data: unknown, keys: readonly string[]): unknown {
+  return keys.reduce<unknown>(
+    (node, key) =>
+      node !== null && typeof node === 'object' ? Object.getOwnPropertyDescriptor(node, key)?.value : undefined,
+    data,
+  );
+}
+
+/** The field path an Ajv error is about, e.g. `metadata.tier`, `limit`, `Idempotency-Key`, or `body`. */
+function fieldPath(error: ErrorObject, headerNames: ReadonlyMap<string, string>): string {
+  const { location, rest } = pointerParts(error);
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
     if (params.missingProperty === 'requestBody') return 'body';
@@ -32,8 +48,17 @@ function fieldPath(error: ErrorObject, headerNames: ReadonlyMap<string, string> 
   return rest.join('.');
 }
 
-/** The message for one Ajv error, as the API words it. */
-function describe(error: ErrorObject): string {
+/** `; got "…"` naming the value an error refused, when it was validated and may be quoted; else nothing. */
+function refusedValue(error: ErrorObject, data: unknown): string {
+  if (data === undefined) return '';
+  const { location, rest } = pointerParts(error);
+  if (!mayQuote(location, rest)) return '';
+  const value = valueAt(data, decodePointer(error.instancePath));
+  return value === undefined ? '' : `; got ${quoteValue(value)}`;
+}
+
+/** The message for one Ajv error, as the API words it; `data` is what was validated, to quote refused values. */
+function describe(error: ErrorObject, data: unknown): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
@@ -43,7 +68,13 @@ function describe(error: ErrorObject): string {
     case 'enum':
       return `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
     case 'pattern':
-      return `must match the pattern ${String(params.pattern)}`;
+      return patternWords(String(params.pattern)) + refusedValue(error, data);
+    case 'format':
+      return formatWords(String(params.format)) + refusedValue(error, data);
+    case 'maxLength':
+      return `must be at most ${String(params.limit)} characters long`;
+    case 'minLength':
+      return `must be at least ${String(params.limit)} character${params.limit === 1 ? '' : 's'} long`;
     case 'parse':
       return 'is not valid JSON';
     case 'type':
@@ -56,6 +87,14 @@ function describe(error: ErrorObject): string {
 /** What a nullable field's null branch says when the value matched neither branch. */
 const NULL_BRANCH = 'must be null';
 
+/** What messagesByField may be told besides the errors. */
+export interface MessageContext {
+  /** What was validated: a refused value is quoted from it (never a header's, nor a secret-like field's). */
+  data?: unknown;
+  /** Header names as the spec spells them, by their lower-case form. */
+  headerNames?: ReadonlyMap<string, string>;
+}
+
 /**
  * Each failing field's messages, in the order Ajv found them (a Map: field names are the client's text,
  * `__proto__` included). anyOf/oneOf summaries are left out when their branches said more, and so is
@@ -63,13 +102,13 @@ const NULL_BRANCH = 'must be null';
  */
 export function messagesByField(
   errors: readonly ErrorObject[],
-  headerNames: ReadonlyMap<string, string> = new Map(),
+  { data, headerNames = new Map() }: MessageContext = {},
 ): Map<string, string[]> {
   const details = new Map<string, string[]>();
   const useful = errors.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf');
   for (const error of useful.length > 0 ? useful : errors) {
     const path = fieldPath(error, headerNames);
-    const message = describe(error);
+    const message = describe(error, data);
     const list = details.get(path) ?? details.set(path, []).get(path)!;
     if (!list.includes(message)) list.push(message);
   }

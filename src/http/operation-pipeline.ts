@@ -59,7 +59,7 @@ export function operationPipeline(
       if (typeof body !== 'object') throw invalidField('body', 'must be a JSON object');
     }
     const validation = validateOperationRequest(api, operation, ctx, pathParameters, body);
-    if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation));
+    if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation), validation.validated);
     // Validation coerced the path and query parameters to their types (query integers as numbers).
     const parsed: ParsedRequest = {
       method: operation.method,

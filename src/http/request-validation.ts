@@ -43,7 +43,8 @@ export interface ValidatedParameters {
 /**
  * Runs the operation's request validators over the request's path parameters (as the routes decoded
  * them), its query (parsed by openapi-backend's query parser), a copy of its headers and `body` (the
- * JSON object read, or undefined when none was). Returns the coerced parameters, or Ajv's errors.
+ * JSON object read, or undefined when none was). Returns the coerced parameters, or Ajv's errors with
+ * the object they point into (to quote refused values from).
  */
 export function validateOperationRequest(
   api: OpenAPIBackend,
@@ -51,7 +52,7 @@ export function validateOperationRequest(
   ctx: Koa.Context,
   pathParameters: Record<string, string>,
   body: unknown,
-): { errors: ErrorObject[] } | { errors: null; coerced: ValidatedParameters } {
+): { errors: ErrorObject[]; validated: unknown } | { errors: null; coerced: ValidatedParameters } {
   const query = ctx.querystring
     ? (api.router.parseRequestQuery({
         method: operation.method,
@@ -72,7 +73,7 @@ export function validateOperationRequest(
   for (const validate of api.validator.getRequestValidatorsForOperation(operation.operationId!)) {
     if (!validate(parameters) && validate.errors) errors.push(...validate.errors);
   }
-  if (errors.length > 0) return { errors };
+  if (errors.length > 0) return { errors, validated: parameters };
   return {
     errors: null,
     coerced: { params: parameters.path as Record<string, unknown>, query: parameters.query as Record<string, unknown> },

@@ -3,9 +3,16 @@ import type { ErrorObject } from 'ajv';
 import { DomainError } from '../errors.js';
 import { messagesByField } from '../contract/validation-messages.js';
 
-/** Builds the invalid_request error for a failed validation; `param` is the first failing field. */
-export function validationError(errors: ErrorObject[], headerNames: ReadonlyMap<string, string>): DomainError {
-  const details = messagesByField(errors, headerNames);
+/**
+ * Builds the invalid_request error for a failed validation; `param` is the first failing field.
+ * `validated` is the object the errors point into, from which refused values are quoted.
+ */
+export function validationError(
+  errors: ErrorObject[],
+  headerNames: ReadonlyMap<string, string>,
+  validated: unknown,
+): DomainError {
+  const details = messagesByField(errors, { data: validated, headerNames });
   const [param, messages] = [...details][0] ?? ['body', ['is invalid']];
   return new DomainError('invalid_request', `${param}: ${messages[0]}`, {
     param,

@@ -78,7 +78,7 @@ async function deliveryView(db: Db, webhookId: string, deliveryId: string): Prom
  */
 export function checkWebhookCreate(input: unknown): Schemas['WebhookCreate'] {
   if (validators.WebhookCreate(input)) return input;
-  throw invalidFields(messagesByField((validators.WebhookCreate.errors ?? []) as ErrorObject[]));
+  throw invalidFields(messagesByField((validators.WebhookCreate.errors ?? []) as ErrorObject[], { data: input }));
 }
 
 /**
