@@ -368,8 +368,8 @@ describe('what a browser trial found', { timeout: 120_000 }, () => {
       expect(stored.status).toBe(201);
     }
     await page.goto(`${env.app.baseUrl}/dashboard/contacts`);
-    // Shown as stored, in a cell of its own: the override ends with the cell.
-    expect(await page.getByRole('cell', { name: spoof, exact: true }).count()).toBe(1);
+    // In a cell of its own, the override shown as its code point rather than acting (stored as sent).
+    expect(await page.getByRole('cell', { name: 'evil<U+202E>txt.exe', exact: true }).count()).toBe(1);
     // Where user text sits inside a sentence, an isolating element around it ends what it starts, so
     // it cannot reverse the words after it (even with a closing U+2069 of its own).
     const label = `\u2069${spoof}`;
@@ -381,7 +381,7 @@ describe('what a browser trial found', { timeout: 120_000 }, () => {
     const isolation = await page.evaluate((text) => {
       const holder = [...document.querySelectorAll('main p *')].find((element) => element.textContent === text);
       return holder ? getComputedStyle(holder).unicodeBidi : 'not found';
-    }, label);
+    }, '<U+2069>evil<U+202E>txt.exe');
     expect(isolation).toBe('isolate');
     for (const selector of ['header .who bdi', 'main code', 'main a']) {
       const style = await page.evaluate((query) => {

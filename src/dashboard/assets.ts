@@ -8,10 +8,11 @@ export const ASSETS = {
     body: `
 :root { color-scheme: light; --ink: #1d2430; --muted: #4a5568; --line: #cbd5e0; --accent: #1f4fbf; --bad: #a61b1b; --good: #176b36; }
 * { box-sizing: border-box; }
-body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f7f8fa; overflow-wrap: anywhere; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f7f8fa; overflow-wrap: break-word; }
 .skip { position: absolute; left: -10000px; top: 0.5rem; background: #fff; padding: 0.5rem 1rem; z-index: 1; }
 .skip:focus { left: 1rem; }
 strong, code, .mono, a, bdi { unicode-bidi: isolate; }
+.control { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.8em; color: var(--muted); border: 1px solid var(--muted); border-radius: 3px; padding: 0 0.15em; margin: 0 0.1em; white-space: nowrap; unicode-bidi: isolate; }
 a { color: var(--accent); }
 header { background: #fff; border-bottom: 1px solid var(--line); padding: 0.5rem 1.5rem; display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; }
 header nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: 1rem; margin: 0; padding: 0; }
@@ -23,7 +24,8 @@ h2 { font-size: 1.2rem; margin-top: 2rem; }
 table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; }
-code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
+code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.9em; }
+code, .mono, .long, dl.facts dd { overflow-wrap: anywhere; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.85em; }
 form.inline { display: inline; }
 label { display: block; font-weight: 600; margin-top: 0.75rem; }
@@ -42,9 +44,10 @@ button.danger, .button.danger { background: var(--bad); border-color: var(--bad)
 .state-good { color: var(--good); font-weight: 600; }
 .muted { color: var(--muted); }
 .pager { display: flex; gap: 1rem; margin-top: 1rem; }
+.when { white-space: nowrap; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; }
 dl.facts dt { font-weight: 600; }
-dl.facts dd { margin: 0; }
+dl.facts dd { margin: 0; min-width: 0; }
 [hidden] { display: none !important; }
 `,
   },

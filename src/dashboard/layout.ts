@@ -3,6 +3,7 @@
 import { html, type HtmlValue, type SafeHtml } from './html.js';
 import type { Session } from './sessions.js';
 import { newToken } from './tokens.js';
+import { outside } from './outside-text.js';
 
 /** The sections in the navigation, in order; `admin` ones are listed for admins only. */
 const SECTIONS: Array<{ href: string; label: string; admin?: boolean }> = [
@@ -42,7 +43,7 @@ function navigation(session: Session, current: string | undefined): SafeHtml {
       </ul>
     </nav>
     <div class="who">
-      <span><bdi>${session.orgName}</bdi> · <bdi>${session.email}</bdi> (${session.role})</span>
+      <span>${outside(session.orgName)} · ${outside(session.email)} (${session.role})</span>
       <form class="inline" method="post" action="/dashboard/logout">
         ${csrfField(session)}<button type="submit" class="secondary">Sign out</button>
       </form>

@@ -21,3 +21,8 @@ export const PAGE_SIZE = 50;
 export const AUDIT_PAGE_SIZE = 200;
 /** The longest CSV accepted from the contacts page's form, in bytes. */
 export const MAX_CSV_BYTES = 2 * 1024 * 1024;
+/**
+ * Outside text with a run of more characters than this without a space (an id, a URL, a long email)
+ * may break anywhere; shorter words are never broken, so table columns keep them whole.
+ */
+export const LONG_WORD_CHARS = 30;

@@ -6,6 +6,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type { AppDeps } from '../app-deps.js';
 import { DomainError, notFound } from '../errors.js';
 import { html } from './html.js';
+import { outside } from './outside-text.js';
 import { notice, page } from './layout.js';
 import { readSessionCookie } from './cookies.js';
 import { csrfMatches, isSameOrigin, setPageHeaders } from './security.js';
@@ -57,7 +58,11 @@ export function sendPage(ctx: Koa.Context, status: number, body: string): void {
 export function sendProblem(ctx: Koa.Context, session: Session | null, status: number, message: string): void {
   // Never a dead end: signed out, the link leads to the sign-in page.
   const back = html`<p><a href="/dashboard">${session ? 'Back to the overview' : 'Back to the dashboard'}</a></p>`;
-  sendPage(ctx, status, page({ title: TITLE_OF[status] ?? 'Error', session, body: [notice('error', message), back] }));
+  sendPage(
+    ctx,
+    status,
+    page({ title: TITLE_OF[status] ?? 'Error', session, body: [notice('error', outside(message)), back] }),
+  );
 }
 
 /** Sends the browser to `location` after a change (303: the next request is a GET). */

@@ -6,6 +6,7 @@ import { sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
 import { second } from '../format.js';
+import { outside } from '../outside-text.js';
 import { AUDIT_PAGE_SIZE } from '../policy.js';
 
 const CURRENT = '/dashboard/audit';
@@ -36,11 +37,11 @@ export function auditRoutes(router: Router, env: DashboardEnv): void {
                 ${entries.map(
                   (entry) =>
                     html`<tr>
-                      <td>${second(entry.at)}</td>
-                      <td>${entry.actor}</td>
-                      <td>${entry.action}</td>
-                      <td class="mono">${entry.target ?? '—'}</td>
-                      <td>${entry.address ?? '—'}</td>
+                      <td class="when">${second(entry.at)}</td>
+                      <td>${outside(entry.actor)}</td>
+                      <td>${outside(entry.action)}</td>
+                      <td class="mono">${entry.target ? outside(entry.target) : '—'}</td>
+                      <td>${entry.address ? outside(entry.address) : '—'}</td>
                     </tr>`,
                 )}
               </tbody>

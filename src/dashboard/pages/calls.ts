@@ -9,6 +9,7 @@ import { sendPage, uuidParam, view, type DashboardEnv } from '../route-steps.js'
 import { html } from '../html.js';
 import { page } from '../layout.js';
 import { callTime, minute, rupees, second } from '../format.js';
+import { outside, outsideBlock } from '../outside-text.js';
 import { chosen, pageOf, pager, selectFilter } from './paging.js';
 
 const CURRENT = '/dashboard/calls';
@@ -41,8 +42,8 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
                 ${rows.map(
                   (call) =>
                     html`<tr>
-                      <td>${minute(call.created_at)}</td>
-                      <td>${call.to_e164}</td>
+                      <td class="when">${minute(call.created_at)}</td>
+                      <td>${outside(call.to_e164)}</td>
                       <td>${call.status}</td>
                       <td>${call.duration_sec === null ? '—' : `${call.duration_sec} s`}</td>
                       <td>${rupees(call.credits_debited_paise)}</td>
@@ -66,10 +67,10 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
       const agent = await findAgent(db, session.orgId, call.agent_id);
       const fact = (label: string, value: string | number | null) =>
         html`<dt>${label}</dt>
-          <dd>${value ?? '—'}</dd>`;
+          <dd>${value === null ? '—' : outside(String(value))}</dd>`;
       const transcript = call.transcript?.length
         ? html`<ol>
-            ${call.transcript.map((turn) => html`<li><strong>${turn.role}</strong> (${callTime(turn.start_ms)}): ${turn.text}</li>`)}
+            ${call.transcript.map((turn) => html`<li><strong>${outside(turn.role)}</strong> (${callTime(turn.start_ms)}): ${outside(turn.text)}</li>`)}
           </ol>`
         : html`<p>No transcript${call.status === 'completed' ? '' : ' (only completed calls have one)'}.</p>`;
       const body = html`<dl class="facts">
@@ -80,7 +81,7 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
           ${fact('End reason', call.reason)}${fact('Recording', call.recording_url)}
           ${fact('Intent (LLM)', call.llm_extracted_intent)}${fact('Sentiment (LLM)', call.llm_sentiment)}${fact('Outcome (LLM)', call.llm_outcome)}
           <dt>Metadata</dt>
-          <dd><pre>${JSON.stringify(call.metadata ?? {}, null, 2)}</pre></dd>
+          <dd>${outsideBlock(JSON.stringify(call.metadata ?? {}, null, 2))}</dd>
         </dl>
         <h2>Transcript</h2>
         ${transcript}
@@ -97,9 +98,9 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
             ${call.timeline.map(
               (entry) =>
                 html`<tr>
-                  <td>${second(entry.at)}</td>
-                  <td>${entry.kind}</td>
-                  <td><pre>${JSON.stringify(entry.detail)}</pre></td>
+                  <td class="when">${second(entry.at)}</td>
+                  <td>${outside(entry.kind)}</td>
+                  <td>${outsideBlock(JSON.stringify(entry.detail))}</td>
                 </tr>`,
             )}
           </tbody>

@@ -11,6 +11,7 @@ import type { Contact } from '../../contacts/mapper.js';
 import { invalidField } from '../../errors.js';
 import { action, field, formBody, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
+import { outside, outsideBlock } from '../outside-text.js';
 import { csrfField, notice, page } from '../layout.js';
 import { minute } from '../format.js';
 import { MAX_CSV_BYTES } from '../policy.js';
@@ -55,8 +56,8 @@ function report(summary: ImportSummary): SafeHtml {
             (entry) =>
               html`<tr>
                 <td>${entry.line}</td>
-                <td>${entry.error.param ?? '—'}</td>
-                <td>${entry.error.message}</td>
+                <td>${entry.error.param ? outside(entry.error.param) : '—'}</td>
+                <td>${outside(entry.error.message)}</td>
               </tr>`,
           )}
         </tbody>
@@ -89,13 +90,13 @@ async function contactsPage(
   const rows = items.map(
     (contact) =>
       html`<tr>
-        <td>${contact.name ?? '—'}</td>
-        <td>${contact.phone_e164}</td>
-        <td>${contact.email ?? '—'}</td>
-        <td>${contact.language_pref ?? '—'}</td>
+        <td>${contact.name ? outside(contact.name) : '—'}</td>
+        <td>${outside(contact.phone_e164)}</td>
+        <td>${contact.email ? outside(contact.email) : '—'}</td>
+        <td>${contact.language_pref ? outside(contact.language_pref) : '—'}</td>
         <td>${contact.consent_capture ?? '—'}</td>
-        <td><pre>${contact.metadata ? JSON.stringify(contact.metadata) : ''}</pre></td>
-        <td>${minute(contact.updated_at)}</td>
+        <td>${contact.metadata ? outsideBlock(JSON.stringify(contact.metadata)) : ''}</td>
+        <td class="when">${minute(contact.updated_at)}</td>
       </tr>`,
   );
   const body = html`${shown} ${selectFilter(CURRENT, 'consent', 'Consent', CONSENTS, consent)}
@@ -177,7 +178,13 @@ export function contactRoutes(router: Router, env: DashboardEnv): void {
           ctx,
           400,
           // The text comes back in the form, to be put right rather than pasted again.
-          await contactsPage(env, ctx, session, notice('error', `The file was not imported: ${error.message}`), csv),
+          await contactsPage(
+            env,
+            ctx,
+            session,
+            notice('error', html`The file was not imported: ${outside(error.message)}`),
+            csv,
+          ),
         );
       }
     }),

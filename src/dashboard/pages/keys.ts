@@ -9,6 +9,7 @@ import { html, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { maskedKey, minute } from '../format.js';
 import type { Session } from '../sessions.js';
+import { outside } from '../outside-text.js';
 
 const CURRENT = '/dashboard/keys';
 
@@ -18,12 +19,12 @@ async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | n
   const rows = keys.map(
     (key) =>
       html`<tr>
-        <td>${key.label ?? html`<span class="muted">No label</span>`}</td>
+        <td>${key.label ? outside(key.label) : html`<span class="muted">No label</span>`}</td>
         <td><code>${maskedKey(key.prefix)}</code></td>
         <td>
-          ${minute(key.created_at)}${key.created_by ? html`<br /><span class="muted">by ${key.created_by}</span>` : ''}
+          ${minute(key.created_at)}${key.created_by ? html`<br /><span class="muted">by ${outside(key.created_by)}</span>` : ''}
         </td>
-        <td>${key.last_used_at ? minute(key.last_used_at) : 'Never'}</td>
+        <td class="when">${key.last_used_at ? minute(key.last_used_at) : 'Never'}</td>
         <td>
           ${key.revoked_at ? html`<span class="state-bad">Revoked ${minute(key.revoked_at)}</span>` : html`<span class="state-good">Active</span>`}
         </td>
@@ -33,9 +34,7 @@ async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | n
   const table = keys.length
     ? html`<table>
         <caption class="muted">
-          Keys of
-          <bdi>${session.orgName}</bdi
-          >, newest first
+          Keys of ${outside(session.orgName)}, newest first
         </caption>
         <thead>
           <tr>
@@ -125,8 +124,8 @@ export function keyRoutes(router: Router, env: DashboardEnv): void {
         const key = await orgKey(env, session, ctx.params.prefix!);
         if (key.revoked_at) throw alreadyRevoked(key.revoked_at);
         const question = html`Revoke
-          <code>${maskedKey(key.prefix)}</code>${key.label ? html` (<bdi>${key.label}</bdi>)` : ''}? Requests with it
-          are refused within 30 seconds. This cannot be undone.`;
+          <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${outside(key.label)})` : ''}? Requests with it are
+          refused within 30 seconds. This cannot be undone.`;
         const confirmation = confirmationPage({
           title: 'Revoke API key',
           session,

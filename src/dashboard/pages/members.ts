@@ -3,6 +3,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { DomainError } from '../../errors.js';
+import { outside } from '../outside-text.js';
 import {
   inviteMember,
   linkPath,
@@ -42,8 +43,8 @@ function linkNotice(base: string, email: string, token: string): SafeHtml {
   return notice(
     'secret',
     html`<p>
-        <strong>One-time link for ${email}.</strong> Pass it on privately: it works once, for 72 hours, and is not shown
-        again.
+        <strong>One-time link for ${outside(email)}.</strong> Pass it on privately: it works once, for 72 hours, and is
+        not shown again.
       </p>
       <p><code id="member-link">${base}${linkPath(token)}</code></p>
       <button type="button" class="secondary" data-copy="member-link" hidden>Copy link</button>`,
@@ -61,10 +62,10 @@ async function membersPage(
   const rows = members.map(
     (member) =>
       html`<tr>
-        <td>${member.email}</td>
+        <td>${outside(member.email)}</td>
         <td>${member.role}</td>
         <td>${member.password_hash ? 'Signed up' : 'Invited'}</td>
-        <td>${minute(member.created_at)}</td>
+        <td class="when">${minute(member.created_at)}</td>
         ${
           admin
             ? html`<td>
@@ -193,8 +194,8 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
 
   confirmationRoute(router, env, 'reset', (member) => ({
     title: 'Reset password',
-    question: html`Reset the password of <strong>${member.email}</strong>? Their password stops working and they are
-      signed out at once; you get a one-time link for them to choose a new one.`,
+    question: html`Reset the password of <strong>${outside(member.email)}</strong>? Their password stops working and
+      they are signed out at once; you get a one-time link for them to choose a new one.`,
     button: 'Reset password',
     once: true,
   }));
@@ -215,8 +216,8 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
 
   confirmationRoute(router, env, 'remove', (member, session) => ({
     title: 'Remove member',
-    question: html`Remove <strong>${member.email}</strong> from <bdi>${session.orgName}</bdi>? They are signed out at
-      once and their links stop working.`,
+    question: html`Remove <strong>${outside(member.email)}</strong> from ${outside(session.orgName)}? They are signed
+      out at once and their links stop working.`,
     button: 'Remove member',
   }));
 

@@ -8,6 +8,7 @@ import { countRecentFailures, listWebhooks } from '../../webhooks/service.js';
 import { MAX_ENDPOINTS_PER_ORG } from '../../webhooks/policy.js';
 import { sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
+import { outside } from '../outside-text.js';
 import { page } from '../layout.js';
 import { count, failedAttempts, rupees } from '../format.js';
 
@@ -34,7 +35,7 @@ export function overviewRoutes(router: Router, env: DashboardEnv): void {
       );
       const failing = endpoints.items.filter((endpoint) => (failures.get(endpoint.id) ?? 0) > 0);
       const plan = org.plan_id
-        ? html`${org.plan_name} (<code>${org.plan_id}</code>):
+        ? html`${outside(org.plan_name)} (<code>${org.plan_id}</code>):
           ${count(org.rate_limit_per_minute ?? DEFAULT_RATE_LIMIT_PER_MINUTE)} API requests per
           minute${org.plan_active ? '' : html` <span class="state-bad">switched off: calls cannot be placed</span>`}`
         : html`<span class="state-bad">No plan: calls cannot be placed</span> (${count(DEFAULT_RATE_LIMIT_PER_MINUTE)}
@@ -48,7 +49,7 @@ export function overviewRoutes(router: Router, env: DashboardEnv): void {
       );
       const body = html`<dl class="facts">
           <dt>Organisation</dt>
-          <dd>${org.name} <span class="muted mono">${org.id}</span></dd>
+          <dd>${outside(org.name)} <span class="muted mono">${org.id}</span></dd>
           <dt>Plan</dt>
           <dd>${plan}</dd>
           <dt>Credits</dt>
@@ -74,7 +75,7 @@ export function overviewRoutes(router: Router, env: DashboardEnv): void {
         ${
           failing.length
             ? html`<ul>
-                ${failing.map((endpoint) => html`<li><a href="/dashboard/webhooks/${endpoint.id}">${endpoint.url}</a>: ${failedAttempts(failures.get(endpoint.id) ?? 0)} in the last 24 hours</li>`)}
+                ${failing.map((endpoint) => html`<li><a href="/dashboard/webhooks/${endpoint.id}">${outside(endpoint.url)}</a>: ${failedAttempts(failures.get(endpoint.id) ?? 0)} in the last 24 hours</li>`)}
               </ul>`
             : html`<p>None of the ${endpoints.total} endpoints had a failed attempt in the last 24 hours.</p>`
         }`;

@@ -2,6 +2,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { DomainError } from '../../errors.js';
+import { outside } from '../outside-text.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
 import {
   action,
@@ -43,7 +44,10 @@ function passwordForm(token: string, email: string, message: SafeHtml | null): s
     title: 'Set your password',
     session: null,
     body: html`${message}
-      <p>Signing in as <strong>${email}</strong>. Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.</p>
+      <p>
+        Signing in as <strong>${outside(email)}</strong>. Choose a password of at least ${MIN_PASSWORD_LENGTH}
+        characters.
+      </p>
       <form method="post" action="/dashboard/invite/${token}">
         <input type="email" name="username" autocomplete="username" value="${email}" hidden readonly />
         <label for="password">New password</label>

@@ -21,6 +21,7 @@ import {
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { minute, second } from '../format.js';
+import { outside, outsideBlock } from '../outside-text.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
 import type { Session } from '../sessions.js';
 import { chosen } from './paging.js';
@@ -70,8 +71,8 @@ async function listPage(
   const rows = items.map(
     (item) =>
       html`<tr>
-        <td><a href="${CURRENT}/${item.id}" class="mono">${item.url}</a></td>
-        <td>${item.events.join(', ')}</td>
+        <td><a href="${CURRENT}/${item.id}" class="mono">${outside(item.url)}</a></td>
+        <td>${outside(item.events.join(', '))}</td>
         <td>${state(item.active)}</td>
         <td>
           ${item.last_delivery_at ? html`Last attempt ${minute(item.last_delivery_at)}: ${item.last_delivery_status ?? 'no answer'}` : 'No attempts yet'}<br />
@@ -169,14 +170,14 @@ async function endpointPage(
   const rows = log.map(
     (attempt) =>
       html`<tr>
-        <td>${second(attempt.attempted_at)}</td>
-        <td>${attempt.event}</td>
+        <td class="when">${second(attempt.attempted_at)}</td>
+        <td>${outside(attempt.event)}</td>
         <td class="mono">${attempt.delivery_id}</td>
         <td>${attempt.attempt}</td>
         <td>${outcomeOf(attempt)}</td>
-        <td>${attempt.status_code ?? attempt.failure_kind ?? '—'}</td>
+        <td>${attempt.status_code ?? (attempt.failure_kind ? outside(attempt.failure_kind) : '—')}</td>
         <td>${attempt.duration_ms} ms</td>
-        <td><pre>${(attempt.response_excerpt ?? '').slice(0, 500)}</pre></td>
+        <td>${outsideBlock((attempt.response_excerpt ?? '').slice(0, 500))}</td>
         ${
           redeliverable
             ? html`<td>
@@ -219,9 +220,9 @@ async function endpointPage(
   const body = html`${shown}
     <dl class="facts">
       <dt>URL</dt>
-      <dd class="mono">${endpoint.url}</dd>
+      <dd class="mono">${outside(endpoint.url)}</dd>
       <dt>Events</dt>
-      <dd>${endpoint.events.join(', ')}</dd>
+      <dd>${outside(endpoint.events.join(', '))}</dd>
       <dt>State</dt>
       <dd>${state(endpoint.active)}</dd>
       <dt>Created</dt>
@@ -315,7 +316,11 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
         } catch (error) {
           if (!(error instanceof DomainError) || error.code === 'not_found') throw error;
           const status = error.code === 'invalid_request' ? 400 : 403;
-          sendPage(ctx, status, await listPage(env, session, { shown: notice('error', error.message), url, events }));
+          sendPage(
+            ctx,
+            status,
+            await listPage(env, session, { shown: notice('error', outside(error.message)), url, events }),
+          );
         }
       },
       { once: true },
@@ -429,8 +434,8 @@ export function webhookRoutes(router: Router, env: DashboardEnv): void {
       env,
       async (ctx, session) => {
         const endpoint = await webhooks.getWebhook(db, session.orgId, endpointId(ctx));
-        const question = html`Delete the endpoint <code>${endpoint.url}</code>? Nothing more is sent to it and its
-          delivery log goes with it. This cannot be undone.`;
+        const question = html`Delete the endpoint <code>${outside(endpoint.url)}</code>? Nothing more is sent to it and
+          its delivery log goes with it. This cannot be undone.`;
         const confirmation = confirmationPage({
           title: 'Delete webhook endpoint',
           session,
