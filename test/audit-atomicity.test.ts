@@ -13,6 +13,7 @@ import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { runAdmin } from './support/cli.js';
 import { acceptLink, inviteMember } from '../src/dashboard/members.js';
 import { signIn } from '../src/dashboard/sessions.js';
+import { HashPool } from '../src/dashboard/hash-pool.js';
 import { PASSWORD } from './support/dashboard.js';
 
 let env: WebhookEnv;
@@ -184,7 +185,8 @@ describe('a dashboard sign-in whose audit entry cannot be written', () => {
 
     const lifetimes = { idleMs: 60_000, absoluteMs: 120_000 };
     const credentials = { email: invited.email, password: PASSWORD, address: '127.0.0.1' };
-    await expect(signIn(env.database.db, credentials, lifetimes)).rejects.toThrow(REFUSED);
+    const hashes = new HashPool({ atOnce: 1, waiting: 0, perAddress: 1 });
+    await expect(signIn(env.database.db, hashes, credentials, lifetimes)).rejects.toThrow(REFUSED);
     const sessions = await env.database.db
       .selectFrom('dashboard_sessions')
       .select('user_id')

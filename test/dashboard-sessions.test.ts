@@ -1,11 +1,11 @@
-// Dashboard sessions over HTTP: sign-in answers, throttling per account and per address (in the
+// Dashboard sessions over HTTP: sign-in answers, throttling per account and address and per address (in the
 // database), idle and absolute expiry, a new id per sign-in, reset and removal ending sessions at once,
 // the Secure cookie behind an https PUBLIC_BASE_URL, and one-time links starting with it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { acceptLink, inviteMember, removeMember, requireMemberByEmail, resetMember } from '../src/dashboard/members.js';
-import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../src/dashboard/policy.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS } from '../src/dashboard/policy.js';
 import { csrfTokenOf } from './support/dashboard.js';
 
 const PASSWORD = 'a password of some length';
@@ -79,7 +79,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
 
   it('throttles an account after its failures (counted in the database) and refuses cross-site sign-ins', async () => {
     await member('throttled@example.com');
-    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i += 1) {
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS; i += 1) {
       expect((await signIn('throttled@example.com', 'wrong password here')).status).toBe(401);
     }
     const refused = await signIn('throttled@example.com', PASSWORD);
@@ -100,7 +100,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     );
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
-    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(SIGN_IN_FAILURES_PER_ACCOUNT);
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS);
     const counted = await database.db
       .selectFrom('dashboard_sign_in_failures')
       .select('id')
@@ -109,7 +109,7 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     // Every password checked and found wrong is one failure; a refused attempt checked nothing.
     expect(counted.length).toBe(statuses.filter((status) => status === 401).length);
     const right = await signIn('burst@example.com', PASSWORD);
-    expect(right.status).toBe(counted.length < SIGN_IN_FAILURES_PER_ACCOUNT ? 303 : 429);
+    expect(right.status).toBe(counted.length < SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS ? 303 : 429);
     clock.advance(16 * 60_000);
     expect((await signIn('burst@example.com', PASSWORD)).status).toBe(303);
   });

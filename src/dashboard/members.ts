@@ -4,11 +4,14 @@ import type { Db } from '../database/connect.js';
 import { DomainError, invalidField } from '../errors.js';
 import { recordAudit } from '../audit/service.js';
 import { hashPassword } from './passwords.js';
+import { guessableBecause } from './password-strength.js';
 import { hashToken, newToken } from './tokens.js';
 import { LINK_LIFETIME_MS, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './policy.js';
 import * as users from './queries.js';
 
 export type { Role, UserRow } from './queries.js';
+
+const LINK_GONE = 'This link is unknown, used or expired; ask an admin for a new one.';
 
 /** Who makes a change, for the audit log: `cli` or a user's email, and the client address. */
 export interface Actor {
@@ -155,8 +158,12 @@ export async function findLink(db: Db, token: string, now = new Date()) {
   return users.findUsableLink(db, hashToken(token), now);
 }
 
-/** Throws invalid_request (param password) unless the password is long enough and not one character repeated. */
-export function checkPassword(password: string): void {
+/**
+ * Throws invalid_request (param password) unless the password is long enough, not one character
+ * repeated, and hard to guess (not a common or breached-style password, nor built on `personal` words
+ * such as the person's email); the message says why.
+ */
+export function checkPassword(password: string, personal: string[] = []): void {
   // Counted in code points of the form that is hashed (NFC): most emoji are one, not two UTF-16 units,
   // and an accented letter is one however it was typed.
   const characters = [...password.normalize('NFC')];
@@ -167,6 +174,8 @@ export function checkPassword(password: string): void {
   if (password.length > MAX_PASSWORD_LENGTH) {
     throw invalidField('password', `must have at most ${MAX_PASSWORD_LENGTH} characters`);
   }
+  const because = guessableBecause(password.normalize('NFC'), personal);
+  if (because) throw invalidField('password', `is too easy to guess. ${because}`);
 }
 
 /**
@@ -181,13 +190,16 @@ export async function acceptLink(
   now = new Date(),
   address: string | null = null,
 ): Promise<users.UserRow> {
-  checkPassword(password);
-  const passwordHash = await hashPassword(password);
   const tokenHash = hashToken(token);
+  // Read first for the email the strength check weighs; the transaction checks the link again.
+  const opened = await users.findUsableLink(db, tokenHash, now);
+  if (!opened) throw new DomainError('not_found', LINK_GONE);
+  checkPassword(password, [opened.email, ...opened.email.split(/[@.+_-]/)]);
+  const passwordHash = await hashPassword(password);
   return db.transaction().execute(async (trx) => {
     const link = await users.findUsableLink(trx, tokenHash, now);
     if (!link || !(await users.useLink(trx, tokenHash, now))) {
-      throw new DomainError('not_found', 'This link is unknown, used or expired; ask an admin for a new one.');
+      throw new DomainError('not_found', LINK_GONE);
     }
     await users.setPasswordHash(trx, link.user_id, passwordHash);
     await users.deleteUserSessions(trx, link.user_id);

@@ -192,6 +192,20 @@ export async function countFailures(db: Db, subject: string, since: Date, cap: n
   return rows.length;
 }
 
+/** The id of `subject`'s first failure since `since` (ids grow with insertion), or undefined when none. */
+export async function firstFailureId(db: Db, subject: string, since: Date): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('dashboard_sign_in_failures')
+    .select('id')
+    .where('subject', '=', subject)
+    .where('at', '>', since)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  // int8 columns are read as numbers (see database/connect.ts); ids are compared in insertFailures' form.
+  return row === undefined ? undefined : String(row.id);
+}
+
 /** Removes sessions, links and failures past their use; returns how many rows went. */
 export async function deleteExpired(db: Db, now: Date, idleSince: Date, failuresSince: Date): Promise<number> {
   const sessions = await db

@@ -11,6 +11,7 @@ import { notice, page } from './layout.js';
 import { readSessionCookie } from './cookies.js';
 import { csrfMatches, isSameOrigin, setPageHeaders } from './security.js';
 import { loadSession, type Session, type SessionLifetimes } from './sessions.js';
+import type { HashPool } from './hash-pool.js';
 import { claimFormUse, releaseFormUse } from './queries.js';
 import { MAX_CSV_BYTES } from './policy.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
@@ -21,6 +22,8 @@ export interface DashboardEnv {
   lifetimes: SessionLifetimes;
   /** Whether cookies are marked Secure (PUBLIC_BASE_URL is https). */
   secureCookies: boolean;
+  /** The process's bounded pool of sign-in password hashes. */
+  hashes: HashPool;
 }
 
 /** A page's work, once its checks have passed. */

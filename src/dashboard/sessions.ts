@@ -1,6 +1,8 @@
 // Server-side sessions: the cookie carries a random id, the database its hash, the user, a CSRF token,
-// the last time it was used (idle timeout) and its absolute end. Sign-in is throttled per account and
-// per client address in the database, so the limit holds across processes.
+// the last time it was used (idle timeout) and its absolute end. Failed sign-ins are counted in the
+// database (so the limits hold across processes) per account from one address, per address, and per
+// account from everywhere only as a far higher last resort, so failures from elsewhere cannot lock a
+// person out; password hashes take a place in the process's bounded pool.
 import type { Db } from '../database/connect.js';
 import { recordAudit } from '../audit/service.js';
 import { UNMATCHABLE_HASH, verifyPassword } from './passwords.js';
@@ -10,8 +12,10 @@ import {
   SESSION_TOUCH_MS,
   SIGN_IN_FAILURE_WINDOW_MS,
   SIGN_IN_FAILURES_PER_ACCOUNT,
+  SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS,
   SIGN_IN_FAILURES_PER_ADDRESS,
 } from './policy.js';
+import type { HashPool } from './hash-pool.js';
 import * as users from './queries.js';
 
 /** How long sessions last: without use, and at most. */
@@ -33,20 +37,64 @@ export interface Session {
 
 /** What a sign-in attempt came to. */
 export type SignInResult =
-  { kind: 'signed_in'; token: string; session: Session } | { kind: 'refused' } | { kind: 'throttled' };
+  | { kind: 'signed_in'; token: string; session: Session }
+  | { kind: 'refused' }
+  | { kind: 'throttled' }
+  | { kind: 'busy' };
+
+/** The counters one attempt is held against: the account from this address, the address, the account. */
+function failureSubjects(email: string, address: string) {
+  return {
+    accountAddress: `account-address:${email} ${address}`,
+    address: `address:${address}`,
+    account: `account:${email}`,
+  };
+}
+
+/** Which limit an attempt is over, the narrowest first, or null. */
+type Limit = 'account_address' | 'address' | 'account' | null;
 
 /**
- * Whether the account or the address is over its failures, counting the attempt under way: its failure
- * is written before the password is checked (and removed if it turns out not to be one), so attempts
- * sent together all count against each other instead of each seeing the same earlier count.
+ * Which limit the attempt is over, counting the attempt under way: its failure is written before the
+ * password is checked (and removed if it turns out not to be one), so attempts sent together all count
+ * against each other instead of each seeing the same earlier count.
  */
-async function throttled(db: Db, email: string, address: string, now: Date): Promise<boolean> {
+async function overLimit(db: Db, subjects: ReturnType<typeof failureSubjects>, now: Date): Promise<Limit> {
   const since = new Date(now.getTime() - SIGN_IN_FAILURE_WINDOW_MS);
-  const [account, client] = await Promise.all([
-    users.countFailures(db, `account:${email}`, since, SIGN_IN_FAILURES_PER_ACCOUNT + 1),
-    users.countFailures(db, `address:${address}`, since, SIGN_IN_FAILURES_PER_ADDRESS + 1),
+  const [accountAddress, client, account] = await Promise.all([
+    users.countFailures(db, subjects.accountAddress, since, SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS + 1),
+    users.countFailures(db, subjects.address, since, SIGN_IN_FAILURES_PER_ADDRESS + 1),
+    users.countFailures(db, subjects.account, since, SIGN_IN_FAILURES_PER_ACCOUNT + 1),
   ]);
-  return account > SIGN_IN_FAILURES_PER_ACCOUNT || client > SIGN_IN_FAILURES_PER_ADDRESS;
+  if (accountAddress > SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS) return 'account_address';
+  if (client > SIGN_IN_FAILURES_PER_ADDRESS) return 'address';
+  if (account > SIGN_IN_FAILURES_PER_ACCOUNT) return 'account';
+  return null;
+}
+
+/**
+ * Audits that an account reached its ceiling of failures from all addresses, once per window: each refusal
+ * leaves a mark, and only the refusal whose mark is the window's first writes the entry.
+ */
+async function auditAccountCeiling(
+  db: Db,
+  email: string,
+  orgId: string | null,
+  address: string,
+  now: Date,
+): Promise<void> {
+  const subject = `account-ceiling:${email}`;
+  const [mark] = await users.insertFailures(db, [subject], now);
+  const first = await users.firstFailureId(db, subject, new Date(now.getTime() - SIGN_IN_FAILURE_WINDOW_MS));
+  if (first !== mark) return;
+  await recordAudit(db, {
+    orgId,
+    actor: email.slice(0, 320),
+    action: 'sign_in.account_throttled',
+    target: `over ${SIGN_IN_FAILURES_PER_ACCOUNT} failed sign-ins from all addresses in 15 minutes`,
+    address,
+    at: now,
+  });
 }
 
 /**
@@ -78,42 +126,50 @@ export async function startSession(
 }
 
 /**
- * Checks an email and password. A wrong email and a wrong password get the same answer after the same
- * work (a password hash is always checked); an account or address over its failures gets `throttled`.
+ * Checks an email and password. An attempt finding no place among the process's password hashes is
+ * `busy` at once, one over a limit of failures `throttled` before any hash; otherwise a wrong email and
+ * a wrong password get the same answer after the same work (a password hash is always checked).
  */
 export async function signIn(
   db: Db,
+  hashes: HashPool,
   input: { email: string; password: string; address: string },
   lifetimes: SessionLifetimes,
   now = new Date(),
 ): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase();
   const password = input.password.slice(0, MAX_PASSWORD_LENGTH + 1);
-  // Counted as a failure until the password is found right (see throttled).
-  const attempt = await users.insertFailures(db, [`account:${email}`, `address:${input.address}`], now);
-  const [user, isThrottled] = await Promise.all([
-    users.findUserByEmail(db, email),
-    throttled(db, email, input.address, now),
-  ]);
-  const matches = await verifyPassword(password, user?.password_hash ?? UNMATCHABLE_HASH);
-  if (isThrottled) {
-    // A refused attempt checks nothing, so it is not a failure of its own.
+  const turn = hashes.admit(input.address);
+  if (!turn) return { kind: 'busy' };
+  try {
+    const subjects = failureSubjects(email, input.address);
+    // Counted as a failure until the password is found right (see overLimit).
+    const attempt = await users.insertFailures(db, Object.values(subjects), now);
+    const [user, limit] = await Promise.all([users.findUserByEmail(db, email), overLimit(db, subjects, now)]);
+    if (limit) {
+      // A refused attempt checks nothing, so it is not a failure of its own.
+      await users.deleteFailures(db, attempt);
+      if (limit === 'account') await auditAccountCeiling(db, email, user?.org_id ?? null, input.address, now);
+      return { kind: 'throttled' };
+    }
+    const matches = await turn.run(() => verifyPassword(password, user?.password_hash ?? UNMATCHABLE_HASH));
+    turn.leave();
+    if (!user || !matches) {
+      await recordAudit(db, {
+        orgId: user?.org_id ?? null,
+        actor: email.slice(0, 320),
+        action: 'sign_in.failed',
+        address: input.address,
+        at: now,
+      });
+      return { kind: 'refused' };
+    }
     await users.deleteFailures(db, attempt);
-    return { kind: 'throttled' };
+    const { token, session } = await startSession(db, user, lifetimes, now, input.address);
+    return { kind: 'signed_in', token, session };
+  } finally {
+    turn.leave();
   }
-  if (!user || !matches) {
-    await recordAudit(db, {
-      orgId: user?.org_id ?? null,
-      actor: email.slice(0, 320),
-      action: 'sign_in.failed',
-      address: input.address,
-      at: now,
-    });
-    return { kind: 'refused' };
-  }
-  await users.deleteFailures(db, attempt);
-  const { token, session } = await startSession(db, user, lifetimes, now, input.address);
-  return { kind: 'signed_in', token, session };
 }
 
 function toSession(row: NonNullable<Awaited<ReturnType<typeof users.findLiveSession>>>): Session {

@@ -18,7 +18,7 @@ import {
 import { html, type SafeHtml } from '../html.js';
 import { notice, page } from '../layout.js';
 import { acceptLink, findLink } from '../members.js';
-import { MIN_PASSWORD_LENGTH } from '../policy.js';
+import { MIN_PASSWORD_LENGTH, SIGN_IN_BUSY_RETRY_AFTER_SEC, SIGN_IN_FAILURE_WINDOW_MS } from '../policy.js';
 import { isSameOrigin, setPageHeaders } from '../security.js';
 import { endSession, signIn, startSession } from '../sessions.js';
 
@@ -46,7 +46,8 @@ function passwordForm(token: string, email: string, message: SafeHtml | null): s
     body: html`${message}
       <p>
         Signing in as <strong>${outside(email)}</strong>. Choose a password of at least ${MIN_PASSWORD_LENGTH}
-        characters.
+        characters that is hard to guess: common and breached passwords, and ones built on your name or email, are
+        refused.
       </p>
       <form method="post" action="/dashboard/invite/${token}">
         <input type="email" name="username" autocomplete="username" value="${email}" hidden readonly />
@@ -93,11 +94,19 @@ export function signInRoutes(router: Router, env: DashboardEnv): void {
     const next = returnPath(field(ctx, 'next'));
     const result = await signIn(
       db,
+      env.hashes,
       { email, password: field(ctx, 'password'), address: ctx.ip },
       env.lifetimes,
       clock.now(),
     );
+    if (result.kind === 'busy') {
+      ctx.set('Retry-After', String(SIGN_IN_BUSY_RETRY_AFTER_SEC));
+      const message = notice('error', 'Too many sign-ins are being checked right now; try again in a moment.');
+      sendPage(ctx, 429, signInForm(email, message, next));
+      return;
+    }
     if (result.kind === 'throttled') {
+      ctx.set('Retry-After', String(SIGN_IN_FAILURE_WINDOW_MS / 1000));
       const message = notice('error', 'Too many failed sign-ins for this account or address; try again in 15 minutes.');
       sendPage(ctx, 429, signInForm(email, message, next));
       return;
