@@ -43,7 +43,7 @@ describe('admin user', { timeout: 120_000 }, () => {
 
     const again = await admin('user', 'invite', '--org', org.orgId, '--email', 'ana@example.com', '--role', 'viewer');
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain('already belongs');
+    expect(again.stderr).toContain('is already a member of this organisation');
     const badRole = await admin('user', 'invite', '--org', org.orgId, '--email', 'b@example.com', '--role', 'owner');
     expect(badRole.code).toBe(2);
 
@@ -94,5 +94,34 @@ describe('admin user', { timeout: 120_000 }, () => {
       { actor: 'cli', action: 'api_key.created', target: `svc_live_${prefix}_${'*'.repeat(32)}` },
       { actor: 'cli', action: 'api_key.revoked', target: `svc_live_${prefix}_${'*'.repeat(32)}` },
     ]);
+  });
+
+  it('invites an address that is in another org like any other, and names the org to change it by', async () => {
+    const [first, second] = [await createTestOrg(database.db), await createTestOrg(database.db)];
+    for (const org of [first, second]) {
+      const invited = await admin(
+        'user',
+        'invite',
+        '--org',
+        org.orgId,
+        '--email',
+        'two@example.com',
+        '--role',
+        'viewer',
+      );
+      expect(invited.code, invited.stderr).toBe(0);
+      expect(invited.stdout).toContain('Invited two@example.com (viewer). One-time link (72 hours):');
+    }
+    const unnamed = await admin('user', 'reset', 'two@example.com');
+    expect(unnamed.code).toBe(1);
+    expect(unnamed.stderr).toContain('two@example.com is a member of several orgs; name one');
+    const removed = await admin('user', 'remove', 'two@example.com', '--org', second.orgId, '--json');
+    expect(removed.code, removed.stderr).toBe(0);
+    const left = await database.db
+      .selectFrom('dashboard_users')
+      .select('org_id')
+      .where('email', '=', 'two@example.com')
+      .execute();
+    expect(left).toEqual([{ org_id: first.orgId }]);
   });
 });

@@ -100,7 +100,9 @@ describe('dashboard sessions', { timeout: 60_000 }, () => {
     );
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
-    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS);
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(
+      SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS,
+    );
     const counted = await database.db
       .selectFrom('dashboard_sign_in_failures')
       .select('id')

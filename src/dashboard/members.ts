@@ -46,7 +46,9 @@ async function issueLink(db: Db, userId: string, purpose: 'invite' | 'reset', no
 
 /**
  * Adds a member to an org without a password and returns them with the token of their one-time invite
- * link (72 hours). Throws invalid_request (param email) for a bad or taken address.
+ * link (72 hours); the answer is the same whether or not the address belongs to someone in another org
+ * (that membership is apart, with its own password). Throws invalid_request (param email) for a bad
+ * address or one already in this org.
  */
 export async function inviteMember(
   db: Db,
@@ -57,7 +59,7 @@ export async function inviteMember(
   const email = normalizeEmail(input.email);
   return db.transaction().execute(async (trx) => {
     const user = await users.insertUser(trx, { orgId: input.orgId, email, role: input.role });
-    if (!user) throw invalidField('email', 'already belongs to a dashboard user');
+    if (!user) throw invalidField('email', 'is already a member of this organisation');
     const token = await issueLink(trx, user.id, 'invite', now);
     await recordAudit(trx, {
       orgId: input.orgId,
@@ -75,11 +77,19 @@ export async function listMembers(db: Db, orgId: string): Promise<users.UserRow[
   return users.listUsers(db, orgId);
 }
 
-/** The member with this email, whatever the org; throws not_found (param email). */
-export async function requireMemberByEmail(db: Db, email: string): Promise<users.UserRow> {
-  const user = await users.findUserByEmail(db, normalizeEmail(email));
-  if (!user) throw new DomainError('not_found', `no dashboard user with email ${email}`, { param: 'email' });
-  return user;
+/**
+ * The member with this email, in `orgId` when given, else in the one org the address belongs to; throws
+ * not_found (param email), or invalid_request (param org) when the address is in several orgs and none
+ * is named.
+ */
+export async function requireMemberByEmail(db: Db, email: string, orgId?: string): Promise<users.UserRow> {
+  const found = await users.findUsersByEmail(db, normalizeEmail(email));
+  const members = orgId === undefined ? found : found.filter((member) => member.org_id === orgId);
+  if (members.length === 0) {
+    throw new DomainError('not_found', `no dashboard user with email ${email}`, { param: 'email' });
+  }
+  if (members.length > 1) throw invalidField('org', `${email} is a member of several orgs; name one`);
+  return members[0]!;
 }
 
 /** The org's member with this id; throws not_found. */
@@ -203,7 +213,7 @@ export async function acceptLink(
     }
     await users.setPasswordHash(trx, link.user_id, passwordHash);
     await users.deleteUserSessions(trx, link.user_id);
-    const user = (await users.findUserByEmail(trx, link.email))!;
+    const user = (await users.findUserById(trx, link.user_id))!;
     await recordAudit(trx, {
       orgId: user.org_id,
       actor: user.email,

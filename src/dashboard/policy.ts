@@ -29,6 +29,11 @@ export const SIGN_IN_BUSY_RETRY_AFTER_SEC = 1;
 export const MIN_PASSWORD_SCORE = 3;
 /** How many leading characters of a password the strength check reads (its work grows with the length). */
 export const PASSWORD_CHECK_LENGTH = 100;
+/**
+ * The most orgs one email's memberships are looked for in (each membership has its own password, so a
+ * wrong one costs a hash per membership); memberships beyond the oldest this many cannot sign in.
+ */
+export const MAX_ORGS_PER_EMAIL = 5;
 /** A session's last-seen time is written at most this often (the idle timeout's resolution). */
 export const SESSION_TOUCH_MS = 60 * 1000;
 /** How many delivery attempts an endpoint page shows (the spec's delivery log). */

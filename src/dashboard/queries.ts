@@ -8,19 +8,30 @@ export type UserRow = Selectable<DashboardUsersTable>;
 /** A role in an org. */
 export type Role = DashboardUsersTable['role'];
 
-/** Adds a user without a password; undefined when the email is taken. */
+/** Adds a user without a password; undefined when the org already has one with this email. */
 export async function insertUser(db: Db, user: { orgId: string; email: string; role: Role }) {
   return db
     .insertInto('dashboard_users')
     .values({ org_id: user.orgId, email: user.email, role: user.role })
-    .onConflict((conflict) => conflict.column('email').doNothing())
+    .onConflict((conflict) => conflict.columns(['org_id', 'email']).doNothing())
     .returningAll()
     .executeTakeFirst();
 }
 
-/** The user with this email (lowercased by the caller), whatever its org. */
-export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
-  return db.selectFrom('dashboard_users').selectAll().where('email', '=', email).executeTakeFirst();
+/** The users with this email (lowercased by the caller), one per org, oldest first. */
+export async function findUsersByEmail(db: Db, email: string): Promise<UserRow[]> {
+  return db
+    .selectFrom('dashboard_users')
+    .selectAll()
+    .where('email', '=', email)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** The user with this id. */
+export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('dashboard_users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** The org's user with this id. */

@@ -8,6 +8,7 @@ import { recordAudit } from '../audit/service.js';
 import { UNMATCHABLE_HASH, verifyPassword } from './passwords.js';
 import { hashToken, newToken } from './tokens.js';
 import {
+  MAX_ORGS_PER_EMAIL,
   MAX_PASSWORD_LENGTH,
   SESSION_TOUCH_MS,
   SIGN_IN_FAILURE_WINDOW_MS,
@@ -15,7 +16,7 @@ import {
   SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS,
   SIGN_IN_FAILURES_PER_ADDRESS,
 } from './policy.js';
-import type { HashPool } from './hash-pool.js';
+import type { HashPool, HashTurn } from './hash-pool.js';
 import * as users from './queries.js';
 
 /** How long sessions last: without use, and at most. */
@@ -79,7 +80,7 @@ async function overLimit(db: Db, subjects: ReturnType<typeof failureSubjects>, n
 async function auditAccountCeiling(
   db: Db,
   email: string,
-  orgId: string | null,
+  orgIds: (string | null)[],
   address: string,
   now: Date,
 ): Promise<void> {
@@ -87,14 +88,16 @@ async function auditAccountCeiling(
   const [mark] = await users.insertFailures(db, [subject], now);
   const first = await users.firstFailureId(db, subject, new Date(now.getTime() - SIGN_IN_FAILURE_WINDOW_MS));
   if (first !== mark) return;
-  await recordAudit(db, {
-    orgId,
-    actor: email.slice(0, 320),
-    action: 'sign_in.account_throttled',
-    target: `over ${SIGN_IN_FAILURES_PER_ACCOUNT} failed sign-ins from all addresses in 15 minutes`,
-    address,
-    at: now,
-  });
+  for (const orgId of orgIds) {
+    await recordAudit(db, {
+      orgId,
+      actor: email.slice(0, 320),
+      action: 'sign_in.account_throttled',
+      target: `over ${SIGN_IN_FAILURES_PER_ACCOUNT} failed sign-ins from all addresses in 15 minutes`,
+      address,
+      at: now,
+    });
+  }
 }
 
 /**
@@ -126,9 +129,27 @@ export async function startSession(
 }
 
 /**
+ * The oldest of an email's memberships whose own password is `password`, each checked in its turn in
+ * the pool; an email with no password set anywhere costs one hash all the same, so its answer takes as
+ * long as a wrong password's.
+ */
+async function matchingMember(turn: HashTurn, members: users.UserRow[], password: string) {
+  const candidates = members.filter((member) => member.password_hash !== null).slice(0, MAX_ORGS_PER_EMAIL);
+  if (candidates.length === 0) {
+    await turn.run(() => verifyPassword(password, UNMATCHABLE_HASH));
+    return undefined;
+  }
+  for (const candidate of candidates) {
+    if (await turn.run(() => verifyPassword(password, candidate.password_hash!))) return candidate;
+  }
+  return undefined;
+}
+
+/**
  * Checks an email and password. An attempt finding no place among the process's password hashes is
  * `busy` at once, one over a limit of failures `throttled` before any hash; otherwise a wrong email and
- * a wrong password get the same answer after the same work (a password hash is always checked).
+ * a wrong password get the same answer after the same work (a password hash is always checked). An
+ * address in several orgs signs in to the oldest membership whose password it is.
  */
 export async function signIn(
   db: Db,
@@ -145,23 +166,27 @@ export async function signIn(
     const subjects = failureSubjects(email, input.address);
     // Counted as a failure until the password is found right (see overLimit).
     const attempt = await users.insertFailures(db, Object.values(subjects), now);
-    const [user, limit] = await Promise.all([users.findUserByEmail(db, email), overLimit(db, subjects, now)]);
+    const [members, limit] = await Promise.all([users.findUsersByEmail(db, email), overLimit(db, subjects, now)]);
+    // Each org the address belongs to logs what happens to it (no org when it belongs to none).
+    const orgIds = members.length > 0 ? members.map((member) => member.org_id) : [null];
     if (limit) {
       // A refused attempt checks nothing, so it is not a failure of its own.
       await users.deleteFailures(db, attempt);
-      if (limit === 'account') await auditAccountCeiling(db, email, user?.org_id ?? null, input.address, now);
+      if (limit === 'account') await auditAccountCeiling(db, email, orgIds, input.address, now);
       return { kind: 'throttled' };
     }
-    const matches = await turn.run(() => verifyPassword(password, user?.password_hash ?? UNMATCHABLE_HASH));
+    const user = await matchingMember(turn, members, password);
     turn.leave();
-    if (!user || !matches) {
-      await recordAudit(db, {
-        orgId: user?.org_id ?? null,
-        actor: email.slice(0, 320),
-        action: 'sign_in.failed',
-        address: input.address,
-        at: now,
-      });
+    if (!user) {
+      for (const orgId of orgIds) {
+        await recordAudit(db, {
+          orgId,
+          actor: email.slice(0, 320),
+          action: 'sign_in.failed',
+          address: input.address,
+          at: now,
+        });
+      }
       return { kind: 'refused' };
     }
     await users.deleteFailures(db, attempt);

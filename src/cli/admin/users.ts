@@ -4,7 +4,17 @@ import type { CommandGroup } from './command.js';
 import { table } from './table.js';
 
 const ORG_FLAG = { type: 'string', value: 'ORG_ID', help: 'the org' } as const;
+const MEMBER_ORG_FLAG = {
+  type: 'string',
+  value: 'ORG_ID',
+  help: 'the org of the membership, needed when the email is a member of several orgs',
+} as const;
 const LINK_NOTE = 'The link works once, for 72 hours; whoever opens it sets the password, so pass it on privately.';
+
+/** The --org of a member command, checked to be an org id, or undefined when absent. */
+function optionalOrg(values: Record<string, unknown>): string | undefined {
+  return values.org === undefined ? undefined : requiredUuid(values, 'org', 'an org id');
+}
 
 /** A warning line when a change left the org with no admin who can sign in, or nothing. */
 function noAdminNote(adminsLeft: number, orgId: string): string {
@@ -89,16 +99,17 @@ export const userCommands: CommandGroup = {
     {
       name: 'user remove',
       summary: 'remove a dashboard user; their sessions end at once',
-      synopsis: 'EMAIL',
-      flags: {},
+      synopsis: 'EMAIL [--org ORG_ID]',
+      flags: { org: MEMBER_ORG_FLAG },
       args: ['EMAIL'],
-      run: async ({ args: [email] }, database) => {
+      run: async ({ args: [email], values }, database) => {
+        const orgId = optionalOrg(values);
         const [{ removeMember, requireMemberByEmail }, { CLI_ACTOR }] = await Promise.all([
           import('../../dashboard/members.js'),
           import('../../audit/service.js'),
         ]);
         const db = await database();
-        const user = await requireMemberByEmail(db, email!);
+        const user = await requireMemberByEmail(db, email!, orgId);
         const { adminsLeft } = await removeMember(db, user, { by: { actor: CLI_ACTOR, address: null } });
         return {
           human: `Removed ${user.email}; their sessions have ended.${noAdminNote(adminsLeft, user.org_id)}`,
@@ -110,16 +121,17 @@ export const userCommands: CommandGroup = {
       name: 'user reset',
       summary: "clear a dashboard user's password, end their sessions and print a one-time link to set a new one",
       notes: `Earlier links of the user stop working. ${LINK_NOTE}`,
-      synopsis: 'EMAIL',
-      flags: {},
+      synopsis: 'EMAIL [--org ORG_ID]',
+      flags: { org: MEMBER_ORG_FLAG },
       args: ['EMAIL'],
-      run: async ({ args: [email] }, database) => {
+      run: async ({ args: [email], values }, database) => {
+        const orgId = optionalOrg(values);
         const [{ requireMemberByEmail, resetMember, linkPath }, { CLI_ACTOR }] = await Promise.all([
           import('../../dashboard/members.js'),
           import('../../audit/service.js'),
         ]);
         const db = await database();
-        const user = await requireMemberByEmail(db, email!);
+        const user = await requireMemberByEmail(db, email!, orgId);
         const { token, adminsLeft } = await resetMember(db, user, { by: { actor: CLI_ACTOR, address: null } });
         const link = await linkUrl(linkPath(token));
         return {
