@@ -185,7 +185,7 @@ describe('a dashboard sign-in whose audit entry cannot be written', () => {
 
     const lifetimes = { idleMs: 60_000, absoluteMs: 120_000 };
     const credentials = { email: invited.email, password: PASSWORD, address: '127.0.0.1' };
-    const hashes = new HashPool({ atOnce: 1, waiting: 0, perAddress: 1 });
+    const hashes = new HashPool({ atOnce: 1, waiting: 0, perAddress: 1, maxWaitMs: 1000 });
     await expect(signIn(env.database.db, hashes, credentials, lifetimes)).rejects.toThrow(REFUSED);
     const sessions = await env.database.db
       .selectFrom('dashboard_sessions')

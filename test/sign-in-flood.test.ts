@@ -36,8 +36,9 @@ beforeAll(async () => {
   await acceptLink(database.db, token, PASSWORD);
   server = await startServerProcess(
     await serverEnvironment(database.url, { LOG_LEVEL: 'warn', TRUST_PROXY_HOPS: '1' }),
+    180_000,
   );
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await server?.stop('SIGTERM');

@@ -10,6 +10,8 @@ export interface HashPoolLimits {
   waiting: number;
   /** Places one client address may hold. */
   perAddress: number;
+  /** The longest an attempt may expect to wait for its turn, by the recent hashes' mean time. */
+  maxWaitMs: number;
 }
 
 /** A place in the pool, held from admission (before the attempt's other checks) until `leave`. */
@@ -26,6 +28,8 @@ export class HashPool {
   private running = 0;
   private readonly queue: (() => void)[] = [];
   private readonly perAddress = new Map<string, number>();
+  /** A moving mean of how long a task takes (0 until the first ends), to foresee a new place's wait. */
+  private meanTaskMs = 0;
 
   constructor(private readonly limits: HashPoolLimits) {}
 
@@ -33,6 +37,10 @@ export class HashPool {
   admit(address: string): HashTurn | null {
     const held = this.perAddress.get(address) ?? 0;
     if (held >= this.limits.perAddress || this.admitted >= this.limits.atOnce + this.limits.waiting) return null;
+    // On a slow machine a full queue would outwait the request deadline: a place more than one round of
+    // hashes back is refused too when those rounds would take longer than the wait allowed.
+    const rounds = Math.ceil((this.admitted + 1 - this.limits.atOnce) / this.limits.atOnce);
+    if (rounds > 1 && rounds * this.meanTaskMs > this.limits.maxWaitMs) return null;
     this.admitted += 1;
     this.perAddress.set(address, held + 1);
     let left = false;
@@ -53,9 +61,12 @@ export class HashPool {
     if (this.running < this.limits.atOnce) this.running += 1;
     // A finished task hands its slot straight to the next in line, so the running count stays as it is.
     else await new Promise<void>((resolve) => this.queue.push(resolve));
+    const started = performance.now();
     try {
       return await task();
     } finally {
+      const took = performance.now() - started;
+      this.meanTaskMs = this.meanTaskMs === 0 ? took : 0.8 * this.meanTaskMs + 0.2 * took;
       const next = this.queue.shift();
       if (next) next();
       else this.running -= 1;

@@ -21,6 +21,8 @@ export const SIGN_IN_FAILURES_PER_ACCOUNT = 1000;
 export const SIGN_IN_HASHES_AT_ONCE = 2;
 /** Sign-in password hashes that may wait for a turn in one process; more are refused at once. */
 export const SIGN_IN_HASHES_WAITING = 16;
+/** The longest a sign-in may expect to wait for a hashing turn before it is refused at once instead. */
+export const SIGN_IN_HASH_MAX_WAIT_MS = 1000;
 /** Sign-in password hashes one client address may have running or waiting at a time. */
 export const SIGN_IN_HASHES_PER_ADDRESS = 2;
 /** What a sign-in refused for want of a hashing turn is told to wait (Retry-After), in seconds. */

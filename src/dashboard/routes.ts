@@ -5,7 +5,12 @@ import type Koa from 'koa';
 import type { AppDeps } from '../app-deps.js';
 import { ASSETS } from './assets.js';
 import { HashPool } from './hash-pool.js';
-import { SIGN_IN_HASHES_AT_ONCE, SIGN_IN_HASHES_PER_ADDRESS, SIGN_IN_HASHES_WAITING } from './policy.js';
+import {
+  SIGN_IN_HASH_MAX_WAIT_MS,
+  SIGN_IN_HASHES_AT_ONCE,
+  SIGN_IN_HASHES_PER_ADDRESS,
+  SIGN_IN_HASHES_WAITING,
+} from './policy.js';
 import { sendPage, sendProblem, TITLE_OF, type DashboardEnv } from './route-steps.js';
 import { html } from './html.js';
 import { notice, page } from './layout.js';
@@ -61,6 +66,7 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
       atOnce: SIGN_IN_HASHES_AT_ONCE,
       waiting: SIGN_IN_HASHES_WAITING,
       perAddress: SIGN_IN_HASHES_PER_ADDRESS,
+      maxWaitMs: SIGN_IN_HASH_MAX_WAIT_MS,
     }),
   };
   for (const [path, asset] of Object.entries(ASSETS)) {
