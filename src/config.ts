@@ -114,8 +114,8 @@ function oneOf(env: NodeJS.ProcessEnv, name: string, fallback: string, allowed: 
   return raw;
 }
 
-/** `raw` when it is an absolute http(s) URL; throws ConfigError naming `name` otherwise. */
-function httpUrl(name: string, raw: string): string {
+/** An absolute http(s) URL without its trailing slashes; throws ConfigError naming `name` otherwise. */
+export function httpUrl(name: string, raw: string): string {
   let url: URL;
   try {
     url = new URL(raw);

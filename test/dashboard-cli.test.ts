@@ -124,4 +124,36 @@ describe('admin user', { timeout: 120_000 }, () => {
       .execute();
     expect(left).toEqual([{ org_id: first.orgId }]);
   });
+
+  it('builds one-time links on --base-url, and warns when neither it nor PUBLIC_BASE_URL says where the dashboard is', async () => {
+    const org = await createTestOrg(database.db);
+    const invite = (email: string, ...rest: string[]) =>
+      runAdmin(database.url, ['user', 'invite', '--org', org.orgId, '--email', email, '--role', 'viewer', ...rest], {
+        PUBLIC_BASE_URL: undefined,
+        PORT: '8080',
+      });
+
+    const guessed = await invite('guess@example.com');
+    expect(guessed.code, guessed.stderr).toBe(0);
+    expect(guessed.stdout).toMatch(/^http:\/\/127\.0\.0\.1:8080\/dashboard\/invite\//m);
+    expect(guessed.stderr).toContain('Warning: PUBLIC_BASE_URL is not set');
+    expect(guessed.stderr).toContain('--base-url');
+
+    const given = await invite('given@example.com', '--base-url', 'https://voice.example.com/', '--json');
+    expect(given.code, given.stderr).toBe(0);
+    expect(JSON.parse(given.stdout).link).toMatch(
+      /^https:\/\/voice\.example\.com\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/,
+    );
+    expect(given.stderr).toBe('');
+
+    const reset = await runAdmin(database.url, ['user', 'reset', 'given@example.com', '--json'], {
+      PUBLIC_BASE_URL: 'https://dash.example.com',
+    });
+    expect(JSON.parse(reset.stdout).link).toMatch(/^https:\/\/dash\.example\.com\/dashboard\/invite\//);
+    expect(reset.stderr).toBe('');
+
+    const bad = await invite('bad@example.com', '--base-url', 'voice.example.com');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--base-url must be an absolute http:// or https:// URL');
+  });
 });

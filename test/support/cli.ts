@@ -11,13 +11,20 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `voice-call-api admin ...args` (src/main.ts through tsx) with DATABASE_URL set to `databaseUrl`. */
-export function runAdmin(databaseUrl: string, args: string[]): Promise<CliResult> {
+/**
+ * Runs `voice-call-api admin ...args` (src/main.ts through tsx) with DATABASE_URL set to `databaseUrl`,
+ * and `env` over the test's own environment (a variable set to undefined is removed).
+ */
+export function runAdmin(
+  databaseUrl: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       TSX,
       [MAIN, 'admin', ...args],
-      { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+      { env: { ...process.env, DATABASE_URL: databaseUrl, ...env }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });

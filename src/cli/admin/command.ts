@@ -14,6 +14,8 @@ export interface Output {
   human: string;
   json: unknown;
   status?: number;
+  /** What the operator should know but that did not stop the command, printed on stderr. */
+  warnings?: string[];
 }
 
 /** The flag values and positional arguments a command runs with. */

@@ -49,9 +49,13 @@ async function describeFailure(error: unknown): Promise<{ message: string; statu
 
 /**
  * Prints a command's output on stdout: JSON with --json (where JSON.stringify escapes every control
- * character), else the text for people with control characters shown as escapes.
+ * character), else the text for people with control characters shown as escapes; its warnings go to
+ * stderr, one line each ({"warning": "..."} with --json).
  */
 export function printOutput(output: Output, json: boolean): void {
+  for (const warning of output.warnings ?? []) {
+    process.stderr.write(json ? JSON.stringify({ warning }) + '\n' : `Warning: ${printable(warning)}\n`);
+  }
   process.stdout.write(
     (json ? JSON.stringify(output.json, null, 2) : printable(output.human, { multiline: true })) + '\n',
   );

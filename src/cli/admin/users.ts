@@ -1,6 +1,6 @@
 // `user invite`, `user list`, `user remove` and `user reset`: the people who sign in to an org's dashboard.
 import { required, requiredUuid, UsageError } from '../args.js';
-import type { CommandGroup } from './command.js';
+import type { CommandGroup, Input } from './command.js';
 import { table } from './table.js';
 
 const ORG_FLAG = { type: 'string', value: 'ORG_ID', help: 'the org' } as const;
@@ -24,10 +24,35 @@ function noAdminNote(adminsLeft: number, orgId: string): string {
         `"admin user invite --org ${orgId} --email EMAIL --role admin".`;
 }
 
-/** The full address of a one-time link: PUBLIC_BASE_URL and the link's path. */
-async function linkUrl(path: string): Promise<string> {
-  const { loadConfig } = await import('../../config.js');
-  return `${loadConfig().publicBaseUrl}${path}`;
+const BASE_URL_FLAG = {
+  type: 'string',
+  value: 'URL',
+  help: 'the address people open the dashboard at (default PUBLIC_BASE_URL)',
+} as const;
+
+/**
+ * Where one-time links start: --base-url, else PUBLIC_BASE_URL. Without either, the address is only a
+ * guess from HOST and PORT, so a warning says so. Throws UsageError for a --base-url that is no URL.
+ */
+async function linkBase(values: Input['values']): Promise<{ base: string; warnings: string[] }> {
+  const { loadConfig, httpUrl, ConfigError } = await import('../../config.js');
+  const flag = values['base-url'] as string | undefined;
+  if (flag !== undefined) {
+    try {
+      return { base: httpUrl('--base-url', flag), warnings: [] };
+    } catch (error) {
+      if (error instanceof ConfigError) throw new UsageError(error.message);
+      throw error;
+    }
+  }
+  const config = loadConfig();
+  const warnings = config.publicBaseUrlSet
+    ? []
+    : [
+        `PUBLIC_BASE_URL is not set, so the link assumes the service is at ${config.publicBaseUrl}; ` +
+          'pass --base-url with the address people open the dashboard at if it is not.',
+      ];
+  return { base: config.publicBaseUrl, warnings };
 }
 
 /** The dashboard user commands. */
@@ -39,11 +64,12 @@ export const userCommands: CommandGroup = {
       name: 'user invite',
       summary: 'add a dashboard user to an org and print their one-time link to set a password',
       notes: LINK_NOTE,
-      synopsis: '--org ORG_ID --email EMAIL --role admin|viewer',
+      synopsis: '--org ORG_ID --email EMAIL --role admin|viewer [--base-url URL]',
       flags: {
         org: ORG_FLAG,
         email: { type: 'string', value: 'EMAIL', help: 'their email address, used to sign in' },
         role: { type: 'string', value: 'admin|viewer', help: 'admin changes everything; viewer reads only' },
+        'base-url': BASE_URL_FLAG,
       },
       run: async ({ values }, database) => {
         const orgId = requiredUuid(values, 'org', 'an org id');
@@ -51,6 +77,7 @@ export const userCommands: CommandGroup = {
         const role = required(values, 'role');
         if (role !== 'admin' && role !== 'viewer')
           throw new UsageError(`--role must be admin or viewer, got "${role}"`);
+        const { base, warnings } = await linkBase(values);
         const [{ requireOrg }, { inviteMember, linkPath }, { CLI_ACTOR }] = await Promise.all([
           import('../../orgs/service.js'),
           import('../../dashboard/members.js'),
@@ -59,8 +86,9 @@ export const userCommands: CommandGroup = {
         const db = await database();
         await requireOrg(db, orgId);
         const { user, token } = await inviteMember(db, { orgId, email, role }, { actor: CLI_ACTOR, address: null });
-        const link = await linkUrl(linkPath(token));
+        const link = `${base}${linkPath(token)}`;
         return {
+          warnings,
           human: `Invited ${user.email} (${user.role}). One-time link (72 hours):\n${link}`,
           json: { id: user.id, org_id: orgId, email: user.email, role: user.role, link },
         };
@@ -121,11 +149,12 @@ export const userCommands: CommandGroup = {
       name: 'user reset',
       summary: "clear a dashboard user's password, end their sessions and print a one-time link to set a new one",
       notes: `Earlier links of the user stop working. ${LINK_NOTE}`,
-      synopsis: 'EMAIL [--org ORG_ID]',
-      flags: { org: MEMBER_ORG_FLAG },
+      synopsis: 'EMAIL [--org ORG_ID] [--base-url URL]',
+      flags: { org: MEMBER_ORG_FLAG, 'base-url': BASE_URL_FLAG },
       args: ['EMAIL'],
       run: async ({ args: [email], values }, database) => {
         const orgId = optionalOrg(values);
+        const { base, warnings } = await linkBase(values);
         const [{ requireMemberByEmail, resetMember, linkPath }, { CLI_ACTOR }] = await Promise.all([
           import('../../dashboard/members.js'),
           import('../../audit/service.js'),
@@ -133,8 +162,9 @@ export const userCommands: CommandGroup = {
         const db = await database();
         const user = await requireMemberByEmail(db, email!, orgId);
         const { token, adminsLeft } = await resetMember(db, user, { by: { actor: CLI_ACTOR, address: null } });
-        const link = await linkUrl(linkPath(token));
+        const link = `${base}${linkPath(token)}`;
         return {
+          warnings,
           human: `Reset ${user.email}: their sessions have ended. One-time link (72 hours):\n${link}${noAdminNote(adminsLeft, user.org_id)}`,
           json: { email: user.email, link, admins_left: adminsLeft },
         };
