@@ -1,4 +1,5 @@
 // The only reader of process.env: parses and validates the service configuration at start.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface Config {
@@ -129,11 +130,27 @@ export function httpUrl(name: string, raw: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * A secret given either in the variable `name` itself or in the file `${name}_FILE` names (as Docker
+ * and compose secrets mount them; a final line break is dropped), never both; undefined when neither.
+ */
+function secret(name: string, value: string | undefined, file: string | undefined): string | undefined {
+  if (!file) return value || undefined;
+  if (value) throw new ConfigError(`set ${name} or ${name}_FILE, not both`);
+  try {
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '') || undefined;
+  } catch (error) {
+    throw new ConfigError(
+      `${name}_FILE names "${file}", which cannot be read (${(error as NodeJS.ErrnoException).code})`,
+    );
+  }
+}
+
 /** Reads the configuration from the environment; throws ConfigError on an unusable value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
-  const databaseUrl = env.DATABASE_URL || null;
+  const databaseUrl = secret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE) ?? null;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }

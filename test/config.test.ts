@@ -1,9 +1,13 @@
 // Settings read from the environment: an unusable value stops the service at start with a message that
 // names the variable and what it accepts (exit status 2), never a library's own error later.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { createTestDatabase } from './support/database.js';
+import { runAdmin } from './support/cli.js';
 
 describe('loadConfig', () => {
   it.each([
@@ -40,6 +44,50 @@ describe('loadConfig', () => {
       publicBaseUrlSet: true,
     });
     expect(loadConfig({})).toMatchObject({ logLevel: 'info', publicBaseUrlSet: false });
+  });
+});
+
+describe('DATABASE_URL_FILE', () => {
+  it('reads the database URL from a file, as compose secrets mount it, and refuses it beside DATABASE_URL', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'secret-'));
+    try {
+      const file = path.join(folder, 'database_url');
+      writeFileSync(file, 'postgres://voice:s3cret@db:5432/voice\n');
+      expect(loadConfig({ DATABASE_URL_FILE: file }).databaseUrl).toBe('postgres://voice:s3cret@db:5432/voice');
+      expect(() => loadConfig({ DATABASE_URL_FILE: file, DATABASE_URL: 'postgres://x@y/z' })).toThrow(
+        'set DATABASE_URL or DATABASE_URL_FILE, not both',
+      );
+      expect(() => loadConfig({ DATABASE_URL_FILE: path.join(folder, 'missing') })).toThrow(
+        /^DATABASE_URL_FILE names ".+missing", which cannot be read \(ENOENT\)$/,
+      );
+      writeFileSync(file, 'mysql://x@y/z\n');
+      expect(() => loadConfig({ DATABASE_URL_FILE: file })).toThrow('DATABASE_URL must be a postgres://');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('is what the operator CLI connects with when DATABASE_URL is unset', { timeout: 120_000 }, async () => {
+    const database = await createTestDatabase();
+    const folder = mkdtempSync(path.join(tmpdir(), 'secret-'));
+    try {
+      const file = path.join(folder, 'database_url');
+      writeFileSync(file, `${database.url}\n`);
+      const created = await runAdmin('', ['org', 'create', '--name', 'From a file', '--json'], {
+        DATABASE_URL: undefined,
+        DATABASE_URL_FILE: file,
+      });
+      expect(created.code, created.stderr).toBe(0);
+      const stored = await database.db.selectFrom('orgs').select('name').execute();
+      expect(stored.map((org) => org.name)).toContain('From a file');
+
+      const both = await runAdmin(database.url, ['org', 'list'], { DATABASE_URL_FILE: file });
+      expect(both.code).toBe(2);
+      expect(both.stderr).toContain('configuration error: set DATABASE_URL or DATABASE_URL_FILE, not both');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+      await database.drop();
+    }
   });
 });
 

@@ -306,7 +306,8 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
     ...Array.from({ length: processes }, () => 'api' as const),
     ...(role === 'all' ? ['worker' as const] : []),
   ];
-  const supervisor = new Supervisor(roles, { DATABASE_URL: database.url }, logger, {
+  // The children get the opened database's URL itself (an empty DATABASE_URL_FILE counts as unset).
+  const supervisor = new Supervisor(roles, { DATABASE_URL: database.url, DATABASE_URL_FILE: '' }, logger, {
     ...DEFAULT_RESTART_POLICY,
     startTimeoutMs: config.childStartTimeoutMs,
   });
