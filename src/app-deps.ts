@@ -9,7 +9,7 @@ import type { VoiceProvider } from './calls/provider/types.js';
 import { SimulatedProvider } from './calls/provider/simulator.js';
 import { createDeliveryRuntime, type DeliveryRuntime } from './webhooks/delivery/runtime.js';
 import { createReadiness, type Readiness } from './health/readiness.js';
-import { createMetrics, watchPool, type Metrics } from './observability/metrics.js';
+import { createMetrics, watchPool, type Metrics, type MetricsRole } from './observability/metrics.js';
 import type pg from 'pg';
 
 export interface AppDeps {
@@ -47,9 +47,11 @@ export function createAppDeps(parts: {
   pool?: pg.Pool;
   /** The process's name when its logger already carries it (see createLogger); made here otherwise. */
   instanceId?: string;
+  /** The parts the process runs, whose series its metrics export (both unless given). */
+  role?: MetricsRole;
 }): AppDeps {
   const instanceId = parts.instanceId ?? newInstanceId();
-  const metrics = createMetrics();
+  const metrics = createMetrics(parts.role ?? 'all');
   if (parts.pool) watchPool(metrics, parts.pool);
   // Every line this process logs names it.
   const logger = parts.instanceId ? parts.logger : parts.logger.child({ instance: instanceId });

@@ -62,27 +62,31 @@ describe('the metrics server', () => {
   it('serves every promised metric, and they move when traffic flows', async () => {
     const before = await scrape();
     for (const name of [
-      'http_request_duration_seconds',
-      'http_requests_in_flight',
-      'rate_limit_rejections_total',
-      'webhook_attempts_total',
-      'webhook_deliveries_abandoned_total',
-      'webhook_queue_depth',
-      'webhook_queue_oldest_due_age_seconds',
-      'call_status_changes_total',
-      'retention_deleted_rows_total',
-      'retention_last_success_timestamp_seconds',
-      'webhook_event_to_first_attempt_seconds',
-      'build_info',
+      'voice_call_http_request_duration_seconds',
+      'voice_call_http_requests_in_flight',
+      'voice_call_rate_limit_rejections_total',
+      'voice_call_webhook_attempts_total',
+      'voice_call_webhook_deliveries_abandoned_total',
+      'voice_call_webhook_queue_depth',
+      'voice_call_webhook_queue_oldest_due_age_seconds',
+      'voice_call_call_status_changes_total',
+      'voice_call_retention_deleted_rows_total',
+      'voice_call_retention_last_success_timestamp_seconds',
+      'voice_call_webhook_event_to_first_attempt_seconds',
+      'voice_call_build_info',
       'process_cpu_seconds_total',
     ]) {
       expect(before, name).toContain(`# TYPE ${name} `);
     }
     // Counters a dashboard alerts on exist before the first event they count.
     for (const reason of ['org_rate_limit', 'auth_failures', 'test_sends', 'redeliveries']) {
-      expect(before, reason).toContain(`rate_limit_rejections_total{reason="${reason}"} 0`);
+      expect(before, reason).toContain(`voice_call_rate_limit_rejections_total{reason="${reason}"} 0`);
     }
-    expect(before).toMatch(new RegExp(`^build_info\\{version="[^"]+",node="${process.versions.node}"\\} 1$`, 'm'));
+    expect(before).toContain('voice_call_webhook_attempts_total{outcome="dns"} 0');
+    expect(before).toContain('voice_call_call_status_changes_total{from="queued",to="canceled"} 0');
+    expect(before).toMatch(
+      new RegExp(`^voice_call_build_info\\{version="[^"]+",node="${process.versions.node}"\\} 1$`, 'm'),
+    );
 
     const receiver = await startReceiver(answer(200));
     receivers.push(receiver);
@@ -107,16 +111,23 @@ describe('the metrics server', () => {
 
     await waitFor(
       'the attempts to be counted',
-      async () => sample(await scrape(), 'webhook_attempts_total', { outcome: 'success' }) >= 3,
+      async () => sample(await scrape(), 'voice_call_webhook_attempts_total', { outcome: 'success' }) >= 3,
     );
     const after = await scrape();
-    expect(sample(after, 'http_request_duration_seconds_count', { operation: 'upsertContact', status: '201' })).toBe(
-      sample(before, 'http_request_duration_seconds_count', { operation: 'upsertContact', status: '201' }) + 3,
+    expect(
+      sample(after, 'voice_call_http_request_duration_seconds_count', { operation: 'upsertContact', status: '201' }),
+    ).toBe(
+      sample(before, 'voice_call_http_request_duration_seconds_count', { operation: 'upsertContact', status: '201' }) +
+        3,
     );
-    expect(sample(after, 'call_status_changes_total', { from: 'none', to: 'queued' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(after, 'voice_call_call_status_changes_total', { from: 'none', to: 'queued' }),
+    ).toBeGreaterThanOrEqual(1);
     // Each contact.created event's first attempt was timed from its delivery being queued.
-    expect(sample(after, 'webhook_event_to_first_attempt_seconds_count')).toBeGreaterThanOrEqual(3);
-    expect(sample(after, 'db_pool_connections') + sample(after, 'webhook_queue_depth')).toBeGreaterThanOrEqual(0);
+    expect(sample(after, 'voice_call_webhook_event_to_first_attempt_seconds_count')).toBeGreaterThanOrEqual(3);
+    expect(
+      sample(after, 'voice_call_db_pool_connections') + sample(after, 'voice_call_webhook_queue_depth'),
+    ).toBeGreaterThanOrEqual(0);
 
     const probes = await fetch(`http://127.0.0.1:${metricsServer.port}/readyz`);
     expect(probes.status).toBe(200);

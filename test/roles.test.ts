@@ -121,21 +121,79 @@ async function startPrimary(
   return { primary, metricsPort };
 }
 
+/** The names of the series in a Prometheus text, from its TYPE lines. */
+function seriesNames(metrics: string): string[] {
+  return [...metrics.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]!);
+}
+
+/** The series only an API process exports, and those only a worker exports. */
+const API_SERIES = [
+  'voice_call_http_request_duration_seconds',
+  'voice_call_http_requests_in_flight',
+  'voice_call_rate_limit_rejections_total',
+];
+const WORKER_SERIES = [
+  'voice_call_webhook_queue_depth',
+  'voice_call_webhook_queue_oldest_due_age_seconds',
+  'voice_call_webhook_deliveries_abandoned_total',
+  'voice_call_webhook_event_to_first_attempt_seconds',
+  'voice_call_retention_deleted_rows_total',
+  'voice_call_retention_last_success_timestamp_seconds',
+];
+
 describe('an API served by two processes', () => {
-  it('shares one port and reports the metrics of both on METRICS_PORT', { timeout: 120_000 }, async () => {
-    const { primary: cluster, metricsPort } = await startPrimary('api', { LOG_LEVEL: 'warn' });
-    const headers = { Authorization: `Bearer ${org.key}` };
-    for (let i = 0; i < 20; i += 1)
-      expect((await fetch(`${cluster.apiUrl}/calls?limit=1`, { headers })).status).toBe(200);
+  it(
+    'shares one port and reports the metrics of both on METRICS_PORT, API series only',
+    { timeout: 120_000 },
+    async () => {
+      const { primary: cluster, metricsPort } = await startPrimary('api', { LOG_LEVEL: 'warn' });
+      const headers = { Authorization: `Bearer ${org.key}` };
+      for (let i = 0; i < 20; i += 1)
+        expect((await fetch(`${cluster.apiUrl}/calls?limit=1`, { headers })).status).toBe(200);
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const served = metrics
+        .split('\n')
+        .filter(
+          (line) =>
+            line.startsWith('voice_call_http_request_duration_seconds_count{') &&
+            line.includes('operation="listCalls"'),
+        )
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+      expect(served).toBe(20);
+      const names = seriesNames(metrics);
+      for (const name of API_SERIES) expect(names, name).toContain(name);
+      for (const name of WORKER_SERIES) expect(names, name).not.toContain(name);
+      // Every series the service defines carries its prefix; Node's own keep their usual names.
+      expect(names.filter((name) => !/^(voice_call_|process_|nodejs_)/.test(name))).toEqual([]);
+      // The primary runs no worker child, so it reports none missing.
+      expect(metrics).toMatch(/^voice_call_child_processes_up\{role="api"\} 2$/m);
+      expect(metrics).not.toContain('role="worker"');
+      await cluster.stop('SIGTERM');
+    },
+  );
+});
+
+describe('a worker process', () => {
+  it('exports the background series, with known labels at 0, and none of the API', { timeout: 120_000 }, async () => {
+    const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+    const worker = await startServerProcess(
+      await serverEnvironment(database.url, { LOG_LEVEL: 'warn', METRICS_PORT: String(metricsPort) }),
+      60_000,
+      ['--role', 'worker'],
+    );
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    const served = metrics
-      .split('\n')
-      .filter(
-        (line) => line.startsWith('http_request_duration_seconds_count{') && line.includes('operation="listCalls"'),
-      )
-      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-    expect(served).toBe(20);
-    await cluster.stop('SIGTERM');
+    const names = seriesNames(metrics);
+    for (const name of WORKER_SERIES) expect(names, name).toContain(name);
+    for (const name of API_SERIES) expect(names, name).not.toContain(name);
+    for (const sample of [
+      'voice_call_webhook_attempts_total{outcome="success"} 0',
+      'voice_call_webhook_attempts_total{outcome="timeout"} 0',
+      'voice_call_call_status_changes_total{from="ringing",to="in_progress"} 0',
+      'voice_call_retention_deleted_rows_total{table="webhook_deliveries"} 0',
+    ]) {
+      expect(metrics, sample).toContain(sample);
+    }
+    await worker.stop('SIGTERM');
   });
 });
 
@@ -184,8 +242,8 @@ function waitForApiChildren(metricsPort: number, restarts: number): Promise<bool
     async () => {
       const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       return (
-        new RegExp(`^child_process_restarts_total\\{role="api"\\} ${restarts}$`, 'm').test(metrics) &&
-        /^child_processes_up\{role="api"\} 2$/m.test(metrics)
+        new RegExp(`^voice_call_child_process_restarts_total\\{role="api"\\} ${restarts}$`, 'm').test(metrics) &&
+        /^voice_call_child_processes_up\{role="api"\} 2$/m.test(metrics)
       );
     },
     30_000,

@@ -46,7 +46,7 @@ describe('a supervised child', () => {
       await supervisor.start();
       const restarts = async () => {
         const metrics = await supervisor!.metricsText();
-        return Number(/^child_process_restarts_total\{role="worker"\} (\d+)$/m.exec(metrics)?.[1]);
+        return Number(/^voice_call_child_process_restarts_total\{role="worker"\} (\d+)$/m.exec(metrics)?.[1]);
       };
       await waitFor('6 restarts of the worker child', async () => (await restarts()) >= 6, 20_000);
       expect(await Promise.race([gaveUp, false])).toBe(false);

@@ -167,6 +167,7 @@ async function startParts(
     config: { ...config, databaseUrl: database.url },
     logger: processLogger(config),
     instanceId: INSTANCE_ID,
+    role: parts.http && parts.background ? 'all' : parts.http ? 'api' : 'worker',
   });
   if (parts.background) watchWebhookQueue(deps.metrics, database.db);
   // Every address is bound before any background work starts, so a taken port stops nothing mid-way.

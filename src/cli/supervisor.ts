@@ -6,6 +6,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
+import { METRIC_PREFIX } from '../observability/metrics.js';
 
 /** What a child runs: one HTTP process on the shared port, or the background work. */
 export type ChildRole = 'api' | 'worker';
@@ -59,22 +60,25 @@ interface Slot {
   firstUp: PromiseWithResolvers<number | null>;
 }
 
-/** The supervisor's own metrics, served beside the children's on the primary's metrics port. */
-function supervisorMetrics() {
+/**
+ * The supervisor's own metrics, served beside the children's on the primary's metrics port: only for
+ * the roles it runs children of, each at 0 from the start.
+ */
+function supervisorMetrics(roles: ChildRole[]) {
   const registry = new Registry();
   const restarts = new Counter({
-    name: 'child_process_restarts_total',
+    name: `${METRIC_PREFIX}child_process_restarts_total`,
     help: 'Children of serve --processes that died unasked and were started again, by role',
     labelNames: ['role'] as const,
     registers: [registry],
   });
   const up = new Gauge({
-    name: 'child_processes_up',
+    name: `${METRIC_PREFIX}child_processes_up`,
     help: 'Children of serve --processes that are running (api: listening), by role',
     labelNames: ['role'] as const,
     registers: [registry],
   });
-  for (const role of ['api', 'worker'] as const) {
+  for (const role of new Set(roles)) {
     restarts.inc({ role }, 0);
     up.set({ role }, 0);
   }
@@ -85,7 +89,7 @@ function supervisorMetrics() {
 export class Supervisor {
   private readonly slots: Slot[];
   private stopping = false;
-  private readonly metrics = supervisorMetrics();
+  private readonly metrics: ReturnType<typeof supervisorMetrics>;
   private giveUp: (reason: string) => void = () => undefined;
   /** Resolves with the reason once a child died too often: the service should stop and exit 1. */
   readonly gaveUp: Promise<string>;
@@ -96,6 +100,7 @@ export class Supervisor {
     private readonly logger: Logger,
     private readonly policy: RestartPolicy,
   ) {
+    this.metrics = supervisorMetrics(roles);
     this.slots = roles.map((role) => ({
       role,
       worker: null,

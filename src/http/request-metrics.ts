@@ -10,7 +10,7 @@ function routeOf(ctx: Koa.Context): string {
   return 'unmatched';
 }
 
-/** Records a finished request, answered with the status now set, in http_request_duration_seconds. */
+/** Records a finished request, answered with the status now set, in voice_call_http_request_duration_seconds. */
 export function recordRequest(metrics: Metrics, ctx: Koa.Context, durationMs: number): void {
   metrics.httpRequestDuration.observe(
     { operation: stateOf(ctx).operation?.operationId ?? routeOf(ctx), method: ctx.method, status: String(ctx.status) },

@@ -20,8 +20,20 @@ import { pruneDashboardState } from '../dashboard/sessions.js';
 const BATCH_SIZE = 5_000;
 const DAY_MS = 86_400_000;
 
+/** The tables the job removes rows from. */
+const RETENTION_TABLES = [
+  'webhook_deliveries',
+  'events',
+  'call_timeline',
+  'call_idempotency_keys',
+  'rate_limit_buckets',
+  'auth_failure_allowances',
+  'audit_log',
+  'dashboard_state',
+] as const;
+
 /** Rows removed by one run, by table. */
-export type RetentionReport = Record<string, number>;
+export type RetentionReport = Record<(typeof RETENTION_TABLES)[number], number>;
 
 /** Thrown inside a dry run's transaction so that everything it deleted is rolled back. */
 class DryRunRollback extends Error {
@@ -86,6 +98,8 @@ async function prune(conn: Db, now: number, config: AppDeps['config']): Promise<
 
 /** Starts the retention job: a first run soon after start, then every interval. Never throws. */
 export function startRetentionWorker(deps: AppDeps): BackgroundWorker {
+  // Every table's counter exists from the start, so a rate over it is defined before the first removal.
+  for (const table of RETENTION_TABLES) deps.metrics.retentionDeletedRows.inc({ table }, 0);
   let running: Promise<void> = Promise.resolve();
   const run = () => {
     running = running.then(async () => {

@@ -1,19 +1,30 @@
-// The service's Prometheus metrics (prom-client), one registry per process: HTTP requests by operation
-// and status, requests in flight, rate-limit refusals, webhook attempts by outcome, abandoned
-// deliveries, the webhook queue's depth and age, the database pool, call status changes, rows the
-// retention job removed, and Node's own process metrics.
+// The service's Prometheus metrics (prom-client), one registry per process, every series named with
+// the `voice_call_` prefix: HTTP requests by operation and status, requests in flight, rate-limit
+// refusals, webhook attempts by outcome, abandoned deliveries, the webhook queue's depth and age, the
+// database pool, call status changes, rows the retention job removed, and Node's own process metrics
+// (under their usual names). A process exports only the series of the parts it runs: an api process
+// has no webhook queue, a worker no HTTP requests.
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../database/connect.js';
 import { sql } from 'kysely';
 import { projectFile } from '../project-files.js';
+import type { components } from '../../generated/openapi.js';
+import { CALL_STATUSES, canTransition } from '../calls/status.js';
 
 /** The version of this build, from package.json. */
 const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version;
 
+/** What starts every series the service defines (Node's process metrics keep their usual names). */
+export const METRIC_PREFIX = 'voice_call_';
+
+/** Which parts a process runs, and so which series it exports: the API's, the background work's, or both. */
+export type MetricsRole = 'api' | 'worker' | 'all';
+
 /** Every metric a process records, on its own registry. */
 export interface Metrics {
+  /** What the process exports: the shared series and those of its role. */
   registry: Registry;
   httpRequestDuration: Histogram<'operation' | 'method' | 'status'>;
   httpRequestsInFlight: Gauge;
@@ -32,79 +43,113 @@ const REJECTION_REASONS = ['org_rate_limit', 'auth_failures', 'test_sends', 'red
 /** Why a request was refused with 429. */
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
+/** Every outcome of a webhook attempt (the type makes sure none of the spec's failure kinds is missing). */
+const ATTEMPT_OUTCOMES = Object.keys({
+  success: true,
+  http_status: true,
+  timeout: true,
+  tls: true,
+  connection_refused: true,
+  connection_reset: true,
+  dns: true,
+  guard: true,
+  invalid_payload: true,
+  other: true,
+} satisfies Record<components['schemas']['WebhookFailureKind'] | 'success', true>);
+
+/** Every move a call can make: from "none" to queued (a new call), and each one the status chain allows. */
+const CALL_MOVES = [
+  { from: 'none', to: 'queued' },
+  ...CALL_STATUSES.flatMap((from) => CALL_STATUSES.filter((to) => canTransition(from, to)).map((to) => ({ from, to }))),
+];
+
 /** Buckets for an event's wait until its first attempt, in seconds: 10 ms to 10 minutes. */
 const FIRST_ATTEMPT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
 /** Latency buckets for API requests, in seconds: 1 ms to 10 s. */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Creates the registry and its metrics. Never throws. */
-export function createMetrics(): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const on = { registers: [registry] };
+/**
+ * Creates the process's metrics: those every role shares, the API's and the background work's, each
+ * on a registry of its own; the process exports the shared one merged with those of `role`. Never throws.
+ */
+export function createMetrics(role: MetricsRole): Metrics {
+  const shared = new Registry();
+  const api = new Registry();
+  const worker = new Registry();
+  collectDefaultMetrics({ register: shared });
   new Gauge({
-    ...on,
-    name: 'build_info',
+    registers: [shared],
+    name: `${METRIC_PREFIX}build_info`,
     help: 'Always 1; its labels say which version of the service runs on which Node.',
     labelNames: ['version', 'node'],
     aggregator: 'first',
   }).set({ version: VERSION, node: process.versions.node }, 1);
-  return {
-    registry,
+  const webhookAttempts = new Counter({
+    registers: [shared],
+    name: `${METRIC_PREFIX}webhook_attempts_total`,
+    help: 'Webhook delivery attempts (deliveries, and test sends in the API) by outcome: success, or the failure kind (http_status, timeout, tls, ...).',
+    labelNames: ['outcome'],
+  });
+  for (const outcome of ATTEMPT_OUTCOMES) webhookAttempts.inc({ outcome }, 0);
+  const callStatusChanges = new Counter({
+    registers: [shared],
+    name: `${METRIC_PREFIX}call_status_changes_total`,
+    help: 'Calls moving from one status to another (from is "none" for a new call).',
+    labelNames: ['from', 'to'],
+  });
+  for (const move of CALL_MOVES) callStatusChanges.inc(move, 0);
+  const recorders = {
+    webhookAttempts,
+    callStatusChanges,
     httpRequestDuration: new Histogram({
-      ...on,
-      name: 'http_request_duration_seconds',
+      registers: [api],
+      name: `${METRIC_PREFIX}http_request_duration_seconds`,
       help: 'API requests by operation, method and HTTP status, from arrival to the last byte handed to Node.',
       labelNames: ['operation', 'method', 'status'],
       buckets: REQUEST_BUCKETS,
     }),
-    httpRequestsInFlight: new Gauge({ ...on, name: 'http_requests_in_flight', help: 'Requests being handled now.' }),
+    httpRequestsInFlight: new Gauge({
+      registers: [api],
+      name: `${METRIC_PREFIX}http_requests_in_flight`,
+      help: 'Requests being handled now.',
+    }),
     rateLimitRejections: new Counter({
-      ...on,
-      name: 'rate_limit_rejections_total',
+      registers: [api],
+      name: `${METRIC_PREFIX}rate_limit_rejections_total`,
       help: 'Requests refused with 429: over an org rate limit, too many failed authentications, test sends or redeliveries.',
       labelNames: ['reason'],
       collect() {
         for (const reason of REJECTION_REASONS) this.inc({ reason }, 0);
       },
     }),
-    webhookAttempts: new Counter({
-      ...on,
-      name: 'webhook_attempts_total',
-      help: 'Webhook delivery attempts by outcome: success, or the failure kind (http_status, timeout, tls, ...).',
-      labelNames: ['outcome'],
-    }),
     webhookDeliveriesAbandoned: new Counter({
-      ...on,
-      name: 'webhook_deliveries_abandoned_total',
+      registers: [worker],
+      name: `${METRIC_PREFIX}webhook_deliveries_abandoned_total`,
       help: 'Deliveries given up after their last attempt failed.',
     }),
-    callStatusChanges: new Counter({
-      ...on,
-      name: 'call_status_changes_total',
-      help: 'Calls moving from one status to another (from is "none" for a new call).',
-      labelNames: ['from', 'to'],
-    }),
     retentionDeletedRows: new Counter({
-      ...on,
-      name: 'retention_deleted_rows_total',
+      registers: [worker],
+      name: `${METRIC_PREFIX}retention_deleted_rows_total`,
       help: 'Rows of history the retention job removed, by table.',
       labelNames: ['table'],
     }),
     retentionLastSuccess: new Gauge({
-      ...on,
-      name: 'retention_last_success_timestamp_seconds',
+      registers: [worker],
+      name: `${METRIC_PREFIX}retention_last_success_timestamp_seconds`,
       help: 'When this process last completed a retention run (Unix time; 0 before the first).',
       aggregator: 'max',
     }),
     eventToFirstAttempt: new Histogram({
-      ...on,
-      name: 'webhook_event_to_first_attempt_seconds',
+      registers: [worker],
+      name: `${METRIC_PREFIX}webhook_event_to_first_attempt_seconds`,
       help: 'From a delivery being queued (with its event, or by a redelivery) to the start of its first attempt.',
       buckets: FIRST_ATTEMPT_BUCKETS,
     }),
   };
+  // Merged once every metric is registered: a merge copies the registries' metrics as they are now.
+  const exported = [shared, ...(role === 'worker' ? [] : [api]), ...(role === 'api' ? [] : [worker])];
+  return { registry: Registry.merge(exported), ...recorders };
 }
 
 /** Adds the pool's size, idle and waiting counts, read at each scrape (summed over a cluster's processes). */
@@ -119,9 +164,9 @@ export function watchPool(metrics: Metrics, pool: pg.Pool): void {
         this.set(read());
       },
     });
-  gauge('db_pool_connections', 'Connections the pool holds.', () => pool.totalCount);
-  gauge('db_pool_idle_connections', 'Connections the pool holds unused.', () => pool.idleCount);
-  gauge('db_pool_waiting_requests', 'Queries waiting for a connection.', () => pool.waitingCount);
+  gauge(`${METRIC_PREFIX}db_pool_connections`, 'Connections the pool holds.', () => pool.totalCount);
+  gauge(`${METRIC_PREFIX}db_pool_idle_connections`, 'Connections the pool holds unused.', () => pool.idleCount);
+  gauge(`${METRIC_PREFIX}db_pool_waiting_requests`, 'Queries waiting for a connection.', () => pool.waitingCount);
 }
 
 /** What one scrape reads of the webhook queue. */
@@ -158,7 +203,7 @@ export function watchWebhookQueue(metrics: Metrics, db: Db): void {
       .finally(() => setTimeout(() => (reading = null), 0)));
   new Gauge({
     ...on,
-    name: 'webhook_queue_depth',
+    name: `${METRIC_PREFIX}webhook_queue_depth`,
     help: 'Pending webhook deliveries: due now, or scheduled for a retry.',
     labelNames: ['state'],
     async collect() {
@@ -169,7 +214,7 @@ export function watchWebhookQueue(metrics: Metrics, db: Db): void {
   });
   new Gauge({
     ...on,
-    name: 'webhook_queue_oldest_due_age_seconds',
+    name: `${METRIC_PREFIX}webhook_queue_oldest_due_age_seconds`,
     help: 'How long the oldest due delivery has been waiting (0 when none is due).',
     async collect() {
       this.set((await read()).oldestDueS);
