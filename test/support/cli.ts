@@ -1,6 +1,7 @@
 // Runs the operator CLI as a separate process against a test database, as an operator would.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { HANG_GUARD_MS } from './hang-guard.js';
 
 const MAIN = path.resolve('src/main.ts');
 const TSX = path.resolve('node_modules/.bin/tsx');
@@ -24,7 +25,11 @@ export function runAdmin(
     execFile(
       TSX,
       [MAIN, 'admin', ...args],
-      { env: { ...process.env, DATABASE_URL: databaseUrl, ...env }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+      {
+        env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
+        timeout: HANG_GUARD_MS,
+        maxBuffer: 16 * 1024 * 1024,
+      },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });
