@@ -4,6 +4,7 @@
 import type http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
+import type { Document } from 'openapi-backend';
 import type { AppDeps } from './app-deps.js';
 import { handlers } from './http/handler-map.js';
 import { ApiKeyAuthenticator } from './orgs/authenticator.js';
@@ -26,8 +27,11 @@ import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';
 /** Paths under the API root that are served by the router rather than by the contract's operations. */
 const ROUTED_UNDER_API = new Set<string>([PUBLISHED.specJson, PUBLISHED.specYaml]);
 
-/** Builds the HTTP application; throws when the spec cannot be loaded. */
-export async function createApp(deps: AppDeps): Promise<Koa> {
+/**
+ * Builds the HTTP application serving the API of `document` (the published spec unless a test serves a
+ * variant); throws when the spec cannot be loaded.
+ */
+export async function createApp(deps: AppDeps, document?: Document): Promise<Koa> {
   const guards: ApiGuards = {
     authenticator: new ApiKeyAuthenticator(deps.db, deps.clock, {
       cacheTtlMs: deps.config.apiKeyCacheTtlMs,
@@ -36,7 +40,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     limiter: new RateLimiter(deps.db, deps.clock),
     metrics: deps.metrics,
   };
-  const api = await createBackend();
+  const api = await createBackend(document);
 
   const router = new Router();
   healthRoutes(router, deps.readiness);

@@ -38,7 +38,7 @@ function routerPath(template: string): string {
  */
 export function apiRoutes(api: OpenAPIBackend, run: OperationRunner): Koa.Middleware {
   const byPath = new Map<string, Map<string, Operation>>();
-  for (const operation of api.getOperations()) {
+  for (const operation of api.router.getOperations()) {
     const methods = byPath.get(operation.path) ?? new Map<string, Operation>();
     methods.set(operation.method.toUpperCase(), operation);
     byPath.set(operation.path, methods);
@@ -54,7 +54,7 @@ export function apiRoutes(api: OpenAPIBackend, run: OperationRunner): Koa.Middle
       const operation = operations.get(ctx.method === 'HEAD' ? 'GET' : ctx.method);
       if (!operation) methodNotAllowed(ctx.method, allowed);
       stateOf(ctx).operation = operation;
-      await run(operation, ctx, ctx.params);
+      await run(operation, ctx);
     });
   }
   const routes = router.routes() as unknown as Koa.Middleware;

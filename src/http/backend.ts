@@ -1,6 +1,6 @@
 // openapi-backend, configured through its documented options: it loads the spec and gives each
 // operation (global security included) to the API's routes, and validates requests with the spec's Ajv
-// set-up (responses too, in tests).
+// set-up (responses too, in tests). Only its documented API is used (docs/architecture.md lists it).
 import { readFileSync } from 'node:fs';
 import { OpenAPIBackend, type Document } from 'openapi-backend';
 import { createSpecAjv } from '../contract/ajv.js';
@@ -22,15 +22,15 @@ export interface ApiGuards {
 }
 
 /**
- * Builds and initialises openapi-backend over the published spec. `quick` skips its check of the
- * document against the OpenAPI 3.0 schema (which refuses valid 3.1; the spec is linted by 3.1-aware
- * tools instead); request validators are compiled here, response validators only when responses are
- * checked. Query and path parameters are coerced to their schema types as they are validated. Throws
- * at start if the spec cannot be loaded.
+ * Builds and initialises openapi-backend over `document` (the published spec unless a test serves a
+ * variant). `quick` skips its check of the document against the OpenAPI 3.0 schema (which refuses
+ * valid 3.1; the spec is linted by 3.1-aware tools instead) and compiles each operation's validators
+ * on its first request. Query and path parameters are coerced to their schema types as they are
+ * validated. Throws at start if the spec cannot be loaded.
  */
-export async function createBackend(): Promise<OpenAPIBackend> {
+export async function createBackend(document: Document = apiDocument): Promise<OpenAPIBackend> {
   const api = new OpenAPIBackend({
-    definition: structuredClone(apiDocument),
+    definition: structuredClone(document),
     apiRoot: API_ROOT,
     ignoreTrailingSlashes: false,
     strict: true,
@@ -39,6 +39,5 @@ export async function createBackend(): Promise<OpenAPIBackend> {
     customizeAjv: (_ajv, options) => createSpecAjv(options) as never,
   });
   await api.init();
-  api.validator.preCompileRequestValidators();
   return api;
 }

@@ -16,17 +16,10 @@ import { checkQueryValues, checkRequest, decodes, malformedPathParameter } from 
 import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
 import { validationError } from './validation-errors.js';
-import { checkParameterKinds, validateOperationRequest } from './request-validation.js';
+import { validateOperationRequest } from './request-validation.js';
 
-/**
- * Runs one request to the end of its operation, given its path parameters as the route decoded them;
- * what refuses it is thrown for the error boundary.
- */
-export type OperationRunner = (
-  operation: Operation,
-  ctx: Koa.Context,
-  pathParameters: Record<string, string>,
-) => Promise<void>;
+/** Runs one request to the end of its operation; what refuses it is thrown for the error boundary. */
+export type OperationRunner = (operation: Operation, ctx: Koa.Context) => Promise<void>;
 
 type AnyHandler = (input: OperationInput<OperationId>, deps: AppDeps) => Promise<HandlerOutput>;
 
@@ -40,14 +33,13 @@ export function operationPipeline(
   deps: AppDeps,
   guards: ApiGuards,
 ): OperationRunner {
-  checkParameterKinds(api.getOperations());
   const readBody = jsonBodyReader(deps.config.bodyTimeoutMs);
   const write = writeResponse(api, deps.config.validateResponses);
-  return async (operation, ctx, pathParameters) => {
+  return async (operation, ctx) => {
     const state = stateOf(ctx);
     if (operation.security?.length) await authenticate(guards.authenticator, guards.metrics, ctx);
     await takeRateLimitSlot(guards.limiter, guards.metrics, ctx);
-    // The routes decode path parameters, leaving one that does not decode as it came: it is named here.
+    // A path parameter that is not valid percent-encoded text is named here, before validation decodes it.
     const malformed = decodes(ctx.path) ? null : malformedPathParameter(operation, ctx.path);
     if (malformed !== null) throw invalidField(malformed, 'is not valid percent-encoded text');
     checkQueryValues(operation, ctx.querystring);
@@ -58,7 +50,7 @@ export function operationPipeline(
       // and arrays by the schema.
       if (typeof body !== 'object') throw invalidField('body', 'must be a JSON object');
     }
-    const validation = validateOperationRequest(api, operation, ctx, pathParameters, body);
+    const validation = validateOperationRequest(api, operation, ctx, body);
     if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation), validation.validated);
     // Validation coerced the path and query parameters to their types (query integers as numbers).
     const parsed: ParsedRequest = {

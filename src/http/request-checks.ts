@@ -10,25 +10,39 @@ import { undeclaredQueryParameter } from './validation-errors.js';
 import { perOperation, schemaAllowsType } from './per-operation.js';
 import { stateOf } from './request-state.js';
 
-const queryNamesOf = perOperation((operation: Operation): ReadonlySet<string> => {
-  const names = new Set<string>();
-  for (const parameter of operation.parameters ?? []) {
-    if ('in' in parameter && parameter.in === 'query') names.add(parameter.name);
-  }
-  return names;
-});
+/** A query parameter of the spec (references are resolved when the spec is loaded). */
+type QueryParameter = { name: string; schema?: { items?: unknown } };
+
+function queryParametersOf(operation: Operation): QueryParameter[] {
+  return (operation.parameters ?? []).flatMap((parameter) =>
+    'in' in parameter && parameter.in === 'query' ? [parameter as QueryParameter] : [],
+  );
+}
+
+const queryNamesOf = perOperation(
+  (operation: Operation): ReadonlySet<string> => new Set(queryParametersOf(operation).map(({ name }) => name)),
+);
 
 /** A query integer as the API accepts it: decimal digits, with a minus sign for a negative one. */
 const DECIMAL_INTEGER = /^-?[0-9]+$/;
 
-const integerQueryNamesOf = perOperation((operation: Operation): readonly string[] => {
-  const names: string[] = [];
-  for (const parameter of operation.parameters ?? []) {
-    if (!('in' in parameter) || parameter.in !== 'query') continue;
-    if (schemaAllowsType(parameter, 'integer')) names.push(parameter.name);
-  }
-  return names;
-});
+/** The query parameters that take one value each (an array parameter may be given several times). */
+const singleQueryNamesOf = perOperation((operation: Operation): readonly string[] =>
+  queryParametersOf(operation)
+    .filter((parameter) => !schemaAllowsType(parameter, 'array'))
+    .map((parameter) => parameter.name),
+);
+
+/** The query parameters whose values are integers: the parameter itself, or each item of an array. */
+const integerQueryNamesOf = perOperation((operation: Operation): readonly string[] =>
+  queryParametersOf(operation)
+    .filter(
+      (parameter) =>
+        schemaAllowsType(parameter, 'integer') ||
+        (schemaAllowsType(parameter, 'array') && schemaAllowsType({ schema: parameter.schema?.items }, 'integer')),
+    )
+    .map((parameter) => parameter.name),
+);
 
 /** The path parameters of an operation's template, by the index of their segment. */
 const pathParametersOf = perOperation((operation: Operation): ReadonlyArray<[number, string]> =>
@@ -63,14 +77,14 @@ export function malformedPathParameter(operation: Operation, path: string): stri
 
 /**
  * Before validation: throws invalid_request naming the first query parameter of the operation that is
- * given more than once (each takes one value), or the first integer one whose value is anything but
- * plain decimal digits (schema validation coerces strings such as `0x10`, `1e1`, `+5`, `5.0` or ` 5`
+ * given more than once (each takes one value, unless it is an array), or the first integer one (or
+ * array of integers) with a value that is anything but plain decimal digits (schema validation coerces strings such as `0x10`, `1e1`, `+5`, `5.0` or ` 5`
  * to numbers).
  */
 export function checkQueryValues(operation: Operation, querystring: string): void {
   if (querystring === '') return;
   const query = new URLSearchParams(querystring);
-  for (const name of queryNamesOf(operation)) {
+  for (const name of singleQueryNamesOf(operation)) {
     if (query.getAll(name).length > 1) throw invalidField(name, 'is given more than once; give it once');
   }
   for (const name of integerQueryNamesOf(operation)) {

@@ -1,38 +1,10 @@
-// Validates a request against its operation with the Ajv validators openapi-backend compiled from the
-// spec (`api.validator.getRequestValidatorsForOperation`), fed what Koa and the API's routes already
-// parsed. openapi-backend's `validateRequest` parses the request once more on every call (headers
-// copied through lodash, cookies parsed, the path template compiled again to read the path
-// parameters): about 7% of the CPU of a cheap read (docs/architecture.md). The validators, their
-// parameter object (`path`, `query`, `header`, `cookie`, `requestBody`) and the coercion are the same.
-// What validateRequest does besides, for cookie parameters and for array, JSON-content and
-// non-exploded query parameters, is not repeated: checkParameterKinds refuses, at start, a spec that
-// declares any of them.
+// Validates a request against its operation with openapi-backend's documented `validateRequest`: it
+// parses the query (arrays, non-exploded and JSON-content parameters included), the path parameters
+// and the cookies as the spec declares them, runs the Ajv validators compiled from the spec, and
+// coerces path and query values to their schema types.
 import type Koa from 'koa';
 import type { ErrorObject } from 'ajv';
-import type { OpenAPIBackend, Operation } from 'openapi-backend';
-import { schemaAllowsType } from './per-operation.js';
-
-/**
- * Throws, naming the operation and parameter, when an operation declares a parameter this validation
- * does not read as openapi-backend would: a cookie parameter, or a query parameter that is an array,
- * has JSON content or is not exploded. Called once at start.
- */
-export function checkParameterKinds(operations: readonly Operation[]): void {
-  for (const operation of operations) {
-    for (const parameter of operation.parameters ?? []) {
-      if (!('in' in parameter)) continue;
-      const unsupported =
-        parameter.in === 'cookie' ||
-        (parameter.in === 'query' &&
-          (parameter.content !== undefined || parameter.explode === false || schemaAllowsType(parameter, 'array')));
-      if (unsupported) {
-        throw new Error(
-          `${operation.operationId}: the ${parameter.in} parameter ${parameter.name} is of a kind request validation does not read (src/http/request-validation.ts)`,
-        );
-      }
-    }
-  }
-}
+import type { OpenAPIBackend, Operation, Request } from 'openapi-backend';
 
 /** What a valid request's parameters became: path and query values coerced to their schema types. */
 export interface ValidatedParameters {
@@ -41,41 +13,37 @@ export interface ValidatedParameters {
 }
 
 /**
- * Runs the operation's request validators over the request's path parameters (as the routes decoded
- * them), its query (parsed by openapi-backend's query parser), a copy of its headers and `body` (the
- * JSON object read, or undefined when none was). Returns the coerced parameters, or Ajv's errors with
- * the object they point into (to quote refused values from).
+ * Validates the request in `ctx` against `operation`, with `body` (the JSON read, or undefined when
+ * none was). Returns the coerced parameters, or Ajv's errors with the object they point into (its
+ * query and body, to quote refused values from).
  */
 export function validateOperationRequest(
   api: OpenAPIBackend,
   operation: Operation,
   ctx: Koa.Context,
-  pathParameters: Record<string, string>,
   body: unknown,
 ): { errors: ErrorObject[]; validated: unknown } | { errors: null; coerced: ValidatedParameters } {
-  const query = ctx.querystring
-    ? (api.router.parseRequestQuery({
-        method: operation.method,
-        path: ctx.path,
-        query: ctx.querystring,
-        headers: {},
-      }) as Record<string, unknown>)
-    : {};
-  const parameters: Record<string, unknown> = {
-    path: { ...pathParameters },
-    query,
-    // Coercion may rewrite a header parameter's value: the request's own headers stay as they came.
-    header: { ...ctx.headers },
-    cookie: {},
+  const request: Request = {
+    method: ctx.method,
+    path: ctx.path,
+    // openapi-backend works on its own copy of the headers: coercion never rewrites the request's.
+    headers: ctx.headers as Request['headers'],
+    query: ctx.querystring,
   };
-  if (body !== undefined) parameters.requestBody = body;
-  const errors: ErrorObject[] = [];
-  for (const validate of api.validator.getRequestValidatorsForOperation(operation.operationId!)) {
-    if (!validate(parameters) && validate.errors) errors.push(...validate.errors);
+  if (body !== undefined) request.body = body;
+  const result = api.validateRequest(request, operation);
+  if (result.errors)
+    return { errors: result.errors, validated: { query: queryValues(ctx.querystring), requestBody: body } };
+  const coerced = result.coerced as { params?: Record<string, unknown>; query?: Record<string, unknown> };
+  return { errors: null, coerced: { params: coerced.params ?? {}, query: coerced.query ?? {} } };
+}
+
+/** The query's values by name as validation saw them: one string, or an array when given more than once. */
+function queryValues(querystring: string): Record<string, string | string[]> {
+  const values: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(querystring)) {
+    const earlier = values[name];
+    values[name] = earlier === undefined ? value : [earlier, value].flat();
   }
-  if (errors.length > 0) return { errors, validated: parameters };
-  return {
-    errors: null,
-    coerced: { params: parameters.path as Record<string, unknown>, query: parameters.query as Record<string, unknown> },
-  };
+  return values;
 }

@@ -16,7 +16,7 @@ function checkResponse(api: OpenAPIBackend, operation: Operation, output: Handle
     throw new Error(`Response contract violation: ${operation.operationId} does not declare status ${output.status}`);
   }
   if (output.body === undefined) return;
-  const result = api.validator.validateResponse(output.body, operation, output.status);
+  const result = api.validateResponse(output.body, operation, output.status);
   if (result.errors?.length) {
     throw new Error(
       `Response contract violation in ${operation.operationId} ${output.status}: ${JSON.stringify(result.errors)}`,

@@ -1,5 +1,6 @@
 // Starts the real app (real Koa stack, real PostgreSQL) on a loopback port for black-box tests.
 import createClient, { type Client } from 'openapi-fetch';
+import type { Document } from 'openapi-backend';
 import type { paths } from '../../generated/openapi.js';
 import { createApp, requestListener } from '../../src/app.js';
 import { startHttpServer } from '../../src/http/server.js';
@@ -50,6 +51,8 @@ export interface TestAppOptions {
   workers?: boolean;
   /** Where the app's JSON log lines go (at config.logLevel); nowhere by default. */
   logStream?: { write(line: string): void };
+  /** The spec the API serves, when a test needs a variant of the published one. */
+  document?: Document;
 }
 
 /** The database a test app runs on: its Kysely instance and the URL it connects to (for LISTEN). */
@@ -79,7 +82,7 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
     logger: createLogger(config.logLevel, options.logStream as never),
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const app = await createApp(deps);
+  const app = await createApp(deps, options.document);
   const server = await startHttpServer(
     recordResponses(requestListener(app)),
     { ...config, host: '127.0.0.1', port: 0 },
