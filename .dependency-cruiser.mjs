@@ -21,6 +21,15 @@ export default {
       to: { path: '^src/http/' },
     },
     {
+      name: 'http-not-to-pages',
+      severity: 'error',
+      comment:
+        "src/http/ imports no feature's pages: a rule the HTTP layer needs about a page (such as which forms " +
+        "wait on a webhook receiver) lives in its feature's policy.ts.",
+      from: { path: '^src/http/' },
+      to: { path: '^src/[^/]+/pages/' },
+    },
+    {
       name: 'handlers-only-from-http',
       severity: 'error',
       comment: "A feature's handlers are reached through the handler map in src/http/ and nowhere else.",

@@ -19,7 +19,6 @@ import { healthRoutes } from './http/health.js';
 import { docsRoutes, PUBLISHED, specRoutes } from './http/docs.js';
 import { rootRoutes } from './http/root.js';
 import { dashboardFaultPage, dashboardRoutes } from './dashboard/routes.js';
-import { waitsOnReceiver } from './dashboard/pages/webhooks.js';
 import { databaseBreaker } from './http/database-breaker.js';
 import { requestDeadline } from './http/deadline.js';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';
@@ -56,11 +55,7 @@ export async function createApp(deps: AppDeps, document?: Document): Promise<Koa
   app.use(requestLifecycle(deps));
   app.use(securityHeaders());
   app.use(errorBoundary(deps.logger, deps.readiness, deps.config.validateResponses, dashboardFaultPage));
-  app.use(
-    requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs), (ctx) =>
-      waitsOnReceiver(ctx.method, ctx.path),
-    ),
-  );
+  app.use(requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs)));
   // The router's routes are the probes, the docs and the published spec: API paths skip its matching.
   const routes = router.routes() as unknown as Koa.Middleware;
   app.use((ctx, next) =>

@@ -4,30 +4,27 @@
 // body does not count: the body has its own timeout, answered 408 (json-body.ts).
 import type Koa from 'koa';
 import { serviceUnavailable } from '../errors.js';
+import { waitsOnReceiver } from '../webhooks/policy.js';
 import { stateOf } from './request-state.js';
 
-/** Operations that wait on a webhook receiver (up to the delivery timeout) besides their own work. */
-const WAITS_ON_RECEIVERS = new Set(['testWebhook', 'deleteWebhook']);
-
 /**
- * Middleware answering 503 once a request has run `timeoutMs`, or `timeoutMs + receiverWaitMs` for an
- * operation that waits on a webhook receiver, or a request outside the API that `waitsOutsideApi` says
- * does (a dashboard form). Place it inside the error boundary.
+ * Middleware answering 503 once a request has run `timeoutMs`, or `timeoutMs + receiverWaitMs` for a
+ * request that waits on a webhook receiver (webhooks/policy.ts says which). Place it inside the error
+ * boundary.
  */
-export function requestDeadline(
-  timeoutMs: number,
-  receiverWaitMs: number,
-  waitsOutsideApi: (ctx: Koa.Context) => boolean = () => false,
-): Koa.Middleware {
+export function requestDeadline(timeoutMs: number, receiverWaitMs: number): Koa.Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       const check = () => {
         const state = stateOf(ctx);
-        const operationId = state.operation?.operationId ?? '';
         const bodyMs = state.bodyRead ? (state.bodyRead.tookMs ?? performance.now() - state.bodyRead.startedAt) : 0;
-        const waits = WAITS_ON_RECEIVERS.has(operationId) || waitsOutsideApi(ctx);
+        const waits = waitsOnReceiver({
+          method: ctx.method,
+          path: ctx.path,
+          operationId: state.operation?.operationId,
+        });
         const limit = timeoutMs + bodyMs + (waits ? receiverWaitMs : 0);
         const left = limit - (performance.now() - started);
         if (left > 0) timer = setTimeout(check, left);

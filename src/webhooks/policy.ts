@@ -28,6 +28,21 @@ export const AUTO_DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
 /** How long a receiver has to answer. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
+/** The API operations that wait on a receiver (a test send, a deletion's send in flight) besides their own work. */
+const OPERATIONS_WAITING_ON_RECEIVERS = new Set(['testWebhook', 'deleteWebhook']);
+
+/** The dashboard's forms that do the same as those operations. */
+const FORMS_WAITING_ON_RECEIVERS = /^\/dashboard\/webhooks\/[^/]+\/(?:test|delete)$/;
+
+/**
+ * Whether a request waits on a webhook receiver, so its deadline allows a delivery's time more: the
+ * API's `testWebhook` and `deleteWebhook`, and the dashboard forms posting the same.
+ */
+export function waitsOnReceiver(request: { method: string; path: string; operationId: string | undefined }): boolean {
+  if (request.operationId !== undefined) return OPERATIONS_WAITING_ON_RECEIVERS.has(request.operationId);
+  return request.method === 'POST' && FORMS_WAITING_ON_RECEIVERS.test(request.path);
+}
+
 /** The waits after the 1st, 2nd, ... failed attempt; after the last one the delivery is abandoned. */
 export const RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 3_600_000, 14_400_000, 43_200_000] as const;
 

@@ -239,11 +239,6 @@ function by(ctx: Koa.Context, session: Session) {
   return { orgId: session.orgId, actor: session.email, address: ctx.ip };
 }
 
-/** The dashboard's forms that wait on a webhook receiver (a test send, a deletion), as their API operations do. */
-export function waitsOnReceiver(method: string, path: string): boolean {
-  return method === 'POST' && /^\/dashboard\/webhooks\/[^/]+\/(?:test|delete)$/.test(path);
-}
-
 /** What the endpoint's page says after a form sent the browser back to it (`?done=`): what happened, honestly. */
 const DONE_NOTICES = new Map([
   ['test', 'Test event sent: its attempt is the newest in the log below.'],
