@@ -11,16 +11,13 @@ import { ApiKeyAuthenticator } from './orgs/authenticator.js';
 import { API_ROOT, createBackend, type ApiGuards } from './http/backend.js';
 import { apiRoutes } from './http/api-routes.js';
 import { operationPipeline } from './http/operation-pipeline.js';
-import { requestLifecycle } from './http/request-lifecycle.js';
-import { securityHeaders } from './http/security-headers.js';
-import { errorBoundary } from './http/error-boundary.js';
+import { databaseBreaker, requestDeadline, requestLifecycle, securityHeaders } from './http/middleware.js';
+import { errorBoundary } from './http/errors.js';
 import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
 import { docsRoutes, PUBLISHED, specRoutes } from './http/docs.js';
 import { rootRoutes } from './http/root.js';
 import { dashboardFaultPage, dashboardRoutes } from './dashboard/routes.js';
-import { databaseBreaker } from './http/database-breaker.js';
-import { requestDeadline } from './http/deadline.js';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';
 
 /** Paths under the API root that are served by the router rather than by the contract's operations. */

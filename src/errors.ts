@@ -1,5 +1,5 @@
 // Domain errors: failures a client should see, named by the spec's stable error codes. They carry no
-// HTTP status; http/error-envelope.ts maps them to statuses and the envelope in one place.
+// HTTP status; http/errors.ts maps them to statuses and the envelope in one place.
 import type { components } from '../generated/openapi.js';
 
 export type ErrorCode = components['schemas']['ErrorCode'];

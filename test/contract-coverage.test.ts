@@ -1,7 +1,7 @@
 // The handler map and the spec match one to one, and every error status the spec declares has a code.
 import { describe, expect, it } from 'vitest';
 import { handlers } from '../src/http/handler-map.js';
-import { STATUS_BY_CODE } from '../src/http/error-envelope.js';
+import { STATUS_BY_CODE } from '../src/http/errors.js';
 import { declaredCodes, errorCodeTable } from '../scripts/contract-coverage/contract.js';
 import { resolve } from './support/spec/document.js';
 import { publishedOperations as operations, publishedSpec as document } from './support/spec/published.js';

@@ -272,9 +272,9 @@ describe('security headers', () => {
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self' 'unsafe-eval'");
   });
 
-  it('a request the HTTP parser refuses is answered in the envelope with nosniff (src/http/client-errors.ts)', async () => {
+  it('a request the HTTP parser refuses is answered in the envelope with nosniff (src/http/server.ts)', async () => {
     const { createApp, requestListener } = await import('../src/app.js');
-    const { answerClientErrors } = await import('../src/http/client-errors.js');
+    const { answerClientErrors } = await import('../src/http/server.js');
     const http = await import('node:http');
     const server = http.createServer(requestListener(await createApp(app.deps)));
     answerClientErrors(server);

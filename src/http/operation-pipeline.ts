@@ -15,7 +15,7 @@ import { takeRateLimitSlot } from './rate-limit.js';
 import { checkQueryValues, checkRequest, decodes, malformedPathParameter } from './request-checks.js';
 import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
-import { validationError } from './validation-errors.js';
+import { validationError } from './errors.js';
 import { validateOperationRequest } from './request-validation.js';
 
 /** Runs one request to the end of its operation; what refuses it is thrown for the error boundary. */

@@ -6,7 +6,6 @@ import type Koa from 'koa';
 import { DomainError, invalidField } from '../errors.js';
 import { API_ROOT } from './backend.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
-import { undeclaredQueryParameter } from './validation-errors.js';
 import { perOperation, schemaAllowsType } from './per-operation.js';
 import { stateOf } from './request-state.js';
 
@@ -92,6 +91,19 @@ export function checkQueryValues(operation: Operation, querystring: string): voi
       if (!DECIMAL_INTEGER.test(value)) throw invalidField(name, 'must be an integer written in decimal digits');
     }
   }
+}
+
+/**
+ * The first query parameter name in `querystring` (brackets stripped) that `declared` does not hold.
+ * The query parser silently drops names such as `constructor` or `__proto__`, so schema validation
+ * never sees them.
+ */
+function undeclaredQueryParameter(querystring: string, declared: ReadonlySet<string>): string | null {
+  for (const name of new URLSearchParams(querystring).keys()) {
+    const base = name.replace(/\[.*$/s, '');
+    if (!declared.has(base)) return base;
+  }
+  return null;
 }
 
 /**

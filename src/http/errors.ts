@@ -1,13 +1,48 @@
-// Turns every failure below it into the error envelope, in one place: domain errors as they are, a
-// database that cannot answer as 503 service_unavailable, anything else as a bare internal_error.
-// Paths that answer with pages (the dashboard) may show the same failure as a page instead.
+// Every failure of a request as HTTP, in one place: each error code's status and the envelope body, the
+// boundary that turns whatever a request throws into that envelope, and the invalid_request of a failed
+// schema validation (with the field it names).
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { DomainError, internalError, serviceUnavailable } from '../errors.js';
+import type { ErrorObject } from 'ajv';
+import type { components } from '../../generated/openapi.js';
+import { DomainError, internalError, serviceUnavailable, type ErrorCode } from '../errors.js';
 import { databaseFault } from '../database/faults.js';
-import { envelopeOf, statusOf } from './error-envelope.js';
-import { stateOf } from './request-state.js';
+import { messagesByField } from '../contract/validation-messages.js';
 import type { Readiness } from '../health/readiness.js';
+import { stateOf } from './request-state.js';
+
+type ErrorBody = components['schemas']['ErrorResponse'];
+
+/** The HTTP status each error code is answered with (documented in the spec's introduction). */
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  insufficient_credits: 402,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  idempotency_conflict: 409,
+  invalid_state: 409,
+  unsupported_media_type: 415,
+  too_many_requests: 429,
+  internal_error: 500,
+  upstream_error: 502,
+  service_unavailable: 503,
+};
+
+/** The HTTP status a domain error is answered with. */
+export function statusOf(error: DomainError): number {
+  return STATUS_BY_CODE[error.code];
+}
+
+/** The error envelope for a domain error: code and message, and param and details when set. */
+export function envelopeOf(error: DomainError): ErrorBody {
+  const body: ErrorBody['error'] = { code: error.code, message: error.message };
+  if (error.param !== undefined) body.param = error.param;
+  if (error.details !== undefined) body.details = error.details;
+  return { error: body };
+}
 
 /**
  * Shows a failure as a page when the request's path has pages of its own; false when the request gets
@@ -60,4 +95,21 @@ export function errorBoundary(
       if (!faultPage(ctx, ctx.status, apiError)) ctx.body = envelopeOf(apiError);
     }
   };
+}
+
+/**
+ * Builds the invalid_request error for a failed validation; `param` is the first failing field.
+ * `validated` is the object the errors point into, from which refused values are quoted.
+ */
+export function validationError(
+  errors: ErrorObject[],
+  headerNames: ReadonlyMap<string, string>,
+  validated: unknown,
+): DomainError {
+  const details = messagesByField(errors, { data: validated, headerNames });
+  const [param, messages] = [...details][0] ?? ['body', ['is invalid']];
+  return new DomainError('invalid_request', `${param}: ${messages[0]}`, {
+    param,
+    details: Object.fromEntries(details),
+  });
 }
