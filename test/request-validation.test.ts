@@ -4,7 +4,7 @@
 // operation's scalar parameters keep refusing a second value.
 import type { Document } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiDocument } from '../src/http/backend.js';
+import { apiDocument } from '../src/http/api-routes.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 

@@ -52,18 +52,18 @@ export interface ProfileSummary {
 // First match wins: more specific paths come before the folders that contain them.
 const LAYERS: Array<[string, RegExp]> = [
   ['logging', /\/node_modules\/(pino|sonic-boom|pino-std-serializers)\/|\/src\/http\/access-log\.|\/src\/logger\./],
-  ['rate limit', /\/src\/orgs\/rate-limit|\/src\/http\/rate-limit\./],
-  ['auth', /\/src\/orgs\/(authenticator|api-keys|api-key-queries)\.|\/src\/http\/authentication\.|\/lru-cache\//],
+  ['rate limit', /\/src\/orgs\/rate-limit/],
+  ['auth', /\/src\/orgs\/(authenticator|api-keys|api-key-queries)\.|\/lru-cache\//],
   [
     'validation',
-    /\/node_modules\/(ajv|ajv-formats|fast-uri|fast-deep-equal)\/|\/generated\/validators|\/src\/contract\/|\/src\/http\/(request-checks|validation-errors|json-body)\./,
+    /\/node_modules\/(ajv|ajv-formats|fast-uri|fast-deep-equal)\/|\/generated\/validators|\/src\/contract\/|\/src\/http\/(request-checks|json-body)\./,
   ],
   [
     'routing',
-    /\/node_modules\/(openapi-backend|@koa\/router|path-to-regexp|bath-es5|lodash|cookie)\/|\/src\/http\/(backend|api-routes|operation-pipeline|per-operation|handler-map|operation-input)\./,
+    /\/node_modules\/(openapi-backend|@koa\/router|path-to-regexp|bath-es5|lodash|cookie)\/|\/src\/http\/(api-routes|operation-pipeline|handler-map)\./,
   ],
   ['SQL', /\/node_modules\/(kysely|pg|pg-protocol|pg-types|pg-pool|postgres-[a-z]+)\/|queries\.|\/src\/database\//],
-  ['serialisation', /\/src\/http\/(response|error-envelope)\.|\/mapper\./],
+  ['serialisation', /\/src\/http\/(response|errors)\.|\/mapper\./],
   ['handler', /\/src\/(calls|contacts|webhooks|orgs)\//],
   [
     'Koa',

@@ -1,14 +1,44 @@
-// The API's routes: one @koa/router route per path of the spec, compiled once at start, each handing
-// the request to the operation its method names (HEAD as GET). A known path with another method is
-// 405 with the path's methods in Allow; a path no operation has is 404, before the key is read.
+// The API's routes: openapi-backend, configured through its documented options, loads the spec and
+// gives its operations (global security included) to one @koa/router route per path, compiled once at
+// start, each handing the request to the operation its method names (HEAD as GET). A known path with
+// another method is 405 with the path's methods in Allow; a path no operation has is 404, before the
+// key is read. Only openapi-backend's documented API is used (docs/architecture.md lists it).
+import { readFileSync } from 'node:fs';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import type { OpenAPIBackend, Operation } from 'openapi-backend';
+import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import { createSpecAjv } from '../contract/ajv.js';
 import { DomainError } from '../errors.js';
-import { API_ROOT } from './backend.js';
+import { projectFile } from '../project-files.js';
 import { declaresBody } from './json-body.js';
 import type { OperationRunner } from './operation-pipeline.js';
 import { stateOf } from './request-state.js';
+
+export const API_ROOT = '/api/v1';
+
+/** The published spec (generated/openapi.json), loaded once. */
+export const apiDocument = JSON.parse(readFileSync(projectFile('generated/openapi.json'), 'utf8')) as Document;
+
+/**
+ * Builds and initialises openapi-backend over `document` (the published spec unless a test serves a
+ * variant). `quick` skips its check of the document against the OpenAPI 3.0 schema (which refuses
+ * valid 3.1; the spec is linted by 3.1-aware tools instead) and compiles each operation's validators
+ * on its first request. Query and path parameters are coerced to their schema types as they are
+ * validated. Throws at start if the spec cannot be loaded.
+ */
+export async function createBackend(document: Document = apiDocument): Promise<OpenAPIBackend> {
+  const api = new OpenAPIBackend({
+    definition: structuredClone(document),
+    apiRoot: API_ROOT,
+    ignoreTrailingSlashes: false,
+    strict: true,
+    quick: true,
+    coerceTypes: true,
+    customizeAjv: (_ajv, options) => createSpecAjv(options) as never,
+  });
+  await api.init();
+  return api;
+}
 
 /** The methods an operation can have, in the order an Allow header lists them. */
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

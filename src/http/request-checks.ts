@@ -1,12 +1,11 @@
 // Checks of a request that its operation's schemas cannot express: before validation, what the
 // validators would mishandle (a path escape that does not decode, integers their coercion would
-// accept); after validation, what the schemas never see.
-import type { Operation, ParsedRequest } from 'openapi-backend';
+// accept, a scalar given twice); after validation, what the schemas never see. The facts each check
+// needs are derived from an operation once, on its first request, and kept.
 import type Koa from 'koa';
-import { DomainError, invalidField } from '../errors.js';
-import { API_ROOT } from './backend.js';
+import type { Operation, ParsedRequest } from 'openapi-backend';
 import { findUnstorableValue } from '../contract/text-rules.js';
-import { perOperation, schemaAllowsType } from './per-operation.js';
+import { DomainError, invalidField } from '../errors.js';
 import { stateOf } from './request-state.js';
 
 /** A query parameter of the spec (references are resolved when the spec is loaded). */
@@ -67,9 +66,11 @@ export function decodes(text: string): boolean {
  * (decodeURIComponent refuses it, and the route leaves it undecoded), or null.
  */
 export function malformedPathParameter(operation: Operation, path: string): string | null {
-  const segments = path.slice(API_ROOT.length).split('/');
+  // The route matched the path exactly: its last segments are the template's, after the API root.
+  const segments = path.split('/');
+  const offset = segments.length - operation.path.split('/').length;
   for (const [index, name] of pathParametersOf(operation)) {
-    if (!decodes(segments[index] ?? '')) return name;
+    if (!decodes(segments[index + offset] ?? '')) return name;
   }
   return null;
 }
@@ -124,4 +125,28 @@ export function checkRequest(operation: Operation, request: ParsedRequest, ctx: 
   if (undeclared !== null) throw invalidField(undeclared, 'is not a recognised field');
   const unstorable = state.hasBody ? findUnstorableValue(request.requestBody) : null;
   if (unstorable) throw invalidField(unstorable.path, unstorable.problem);
+}
+
+/** Whether a parameter's schema admits values of JSON Schema `type` (alone or in a list of types). */
+export function schemaAllowsType(parameter: { schema?: unknown }, type: string): boolean {
+  const declared = (parameter.schema as { type?: unknown } | undefined)?.type;
+  return declared === type || (Array.isArray(declared) && declared.includes(type));
+}
+
+/**
+ * Memoises `derive` per operation, by its method and path (not by object identity: openapi-backend
+ * builds a new copy of an operation each time one is asked for). Callers must treat what it returns
+ * as read-only.
+ */
+export function perOperation<T>(derive: (operation: Operation) => T): (operation: Operation) => T {
+  const derived = new Map<string, T>();
+  return (operation) => {
+    const key = `${operation.method} ${operation.path}`;
+    let value = derived.get(key);
+    if (value === undefined) {
+      value = derive(operation);
+      derived.set(key, value);
+    }
+    return value;
+  };
 }

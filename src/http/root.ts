@@ -1,7 +1,7 @@
 // GET /: where to go from the server's root (the reference page, the contract, the API), outside the
 // API contract and without authentication. Links are paths on this server, so they hold behind any proxy.
 import type Router from '@koa/router';
-import { API_ROOT } from './backend.js';
+import { API_ROOT } from './api-routes.js';
 import { PUBLISHED } from './docs.js';
 
 const INDEX = {
