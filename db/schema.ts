@@ -267,6 +267,26 @@ export interface DashboardFormUsesTable {
   used_at: Date;
 }
 
+/** One CSV contact import: how far its committed batches got, and how it ended. */
+export interface ContactImportsTable {
+  id: Generated<string>;
+  org_id: string;
+  source: 'dashboard' | 'cli';
+  status: 'running' | 'done' | 'failed';
+  /** CSV rows read up to the last committed batch (their contacts and events are stored). */
+  rows_committed: Generated<number>;
+  /** The last line of the file those rows span. */
+  last_line_committed: Generated<number>;
+  created: Generated<number>;
+  updated: Generated<number>;
+  rejected: Generated<number>;
+  rejections: ColumnType<Array<{ line: number; error: unknown }>, string | undefined, string>;
+  reason: string | null;
+  started_at: CreatedAt;
+  heartbeat_at: UpdatedAt;
+  finished_at: Date | null;
+}
+
 /** One failed sign-in, counted against an account (`account:<email>`) and an address (`address:<ip>`). */
 export interface DashboardSignInFailuresTable {
   id: Generated<string>;
@@ -299,6 +319,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   contacts: ContactsTable;
+  contact_imports: ContactImportsTable;
   calls: CallsTable;
   call_timeline: CallTimelineTable;
   call_status_counts: CallStatusCountsTable;

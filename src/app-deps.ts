@@ -11,6 +11,7 @@ import { createDeliveryRuntime, type DeliveryRuntime } from './webhooks/delivery
 import { createReadiness, type Readiness } from './health/readiness.js';
 import { createMetrics, watchPool, type Metrics, type MetricsRole } from './observability/metrics.js';
 import type pg from 'pg';
+import { createImportRuntime, type ImportRuntime } from './contacts/import-runtime.js';
 
 export interface AppDeps {
   db: Db;
@@ -26,6 +27,8 @@ export interface AppDeps {
   readiness: Readiness;
   /** The process's Prometheus metrics. */
   metrics: Metrics;
+  /** The CSV contact imports this process runs in the background. */
+  imports: ImportRuntime;
 }
 
 /** A name for this process, unique among the processes sharing a database. */
@@ -65,10 +68,14 @@ export function createAppDeps(parts: {
     instanceId,
     readiness: createReadiness(parts.config.databaseUrl, logger),
     metrics,
+    imports: createImportRuntime(),
   };
 }
 
-/** Closes what createAppDeps opened besides the database pool: the delivery agent and the readiness probe. */
+/**
+ * Closes what createAppDeps opened besides the database pool: the delivery agent, the readiness probe,
+ * and the background imports (each stops after its batch and records how far it got).
+ */
 export async function closeAppDeps(deps: AppDeps): Promise<void> {
-  await Promise.all([deps.delivery.close(), deps.readiness.close()]);
+  await Promise.all([deps.delivery.close(), deps.readiness.close(), deps.imports.close()]);
 }

@@ -59,6 +59,8 @@ export interface Config {
   testSendsPerProcess: number;
   /** Redeliveries (POST .../redeliver) one org may have pending at once, across processes. */
   redeliveriesPerOrg: number;
+  /** CSV contact imports one process runs at once (one org runs one at a time, across processes). */
+  contactImportsPerProcess: number;
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
   shutdownDrainMs: number;
   shutdownTimeoutMs: number;
@@ -204,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     testSendsPerOrg: integer(env, 'TEST_SENDS_PER_ORG', 4, 1, 100),
     testSendsPerProcess: integer(env, 'TEST_SENDS_PER_PROCESS', 32, 1, 1_000),
     redeliveriesPerOrg: integer(env, 'REDELIVERIES_PER_ORG', 100, 1, 100_000),
+    contactImportsPerProcess: integer(env, 'CONTACT_IMPORTS_PER_PROCESS', 2, 1, 100),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 60_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 120_000),
     childStartTimeoutMs: integer(env, 'CHILD_START_TIMEOUT_MS', 60_000, 1_000, 600_000),

@@ -138,7 +138,9 @@ describe('a contact import whose audit entry cannot be written', () => {
       const file = path.join(dir, 'contacts.csv');
       await writeFile(file, 'phone_e164,name,consent_capture\n+919876500001,Unaudited,manual\n');
       const audit = () => auditOf('contacts.imported', '1 created');
-      await expect(importContacts(env.database.db, env.org.orgId, file, { audit })).rejects.toThrow(REFUSED);
+      await expect(importContacts(env.app.deps, env.org.orgId, file, { source: 'dashboard', audit })).rejects.toThrow(
+        REFUSED,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

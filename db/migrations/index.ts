@@ -19,6 +19,7 @@ import * as attemptLogPositions from './2026-11-26-022-attempt-log-positions.js'
 import * as dropDueIndex from './2026-11-26-023-drop-due-index.js';
 import * as dashboardFormUses from './2026-11-28-024-dashboard-form-uses.js';
 import * as memberEmailPerOrg from './2026-11-29-025-member-email-per-org.js';
+import * as contactImports from './2026-11-29-026-contact-imports.js';
 import * as droppedDeliveries from './2026-11-29-027-dropped-deliveries.js';
 
 export const migrations: Record<string, Migration> = {
@@ -41,5 +42,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-023-drop-due-index': dropDueIndex,
   '2026-11-28-024-dashboard-form-uses': dashboardFormUses,
   '2026-11-29-025-member-email-per-org': memberEmailPerOrg,
+  '2026-11-29-026-contact-imports': contactImports,
   '2026-11-29-027-dropped-deliveries': droppedDeliveries,
 };

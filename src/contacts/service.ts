@@ -5,6 +5,8 @@ import { emitEvent } from '../webhooks/outbox.js';
 import { invalidField, notFound } from '../errors.js';
 import { unknownCursor, type PageStart } from '../contract/pagination.js';
 import * as contacts from './queries.js';
+import * as imports from './import-records.js';
+import type { ImportRecord } from './import-records.js';
 import { toContact, type Contact } from './mapper.js';
 
 type ContactUpsert = components['schemas']['ContactUpsert'];
@@ -78,4 +80,11 @@ export async function listContacts(
   if ('cursor' in page && !(await contacts.findContactRow(db, orgId, page.cursor))) throw unknownCursor(page.side);
   const { rows, total, more } = await contacts.listContactRows(db, orgId, page);
   return { total, more, items: rows.map(toContact) };
+}
+
+/** The org's CSV import with this id, with its progress or end; throws not_found for an unknown or foreign id. */
+export async function getContactImport(db: Db, orgId: string, id: string): Promise<ImportRecord> {
+  const found = await imports.findImport(db, orgId, id);
+  if (!found) throw notFound('contact import');
+  return found;
 }

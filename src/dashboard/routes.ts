@@ -21,6 +21,7 @@ import { keyRoutes } from './pages/keys.js';
 import { webhookRoutes } from './pages/webhooks.js';
 import { callRoutes } from './pages/calls.js';
 import { contactRoutes } from './pages/contacts.js';
+import { contactImportRoutes } from './pages/contact-imports.js';
 import { memberRoutes } from './pages/members.js';
 import { auditRoutes } from './pages/audit.js';
 
@@ -83,6 +84,7 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
   webhookRoutes(router, env);
   callRoutes(router, env);
   contactRoutes(router, env);
+  contactImportRoutes(router, env);
   memberRoutes(router, env);
   auditRoutes(router, env);
   router.all('/dashboard{/*rest}', (ctx) => {

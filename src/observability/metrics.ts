@@ -1,7 +1,7 @@
 // The service's Prometheus metrics (prom-client), one registry per process, every series named with
 // the `voice_call_` prefix: HTTP requests by operation and status, requests in flight, rate-limit
 // refusals, webhook attempts by outcome, abandoned deliveries, the webhook queue's depth and age, the
-// database pool, call status changes, rows the retention job removed, and Node's own process metrics
+// database pool, call status changes, rows the retention job removed, CSV contact imports by outcome, and Node's own process metrics
 // (under their usual names). A process exports only the series of the parts it runs: an api process
 // has no webhook queue, a worker no HTTP requests.
 import { readFileSync } from 'node:fs';
@@ -35,6 +35,7 @@ export interface Metrics {
   retentionDeletedRows: Counter<'table'>;
   retentionLastSuccess: Gauge;
   eventToFirstAttempt: Histogram;
+  contactImports: Counter<'outcome'>;
 }
 
 /** Why a request was refused with 429; each reason's counter exists (at 0) from the start. */
@@ -145,6 +146,15 @@ export function createMetrics(role: MetricsRole): Metrics {
       name: `${METRIC_PREFIX}webhook_event_to_first_attempt_seconds`,
       help: 'From a delivery being queued (with its event, or by a redelivery) to the start of its first attempt.',
       buckets: FIRST_ATTEMPT_BUCKETS,
+    }),
+    contactImports: new Counter({
+      registers: [api],
+      name: 'voice_call_contact_imports_total',
+      help: 'CSV contact imports by outcome: done, failed (its committed batches kept), or refused (org or process busy).',
+      labelNames: ['outcome'],
+      collect() {
+        for (const outcome of ['done', 'failed', 'refused']) this.inc({ outcome }, 0);
+      },
     }),
   };
   // Merged once every metric is registered: a merge copies the registries' metrics as they are now.

@@ -1,6 +1,6 @@
 // `contacts import`: load an org's contact book from a CSV file.
 import { requiredUuid } from '../args.js';
-import type { RowError } from '../../contacts/csv-import.js';
+import type { RowError } from '../../contacts/csv-rows.js';
 import type { CommandGroup } from './command.js';
 
 /** A rejected row for people: its line, the API's message, then the other fields' messages from the details. */
@@ -24,22 +24,29 @@ An empty cell keeps the stored value; a new number without consent_capture is re
 Each row is checked as POST /contacts checks a body. A row the API would refuse is skipped and listed
 with its line number and the API's error (code, param, message; with --json the whole error object).
 A phone number that repeats an earlier line is skipped too and listed as "+91... repeats line N":
-the first row of a number is the one imported. The other rows are imported in one transaction.
+the first row of a number is the one imported. The other rows are committed 1,000 rows at a time, each
+batch with its contact.created events, so the import never holds a database connection for long.
 A file that is not UTF-8, is empty, has an unknown column, a line over 1 MiB or broken CSV quoting is
-refused as a whole. The file is read in constant memory.
+refused as a whole, before anything is written. The file is read in constant memory.
+One import per org runs at a time (dashboard or CLI): while another runs, this one is refused at once.
+If an import fails part-way, the batches already committed stay stored and the message says through
+which line; import the same file again to finish: stored numbers are matched and counted as updated,
+and no contact.created event is sent twice.
 Exit status: 0 when every row was imported, 1 when any row was rejected (the others are imported).`,
       synopsis: '--org ORG_ID FILE.csv',
       flags: { org: { type: 'string', value: 'ORG_ID', help: 'the org whose contact book to fill' } },
       args: ['FILE.csv'],
       run: async ({ values, args: [file] }, database) => {
         const orgId = requiredUuid(values, 'org', 'an org id');
-        const [{ requireOrg }, { importContacts }] = await Promise.all([
+        const [{ requireOrg }, { importContacts }, { cliLogger }] = await Promise.all([
           import('../../orgs/service.js'),
           import('../../contacts/csv-import.js'),
+          import('./logger.js'),
         ]);
         const db = await database();
         await requireOrg(db, orgId);
-        const summary = await importContacts(db, orgId, file!, {
+        const summary = await importContacts({ db, logger: cliLogger() }, orgId, file!, {
+          source: 'cli',
           onProgress: (rows) => process.stderr.write(`… ${rows} rows read\n`),
         });
         const lines = [

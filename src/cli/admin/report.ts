@@ -27,15 +27,23 @@ async function describeFailure(error: unknown): Promise<{ message: string; statu
   if (error instanceof UsageError) return { message: oneLine(error), status: 2 };
   if (error instanceof ConfigError) return { message: `configuration error: ${oneLine(error)}`, status: 2 };
   // Loaded only now: a usage error is reported without loading the database stack.
-  const [{ databaseFault }, { SchemaBehindError }, { ImportFileError }, { EmbeddedPostgresError }] = await Promise.all([
+  const [
+    { databaseFault },
+    { SchemaBehindError },
+    { ImportFileError },
+    { ImportFailedError },
+    { EmbeddedPostgresError },
+  ] = await Promise.all([
     import('../../database/faults.js'),
     import('../../database/migrate.js'),
+    import('../../contacts/csv-rows.js'),
     import('../../contacts/csv-import.js'),
     import('../../database/embedded.js'),
   ]);
   if (
     error instanceof DomainError ||
     error instanceof ImportFileError ||
+    error instanceof ImportFailedError ||
     error instanceof SchemaBehindError ||
     error instanceof EmbeddedPostgresError
   ) {

@@ -1,15 +1,19 @@
 // Contacts: the org's contacts filtered by consent, a page at a time, and a CSV import (through the same
-// import as the API and the CLI) that answers with its per-row report.
+// import as the CLI) that runs in the background: a short one answers with its per-row report, a longer
+// one sends the browser to its own page.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Router from '@koa/router';
-import type { AuditEntry } from '../../audit/service.js';
-import { importContacts, ImportFileError, IMPORT_COLUMNS, type ImportSummary } from '../../contacts/csv-import.js';
+import { startBackgroundImport } from '../../contacts/background-import.js';
+import type { ImportSummary } from '../../contacts/csv-import.js';
+import { ImportFileError, IMPORT_COLUMNS } from '../../contacts/csv-rows.js';
+import { IMPORT_WAIT_IN_REQUEST_MS } from '../../contacts/policy.js';
 import { browseContacts } from '../../contacts/service.js';
 import type { Contact } from '../../contacts/mapper.js';
 import { invalidField } from '../../errors.js';
-import { action, field, formBody, sendPage, view, type DashboardEnv } from '../route-steps.js';
+import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
+import { importPath, importReport } from './contact-imports.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { outside, outsideBlock } from '../outside-text.js';
 import { csrfField, notice, page } from '../layout.js';
@@ -36,41 +40,6 @@ function importForm(session: Session, csv: string): SafeHtml {
       <textarea id="csv" name="csv" required spellcheck="false">${csv}</textarea>
       <button type="submit">Import contacts</button>
     </form>`;
-}
-
-function report(summary: ImportSummary): SafeHtml {
-  const rejected = summary.rejections.length
-    ? html`<table>
-        <caption>
-          Rejected rows
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Line</th>
-            <th scope="col">Field</th>
-            <th scope="col">Why</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${summary.rejections.map(
-            (entry) =>
-              html`<tr>
-                <td>${entry.line}</td>
-                <td>${entry.error.param ? outside(entry.error.param) : '—'}</td>
-                <td>${outside(entry.error.message)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`
-    : '';
-  return notice(
-    'info',
-    html`<p>
-        <strong>Import done:</strong> ${summary.rows} rows read, ${summary.created} created, ${summary.updated} updated,
-        ${summary.rejected} rejected.
-      </p>
-      ${rejected}`,
-  );
 }
 
 async function contactsPage(
@@ -125,23 +94,14 @@ async function contactsPage(
   return page({ title: 'Contacts', session, current: CURRENT, body });
 }
 
-/**
- * Imports CSV text through the one CSV import (which reads a file, checking its encoding line by line):
- * the text goes to a private temporary file that is removed afterwards.
- */
-async function importText(
-  env: DashboardEnv,
-  orgId: string,
-  csv: string,
-  audit: (summary: ImportSummary) => AuditEntry,
-): Promise<ImportSummary> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-import-'));
+/** Resolves with the import's summary if it ends within `ms`, else (still running, or failed) with null. */
+async function endedWithin(done: Promise<ImportSummary>, ms: number): Promise<ImportSummary | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   try {
-    const file = path.join(dir, 'contacts.csv');
-    await writeFile(file, csv, { mode: 0o600 });
-    return await importContacts(env.deps.db, orgId, file, { audit });
+    return await Promise.race([done.catch(() => null), waited]);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    clearTimeout(timer);
   }
 }
 
@@ -163,15 +123,23 @@ export function contactRoutes(router: Router, env: DashboardEnv): void {
           `must be at most ${MAX_CSV_BYTES / 1024 / 1024} MB; import bigger files with the CLI`,
         );
       }
+      // The text goes to a private temporary file (the import reads a file, checking its encoding line
+      // by line), removed once the import ends.
+      const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-import-'));
+      const file = path.join(dir, 'contacts.csv');
+      await writeFile(file, csv, { mode: 0o600 });
+      let started;
       try {
-        const summary = await importText(env, session.orgId, csv, (done) => ({
-          orgId: session.orgId,
-          actor: session.email,
-          address: ctx.ip,
-          action: 'contacts.imported',
-          target: `${done.created} created, ${done.updated} updated, ${done.rejected} rejected`,
-        }));
-        sendPage(ctx, 200, await contactsPage(env, ctx, session, report(summary)));
+        started = await startBackgroundImport(env.deps, session.orgId, file, {
+          audit: (importId) => ({
+            orgId: session.orgId,
+            actor: session.email,
+            address: ctx.ip,
+            action: 'contacts.imported',
+            target: `CSV import ${importId}`,
+          }),
+          cleanup: () => rm(dir, { recursive: true, force: true }),
+        });
       } catch (error) {
         if (!(error instanceof ImportFileError)) throw error;
         sendPage(
@@ -186,7 +154,13 @@ export function contactRoutes(router: Router, env: DashboardEnv): void {
             csv,
           ),
         );
+        return;
       }
+      // A short import answers with its report; a longer one (or a failed one) has its own page.
+      const wait = Math.min(IMPORT_WAIT_IN_REQUEST_MS, env.deps.config.requestTimeoutMs / 2);
+      const summary = await endedWithin(started.done, wait);
+      if (summary) sendPage(ctx, 200, await contactsPage(env, ctx, session, importReport(summary)));
+      else redirectAfterPost(ctx, importPath(started.id));
     }),
   );
 }
