@@ -4,7 +4,7 @@
 import type { AppDeps } from '../app-deps.js';
 import type { AuditEntry } from '../audit/service.js';
 import { DomainError } from '../errors.js';
-import { checkImportFile, startImport, type ImportSummary } from './csv-import.js';
+import { checkImportFile, refuseIfRunning, startImport, type ImportSummary } from './csv-import.js';
 import { IMPORT_RETRY_AFTER_S } from './policy.js';
 
 /** A started background import: its id (its page) and its end. */
@@ -35,12 +35,8 @@ export async function startBackgroundImport(
   options: { audit: (importId: string) => AuditEntry; cleanup: () => Promise<void> },
 ): Promise<BackgroundImport> {
   const { imports, config } = deps;
-  try {
-    await checkImportFile(deps, orgId, file);
-  } catch (error) {
-    await options.cleanup();
-    throw error;
-  }
+  // The cheap refusals first, so an excess import is refused at once; the file check then runs in
+  // one of this process's few slots.
   if (!imports.tryAcquire(config.contactImportsPerProcess)) {
     deps.metrics.contactImports.inc({ outcome: 'refused' });
     deps.logger.info({ org: orgId }, 'contact import refused: this process runs as many as it may');
@@ -49,6 +45,8 @@ export async function startBackgroundImport(
   }
   let started;
   try {
+    await refuseIfRunning(deps, orgId);
+    await checkImportFile(deps, orgId, file);
     started = await startImport(deps, orgId, file, {
       source: 'dashboard',
       audit: options.audit,

@@ -203,6 +203,18 @@ async function recordFailure(
   return reason;
 }
 
+/**
+ * Throws invalid_state at once when the org already runs an import: a cheap look before the file is
+ * checked (startImport's claim stays what decides).
+ */
+export async function refuseIfRunning(deps: ImportDeps, orgId: string): Promise<void> {
+  const running = await records.findRunningImport(deps.db, orgId, IMPORT_STALE_MS);
+  if (!running) return;
+  deps.metrics?.contactImports.inc({ outcome: 'refused' });
+  deps.logger.info({ org: orgId, running: running.id }, 'contact import refused: another one is running');
+  throw importRunning(running);
+}
+
 /** Checks the whole file before anything is written; throws ImportFileError (and logs it) when it cannot be imported. */
 export async function checkImportFile(deps: ImportDeps, orgId: string, file: string): Promise<void> {
   try {
@@ -246,6 +258,7 @@ export async function importContacts(
   file: string,
   options: ImportOptions,
 ): Promise<ImportSummary> {
+  await refuseIfRunning(deps, orgId);
   await checkImportFile(deps, orgId, file);
   return (await startImport(deps, orgId, file, options)).run();
 }

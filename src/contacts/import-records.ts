@@ -122,3 +122,14 @@ export async function findImport(db: Db, orgId: string, id: string) {
     .where('id', '=', id)
     .executeTakeFirst();
 }
+
+/** The org's running import whose heartbeat is fresher than `staleMs`, or undefined. */
+export async function findRunningImport(db: Db, orgId: string, staleMs: number) {
+  return db
+    .selectFrom('contact_imports')
+    .select(['id', 'started_at', 'rows_committed'])
+    .where('org_id', '=', orgId)
+    .where('status', '=', 'running')
+    .where('heartbeat_at', '>=', sql<Date>`now() - make_interval(secs => ${staleMs / 1000})`)
+    .executeTakeFirst();
+}
