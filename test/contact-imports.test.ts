@@ -36,8 +36,8 @@ beforeAll(async () => {
     { db: appDb.db, url: database.url },
     {
       // A minute's deadline: on a busy test machine, reading 16 form bodies of 2 MB at once can take
-    // longer than the default 10 s, and what is judged here is which imports are refused, not speed.
-    config: { logLevel: 'info', requestTimeoutMs: 60_000 },
+      // longer than the default 10 s, and what is judged here is which imports are refused, not speed.
+      config: { logLevel: 'info', requestTimeoutMs: 60_000 },
       logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
     },
   );
