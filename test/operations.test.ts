@@ -236,8 +236,24 @@ describe('the retention job', () => {
       db,
     );
 
+    // Import records: one ended past the audit log's keeping period, one ended lately, one running.
+    const imports = await sql<{ id: string; status: string; finished_at: Date | null }>`
+      INSERT INTO contact_imports (org_id, source, status, started_at, finished_at) VALUES
+        (${org.orgId}, 'cli', 'done', now() - interval '400 days', now() - interval '400 days'),
+        (${org.orgId}, 'cli', 'failed', now() - interval '1 day', now() - interval '1 day'),
+        (${org.orgId}, 'cli', 'running', now() - interval '400 days', NULL)
+      RETURNING id, status, finished_at`.execute(db);
+
     const report = await runRetention(env.app.deps);
     expect(report).not.toBeNull();
+    expect(report!.contact_imports).toBe(1);
+    const importsLeft = await db.selectFrom('contact_imports').select('id').orderBy('id').execute();
+    expect(importsLeft.map((row) => row.id).sort()).toEqual(
+      imports.rows
+        .slice(1)
+        .map((row) => row.id)
+        .sort(),
+    );
     expect(report!.webhook_deliveries).toBeGreaterThanOrEqual(30);
     expect(report!.call_timeline).toBeGreaterThanOrEqual(1);
     expect(report!.call_idempotency_keys).toBeGreaterThanOrEqual(1);

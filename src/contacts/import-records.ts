@@ -133,3 +133,19 @@ export async function findRunningImport(db: Db, orgId: string, staleMs: number) 
     .where('heartbeat_at', '>=', sql<Date>`now() - make_interval(secs => ${staleMs / 1000})`)
     .executeTakeFirst();
 }
+
+/** Deletes up to `limit` ended imports that finished before `before`; returns how many went. */
+export async function deleteEndedImports(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('contact_imports')
+    .where('id', 'in', (sub) =>
+      sub
+        .selectFrom('contact_imports')
+        .select('id')
+        .where('status', '<>', 'running')
+        .where('finished_at', '<', before)
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

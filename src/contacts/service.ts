@@ -2,6 +2,7 @@
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../database/connect.js';
 import { emitEvent } from '../webhooks/outbox.js';
+import { deleteInBatches } from '../database/batches.js';
 import { invalidField, notFound } from '../errors.js';
 import { unknownCursor, type PageStart } from '../contract/pagination.js';
 import * as contacts from './queries.js';
@@ -87,4 +88,9 @@ export async function getContactImport(db: Db, orgId: string, id: string): Promi
   const found = await imports.findImport(db, orgId, id);
   if (!found) throw notFound('contact import');
   return found;
+}
+
+/** Removes the records of imports that ended before `before`, in batches of `batchSize`; returns how many went. */
+export async function pruneContactImports(db: Db, before: Date, batchSize: number): Promise<number> {
+  return deleteInBatches(() => imports.deleteEndedImports(db, before, batchSize), batchSize);
 }

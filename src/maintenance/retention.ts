@@ -2,8 +2,9 @@
 // period, through each feature's own pruning: finished webhook deliveries and their events after
 // DELIVERY_RETENTION_DAYS (the last 100 attempts of each endpoint and their deliveries always stay),
 // call timeline entries after TIMELINE_RETENTION_DAYS, Idempotency-Key records once they have expired,
-// rate-limit buckets no longer counted, audit log entries after AUDIT_RETENTION_DAYS, and dashboard
-// sessions, links and sign-in failures past their use. One process at a time does it (an advisory lock).
+// rate-limit buckets no longer counted, audit log entries and the records of ended CSV imports after
+// AUDIT_RETENTION_DAYS, and dashboard sessions, links and sign-in failures past their use. One process
+// at a time does it (an advisory lock).
 import { sql } from 'kysely';
 import type { AppDeps } from '../app-deps.js';
 import type { BackgroundWorker } from '../background-worker.js';
@@ -14,6 +15,7 @@ import { pruneRateLimitBuckets } from '../orgs/rate-limiter.js';
 import { pruneAuthFailureAllowances } from '../orgs/authenticator.js';
 import { pruneDeliveryHistory } from '../webhooks/service.js';
 import { pruneAudit } from '../audit/service.js';
+import { pruneContactImports } from '../contacts/service.js';
 import { pruneDashboardState } from '../dashboard/sessions.js';
 
 /** Rows one delete statement removes at the most. */
@@ -29,6 +31,7 @@ const RETENTION_TABLES = [
   'rate_limit_buckets',
   'auth_failure_allowances',
   'audit_log',
+  'contact_imports',
   'dashboard_state',
 ] as const;
 
@@ -88,6 +91,8 @@ async function prune(conn: Db, now: number, config: AppDeps['config']): Promise<
     rate_limit_buckets: await pruneRateLimitBuckets(conn, now),
     auth_failure_allowances: await pruneAuthFailureAllowances(conn, now),
     audit_log: await pruneAudit(conn, new Date(now - config.auditRetentionDays * DAY_MS), BATCH_SIZE),
+    // An import's record goes with the audit entry that names it.
+    contact_imports: await pruneContactImports(conn, new Date(now - config.auditRetentionDays * DAY_MS), BATCH_SIZE),
     dashboard_state: await pruneDashboardState(
       conn,
       { idleMs: config.dashboardSessionIdleMs, absoluteMs: config.dashboardSessionAbsoluteMs },
