@@ -120,3 +120,37 @@ describe('a burst of sign-ins from one address', { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe('the audit log of a failed sign-in', { timeout: 120_000 }, () => {
+  it("names the org of an address's sole membership, and no org once another org has invited it", async () => {
+    const email = 'two-orgs@example.com';
+    await member(email);
+    const failuresIn = async (orgId: string | null) =>
+      (
+        await database.db
+          .selectFrom('audit_log')
+          .select('address')
+          .where('action', '=', 'sign_in.failed')
+          .where('actor', '=', email)
+          .where('org_id', orgId === null ? 'is' : '=', orgId)
+          .execute()
+      ).map((row) => row.address);
+
+    expect((await signIn(email, 'wrong password one', '192.0.2.51')).status).toBe(401);
+    expect(await failuresIn(org.orgId)).toEqual(['192.0.2.51']);
+
+    // Another org invites the same address and sets that membership's password through its own link:
+    // it must not read where the address's sign-ins to the first org come from.
+    const other = await createTestOrg(database.db);
+    const { token } = await inviteMember(
+      database.db,
+      { orgId: other.orgId, email, role: 'viewer' },
+      { actor: 'cli', address: null },
+    );
+    await acceptLink(database.db, token, 'another password of some length');
+    expect((await signIn(email, 'wrong password two', '192.0.2.52')).status).toBe(401);
+    expect(await failuresIn(other.orgId)).toEqual([]);
+    expect(await failuresIn(org.orgId)).toEqual(['192.0.2.51']);
+    expect(await failuresIn(null)).toEqual(['192.0.2.52']);
+  });
+});

@@ -1,5 +1,5 @@
 // A dashboard email is unique within an org, no longer across orgs: inviting an address answers the
-// same whether or not it belongs to someone in another org, so no admin learns that or squats it.
+// same whether or not it belongs to someone in another org, and no org can squat it.
 // Each membership keeps its own password; sign-in finds them by email (indexed).
 import { sql, type Kysely } from 'kysely';
 

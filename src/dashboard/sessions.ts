@@ -167,8 +167,9 @@ export async function signIn(
     // Counted as a failure until the password is found right (see overLimit).
     const attempt = await users.insertFailures(db, Object.values(subjects), now);
     const [members, limit] = await Promise.all([users.findUsersByEmail(db, email), overLimit(db, subjects, now)]);
-    // Each org the address belongs to logs what happens to it (no org when it belongs to none).
-    const orgIds = members.length > 0 ? members.map((member) => member.org_id) : [null];
+    // Only the org of an address's sole membership logs its failures: with several, the attempt cannot
+    // be told apart, and another org that invited the address must not read this one's sign-ins.
+    const orgIds = [members.length === 1 ? members[0]!.org_id : null];
     if (limit) {
       // A refused attempt checks nothing, so it is not a failure of its own.
       await users.deleteFailures(db, attempt);

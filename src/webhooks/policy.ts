@@ -28,15 +28,18 @@ export const AUTO_DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
 /** How long a receiver has to answer. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
-/** The API operations that wait on a receiver (a test send, a deletion's send in flight) besides their own work. */
-const OPERATIONS_WAITING_ON_RECEIVERS = new Set(['testWebhook', 'deleteWebhook']);
+/**
+ * The API operations that wait on a receiver besides their own work: a test send, and a deletion's or
+ * a switch-off's wait for the sends in flight to end.
+ */
+const OPERATIONS_WAITING_ON_RECEIVERS = new Set(['testWebhook', 'deleteWebhook', 'updateWebhook']);
 
 /** The dashboard's forms that do the same as those operations. */
-const FORMS_WAITING_ON_RECEIVERS = /^\/dashboard\/webhooks\/[^/]+\/(?:test|delete)$/;
+const FORMS_WAITING_ON_RECEIVERS = /^\/dashboard\/webhooks\/[^/]+\/(?:test|delete|disable)$/;
 
 /**
  * Whether a request waits on a webhook receiver, so its deadline allows a delivery's time more: the
- * API's `testWebhook` and `deleteWebhook`, and the dashboard forms posting the same.
+ * operations above, and the dashboard forms posting the same.
  */
 export function waitsOnReceiver(request: { method: string; path: string; operationId: string | undefined }): boolean {
   if (request.operationId !== undefined) return OPERATIONS_WAITING_ON_RECEIVERS.has(request.operationId);

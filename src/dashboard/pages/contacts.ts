@@ -127,7 +127,10 @@ export function contactRoutes(router: Router, env: DashboardEnv): void {
       // by line), removed once the import ends.
       const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-import-'));
       const file = path.join(dir, 'contacts.csv');
-      await writeFile(file, csv, { mode: 0o600 });
+      await writeFile(file, csv, { mode: 0o600 }).catch(async (error: unknown) => {
+        await rm(dir, { recursive: true, force: true });
+        throw error;
+      });
       let started;
       try {
         started = await startBackgroundImport(env.deps, session.orgId, file, {
