@@ -2,11 +2,12 @@
 // changed, and so that no process ever reads a half-written build. Each build goes to its own folder,
 // dist/builds/<hash of the sources>/, written under a temporary name and renamed when complete; then
 // dist/src/main.js, a one-line entry that imports that build's main, is replaced by a rename. A process
-// that started earlier keeps importing from its own build's folder, and two builds at once of the same
-// sources make the same folder (the second rename finds it there and drops its copy). Run with Node's
-// own TypeScript support: `node scripts/build.ts`.
+// that started earlier keeps importing from its own build's folder for KEEP_OLD_BUILDS_MS after a newer
+// build replaced it (a child that `serve --processes` restarts starts from the entry, so on the newer
+// build), and two builds at once of the same sources make the same folder (the second rename finds it
+// there and drops its copy). Run with Node's own TypeScript support: `node scripts/build.ts`.
 import { createHash } from 'node:crypto';
-import { glob, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { glob, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build, version } from 'esbuild';
 
@@ -21,7 +22,7 @@ const DIST = path.join(ROOT, 'dist');
 const BUILDS = path.join(DIST, 'builds');
 const ENTRY = path.join(DIST, 'src', 'main.js');
 
-/** Builds older than this that no entry names are removed (a process started on one may still import from it). */
+/** How long a replaced build stays (a process started on it may still import from it); its folder's time says when it was replaced. */
 const KEEP_OLD_BUILDS_MS = 24 * 3_600_000;
 
 /** The source files, sorted. */
@@ -79,7 +80,7 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-/** Removes the builds (and left-over temporary folders) other than `current` older than KEEP_OLD_BUILDS_MS. */
+/** Removes the builds (and left-over temporary folders) other than `current` replaced over KEEP_OLD_BUILDS_MS ago. */
 async function removeOldBuilds(current: string): Promise<void> {
   const now = Date.now();
   for (const name of await readdir(BUILDS)) {
@@ -100,5 +101,12 @@ await mkdir(BUILDS, { recursive: true });
 await mkdir(path.dirname(ENTRY), { recursive: true });
 await buildOnce(id, files);
 const entry = entryText(id);
-if ((await readFile(ENTRY, 'utf8').catch(() => '')) !== entry) await replaceFile(ENTRY, entry);
+const previous = await readFile(ENTRY, 'utf8').catch(() => '');
+if (previous !== entry) {
+  await replaceFile(ENTRY, entry);
+  // The replaced build's time starts now: the processes running it get their full KEEP_OLD_BUILDS_MS.
+  const replaced = /builds\/([0-9a-f]+)\//.exec(previous)?.[1];
+  // It may be gone already (removed by hand, or by another build meanwhile).
+  if (replaced) await utimes(path.join(BUILDS, replaced), new Date(), new Date()).catch(() => undefined);
+}
 await removeOldBuilds(id);

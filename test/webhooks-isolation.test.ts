@@ -274,7 +274,14 @@ describe('DELETE /webhooks/{id}', () => {
     });
     const { response } = await deleting!;
     expect(response.status).toBe(204);
-    expect(await db.selectFrom('webhooks').select('id').where('id', '=', id).executeTakeFirst()).toBeUndefined();
+    // Gone from the API at the answer; the row itself goes with the clean-up that follows it.
+    const read = await env.app.client(env.org.key).GET('/webhooks/{id}', { params: { path: { id } } });
+    expect(read.response.status).toBe(404);
+    await waitFor(
+      'the clean-up to remove the endpoint row',
+      async () => (await db.selectFrom('webhooks').select('id').where('id', '=', id).executeTakeFirst()) === undefined,
+      15_000,
+    );
     expect(target.requests).toHaveLength(0);
   });
 
