@@ -56,10 +56,17 @@ describe('a delivery waiting for its retry, on the endpoint page', { timeout: 18
     const { id } = await register(env, target.url);
     await emit(env, 'contact.created', contactCreated());
     await target.waitFor(1, 20_000);
+    // The worker records the attempt once the receiver has answered, a moment after the request arrived.
+    await expect
+      .poll(
+        async () =>
+          (await env.app.client(env.org.key).GET('/webhooks/{id}/deliveries', { params: { path: { id } } })).data!
+            .data[0],
+      )
+      .toMatchObject({ status: 'pending', attempt_count: 1 });
     const [delivery] = (
       await env.app.client(env.org.key).GET('/webhooks/{id}/deliveries', { params: { path: { id } } })
     ).data!.data;
-    expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1 });
 
     const page = await endpointPage(id);
     const row = page.getByRole('row').filter({ hasText: 'contact.created' });
