@@ -2,8 +2,6 @@
 // CONTACT_IMPORTS_PER_PROCESS), and a stop signal for shutdown, after which each ends after its batch.
 /** The background imports of one process. */
 export interface ImportRuntime {
-  /** Imports this process runs now. */
-  readonly running: number;
   /** Aborted at shutdown: a running import stops before its next batch and is recorded as failed. */
   readonly stopping: AbortSignal;
   /** Takes a slot for an import unless `limit` are taken; returns whether it did. */
@@ -22,9 +20,6 @@ export function createImportRuntime(): ImportRuntime {
   const tracked = new Set<Promise<unknown>>();
   let running = 0;
   return {
-    get running() {
-      return running;
-    },
     stopping: stop.signal,
     tryAcquire(limit) {
       if (running >= limit || stop.signal.aborted) return false;
