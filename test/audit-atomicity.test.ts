@@ -11,9 +11,9 @@ import { importContacts } from '../src/contacts/csv-import.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { runAdmin } from './support/cli.js';
-import { acceptLink, inviteMember } from '../src/dashboard/members.js';
-import { signIn } from '../src/dashboard/sessions.js';
-import { HashPool } from '../src/dashboard/hash-pool.js';
+import { acceptLink, inviteMember } from '../src/members/service.js';
+import { signIn } from '../src/members/sign-in.js';
+import { HashPool } from '../src/members/hash-pool.js';
 import { PASSWORD } from './support/dashboard.js';
 
 let env: WebhookEnv;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg } from './support/app.js';
 import { runAdmin } from './support/cli.js';
-import { acceptLink, findLink } from '../src/dashboard/members.js';
+import { acceptLink, findLink } from '../src/members/service.js';
 
 let database: TestDatabase;
 

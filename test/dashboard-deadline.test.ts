@@ -2,7 +2,7 @@
 // operation, so a receiver slower than the request deadline still ends in the dashboard's own answer,
 // not the API's 503.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptLink, inviteMember } from '../src/dashboard/members.js';
+import { acceptLink, inviteMember } from '../src/members/service.js';
 import { register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { csrfTokenOf, PASSWORD } from './support/dashboard.js';

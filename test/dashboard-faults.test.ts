@@ -8,8 +8,8 @@ import pg from 'pg';
 import { databaseFault } from '../src/database/faults.js';
 import { adminQuery, createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
-import { acceptLink, inviteMember } from '../src/dashboard/members.js';
-import { startSession } from '../src/dashboard/sessions.js';
+import { acceptLink, inviteMember } from '../src/members/service.js';
+import { startSession } from '../src/members/sessions.js';
 import { SESSION_COOKIE } from '../src/dashboard/cookies.js';
 import { PASSWORD } from './support/dashboard.js';
 

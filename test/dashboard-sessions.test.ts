@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANG_GUARD_MS } from './support/hang-guard.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
-import { acceptLink, inviteMember, removeMember, requireMemberByEmail, resetMember } from '../src/dashboard/members.js';
-import { SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS } from '../src/dashboard/policy.js';
+import { acceptLink, inviteMember, removeMember, requireMemberByEmail, resetMember } from '../src/members/service.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS } from '../src/members/policy.js';
 import { csrfTokenOf } from './support/dashboard.js';
 
 const PASSWORD = 'a password of some length';

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
-import { acceptLink, inviteMember } from '../src/dashboard/members.js';
-import { SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS } from '../src/dashboard/policy.js';
+import { acceptLink, inviteMember } from '../src/members/service.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS } from '../src/members/policy.js';
 
 const PASSWORD = 'a password of some length';
 

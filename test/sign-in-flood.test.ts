@@ -7,7 +7,7 @@
 // issue's: 150 wrong sign-ins, 32 at a time. The latency figures mean something on a quiet machine only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlan } from '../src/orgs/service.js';
-import { acceptLink, inviteMember } from '../src/dashboard/members.js';
+import { acceptLink, inviteMember } from '../src/members/service.js';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import {

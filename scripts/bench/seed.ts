@@ -4,8 +4,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../src/database/connect.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
 import { loadConfig } from '../../src/config.js';
-import { acceptLink, inviteMember } from '../../src/dashboard/members.js';
-import { startSession } from '../../src/dashboard/sessions.js';
+import { acceptLink, inviteMember } from '../../src/members/service.js';
+import { startSession } from '../../src/members/sessions.js';
 import { SESSION_COOKIE } from '../../src/dashboard/cookies.js';
 
 // The seeded sizes.

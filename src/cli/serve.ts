@@ -12,7 +12,7 @@ import { openDatabase, startupMigrationMode, type OpenDatabase } from '../databa
 import { startHttpServer, type HttpServer } from '../http/server.js';
 import { createLogger } from '../logger.js';
 import { seedDemoData, type DemoData } from '../orgs/demo.js';
-import { DEMO_ADMIN_EMAIL, inviteDemoAdmin } from '../dashboard/demo.js';
+import { DEMO_ADMIN_EMAIL, inviteDemoAdmin } from '../members/demo.js';
 import { countOrgs } from '../orgs/service.js';
 import { startWorkers, type BackgroundWorker } from '../workers.js';
 import { watchWebhookQueue, type Metrics } from '../observability/metrics.js';

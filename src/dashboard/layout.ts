@@ -1,8 +1,8 @@
 // The page shell: document head (this server's style sheet and script only), the navigation and who
 // is signed in, around a page's content.
 import { html, type HtmlValue, type SafeHtml } from './html.js';
-import type { Session } from './sessions.js';
-import { newToken } from './tokens.js';
+import type { Session } from '../members/sessions.js';
+import { newFormNonce } from '../members/form-nonces.js';
 import { outside } from './outside-text.js';
 
 /** The sections in the navigation, in order; `admin` ones are listed for admins only. */
@@ -26,7 +26,7 @@ export function csrfField(session: Session): SafeHtml {
  * server accepts once, so a reload or a second click does not repeat the change.
  */
 export function onceField(): SafeHtml {
-  return html`<input type="hidden" name="_once" value="${newToken()}" />`;
+  return html`<input type="hidden" name="_once" value="${newFormNonce()}" />`;
 }
 
 function navigation(session: Session, current: string | undefined): SafeHtml {

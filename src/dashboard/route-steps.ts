@@ -10,9 +10,9 @@ import { outside } from './outside-text.js';
 import { notice, page } from './layout.js';
 import { readSessionCookie } from './cookies.js';
 import { csrfMatches, isSameOrigin, setPageHeaders } from './security.js';
-import { loadSession, type Session, type SessionLifetimes } from './sessions.js';
-import type { HashPool } from './hash-pool.js';
-import { claimFormUse, releaseFormUse } from './queries.js';
+import { loadSession, type Session, type SessionLifetimes } from '../members/sessions.js';
+import type { HashPool } from '../members/hash-pool.js';
+import { claimFormNonce, isFormNonce, releaseFormNonce } from '../members/form-nonces.js';
 import { MAX_CSV_BYTES } from './policy.js';
 import { findUnstorableValue } from '../contract/text-rules.js';
 
@@ -177,9 +177,6 @@ export function fields(ctx: Koa.Context, name: string): string[] {
   return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : [];
 }
 
-/** What a one-time form's nonce looks like (onceField makes 43 characters). */
-const ONCE_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
-
 /**
  * Runs a one-time form's handler (see onceField): its nonce is claimed first, and a form sent again
  * gets a 409 page instead of a second change. A change the service refused (a problem page: bad
@@ -188,12 +185,12 @@ const ONCE_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
  */
 async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, handler: PageHandler): Promise<void> {
   const nonce = field(ctx, '_once');
-  if (!ONCE_NONCE.test(nonce)) {
+  if (!isFormNonce(nonce)) {
     sendProblem(ctx, session, 400, 'This form is incomplete; reload the page and try again. Nothing was changed.');
     return;
   }
   const { db, clock } = env.deps;
-  const claim = await claimFormUse(db, session.idHash, nonce, clock.now());
+  const claim = await claimFormNonce(db, session.idHash, nonce, clock.now());
   if (claim === 'no_session') {
     // Signed out (in another tab, or by a reset or removal) since the request began.
     redirectAfterPost(ctx, '/dashboard/login');
@@ -209,7 +206,7 @@ async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, ha
     );
     return;
   }
-  if (await runHandler(ctx, session, handler)) await releaseFormUse(db, session.idHash, nonce);
+  if (await runHandler(ctx, session, handler)) await releaseFormNonce(db, session.idHash, nonce);
 }
 
 /**

@@ -4,13 +4,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AppDeps } from '../app-deps.js';
 import { ASSETS } from './assets.js';
-import { HashPool } from './hash-pool.js';
-import {
-  SIGN_IN_HASH_MAX_WAIT_MS,
-  SIGN_IN_HASHES_AT_ONCE,
-  SIGN_IN_HASHES_PER_ADDRESS,
-  SIGN_IN_HASHES_WAITING,
-} from './policy.js';
+import { signInHashPool } from '../members/sign-in.js';
 import { sendPage, sendProblem, TITLE_OF, type DashboardEnv } from './route-steps.js';
 import { html } from './html.js';
 import { notice, page } from './layout.js';
@@ -63,12 +57,7 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
     deps,
     lifetimes: { idleMs: deps.config.dashboardSessionIdleMs, absoluteMs: deps.config.dashboardSessionAbsoluteMs },
     secureCookies: deps.config.publicBaseUrl.startsWith('https:'),
-    hashes: new HashPool({
-      atOnce: SIGN_IN_HASHES_AT_ONCE,
-      waiting: SIGN_IN_HASHES_WAITING,
-      perAddress: SIGN_IN_HASHES_PER_ADDRESS,
-      maxWaitMs: SIGN_IN_HASH_MAX_WAIT_MS,
-    }),
+    hashes: signInHashPool(),
   };
   for (const [path, asset] of Object.entries(ASSETS)) {
     router.get(path, (ctx) => {

@@ -16,7 +16,7 @@ import { pruneAuthFailureAllowances } from '../orgs/authenticator.js';
 import { pruneDeliveryHistory } from '../webhooks/service.js';
 import { pruneAudit } from '../audit/service.js';
 import { pruneContactImports } from '../contacts/service.js';
-import { pruneDashboardState } from '../dashboard/sessions.js';
+import { pruneDashboardState } from '../members/sessions.js';
 
 /** Rows one delete statement removes at the most. */
 const BATCH_SIZE = 5_000;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Db } from '../../src/database/connect.js';
-import { inviteMember, linkPath, type Role } from '../../src/dashboard/members.js';
+import { inviteMember, linkPath, type Role } from '../../src/members/service.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [

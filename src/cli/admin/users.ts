@@ -80,7 +80,7 @@ export const userCommands: CommandGroup = {
         const { base, warnings } = await linkBase(values);
         const [{ requireOrg }, { inviteMember, linkPath }, { CLI_ACTOR }] = await Promise.all([
           import('../../orgs/service.js'),
-          import('../../dashboard/members.js'),
+          import('../../members/service.js'),
           import('../../audit/service.js'),
         ]);
         const db = await database();
@@ -103,7 +103,7 @@ export const userCommands: CommandGroup = {
         const orgId = requiredUuid(values, 'org', 'an org id');
         const [{ requireOrg }, { listMembers }] = await Promise.all([
           import('../../orgs/service.js'),
-          import('../../dashboard/members.js'),
+          import('../../members/service.js'),
         ]);
         const db = await database();
         await requireOrg(db, orgId);
@@ -133,7 +133,7 @@ export const userCommands: CommandGroup = {
       run: async ({ args: [email], values }, database) => {
         const orgId = optionalOrg(values);
         const [{ removeMember, requireMemberByEmail }, { CLI_ACTOR }] = await Promise.all([
-          import('../../dashboard/members.js'),
+          import('../../members/service.js'),
           import('../../audit/service.js'),
         ]);
         const db = await database();
@@ -156,7 +156,7 @@ export const userCommands: CommandGroup = {
         const orgId = optionalOrg(values);
         const { base, warnings } = await linkBase(values);
         const [{ requireMemberByEmail, resetMember, linkPath }, { CLI_ACTOR }] = await Promise.all([
-          import('../../dashboard/members.js'),
+          import('../../members/service.js'),
           import('../../audit/service.js'),
         ]);
         const db = await database();

@@ -19,7 +19,7 @@ import { outside, outsideBlock } from '../outside-text.js';
 import { csrfField, notice, page } from '../layout.js';
 import { minute } from '../format.js';
 import { MAX_CSV_BYTES } from '../policy.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../../members/sessions.js';
 import { chosen, pageOf, pager, selectFilter } from './paging.js';
 import type Koa from 'koa';
 

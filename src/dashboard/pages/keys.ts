@@ -8,7 +8,7 @@ import { action, field, formBody, redirectAfterPost, sendPage, view, type Dashbo
 import { html, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { maskedKey, minute } from '../format.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../../members/sessions.js';
 import { outside } from '../outside-text.js';
 
 const CURRENT = '/dashboard/keys';

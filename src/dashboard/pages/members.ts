@@ -9,11 +9,11 @@ import {
   linkPath,
   listMembers,
   removeMember,
-  requireMemberInOrg,
+  requireOtherMember,
   resetMember,
   type Role,
   type UserRow,
-} from '../members.js';
+} from '../../members/service.js';
 import {
   action,
   field,
@@ -27,7 +27,7 @@ import {
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, page, type Confirmation } from '../layout.js';
 import { minute } from '../format.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../../members/sessions.js';
 import { requestOrigin } from '../security.js';
 
 const CURRENT = '/dashboard/members';
@@ -128,11 +128,7 @@ function by(ctx: Koa.Context, session: Session) {
 }
 
 async function otherMember(env: DashboardEnv, ctx: Koa.Context, session: Session) {
-  const member = await requireMemberInOrg(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'member'));
-  if (member.id === session.userId) {
-    throw new DomainError('forbidden', 'You cannot remove or reset yourself here; ask another admin.');
-  }
-  return member;
+  return requireOtherMember(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'member'), session.userId);
 }
 
 /** Registers GET CURRENT/:id/<step>: the page asking an admin to confirm `step` on another member. */

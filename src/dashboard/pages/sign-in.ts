@@ -17,10 +17,11 @@ import {
 } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
 import { notice, page } from '../layout.js';
-import { acceptLink, findLink } from '../members.js';
-import { MIN_PASSWORD_LENGTH, SIGN_IN_BUSY_RETRY_AFTER_SEC, SIGN_IN_FAILURE_WINDOW_MS } from '../policy.js';
+import { acceptLink, findLink } from '../../members/service.js';
+import { MIN_PASSWORD_LENGTH, SIGN_IN_BUSY_RETRY_AFTER_SEC, SIGN_IN_FAILURE_WINDOW_MS } from '../../members/policy.js';
 import { isSameOrigin, setPageHeaders } from '../security.js';
-import { endSession, signIn, startSession } from '../sessions.js';
+import { endSession, startSession } from '../../members/sessions.js';
+import { signIn } from '../../members/sign-in.js';
 
 function signInForm(email: string, message: SafeHtml | null, next: string): string {
   return page({

@@ -23,7 +23,7 @@ import { confirmationPage, csrfField, notice, onceField, page } from '../layout.
 import { minute, second } from '../format.js';
 import { outside, outsideBlock } from '../outside-text.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../../members/sessions.js';
 import { chosen } from './paging.js';
 
 const CURRENT = '/dashboard/webhooks';

@@ -1,17 +1,17 @@
-// The dashboard's people: invitations and resets by one-time link, removal, and setting a password
-// from a link. Used by the dashboard's members page and by `admin user ...`; every change is audited.
+// The members feature: the people who sign in to an org's dashboard. Invitations, listing, removal and
+// password resets, for the dashboard's members page and `admin user ...`; every change is audited.
 import type { Db } from '../database/connect.js';
 import { DomainError, invalidField } from '../errors.js';
 import { recordAudit } from '../audit/service.js';
-import { hashPassword } from './passwords.js';
-import { guessableBecause } from './password-strength.js';
-import { hashToken, newToken } from './tokens.js';
-import { LINK_LIFETIME_MS, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './policy.js';
+import { issueLink } from './invitations.js';
+import { voidLinks } from './link-queries.js';
+import { adminsWhoCanSignIn } from './policy.js';
+import { deleteUserSessions } from './session-queries.js';
 import * as users from './queries.js';
 
 export type { Role, UserRow } from './queries.js';
-
-const LINK_GONE = 'This link is unknown, used or expired; ask an admin for a new one.';
+// The one-time links, so that callers reach the whole feature through its service.
+export { acceptLink, findLink, linkPath } from './invitations.js';
 
 /** Who makes a change, for the audit log: `cli` or a user's email, and the client address. */
 export interface Actor {
@@ -26,22 +26,6 @@ export function normalizeEmail(email: string): string {
   const normalized = email.trim().toLowerCase();
   if (!EMAIL.test(normalized)) throw invalidField('email', 'must be an email address');
   return normalized;
-}
-
-/** The path of a one-time link, under the dashboard. */
-export function linkPath(token: string): string {
-  return `/dashboard/invite/${token}`;
-}
-
-async function issueLink(db: Db, userId: string, purpose: 'invite' | 'reset', now: Date): Promise<string> {
-  const token = newToken();
-  await users.insertLink(db, {
-    tokenHash: hashToken(token),
-    userId,
-    purpose,
-    expiresAt: new Date(now.getTime() + LINK_LIFETIME_MS),
-  });
-  return token;
 }
 
 /**
@@ -99,6 +83,23 @@ export async function requireMemberInOrg(db: Db, orgId: string, id: string): Pro
   return user;
 }
 
+/**
+ * The org's member with this id whom the signed-in `actingUserId` may remove or reset: anyone but
+ * themselves, so an admin acting from the dashboard always leaves one admin. Throws not_found, or forbidden.
+ */
+export async function requireOtherMember(
+  db: Db,
+  orgId: string,
+  id: string,
+  actingUserId: string,
+): Promise<users.UserRow> {
+  const member = await requireMemberInOrg(db, orgId, id);
+  if (member.id === actingUserId) {
+    throw new DomainError('forbidden', 'You cannot remove or reset yourself here; ask another admin.');
+  }
+  return member;
+}
+
 /** Who asks for a change to a member: the operator, or a signed-in admin of the org (by user id). */
 export interface MemberChange {
   by: Actor;
@@ -123,8 +124,7 @@ async function lockForChange(trx: Db, target: users.UserRow, actingUserId: strin
       throw new DomainError('forbidden', 'You are no longer an admin of this organisation.');
     }
   }
-  return members.filter((member) => member.id !== target.id && member.role === 'admin' && member.password_hash !== null)
-    .length;
+  return adminsWhoCanSignIn(members, target.id);
 }
 
 /**
@@ -155,72 +155,10 @@ export async function resetMember(
   return db.transaction().execute(async (trx) => {
     const adminsLeft = await lockForChange(trx, user, actingUserId);
     await users.clearPasswordHash(trx, user.id);
-    await users.deleteUserSessions(trx, user.id);
-    await users.voidLinks(trx, user.id, now);
+    await deleteUserSessions(trx, user.id);
+    await voidLinks(trx, user.id, now);
     const token = await issueLink(trx, user.id, 'reset', now);
     await recordAudit(trx, { orgId: user.org_id, ...by, action: 'member.reset', target: user.email, at: now });
     return { token, adminsLeft };
-  });
-}
-
-/** The usable link with this token (its user's email), or undefined for an unknown, used or expired one. */
-export async function findLink(db: Db, token: string, now = new Date()) {
-  return users.findUsableLink(db, hashToken(token), now);
-}
-
-/**
- * Throws invalid_request (param password) unless the password is long enough, not one character
- * repeated, and hard to guess (not a common or breached-style password, nor built on `personal` words
- * such as the person's email); the message says why.
- */
-export function checkPassword(password: string, personal: string[] = []): void {
-  // Counted in code points of the form that is hashed (NFC): most emoji are one, not two UTF-16 units,
-  // and an accented letter is one however it was typed.
-  const characters = [...password.normalize('NFC')];
-  if (characters.length < MIN_PASSWORD_LENGTH) {
-    throw invalidField('password', `must have at least ${MIN_PASSWORD_LENGTH} characters`);
-  }
-  if (new Set(characters).size === 1) throw invalidField('password', 'must not be one character repeated');
-  if (password.length > MAX_PASSWORD_LENGTH) {
-    throw invalidField('password', `must have at most ${MAX_PASSWORD_LENGTH} characters`);
-  }
-  const because = guessableBecause(password.normalize('NFC'), personal);
-  if (because) throw invalidField('password', `is too easy to guess. ${because}`);
-}
-
-/**
- * Sets the password of the link's user and uses the link up, ending the user's other sessions; the
- * audit entry names `address`, where the link was opened. Throws invalid_request (param password) for a
- * weak password, not_found for an unknown, used or expired link.
- */
-export async function acceptLink(
-  db: Db,
-  token: string,
-  password: string,
-  now = new Date(),
-  address: string | null = null,
-): Promise<users.UserRow> {
-  const tokenHash = hashToken(token);
-  // Read first for the email the strength check weighs; the transaction checks the link again.
-  const opened = await users.findUsableLink(db, tokenHash, now);
-  if (!opened) throw new DomainError('not_found', LINK_GONE);
-  checkPassword(password, [opened.email, ...opened.email.split(/[@.+_-]/)]);
-  const passwordHash = await hashPassword(password);
-  return db.transaction().execute(async (trx) => {
-    const link = await users.findUsableLink(trx, tokenHash, now);
-    if (!link || !(await users.useLink(trx, tokenHash, now))) {
-      throw new DomainError('not_found', LINK_GONE);
-    }
-    await users.setPasswordHash(trx, link.user_id, passwordHash);
-    await users.deleteUserSessions(trx, link.user_id);
-    const user = (await users.findUserById(trx, link.user_id))!;
-    await recordAudit(trx, {
-      orgId: user.org_id,
-      actor: user.email,
-      address,
-      action: 'member.password_set',
-      at: now,
-    });
-    return user;
   });
 }

@@ -2,7 +2,7 @@
 // print a one-time link that leads straight into the dashboard.
 import type { Db } from '../database/connect.js';
 import { CLI_ACTOR } from '../audit/service.js';
-import { inviteMember, linkPath } from './members.js';
+import { inviteMember, linkPath } from './service.js';
 
 /** The demo admin's email address. */
 export const DEMO_ADMIN_EMAIL = 'admin@demo.example';
