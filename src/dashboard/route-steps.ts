@@ -26,8 +26,8 @@ export interface DashboardEnv {
   hashes: HashPool;
 }
 
-/** A page's work, once its checks have passed. */
-export type PageHandler = (ctx: Koa.Context, session: Session) => Promise<void>;
+/** A page's work, once its checks have passed (a route's handler, named after what it does). */
+export type PageHandler = (ctx: Koa.Context, session: Session, env: DashboardEnv) => Promise<void>;
 
 const STATUS_OF: Partial<Record<DomainError['code'], number>> = {
   invalid_request: 400,
@@ -75,9 +75,14 @@ export function redirectAfterPost(ctx: Koa.Context, location: string): void {
 }
 
 /** Runs a page's handler, answering its domain errors with a problem page; resolves whether it did. */
-async function runHandler(ctx: Koa.Context, session: Session, handler: PageHandler): Promise<boolean> {
+async function runHandler(
+  env: DashboardEnv,
+  ctx: Koa.Context,
+  session: Session,
+  handler: PageHandler,
+): Promise<boolean> {
   try {
-    await handler(ctx, session);
+    await handler(ctx, session, env);
     return false;
   } catch (error) {
     const status = error instanceof DomainError ? STATUS_OF[error.code] : undefined;
@@ -125,7 +130,7 @@ export function view(env: DashboardEnv, handler: PageHandler, options: { adminOn
       sendProblem(ctx, session, 403, 'Only admins of the organisation can see this page.');
       return;
     }
-    await runHandler(ctx, session, handler);
+    await runHandler(env, ctx, session, handler);
   };
 }
 
@@ -206,7 +211,7 @@ async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, ha
     );
     return;
   }
-  if (await runHandler(ctx, session, handler)) await releaseFormNonce(db, session.idHash, nonce);
+  if (await runHandler(env, ctx, session, handler)) await releaseFormNonce(db, session.idHash, nonce);
 }
 
 /**
@@ -238,7 +243,7 @@ export function action(
       sendProblem(ctx, session, 403, 'Viewers can read but not change anything; ask an admin.');
       return;
     }
-    await (options.once ? runOnce(env, ctx, session, handler) : runHandler(ctx, session, handler));
+    await (options.once ? runOnce(env, ctx, session, handler) : runHandler(env, ctx, session, handler));
   };
 }
 

@@ -20,7 +20,7 @@ import { notice, page } from '../layout.js';
 import { acceptLink, findLink } from '../../members/service.js';
 import { MIN_PASSWORD_LENGTH, SIGN_IN_BUSY_RETRY_AFTER_SEC, SIGN_IN_FAILURE_WINDOW_MS } from '../../members/policy.js';
 import { isSameOrigin, setPageHeaders } from '../security.js';
-import { endSession, startSession } from '../../members/sessions.js';
+import { endSession, startSession, type Session } from '../../members/sessions.js';
 import { signIn } from '../../members/sign-in.js';
 
 function signInForm(email: string, message: SafeHtml | null, next: string): string {
@@ -74,94 +74,96 @@ function refuseCrossSite(ctx: Koa.Context, env: DashboardEnv): boolean {
 
 const LINK_GONE = 'This link is unknown, used or expired; ask an admin of your organisation for a new one.';
 
-/** Registers the sign-in page, sign-out, and the one-time link pages. */
-export function signInRoutes(router: Router, env: DashboardEnv): void {
-  const { db, clock } = env.deps;
+/** GET /dashboard/login: the sign-in form, or on to the page asked for when already signed in. */
+async function showSignIn(ctx: Koa.Context, env: DashboardEnv): Promise<void> {
+  setPageHeaders(ctx);
+  const next = returnPath(ctx.query.next);
+  if (await currentSession(env, ctx)) {
+    ctx.redirect(next);
+    return;
+  }
+  sendPage(ctx, 200, signInForm('', null, next));
+}
 
-  router.get('/dashboard/login', async (ctx) => {
-    setPageHeaders(ctx);
-    const next = returnPath(ctx.query.next);
-    if (await currentSession(env, ctx)) {
-      ctx.redirect(next);
-      return;
-    }
-    sendPage(ctx, 200, signInForm('', null, next));
-  });
-
-  router.post('/dashboard/login', formBody, async (ctx) => {
-    setPageHeaders(ctx);
-    if (refuseCrossSite(ctx, env)) return;
-    const email = field(ctx, 'email');
-    const next = returnPath(field(ctx, 'next'));
-    const result = await signIn(
-      db,
-      env.hashes,
-      { email, password: field(ctx, 'password'), address: ctx.ip },
-      env.lifetimes,
-      clock.now(),
-    );
-    if (result.kind === 'busy') {
-      ctx.set('Retry-After', String(SIGN_IN_BUSY_RETRY_AFTER_SEC));
-      const message = notice('error', 'Too many sign-ins are being checked right now; try again in a moment.');
-      sendPage(ctx, 429, signInForm(email, message, next));
-      return;
-    }
-    if (result.kind === 'throttled') {
-      ctx.set('Retry-After', String(SIGN_IN_FAILURE_WINDOW_MS / 1000));
-      const message = notice('error', 'Too many failed sign-ins for this account or address; try again in 15 minutes.');
-      sendPage(ctx, 429, signInForm(email, message, next));
-      return;
-    }
-    if (result.kind === 'refused') {
-      sendPage(ctx, 401, signInForm(email, notice('error', 'The email or the password is not right.'), next));
-      return;
-    }
-    setSessionCookie(ctx, result.token, env.lifetimes.absoluteMs, env.secureCookies);
-    redirectAfterPost(ctx, next);
-  });
-
-  router.post(
-    '/dashboard/logout',
-    formBody,
-    action(
-      env,
-      async (ctx, session) => {
-        await endSession(db, session);
-        clearSessionCookie(ctx, env.secureCookies);
-        redirectAfterPost(ctx, '/dashboard/login');
-      },
-      { anyRole: true },
-    ),
+/** POST /dashboard/login: checks the email and password and, when right, starts a session. */
+async function submitSignIn(ctx: Koa.Context, env: DashboardEnv): Promise<void> {
+  setPageHeaders(ctx);
+  if (refuseCrossSite(ctx, env)) return;
+  const email = field(ctx, 'email');
+  const next = returnPath(field(ctx, 'next'));
+  const result = await signIn(
+    env.deps.db,
+    env.hashes,
+    { email, password: field(ctx, 'password'), address: ctx.ip },
+    env.lifetimes,
+    env.deps.clock.now(),
   );
+  if (result.kind === 'busy') {
+    ctx.set('Retry-After', String(SIGN_IN_BUSY_RETRY_AFTER_SEC));
+    const message = notice('error', 'Too many sign-ins are being checked right now; try again in a moment.');
+    sendPage(ctx, 429, signInForm(email, message, next));
+    return;
+  }
+  if (result.kind === 'throttled') {
+    ctx.set('Retry-After', String(SIGN_IN_FAILURE_WINDOW_MS / 1000));
+    const message = notice('error', 'Too many failed sign-ins for this account or address; try again in 15 minutes.');
+    sendPage(ctx, 429, signInForm(email, message, next));
+    return;
+  }
+  if (result.kind === 'refused') {
+    sendPage(ctx, 401, signInForm(email, notice('error', 'The email or the password is not right.'), next));
+    return;
+  }
+  setSessionCookie(ctx, result.token, env.lifetimes.absoluteMs, env.secureCookies);
+  redirectAfterPost(ctx, next);
+}
 
-  router.get('/dashboard/invite/:token', async (ctx) => {
-    setPageHeaders(ctx);
-    const link = await findLink(db, ctx.params.token!, clock.now());
+/** POST /dashboard/logout: ends the session. */
+async function signOut(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  await endSession(env.deps.db, session);
+  clearSessionCookie(ctx, env.secureCookies);
+  redirectAfterPost(ctx, '/dashboard/login');
+}
+
+/** GET /dashboard/invite/:token: the form setting a password from a one-time link. */
+async function showLink(ctx: Koa.Context, env: DashboardEnv): Promise<void> {
+  setPageHeaders(ctx);
+  const link = await findLink(env.deps.db, ctx.params.token!, env.deps.clock.now());
+  if (!link) {
+    sendProblem(ctx, null, 404, LINK_GONE);
+    return;
+  }
+  sendPage(ctx, 200, passwordForm(ctx.params.token!, link.email, null));
+}
+
+/** POST /dashboard/invite/:token: sets the password, uses the link up and signs in. */
+async function acceptLinkForm(ctx: Koa.Context, env: DashboardEnv): Promise<void> {
+  setPageHeaders(ctx);
+  if (refuseCrossSite(ctx, env)) return;
+  const { db, clock } = env.deps;
+  const token = ctx.params.token!;
+  const now = clock.now();
+  try {
+    const user = await acceptLink(db, token, field(ctx, 'password'), now, ctx.ip);
+    const { token: sessionToken } = await startSession(db, user, env.lifetimes, now, ctx.ip);
+    setSessionCookie(ctx, sessionToken, env.lifetimes.absoluteMs, env.secureCookies);
+    redirectAfterPost(ctx, '/dashboard');
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    const link = error.code === 'invalid_request' ? await findLink(db, token, now) : undefined;
     if (!link) {
       sendProblem(ctx, null, 404, LINK_GONE);
       return;
     }
-    sendPage(ctx, 200, passwordForm(ctx.params.token!, link.email, null));
-  });
+    sendPage(ctx, 400, passwordForm(token, link.email, notice('error', error.message)));
+  }
+}
 
-  router.post('/dashboard/invite/:token', formBody, async (ctx) => {
-    setPageHeaders(ctx);
-    if (refuseCrossSite(ctx, env)) return;
-    const token = ctx.params.token!;
-    const now = clock.now();
-    try {
-      const user = await acceptLink(db, token, field(ctx, 'password'), now, ctx.ip);
-      const { token: sessionToken } = await startSession(db, user, env.lifetimes, now, ctx.ip);
-      setSessionCookie(ctx, sessionToken, env.lifetimes.absoluteMs, env.secureCookies);
-      redirectAfterPost(ctx, '/dashboard');
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      const link = error.code === 'invalid_request' ? await findLink(db, token, now) : undefined;
-      if (!link) {
-        sendProblem(ctx, null, 404, LINK_GONE);
-        return;
-      }
-      sendPage(ctx, 400, passwordForm(token, link.email, notice('error', error.message)));
-    }
-  });
+/** Registers the sign-in page, sign-out, and the one-time link pages. */
+export function signInRoutes(router: Router, env: DashboardEnv): void {
+  router.get('/dashboard/login', (ctx) => showSignIn(ctx, env));
+  router.post('/dashboard/login', formBody, (ctx) => submitSignIn(ctx, env));
+  router.post('/dashboard/logout', formBody, action(env, signOut, { anyRole: true }));
+  router.get('/dashboard/invite/:token', (ctx) => showLink(ctx, env));
+  router.post('/dashboard/invite/:token', formBody, (ctx) => acceptLinkForm(ctx, env));
 }

@@ -17,6 +17,7 @@ import {
   uuidParam,
   view,
   type DashboardEnv,
+  type PageHandler,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
@@ -280,181 +281,154 @@ async function inDashboardWords(env: DashboardEnv, session: Session, id: string,
   throw error;
 }
 
-/** Registers the webhooks pages. */
-export function webhookRoutes(router: Router, env: DashboardEnv): void {
-  const { deps } = env;
-  const { db } = deps;
-  const endpointId = (ctx: Koa.Context) => uuidParam(ctx.params.id, 'webhook endpoint');
+/** The endpoint id in the path (`:id`); throws not_found for one that is no UUID. */
+function endpointId(ctx: Koa.Context): string {
+  return uuidParam(ctx.params.id, 'webhook endpoint');
+}
 
-  router.get(
-    CURRENT,
-    view(env, async (ctx, session) => sendPage(ctx, 200, await listPage(env, session))),
-  );
+/** GET: the org's endpoints. */
+async function showEndpoints(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  sendPage(ctx, 200, await listPage(env, session));
+}
 
-  router.post(
-    CURRENT,
-    formBody,
-    action(
-      env,
-      async (ctx, session) => {
-        const url = field(ctx, 'url').trim();
-        const events = fields(ctx, 'events');
-        try {
-          const input = webhooks.checkWebhookCreate({ url, events });
-          const audit = { ...by(ctx, session), action: 'webhook.created', target: input.url };
-          const { webhook, secret } = await webhooks.createWebhook(deps, session.orgId, input, audit);
-          const shown = [
-            secretNotice(secret, 'Endpoint added. Its signing secret:'),
-            html`<p><a href="${CURRENT}/${webhook.id}">Open the endpoint's page</a></p>`,
-          ];
-          sendPage(ctx, 201, await listPage(env, session, { shown }));
-        } catch (error) {
-          if (!(error instanceof DomainError) || error.code === 'not_found') throw error;
-          const status = error.code === 'invalid_request' ? 400 : 403;
-          sendPage(
-            ctx,
-            status,
-            await listPage(env, session, { shown: notice('error', outside(error.message)), url, events }),
-          );
-        }
-      },
-      { once: true },
-    ),
-  );
-
-  router.get(
-    `${CURRENT}/:id`,
-    view(env, async (ctx, session) => {
-      const done = DONE_NOTICES.get(String(ctx.query.done));
-      sendPage(ctx, 200, await endpointPage(env, ctx, session, endpointId(ctx), done ? notice('info', done) : null));
-    }),
-  );
-
-  router.post(
-    `${CURRENT}/:id/test`,
-    formBody,
-    action(env, async (ctx, session) => {
-      const id = endpointId(ctx);
-      await webhooks.sendTestEvent(deps, session.orgId, id, null, {
-        ...by(ctx, session),
-        action: 'webhook.test_sent',
-        target: id,
-      });
-      redirectAfterPost(ctx, `${CURRENT}/${id}?done=test`);
-    }),
-  );
-
-  router.post(
-    `${CURRENT}/:id/redeliver`,
-    formBody,
-    action(env, async (ctx, session) => {
-      const id = endpointId(ctx);
-      const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
-      const audit = { ...by(ctx, session), action: 'webhook.redelivered', target: deliveryId };
-      // A page shown before the endpoint was switched off is refused in the dashboard's words.
-      const { queued } = await webhooks
-        .redeliver(deps, session.orgId, id, deliveryId, audit)
-        .catch((error: unknown) => inDashboardWords(env, session, id, error));
-      redirectAfterPost(ctx, `${CURRENT}/${id}?done=${queued ? 'redelivery' : 'already-pending'}`);
-    }),
-  );
-
-  router.post(
-    `${CURRENT}/:id/retry`,
-    formBody,
-    action(env, async (ctx, session) => {
-      const id = endpointId(ctx);
-      const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
-      const audit = { ...by(ctx, session), action: 'webhook.retried', target: deliveryId };
-      const { outcome } = await webhooks
-        .retryNow(deps, session.orgId, id, deliveryId, audit)
-        .catch((error: unknown) => inDashboardWords(env, session, id, error));
-      redirectAfterPost(ctx, `${CURRENT}/${id}?done=${RETRY_DONE[outcome]}`);
-    }),
-  );
-
-  router.post(
-    `${CURRENT}/:id/rotate`,
-    formBody,
-    action(
-      env,
-      async (ctx, session) => {
-        const id = endpointId(ctx);
-        const audit = { ...by(ctx, session), action: 'webhook.secret_rotated', target: id };
-        const expirePrevious = field(ctx, 'expire_previous') === 'true';
-        const { secret } = await webhooks
-          .rotateWebhookSecret(deps, session.orgId, id, { expirePrevious, audit })
-          .catch((error: unknown) => {
-            // Over the limit of replaced secrets in their grace: in the dashboard's words.
-            if (error instanceof DomainError && error.code === 'invalid_state') {
-              throw new DomainError(
-                'invalid_state',
-                'This endpoint already has as many replaced secrets in their 24-hour grace as it may; rotate again ' +
-                  'once the oldest has expired, or tick "end the old secrets now" if one leaked.',
-              );
-            }
-            throw error;
-          });
-        const shown = secretNotice(
-          secret,
-          expirePrevious
-            ? 'New signing secret (the old ones stopped signing):'
-            : 'New signing secret (the old one keeps signing for 24 hours):',
-        );
-        sendPage(ctx, 200, await endpointPage(env, ctx, session, id, shown));
-      },
-      { once: true },
-    ),
-  );
-
-  for (const [path, active] of [
-    ['disable', false],
-    ['enable', true],
-  ] as const) {
-    router.post(
-      `${CURRENT}/:id/${path}`,
-      formBody,
-      action(env, async (ctx, session) => {
-        const id = endpointId(ctx);
-        const audit = { ...by(ctx, session), action: `webhook.${path}d`, target: id };
-        await webhooks.updateWebhook(deps, session.orgId, id, { active }, audit);
-        redirectAfterPost(ctx, `${CURRENT}/${id}`);
-      }),
+/** POST: adds an endpoint and shows its signing secret once; a refused one shows the form again. */
+async function addEndpoint(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const url = field(ctx, 'url').trim();
+  const events = fields(ctx, 'events');
+  try {
+    const input = webhooks.checkWebhookCreate({ url, events });
+    const audit = { ...by(ctx, session), action: 'webhook.created', target: input.url };
+    const { webhook, secret } = await webhooks.createWebhook(env.deps, session.orgId, input, audit);
+    const shown = [
+      secretNotice(secret, 'Endpoint added. Its signing secret:'),
+      html`<p><a href="${CURRENT}/${webhook.id}">Open the endpoint's page</a></p>`,
+    ];
+    sendPage(ctx, 201, await listPage(env, session, { shown }));
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code === 'not_found') throw error;
+    const status = error.code === 'invalid_request' ? 400 : 403;
+    sendPage(
+      ctx,
+      status,
+      await listPage(env, session, { shown: notice('error', outside(error.message)), url, events }),
     );
   }
+}
 
-  router.get(
-    `${CURRENT}/:id/delete`,
-    view(
-      env,
-      async (ctx, session) => {
-        const endpoint = await webhooks.getWebhook(db, session.orgId, endpointId(ctx));
-        const question = html`Delete the endpoint <code>${outside(endpoint.url)}</code>? Nothing more is sent to it and
-          its delivery log goes with it. This cannot be undone.`;
-        const confirmation = confirmationPage({
-          title: 'Delete webhook endpoint',
-          session,
-          current: CURRENT,
-          question,
-          action: `${CURRENT}/${endpoint.id}/delete`,
-          button: 'Delete endpoint',
-          cancel: `${CURRENT}/${endpoint.id}`,
-        });
-        sendPage(ctx, 200, confirmation);
-      },
-      { adminOnly: true },
-    ),
-  );
+/** GET: one endpoint's page, with what a form that sent the browser back here did. */
+async function showEndpoint(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const done = DONE_NOTICES.get(String(ctx.query.done));
+  sendPage(ctx, 200, await endpointPage(env, ctx, session, endpointId(ctx), done ? notice('info', done) : null));
+}
 
-  router.post(
-    `${CURRENT}/:id/delete`,
-    formBody,
-    action(env, async (ctx, session) => {
-      const id = endpointId(ctx);
-      const endpoint = await webhooks.getWebhook(db, session.orgId, id);
-      const audit = { ...by(ctx, session), action: 'webhook.deleted', target: endpoint.url };
-      await webhooks.deleteWebhook(deps, session.orgId, id, audit);
-      redirectAfterPost(ctx, CURRENT);
-    }),
+/** POST: sends the endpoint a test event. */
+async function sendTest(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const id = endpointId(ctx);
+  await webhooks.sendTestEvent(env.deps, session.orgId, id, null, {
+    ...by(ctx, session),
+    action: 'webhook.test_sent',
+    target: id,
+  });
+  redirectAfterPost(ctx, `${CURRENT}/${id}?done=test`);
+}
+
+/** POST: queues a delivery's event again. */
+async function redeliver(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const id = endpointId(ctx);
+  const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
+  const audit = { ...by(ctx, session), action: 'webhook.redelivered', target: deliveryId };
+  // A page shown before the endpoint was switched off is refused in the dashboard's words.
+  const { queued } = await webhooks
+    .redeliver(env.deps, session.orgId, id, deliveryId, audit)
+    .catch((error: unknown) => inDashboardWords(env, session, id, error));
+  redirectAfterPost(ctx, `${CURRENT}/${id}?done=${queued ? 'redelivery' : 'already-pending'}`);
+}
+
+/** POST: makes a pending delivery's next retry due now. */
+async function retryNow(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const id = endpointId(ctx);
+  const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
+  const audit = { ...by(ctx, session), action: 'webhook.retried', target: deliveryId };
+  const { outcome } = await webhooks
+    .retryNow(env.deps, session.orgId, id, deliveryId, audit)
+    .catch((error: unknown) => inDashboardWords(env, session, id, error));
+  redirectAfterPost(ctx, `${CURRENT}/${id}?done=${RETRY_DONE[outcome]}`);
+}
+
+/** POST: rotates the endpoint's signing secret and shows the new one once. */
+async function rotateSecret(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const id = endpointId(ctx);
+  const audit = { ...by(ctx, session), action: 'webhook.secret_rotated', target: id };
+  const expirePrevious = field(ctx, 'expire_previous') === 'true';
+  const { secret } = await webhooks
+    .rotateWebhookSecret(env.deps, session.orgId, id, { expirePrevious, audit })
+    .catch((error: unknown) => {
+      // Over the limit of replaced secrets in their grace: in the dashboard's words.
+      if (error instanceof DomainError && error.code === 'invalid_state') {
+        throw new DomainError(
+          'invalid_state',
+          'This endpoint already has as many replaced secrets in their 24-hour grace as it may; rotate again ' +
+            'once the oldest has expired, or tick "end the old secrets now" if one leaked.',
+        );
+      }
+      throw error;
+    });
+  const shown = secretNotice(
+    secret,
+    expirePrevious
+      ? 'New signing secret (the old ones stopped signing):'
+      : 'New signing secret (the old one keeps signing for 24 hours):',
   );
+  sendPage(ctx, 200, await endpointPage(env, ctx, session, id, shown));
+}
+
+/** POST handlers switching the endpoint off (`disable`) or on again (`enable`). */
+function switchEndpoint(step: 'disable' | 'enable'): PageHandler {
+  return async (ctx, session, env) => {
+    const id = endpointId(ctx);
+    const audit = { ...by(ctx, session), action: `webhook.${step}d`, target: id };
+    await webhooks.updateWebhook(env.deps, session.orgId, id, { active: step === 'enable' }, audit);
+    redirectAfterPost(ctx, `${CURRENT}/${id}`);
+  };
+}
+
+/** GET: the page asking to confirm the endpoint's deletion. */
+async function confirmDelete(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const endpoint = await webhooks.getWebhook(env.deps.db, session.orgId, endpointId(ctx));
+  const question = html`Delete the endpoint <code>${outside(endpoint.url)}</code>? Nothing more is sent to it and its
+    delivery log goes with it. This cannot be undone.`;
+  const confirmation = confirmationPage({
+    title: 'Delete webhook endpoint',
+    session,
+    current: CURRENT,
+    question,
+    action: `${CURRENT}/${endpoint.id}/delete`,
+    button: 'Delete endpoint',
+    cancel: `${CURRENT}/${endpoint.id}`,
+  });
+  sendPage(ctx, 200, confirmation);
+}
+
+/** POST: deletes the endpoint. */
+async function deleteEndpoint(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const id = endpointId(ctx);
+  const endpoint = await webhooks.getWebhook(env.deps.db, session.orgId, id);
+  const audit = { ...by(ctx, session), action: 'webhook.deleted', target: endpoint.url };
+  await webhooks.deleteWebhook(env.deps, session.orgId, id, audit);
+  redirectAfterPost(ctx, CURRENT);
+}
+
+/** Registers the webhooks pages. */
+export function webhookRoutes(router: Router, env: DashboardEnv): void {
+  router.get(CURRENT, view(env, showEndpoints));
+  router.post(CURRENT, formBody, action(env, addEndpoint, { once: true }));
+  router.get(`${CURRENT}/:id`, view(env, showEndpoint));
+  router.post(`${CURRENT}/:id/test`, formBody, action(env, sendTest));
+  router.post(`${CURRENT}/:id/redeliver`, formBody, action(env, redeliver));
+  router.post(`${CURRENT}/:id/retry`, formBody, action(env, retryNow));
+  router.post(`${CURRENT}/:id/rotate`, formBody, action(env, rotateSecret, { once: true }));
+  router.post(`${CURRENT}/:id/disable`, formBody, action(env, switchEndpoint('disable')));
+  router.post(`${CURRENT}/:id/enable`, formBody, action(env, switchEndpoint('enable')));
+  router.get(`${CURRENT}/:id/delete`, view(env, confirmDelete, { adminOnly: true }));
+  router.post(`${CURRENT}/:id/delete`, formBody, action(env, deleteEndpoint));
 }
