@@ -51,6 +51,22 @@ export function dashboardFaultPage(ctx: Koa.Context, status: number, error: { me
   return true;
 }
 
+/** Answers with one of the dashboard's assets (revalidated before reuse). */
+function serveAsset(asset: { type: string; body: string }): Koa.Middleware {
+  return (ctx) => {
+    setPageHeaders(ctx);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.type = asset.type;
+    ctx.body = asset.body;
+  };
+}
+
+/** Answers any other path under /dashboard with a page saying there is none. */
+function noSuchPage(ctx: Koa.Context): void {
+  setPageHeaders(ctx);
+  sendProblem(ctx, null, 404, 'There is no dashboard page at this address.');
+}
+
 /** Registers every dashboard route on `router`. */
 export function dashboardRoutes(router: Router, deps: AppDeps): void {
   const env: DashboardEnv = {
@@ -59,14 +75,7 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
     secureCookies: deps.config.publicBaseUrl.startsWith('https:'),
     hashes: signInHashPool(),
   };
-  for (const [path, asset] of Object.entries(ASSETS)) {
-    router.get(path, (ctx) => {
-      setPageHeaders(ctx);
-      ctx.set('Cache-Control', 'no-cache');
-      ctx.type = asset.type;
-      ctx.body = asset.body;
-    });
-  }
+  for (const [path, asset] of Object.entries(ASSETS)) router.get(path, serveAsset(asset));
   signInRoutes(router, env);
   overviewRoutes(router, env);
   keyRoutes(router, env);
@@ -76,8 +85,5 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
   contactImportRoutes(router, env);
   memberRoutes(router, env);
   auditRoutes(router, env);
-  router.all('/dashboard{/*rest}', (ctx) => {
-    setPageHeaders(ctx);
-    sendProblem(ctx, null, 404, 'There is no dashboard page at this address.');
-  });
+  router.all('/dashboard{/*rest}', noSuchPage);
 }

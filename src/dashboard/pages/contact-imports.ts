@@ -2,6 +2,8 @@
 // what was stored and how to finish safely. The contacts page sends the browser here when an import
 // takes longer than the form waits.
 import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { Session } from '../../members/sessions.js';
 import type { ImportSummary } from '../../contacts/csv-import.js';
 import { getContactImport } from '../../contacts/service.js';
 import type { RowError } from '../../contacts/csv-rows.js';
@@ -54,51 +56,45 @@ export function importReport(summary: ImportSummary): SafeHtml {
   );
 }
 
+/** GET: an import's progress, report or failure. */
+async function showImport(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const found = await getContactImport(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'contact import'));
+  const rejections = found.rejections as Array<{ line: number; error: RowError }>;
+  const stored = html`The first ${found.rows_committed} rows (through line ${found.last_line_committed}) were read:
+  ${found.created} contacts created and ${found.updated} updated, each new one with its contact.created event;
+  ${found.rejected} rows were rejected.`;
+  let body: SafeHtml;
+  if (found.status === 'done') {
+    body = importReport({
+      rows: found.rows_committed,
+      created: found.created,
+      updated: found.updated,
+      rejected: found.rejected,
+      rejections,
+    });
+  } else if (found.status === 'running') {
+    body = notice(
+      'info',
+      html`<p><strong>Import running</strong> since ${minute(found.started_at)}. ${stored}</p>
+        <p><a href="${importPath(found.id)}">Check again</a> (this page does not refresh itself).</p>`,
+    );
+  } else {
+    body = html`${notice(
+      'error',
+      html`<p><strong>Import failed:</strong> ${found.reason ? outside(found.reason) : 'no reason was recorded'}.</p>
+        <p>${stored} The rows after line ${found.last_line_committed} were not imported.</p>
+        <p>
+          To finish, import the same file again: numbers already stored are matched by phone number and counted as
+          updated, so no contact is created, or announced by contact.created, twice.
+        </p>`,
+    )}
+    ${rejectedRows(rejections)}`;
+  }
+  const back = html`<p><a href="/dashboard/contacts">Back to the contacts</a></p>`;
+  sendPage(ctx, 200, page({ title: 'Contact import', session, current: '/dashboard/contacts', body: [body, back] }));
+}
+
 /** Registers the import's page. */
 export function contactImportRoutes(router: Router, env: DashboardEnv): void {
-  router.get(
-    '/dashboard/contacts/imports/:id',
-    view(env, async (ctx, session) => {
-      const found = await getContactImport(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'contact import'));
-      const rejections = found.rejections as Array<{ line: number; error: RowError }>;
-      const stored = html`The first ${found.rows_committed} rows (through line ${found.last_line_committed}) were read:
-      ${found.created} contacts created and ${found.updated} updated, each new one with its contact.created event;
-      ${found.rejected} rows were rejected.`;
-      let body: SafeHtml;
-      if (found.status === 'done') {
-        body = importReport({
-          rows: found.rows_committed,
-          created: found.created,
-          updated: found.updated,
-          rejected: found.rejected,
-          rejections,
-        });
-      } else if (found.status === 'running') {
-        body = notice(
-          'info',
-          html`<p><strong>Import running</strong> since ${minute(found.started_at)}. ${stored}</p>
-            <p><a href="${importPath(found.id)}">Check again</a> (this page does not refresh itself).</p>`,
-        );
-      } else {
-        body = html`${notice(
-          'error',
-          html`<p>
-              <strong>Import failed:</strong> ${found.reason ? outside(found.reason) : 'no reason was recorded'}.
-            </p>
-            <p>${stored} The rows after line ${found.last_line_committed} were not imported.</p>
-            <p>
-              To finish, import the same file again: numbers already stored are matched by phone number and counted as
-              updated, so no contact is created, or announced by contact.created, twice.
-            </p>`,
-        )}
-        ${rejectedRows(rejections)}`;
-      }
-      const back = html`<p><a href="/dashboard/contacts">Back to the contacts</a></p>`;
-      sendPage(
-        ctx,
-        200,
-        page({ title: 'Contact import', session, current: '/dashboard/contacts', body: [body, back] }),
-      );
-    }),
-  );
+  router.get('/dashboard/contacts/imports/:id', view(env, showImport));
 }

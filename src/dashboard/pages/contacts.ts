@@ -105,65 +105,62 @@ async function endedWithin(done: Promise<ImportSummary>, ms: number): Promise<Im
   }
 }
 
+/** POST: imports the pasted CSV in the background; a short import answers with its report. */
+async function importCsv(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const csv = field(ctx, 'csv');
+  if (Buffer.byteLength(csv) > MAX_CSV_BYTES) {
+    throw invalidField('csv', `must be at most ${MAX_CSV_BYTES / 1024 / 1024} MB; import bigger files with the CLI`);
+  }
+  // The text goes to a private temporary file (the import reads a file, checking its encoding line
+  // by line), removed once the import ends.
+  const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-import-'));
+  const file = path.join(dir, 'contacts.csv');
+  await writeFile(file, csv, { mode: 0o600 }).catch(async (error: unknown) => {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  });
+  let started;
+  try {
+    started = await startBackgroundImport(env.deps, session.orgId, file, {
+      audit: (importId) => ({
+        orgId: session.orgId,
+        actor: session.email,
+        address: ctx.ip,
+        action: 'contacts.imported',
+        target: `CSV import ${importId}`,
+      }),
+      cleanup: () => rm(dir, { recursive: true, force: true }),
+    });
+  } catch (error) {
+    if (!(error instanceof ImportFileError)) throw error;
+    sendPage(
+      ctx,
+      400,
+      // The text comes back in the form, to be put right rather than pasted again.
+      await contactsPage(
+        env,
+        ctx,
+        session,
+        notice('error', html`The file was not imported: ${outside(error.message)}`),
+        csv,
+      ),
+    );
+    return;
+  }
+  // A short import answers with its report; a longer one (or a failed one) has its own page.
+  const wait = Math.min(IMPORT_WAIT_IN_REQUEST_MS, env.deps.config.requestTimeoutMs / 2);
+  const summary = await endedWithin(started.done, wait);
+  if (summary) sendPage(ctx, 200, await contactsPage(env, ctx, session, importReport(summary)));
+  else redirectAfterPost(ctx, importPath(started.id));
+}
+
+/** GET: the org's contacts, filtered by consent, a page at a time, and the import form. */
+async function showContacts(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  sendPage(ctx, 200, await contactsPage(env, ctx, session, null));
+}
+
 /** Registers the contacts page and its import. */
 export function contactRoutes(router: Router, env: DashboardEnv): void {
-  router.get(
-    CURRENT,
-    view(env, async (ctx, session) => sendPage(ctx, 200, await contactsPage(env, ctx, session, null))),
-  );
-
-  router.post(
-    `${CURRENT}/import`,
-    formBody,
-    action(env, async (ctx, session) => {
-      const csv = field(ctx, 'csv');
-      if (Buffer.byteLength(csv) > MAX_CSV_BYTES) {
-        throw invalidField(
-          'csv',
-          `must be at most ${MAX_CSV_BYTES / 1024 / 1024} MB; import bigger files with the CLI`,
-        );
-      }
-      // The text goes to a private temporary file (the import reads a file, checking its encoding line
-      // by line), removed once the import ends.
-      const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-import-'));
-      const file = path.join(dir, 'contacts.csv');
-      await writeFile(file, csv, { mode: 0o600 }).catch(async (error: unknown) => {
-        await rm(dir, { recursive: true, force: true });
-        throw error;
-      });
-      let started;
-      try {
-        started = await startBackgroundImport(env.deps, session.orgId, file, {
-          audit: (importId) => ({
-            orgId: session.orgId,
-            actor: session.email,
-            address: ctx.ip,
-            action: 'contacts.imported',
-            target: `CSV import ${importId}`,
-          }),
-          cleanup: () => rm(dir, { recursive: true, force: true }),
-        });
-      } catch (error) {
-        if (!(error instanceof ImportFileError)) throw error;
-        sendPage(
-          ctx,
-          400,
-          // The text comes back in the form, to be put right rather than pasted again.
-          await contactsPage(
-            env,
-            ctx,
-            session,
-            notice('error', html`The file was not imported: ${outside(error.message)}`),
-            csv,
-          ),
-        );
-        return;
-      }
-      // A short import answers with its report; a longer one (or a failed one) has its own page.
-      const wait = Math.min(IMPORT_WAIT_IN_REQUEST_MS, env.deps.config.requestTimeoutMs / 2);
-      const summary = await endedWithin(started.done, wait);
-      if (summary) sendPage(ctx, 200, await contactsPage(env, ctx, session, importReport(summary)));
-      else redirectAfterPost(ctx, importPath(started.id));
-    }),
-  );
+  router.get(CURRENT, view(env, showContacts));
+  router.post(`${CURRENT}/import`, formBody, action(env, importCsv));
 }

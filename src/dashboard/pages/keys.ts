@@ -85,71 +85,54 @@ function by(ctx: Koa.Context, session: Session) {
   return { actor: session.email, address: ctx.ip };
 }
 
+/** POST: creates an API key and shows it once. */
+async function createKey(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const { key } = await createApiKey(env.deps.db, session.orgId, { label: field(ctx, 'label') }, by(ctx, session));
+  const shown = notice(
+    'secret',
+    html`<p><strong>Your new API key.</strong> Copy it now: it is shown this once and cannot be shown again.</p>
+      <p><code id="new-key">${key}</code></p>
+      <button type="button" class="secondary" data-copy="new-key" hidden>Copy key</button>`,
+  );
+  sendPage(ctx, 201, await keysPage(env, session, shown));
+}
+
+/** GET: the page asking to confirm a key's revocation. */
+async function confirmRevoke(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const key = await orgKey(env, session, ctx.params.prefix!);
+  if (key.revoked_at) throw alreadyRevoked(key.revoked_at);
+  const question = html`Revoke <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${outside(key.label)})` : ''}?
+    Requests with it are refused within 30 seconds. This cannot be undone.`;
+  const confirmation = confirmationPage({
+    title: 'Revoke API key',
+    session,
+    current: CURRENT,
+    question,
+    action: `/dashboard/keys/${key.prefix}/revoke`,
+    button: 'Revoke key',
+    cancel: CURRENT,
+  });
+  sendPage(ctx, 200, confirmation);
+}
+
+/** POST: revokes the key. */
+async function revoke(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  if (!(await revokeKey(env.deps.db, ctx.params.prefix!, by(ctx, session), session.orgId))) {
+    const key = await orgKey(env, session, ctx.params.prefix!);
+    throw alreadyRevoked(key.revoked_at ?? new Date());
+  }
+  redirectAfterPost(ctx, CURRENT);
+}
+
+/** GET: the org's API keys. */
+async function showKeys(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  sendPage(ctx, 200, await keysPage(env, session, null));
+}
+
 /** Registers the API keys pages. */
 export function keyRoutes(router: Router, env: DashboardEnv): void {
-  router.get(
-    CURRENT,
-    view(env, async (ctx, session) => sendPage(ctx, 200, await keysPage(env, session, null))),
-  );
-
-  router.post(
-    CURRENT,
-    formBody,
-    action(
-      env,
-      async (ctx, session) => {
-        const { key } = await createApiKey(
-          env.deps.db,
-          session.orgId,
-          { label: field(ctx, 'label') },
-          by(ctx, session),
-        );
-        const shown = notice(
-          'secret',
-          html`<p><strong>Your new API key.</strong> Copy it now: it is shown this once and cannot be shown again.</p>
-            <p><code id="new-key">${key}</code></p>
-            <button type="button" class="secondary" data-copy="new-key" hidden>Copy key</button>`,
-        );
-        sendPage(ctx, 201, await keysPage(env, session, shown));
-      },
-      { once: true },
-    ),
-  );
-
-  router.get(
-    '/dashboard/keys/:prefix/revoke',
-    view(
-      env,
-      async (ctx, session) => {
-        const key = await orgKey(env, session, ctx.params.prefix!);
-        if (key.revoked_at) throw alreadyRevoked(key.revoked_at);
-        const question = html`Revoke
-          <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${outside(key.label)})` : ''}? Requests with it are
-          refused within 30 seconds. This cannot be undone.`;
-        const confirmation = confirmationPage({
-          title: 'Revoke API key',
-          session,
-          current: CURRENT,
-          question,
-          action: `/dashboard/keys/${key.prefix}/revoke`,
-          button: 'Revoke key',
-          cancel: CURRENT,
-        });
-        sendPage(ctx, 200, confirmation);
-      },
-      { adminOnly: true },
-    ),
-  );
-
-  router.post(
-    '/dashboard/keys/:prefix/revoke',
-    formBody,
-    action(env, async (ctx, session) => {
-      if (!(await revokeKey(env.deps.db, ctx.params.prefix!, by(ctx, session), session.orgId))) {
-        const key = await orgKey(env, session, ctx.params.prefix!);
-        throw alreadyRevoked(key.revoked_at ?? new Date());
-      }
-      redirectAfterPost(ctx, CURRENT);
-    }),
-  );
+  router.get(CURRENT, view(env, showKeys));
+  router.post(CURRENT, formBody, action(env, createKey, { once: true }));
+  router.get('/dashboard/keys/:prefix/revoke', view(env, confirmRevoke, { adminOnly: true }));
+  router.post('/dashboard/keys/:prefix/revoke', formBody, action(env, revoke));
 }

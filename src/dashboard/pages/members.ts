@@ -23,6 +23,7 @@ import {
   uuidParam,
   view,
   type DashboardEnv,
+  type PageHandler,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, page, type Confirmation } from '../layout.js';
@@ -131,99 +132,84 @@ async function otherMember(env: DashboardEnv, ctx: Koa.Context, session: Session
   return requireOtherMember(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'member'), session.userId);
 }
 
-/** Registers GET CURRENT/:id/<step>: the page asking an admin to confirm `step` on another member. */
-function confirmationRoute(
-  router: Router,
-  env: DashboardEnv,
-  step: 'reset' | 'remove',
-  ask: (member: UserRow, session: Session) => Pick<Confirmation, 'title' | 'question' | 'button' | 'once'>,
-): void {
-  router.get(
-    `${CURRENT}/:id/${step}`,
-    view(
-      env,
-      async (ctx, session) => {
-        const member = await otherMember(env, ctx, session);
-        const confirmation = confirmationPage({
-          ...ask(member, session),
-          session,
-          current: CURRENT,
-          action: `${CURRENT}/${member.id}/${step}`,
-          cancel: CURRENT,
-        });
-        sendPage(ctx, 200, confirmation);
-      },
-      { adminOnly: true },
-    ),
-  );
+/** GET: the org's members, and the invite form for admins. */
+async function showMembers(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  sendPage(ctx, 200, await membersPage(env, session, null));
 }
 
-/** Registers the members pages. */
-export function memberRoutes(router: Router, env: DashboardEnv): void {
-  const { db } = env.deps;
+/** POST: invites a member and shows their one-time link; a refused invitation shows the form again. */
+async function invite(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const email = field(ctx, 'email');
+  const role = ROLES.find((entry) => entry === field(ctx, 'role'));
+  if (!role) {
+    const refused = notice('error', `Choose a role: ${ROLES.join(' or ')}.`);
+    sendPage(ctx, 400, await membersPage(env, session, refused, { email }));
+    return;
+  }
+  try {
+    const { user, token } = await inviteMember(env.deps.db, { orgId: session.orgId, email, role }, by(ctx, session));
+    sendPage(ctx, 201, await membersPage(env, session, linkNotice(linkBase(env, ctx), user.email, token)));
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'invalid_request') throw error;
+    sendPage(ctx, 400, await membersPage(env, session, notice('error', error.message), { email, role }));
+  }
+}
 
-  router.get(
-    CURRENT,
-    view(env, async (ctx, session) => sendPage(ctx, 200, await membersPage(env, session, null))),
-  );
-
-  router.post(
-    CURRENT,
-    formBody,
-    action(env, async (ctx, session) => {
-      const email = field(ctx, 'email');
-      const role = ROLES.find((entry) => entry === field(ctx, 'role'));
-      if (!role) {
-        const refused = notice('error', `Choose a role: ${ROLES.join(' or ')}.`);
-        sendPage(ctx, 400, await membersPage(env, session, refused, { email }));
-        return;
-      }
-      try {
-        const { user, token } = await inviteMember(db, { orgId: session.orgId, email, role }, by(ctx, session));
-        sendPage(ctx, 201, await membersPage(env, session, linkNotice(linkBase(env, ctx), user.email, token)));
-      } catch (error) {
-        if (!(error instanceof DomainError) || error.code !== 'invalid_request') throw error;
-        sendPage(ctx, 400, await membersPage(env, session, notice('error', error.message), { email, role }));
-      }
-    }),
-  );
-
-  confirmationRoute(router, env, 'reset', (member) => ({
+/** What the confirmation page of each step on another member asks. */
+const CONFIRMATIONS: Record<
+  'reset' | 'remove',
+  (member: UserRow, session: Session) => Pick<Confirmation, 'title' | 'question' | 'button' | 'once'>
+> = {
+  reset: (member) => ({
     title: 'Reset password',
     question: html`Reset the password of <strong>${outside(member.email)}</strong>? Their password stops working and
       they are signed out at once; you get a one-time link for them to choose a new one.`,
     button: 'Reset password',
     once: true,
-  }));
-
-  router.post(
-    `${CURRENT}/:id/reset`,
-    formBody,
-    action(
-      env,
-      async (ctx, session) => {
-        const member = await otherMember(env, ctx, session);
-        const { token } = await resetMember(db, member, { by: by(ctx, session), actingUserId: session.userId });
-        sendPage(ctx, 200, await membersPage(env, session, linkNotice(linkBase(env, ctx), member.email, token)));
-      },
-      { once: true },
-    ),
-  );
-
-  confirmationRoute(router, env, 'remove', (member, session) => ({
+  }),
+  remove: (member, session) => ({
     title: 'Remove member',
     question: html`Remove <strong>${outside(member.email)}</strong> from ${outside(session.orgName)}? They are signed
       out at once and their links stop working.`,
     button: 'Remove member',
-  }));
+  }),
+};
 
-  router.post(
-    `${CURRENT}/:id/remove`,
-    formBody,
-    action(env, async (ctx, session) => {
-      const member = await otherMember(env, ctx, session);
-      await removeMember(db, member, { by: by(ctx, session), actingUserId: session.userId });
-      redirectAfterPost(ctx, CURRENT);
-    }),
-  );
+/** GET handlers of the page asking an admin to confirm `step` on another member. */
+function confirmStep(step: 'reset' | 'remove'): PageHandler {
+  return async (ctx, session, env) => {
+    const member = await otherMember(env, ctx, session);
+    const confirmation = confirmationPage({
+      ...CONFIRMATIONS[step](member, session),
+      session,
+      current: CURRENT,
+      action: `${CURRENT}/${member.id}/${step}`,
+      cancel: CURRENT,
+    });
+    sendPage(ctx, 200, confirmation);
+  };
+}
+
+/** POST: resets another member's password and shows their new one-time link. */
+async function reset(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const member = await otherMember(env, ctx, session);
+  const { token } = await resetMember(env.deps.db, member, { by: by(ctx, session), actingUserId: session.userId });
+  sendPage(ctx, 200, await membersPage(env, session, linkNotice(linkBase(env, ctx), member.email, token)));
+}
+
+/** POST: removes another member. */
+async function remove(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+  const member = await otherMember(env, ctx, session);
+  await removeMember(env.deps.db, member, { by: by(ctx, session), actingUserId: session.userId });
+  redirectAfterPost(ctx, CURRENT);
+}
+
+/** Registers the members pages. */
+export function memberRoutes(router: Router, env: DashboardEnv): void {
+  router.get(CURRENT, view(env, showMembers));
+  router.post(CURRENT, formBody, action(env, invite));
+  router.get(`${CURRENT}/:id/reset`, view(env, confirmStep('reset'), { adminOnly: true }));
+  router.post(`${CURRENT}/:id/reset`, formBody, action(env, reset, { once: true }));
+  router.get(`${CURRENT}/:id/remove`, view(env, confirmStep('remove'), { adminOnly: true }));
+  router.post(`${CURRENT}/:id/remove`, formBody, action(env, remove));
 }
