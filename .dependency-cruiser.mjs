@@ -44,6 +44,16 @@ export default {
       to: { path: '^src/[^/]+/.*queries\\.ts$', pathNot: '^src/$1/' },
     },
     {
+      name: 'members-own-their-tables',
+      severity: 'error',
+      comment:
+        'Only the members feature writes its tables (dashboard users, links, sessions, sign-in failures, form ' +
+        'uses): its queries modules are imported from inside src/members/ alone. The dashboard and the CLI go ' +
+        'through its service; tests may reach past it, and migrations never import it.',
+      from: { pathNot: '^(src/members/|test/|db/migrations/)' },
+      to: { path: '^src/members/.*queries\\.ts$' },
+    },
+    {
       name: 'queries-stay-sql',
       severity: 'error',
       comment: 'Queries speak SQL: they never reach up to a service, a handler or the HTTP layer.',

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../src/database/connect.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
 import { loadConfig } from '../../src/config.js';
-import { acceptLink, inviteMember } from '../../src/members/service.js';
+import { acceptLink, inviteMember, listMembers, removeMember } from '../../src/members/service.js';
 import { startSession } from '../../src/members/sessions.js';
 import { SESSION_COOKIE } from '../../src/dashboard/cookies.js';
 
@@ -286,8 +286,10 @@ export async function seedBenchmark(db: Db): Promise<BenchFixture> {
 /** A new dashboard admin of the org (replacing an earlier run's) signed in; returns the session cookie. */
 async function dashboardSession(db: Db, orgId: string): Promise<string> {
   const email = 'bench-admin@bench.example';
-  await db.deleteFrom('dashboard_users').where('email', '=', email).execute();
-  const { token } = await inviteMember(db, { orgId, email, role: 'admin' }, { actor: 'cli', address: null });
+  const by = { actor: 'cli', address: null };
+  const earlier = (await listMembers(db, orgId)).find((member) => member.email === email);
+  if (earlier) await removeMember(db, earlier, { by });
+  const { token } = await inviteMember(db, { orgId, email, role: 'admin' }, by);
   const user = await acceptLink(db, token, 'bench admin password');
   const config = loadConfig(process.env);
   const lifetimes = { idleMs: config.dashboardSessionIdleMs, absoluteMs: config.dashboardSessionAbsoluteMs };
