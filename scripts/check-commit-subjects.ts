@@ -31,7 +31,11 @@ for (const line of long) {
   console.error(`${hash}: ${[...subject].length} characters: ${subject}`);
 }
 if (long.length > 0) {
-  console.error(`commits:check: ${long.length} commit subject(s) over ${MAX_SUBJECT} characters (details go in the body)`);
+  console.error(
+    `commits:check: ${long.length} commit subject(s) over ${MAX_SUBJECT} characters (details go in the body)`,
+  );
   process.exit(1);
 }
-console.log(`commits:check: ${commits.length} commit(s) since ${BASELINE}, every subject within ${MAX_SUBJECT} characters`);
+console.log(
+  `commits:check: ${commits.length} commit(s) since ${BASELINE}, every subject within ${MAX_SUBJECT} characters`,
+);

@@ -136,8 +136,8 @@ it('lets a busy org take most slots from reservations and gives back what they l
     const remaining = answers.map((answer) => answer.remaining).sort((a, b) => b - a);
     expect(new Set(remaining).size).toBe(400);
     expect(remaining[0]).toBeLessThan(60_000);
-    // Without reservations this takes a call per wave or more (about 100 here); with them, most waves
-    // need none (about 10 here), so there are fewer calls than waves even on a crowded machine.
+    // Without reservations this takes a call per wave or more; with them, most waves need none, so
+    // there are fewer calls than waves even on a crowded machine.
     expect(takes()).toBeLessThan(40);
     // Once the last reservation lapses, its unused slots are given back: the window counts exactly the requests made.
     await expect.poll(() => countedHits(org.orgId), { timeout: 15_000, interval: 100 }).toBe(400);

@@ -86,8 +86,8 @@ export class InFlightSends {
   /**
    * Registers a send to `webhookId`; call end() once it is over. The send's one signal carries its
    * deadline and `stop` too. AbortSignal.timeout and AbortSignal.any would keep each attempt's signals
-   * and timers alive for the whole deadline after the attempt ended (about 2.8 KB an attempt: 55 MB at
-   * 2,000 attempts a second); here end() clears the timer and the listener.
+   * and timers alive for the whole deadline after the attempt ended (docs/benchmarks.md, 2026-11-28);
+   * here end() clears the timer and the listener.
    */
   track(webhookId: string, limits: SendLimits): InFlightSend {
     const controller = new AbortController();
