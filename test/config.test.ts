@@ -91,12 +91,12 @@ describe('DATABASE_URL_FILE', () => {
   });
 });
 
-/** Runs `src/main.ts serve ...args` with `env` added, to its end. */
+/** Runs `dist/src/main.js serve ...args` (the build the test run made) with `env` added, to its end. */
 function serve(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
-      path.resolve('node_modules/.bin/tsx'),
-      [path.resolve('src/main.ts'), 'serve', ...args],
+      process.execPath,
+      [path.resolve('dist/src/main.js'), 'serve', ...args],
       { env: { ...process.env, ...env }, timeout: 50_000 },
       (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
     );

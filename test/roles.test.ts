@@ -201,8 +201,7 @@ describe('a worker process', () => {
  * The pids of the live cluster children of `pid` (read from /proc). Only processes that have already
  * exec'd node as a cluster worker count (their environment holds NODE_UNIQUE_ID): a fork not yet exec'd
  * is a copy of the primary, and stopping it would block the primary inside its spawn call for good. Any
- * other child, such as the esbuild service tsx may start, is left out too. With `role`, only children of
- * that role.
+ * other child is left out too. With `role`, only children of that role.
  */
 function clusterChildPids(pid: number, role?: 'api' | 'worker'): number[] {
   const children: number[] = [];
@@ -285,7 +284,7 @@ describe('the primary of serve --processes', () => {
   );
 
   it('kills a child that does not start in time, and starts another', { timeout: 180_000 }, async () => {
-    // Far above a child's start (under tsx, on a machine busy with the rest of the suite).
+    // Far above a child's start (on a machine busy with the rest of the suite).
     const { primary, metricsPort } = await startPrimary('api', { CHILD_START_TIMEOUT_MS: '20000' });
     try {
       const first = clusterChildPids(primary.pid);

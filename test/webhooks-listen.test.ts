@@ -35,7 +35,7 @@ let forwardServer: http.Server;
 let forwardUrl: string;
 
 function startListener(args: string[], extraEnv: Record<string, string> = {}, stdin?: string): Listener {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'webhook:listen', '--json', ...args], {
+  const child = spawn(process.execPath, ['dist/src/main.js', 'webhook:listen', '--json', ...args], {
     env: { ...process.env, ...extraEnv },
   });
   if (stdin !== undefined) child.stdin.end(stdin);

@@ -1,10 +1,10 @@
-// Runs the operator CLI as a separate process against a test database, as an operator would.
+// Runs the operator CLI as a separate process against a test database, as an operator would: the built
+// executable (dist/src/main.js, what `npm run admin` runs), which the test run's global set-up builds.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { HANG_GUARD_MS } from './hang-guard.js';
 
-const MAIN = path.resolve('src/main.ts');
-const TSX = path.resolve('node_modules/.bin/tsx');
+const MAIN = path.resolve('dist/src/main.js');
 
 export interface CliResult {
   code: number;
@@ -13,7 +13,7 @@ export interface CliResult {
 }
 
 /**
- * Runs `voice-call-api admin ...args` (src/main.ts through tsx) with DATABASE_URL set to `databaseUrl`,
+ * Runs `voice-call-api admin ...args` (the built dist/src/main.js) with DATABASE_URL set to `databaseUrl`,
  * and `env` over the test's own environment (a variable set to undefined is removed).
  */
 export function runAdmin(
@@ -23,7 +23,7 @@ export function runAdmin(
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
-      TSX,
+      process.execPath,
       [MAIN, 'admin', ...args],
       {
         env: { ...process.env, DATABASE_URL: databaseUrl, ...env },

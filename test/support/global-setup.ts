@@ -1,5 +1,7 @@
-// Once per test run: find or start a PostgreSQL server and build a migrated template database
-// that every test file clones, so files are isolated and can run in parallel.
+// Once per test run: build dist/ (the executable the CLI and process tests run), find or start a
+// PostgreSQL server and build a migrated template database that every test file clones, so files are
+// isolated and can run in parallel.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +25,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // `npm run build` writes nothing when dist/ is current (CI has just built it), and is safe beside
+  // commands that build at the same time (scripts/build.ts).
+  execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
   let adminUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || '';
   let stopEmbedded: (() => Promise<void>) | null = null;
   if (!adminUrl) {

@@ -1,4 +1,4 @@
-// Preloaded into a server process a test starts (node --expose-gc --import tsx --import this file):
+// Preloaded into a server process a test starts (node --expose-gc --import this file, Node's own type stripping):
 // on SIGUSR2 it collects garbage and prints the heap in use and the RSS, so a test can watch memory.
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();

@@ -1,4 +1,4 @@
-// The service as a real process (`node --import tsx src/main.ts serve`, as `npm start` runs it), for fault,
+// The service as a real process (`node dist/src/main.js serve`, the build `npm start` runs), for fault,
 // secrets and soak tests: its own environment, its output captured, killed with any signal, its
 // memory read on demand (test/support/heap-probe.ts).
 import type { ChildProcess } from 'node:child_process';
@@ -56,7 +56,7 @@ export async function serverEnvironment(
 }
 
 /**
- * Starts `src/main.ts serve [args]` with `env` (on top of this process's, minus any DATABASE_URL) and
+ * Starts `dist/src/main.js serve [args]` with `env` (on top of this process's, minus any DATABASE_URL) and
  * `nodeFlags` for node itself, and resolves once it runs: once it listens, or, for `--role worker` (no
  * HTTP port), once its banner says it is running (baseUrl is then empty).
  */
@@ -71,17 +71,7 @@ export async function startServerProcess(
   delete inherited.TEST_DATABASE_URL;
   const ready = await spawnReady(
     process.execPath,
-    [
-      ...nodeFlags,
-      '--expose-gc',
-      '--import',
-      'tsx',
-      '--import',
-      './test/support/heap-probe.ts',
-      'src/main.ts',
-      'serve',
-      ...args,
-    ],
+    [...nodeFlags, '--expose-gc', '--import', './test/support/heap-probe.ts', 'dist/src/main.js', 'serve', ...args],
     {
       env: { ...inherited, ...env },
       // The start-up banner, printed once the server runs, whatever LOG_LEVEL says.
