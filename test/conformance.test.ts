@@ -9,8 +9,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStateDir } from '../src/tools/listen/state-dir.js';
 import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
-import { refusedOrgKeys } from './support/refused-orgs.js';
+import { startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { refusedOrgKeys, roomyOrg } from './support/refused-orgs.js';
 import { runConformance } from '../scripts/conformance/runner.js';
 import { formatReport } from '../scripts/conformance/report.js';
 
@@ -27,17 +27,18 @@ beforeAll(async () => {
   receiverDir = await mkdtemp(path.join(tmpdir(), 'conformance-receiver-'));
   await openStateDir(receiverDir);
   const { caFile } = await loadOrMakeTls(receiverDir, '127.0.0.1');
-  // Calls step once a second, as in production, so a freshly placed call can still be canceled.
+  // A simulated second is 250 ms: a freshly placed call still lives seconds (so it can be canceled),
+  // and the awaited call.completed comes within about 15 s instead of a minute.
   app = await startTestApp(database, {
     config: {
-      simulatorStepMs: 1_000,
+      simulatorStepMs: 250,
       webhookPrivateAllowlist: ['127.0.0.0/8'],
       // Shorter than the request deadline, so a stalled body gets its 408 (with equal defaults the 503 wins).
       bodyTimeoutMs: 2_000,
       webhookCaCerts: [await readFile(caFile, 'utf8')],
     },
   });
-  org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000 });
+  org = await roomyOrg(database.db);
 });
 
 afterAll(async () => {

@@ -2,14 +2,13 @@
 // as root in private directories (data and binaries the cluster user cannot reach), with the cluster's
 // password kept private, one-line errors (a taken listening address named by its settings), and clusters
 // made before passwords were stored.
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { chmod, cp, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, stat, symlink } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { packageBinaries } from '../src/database/embedded/binaries.js';
 import { clusterUser } from '../src/database/embedded/cluster-user.js';
 import { initCluster } from '../src/database/embedded/initdb.js';
@@ -28,11 +27,6 @@ import {
 
 const temporary: string[] = [];
 const dataDirs: string[] = [];
-
-beforeAll(() => {
-  // Some tests run the build directly rather than through `npm start`.
-  execFileSync('npm', ['run', 'build', '--silent']);
-});
 
 afterAll(async () => {
   killStarted();

@@ -1,11 +1,25 @@
-// Orgs made to be refused, as an operator makes them with the admin CLI: one on a small plan (to
-// exhaust), one without credits, one without a plan; each with an agent and a key.
+// Orgs for the conformance check, as an operator makes them with the admin CLI: one on a plan roomy
+// enough that a whole run never meets its rate limit, and three made to be refused: one on a small
+// plan (to exhaust), one without credits, one without a plan; each with an agent and a key.
 import type { Db } from '../../src/database/connect.js';
 import { createPlan } from '../../src/orgs/service.js';
-import { createTestOrg } from './app.js';
+import { createTestOrg, type TestOrg } from './app.js';
 
 /** The rate limit of the small plan, per minute. */
 export const SMALL_PLAN_LIMIT = 5;
+
+/** A rate limit per minute far above what one conformance run sends (over 1,200 requests in its first half minute). */
+const ROOMY_PLAN_LIMIT = 1_000_000;
+
+/**
+ * An org with credits on a new plan of ROOMY_PLAN_LIMIT, for the check's main key: on `scale` (1,200 a
+ * minute) a run would spend much of its time waiting out its own 429s.
+ */
+export async function roomyOrg(db: Db): Promise<TestOrg> {
+  const planId = `roomy-${Math.random().toString(36).slice(2, 8)}`;
+  await createPlan(db, { id: planId, name: 'Roomy', rateLimitPerMinute: ROOMY_PLAN_LIMIT });
+  return createTestOrg(db, { planId, credits: 1_000_000_000 });
+}
 
 /** Keys of three new orgs, named as the conformance check's options. */
 export async function refusedOrgKeys(
