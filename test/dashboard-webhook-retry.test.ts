@@ -1,7 +1,8 @@
 // The dashboard's endpoint page in Chromium, honest about redelivery: a delivery waiting for its next
 // retry offers "Retry now" (made due at once, sent by the worker), a Redeliver of an event already
 // pending says nothing new was queued, and a retry of a delivery no longer pending says so. Disabling
-// and deleting an endpoint with 100,000 pending deliveries takes effect at once from the page too.
+// and deleting an endpoint with a large backlog takes effect at once from the page too (10,000 pending
+// here; test/webhooks-backlog.test.ts has issue 38's 100,000 for the API).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -114,11 +115,11 @@ describe('a delivery waiting for its retry, on the endpoint page', { timeout: 18
   });
 });
 
-describe('an endpoint with 100,000 pending deliveries, on its page', { timeout: 300_000 }, () => {
+describe('an endpoint with 10,000 pending deliveries, on its page', { timeout: 300_000 }, () => {
   it('is disabled and then deleted at once, and its receiver gets nothing after either answer', async () => {
     const target = await receiver(slowly(200));
     const { id } = await register(env, target.url);
-    await seedBacklog(env.database.db, env.org.orgId, id, 100_000);
+    await seedBacklog(env.database.db, env.org.orgId, id, 10_000);
     await target.waitFor(4, 20_000);
     const page = await endpointPage(id);
 
