@@ -4,11 +4,11 @@
 // the note names, and the webhook cases it said were skipped run and pass.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { freePort } from './support/own-postgres.js';
 import type { TestOrg } from './support/app.js';
 import { refusedOrgKeys, roomyOrg } from './support/refused-orgs.js';
 import { killStarted, startService, stopService } from './support/service-process.js';
@@ -16,15 +16,6 @@ import { killStarted, startService, stopService } from './support/service-proces
 let database: TestDatabase;
 let org: TestOrg;
 let listenDir: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The built service on a free port with only what an operator sets, plus `extra`. */
 async function serve(extra: Record<string, string>) {

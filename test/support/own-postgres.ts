@@ -19,14 +19,27 @@ export interface OwnPostgres {
   destroy(): Promise<void>;
 }
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
+/**
+ * Where freePort picks: below Linux's ephemeral range (32768 to 60999), so that no outgoing connection
+ * of the files running beside this one takes the port between the pick and the child's bind.
+ */
+const PICKED_PORTS = { low: 10_000, high: 32_767 };
+
+/** Whether a server can listen on `port` of 127.0.0.1 now. */
+function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/** A free TCP port on 127.0.0.1, for a child process to listen on. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = PICKED_PORTS.low + Math.floor(Math.random() * (PICKED_PORTS.high - PICKED_PORTS.low + 1));
+    if (await canListen(port)) return port;
+  }
 }
 
 /** Initialises, starts and migrates a cluster in a new temporary directory. */
