@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Starts a fresh server (`npm start` on its own embedded PostgreSQL in a temporary DATA_DIR), creates a
-# scale-plan org with an agent and a key through the operator CLI, and three orgs to be refused (one on
+# Starts a fresh server (the build `npm start` runs, on its own embedded PostgreSQL in a temporary
+# DATA_DIR), creates a scale-plan org with an agent and a key through the operator CLI, and three orgs to be refused (one on
 # a small plan whose limit the check uses up, one without credits, one without a plan), runs
 # `npm run conformance` against it, and stops it. Extra arguments go to the conformance check (e.g.
 # --seed 7 --cases 50 --junit report.xml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# One build up front (nothing when dist/ is current); every command below then runs it directly.
+npm run -s build
+admin() { node dist/src/main.js admin "$@"; }
 
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
@@ -19,11 +23,12 @@ export DATA_DIR="$data_dir" EMBEDDED_PG_PORT="$(free_port)" LOG_LEVEL=warn
 # The check's own loopback receiver gets the webhook deliveries: its CA (webhook:listen's, in a private
 # folder of this run) is made first, so the server can trust it from the start.
 export WEBHOOK_LISTEN_DIR="$data_dir/listen"
-node --import tsx src/main.ts webhook:listen --setup >/dev/null
+node dist/src/main.js webhook:listen --setup >/dev/null
 # The body timeout is shorter than the request deadline, so a stalled body gets its documented 408: with
-# the defaults (both 10 s) the deadline's 503 comes first.
-PORT="$port" VALIDATE_RESPONSES=true BODY_TIMEOUT_MS=4000 WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 NODE_EXTRA_CA_CERTS="$WEBHOOK_LISTEN_DIR/ca.pem" \
-  node --import tsx src/main.ts serve >"$data_dir/server.log" 2>&1 &
+# the defaults (both 10 s) the deadline's 503 comes first. Simulated calls step four times a second, so
+# the call.completed the check awaits comes in seconds rather than a minute.
+PORT="$port" VALIDATE_RESPONSES=true BODY_TIMEOUT_MS=4000 SIMULATOR_STEP_MS=250 WEBHOOK_PRIVATE_ALLOWLIST=127.0.0.0/8 \
+  NODE_EXTRA_CA_CERTS="$WEBHOOK_LISTEN_DIR/ca.pem" node dist/src/main.js serve >"$data_dir/server.log" 2>&1 &
 server=$!
 cleanup() {
   kill -TERM "$server" 2>/dev/null && wait "$server" 2>/dev/null || true
@@ -37,18 +42,18 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 
-org=$(npm run -s admin -- org create --name Conformance --credits 1000000000 --plan scale --json | field id)
-agent=$(npm run -s admin -- agent create --org "$org" --name Conformance --json | field id)
-key=$(npm run -s admin -- key create --org "$org" --json | field key)
+org=$(admin org create --name Conformance --credits 1000000000 --plan scale --json | field id)
+agent=$(admin agent create --org "$org" --name Conformance --json | field id)
+key=$(admin key create --org "$org" --json | field key)
 
 # An org with an agent and a key, made with the given `org create` options; prints the key.
 refused_org() {
   local id
-  id=$(npm run -s admin -- org create --name "Conformance $1" "${@:2}" --json | field id)
-  npm run -s admin -- agent create --org "$id" --name Conformance --json >/dev/null
-  npm run -s admin -- key create --org "$id" --json | field key
+  id=$(admin org create --name "Conformance $1" "${@:2}" --json | field id)
+  admin agent create --org "$id" --name Conformance --json >/dev/null
+  admin key create --org "$id" --json | field key
 }
-npm run -s admin -- plan create --id conformance-small --name "Conformance small" --rate-limit 5 >/dev/null
+admin plan create --id conformance-small --name "Conformance small" --rate-limit 5 >/dev/null
 export VOICE_CALL_SMALL_PLAN_API_KEY VOICE_CALL_NO_CREDITS_API_KEY VOICE_CALL_NO_PLAN_API_KEY
 VOICE_CALL_SMALL_PLAN_API_KEY=$(refused_org small-plan --credits 1000000 --plan conformance-small)
 VOICE_CALL_NO_CREDITS_API_KEY=$(refused_org no-credits --credits 0 --plan scale)
