@@ -31,5 +31,12 @@ const contractFacingFiles = [
 ];
 
 export default defineConfig({
-  test: { ...base.test, include: contractFacingFiles.map((name) => `test/${name}.test.ts`) },
+  test: {
+    ...base.test,
+    include: contractFacingFiles.map((name) => `test/${name}.test.ts`),
+    // One file at a time: Prism is one process on the path of every request, so files run beside each
+    // other only queue behind it, and a file that needs requests close together (the rate limiter's
+    // quarter-second reservations) then fails on time alone.
+    maxWorkers: 1,
+  },
 });
