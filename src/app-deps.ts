@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Db } from './database/connect.js';
-import type { VoiceProvider } from './calls/provider/types.js';
+import type { VoiceProvider } from './calls/provider/polling-types.js';
 import { SimulatedProvider } from './calls/provider/simulator.js';
 import { createDeliveryRuntime, type DeliveryRuntime } from './webhooks/delivery/runtime.js';
 import { createReadiness, type Readiness } from './health/readiness.js';

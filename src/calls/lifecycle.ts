@@ -3,7 +3,7 @@
 // per-status counters in step.
 import type { Db } from '../database/connect.js';
 import { emitEvent, type EventDataByKind, type EventKind } from '../webhooks/outbox.js';
-import type { Conversation, ProviderCallRef, ProviderEvent, VoiceProvider } from './provider/types.js';
+import type { Conversation, ProviderCallRef, ProviderEvent, VoiceProvider } from './provider/polling-types.js';
 import { updateCallInStatus, type CallChanges, type CallRow } from './queries.js';
 import { shiftStatusCount } from './status-count-queries.js';
 import { insertTimelineEntry } from './timeline-queries.js';

@@ -6,7 +6,7 @@ import type { Db } from '../database/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { unknownCursor, type PageStart } from '../contract/pagination.js';
 import type { AuthContext } from '../orgs/authenticator.js';
-import { ProviderRefusedError } from './provider/types.js';
+import { ProviderRefusedError } from './provider/polling-types.js';
 import { findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { findCall, insertCall, listCallsPage, lockCall, type CallListRow, type CallRow } from './queries.js';
 import { countRecentByStatus, shiftStatusCount } from './status-count-queries.js';

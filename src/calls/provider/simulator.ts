@@ -10,7 +10,7 @@ import {
   type ProviderEvent,
   type ProviderProgress,
   type VoiceProvider,
-} from './types.js';
+} from './polling-types.js';
 
 function planFor(call: ProviderCallRef): CallPlan {
   return planCall(call.toE164, `https://recordings.simulator.example.com/${call.providerCallId}.mp3`);
