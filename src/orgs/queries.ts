@@ -175,6 +175,32 @@ export async function moveCredits(
   return updated.balance_paise;
 }
 
+/**
+ * Moves an org's balance by `amountPaise` without a ledger row (a placement's hold, reserved until the
+ * provider answers); a debit below zero changes nothing and returns false.
+ */
+export async function shiftBalance(db: Db, orgId: string, amountPaise: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('orgs')
+    .set({ balance_paise: sql`balance_paise + ${amountPaise}` })
+    .where('id', '=', orgId)
+    .where(sql<boolean>`balance_paise + ${amountPaise} >= 0`)
+    .returning('id')
+    .executeTakeFirst();
+  return updated !== undefined;
+}
+
+/** Appends a ledger row for a balance change already made (see shiftBalance). */
+export async function appendLedgerRow(
+  db: Db,
+  entry: { orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId: string },
+): Promise<void> {
+  await db
+    .insertInto('credit_ledger')
+    .values({ org_id: entry.orgId, amount_paise: entry.amountPaise, kind: entry.kind, call_id: entry.callId })
+    .execute();
+}
+
 /** The org's balance and the sum of its ledger, for consistency checks. */
 export async function balanceAndLedgerSum(db: Db, orgId: string): Promise<{ balance: number; ledgerSum: number }> {
   const row = await db

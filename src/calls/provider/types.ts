@@ -44,7 +44,6 @@ export interface ProviderCallRef {
   toE164: string;
   /** When the call was placed; the provider's event times may be measured from here. */
   placedAt: Date;
-  settings: ProviderSettings;
 }
 
 /** The language-model reading of a conversation. */

@@ -1,0 +1,49 @@
+// The voice providers this build knows, by name. Adding a provider is a folder beside simulator/ and
+// one line in MODULES.
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import { simulatorProvider } from './simulator/index.js';
+import type { ProviderModule, VoiceProvider } from './types.js';
+
+const MODULES: readonly ProviderModule[] = [simulatorProvider];
+
+/** The provider modules of this build, in registry order. */
+export function providerModules(): readonly ProviderModule[] {
+  return MODULES;
+}
+
+/** The module named `name`, or undefined when this build has none by that name. */
+export function providerModule(name: string): ProviderModule | undefined {
+  return MODULES.find((module) => module.name === name);
+}
+
+/** The providers one process can use: those its configuration has credentials for. */
+export interface Providers {
+  /** The configured provider named `name`, or undefined (unknown, or not configured). */
+  get(name: string): VoiceProvider | undefined;
+  /** The configured providers. */
+  all(): VoiceProvider[];
+  /** Known providers the configuration lacks, with the variables each needs. */
+  unconfigured(): Array<{ name: string; requires: readonly string[] }>;
+}
+
+/**
+ * Builds every provider `config` configures, from the registry and `extra` modules (a test's own
+ * provider); a module of `extra` replaces a registered one of the same name.
+ */
+export function createProviders(config: Config, logger: Logger, extra: readonly ProviderModule[] = []): Providers {
+  const modules = new Map<string, ProviderModule>();
+  for (const module of [...MODULES, ...extra]) modules.set(module.name, module);
+  const built = new Map<string, VoiceProvider>();
+  const missing: Array<{ name: string; requires: readonly string[] }> = [];
+  for (const module of modules.values()) {
+    const provider = module.create(config, { logger: logger.child({ provider: module.name }) });
+    if (provider) built.set(module.name, provider);
+    else missing.push({ name: module.name, requires: module.requires });
+  }
+  return {
+    get: (name) => built.get(name),
+    all: () => [...built.values()],
+    unconfigured: () => missing,
+  };
+}
