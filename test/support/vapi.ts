@@ -31,9 +31,11 @@ export function vendorEndedReasons(): string[] {
 }
 
 /**
- * A copy of the document with its two kinds of malformed enum repaired so Ajv can compile it: an empty
- * `enum` (allows nothing; the vendor means any value) is dropped, and an `enum` of strings on an array
- * type is moved to its items (what the vendor means). The pinned file itself is left as it is.
+ * A copy of the document with three defects repaired so that Ajv can compile it and payloads shaped as
+ * the vendor describes pass: an empty `enum` (allows nothing; the vendor means any value) is dropped; an
+ * `enum` of strings on an array type is moved to its items (what the vendor means); and `oneOf` is read
+ * as `anyOf`, because the vendor's unions overlap (a message whose role is "bot" matches UserMessage,
+ * SystemMessage and BotMessage alike, their `role` being any string). The pinned file is left as it is.
  */
 function repaired(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(repaired);
@@ -41,6 +43,10 @@ function repaired(node: unknown): unknown {
   const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, repaired(value)])) as Json;
   const values = copy['enum'];
   if (Array.isArray(values) && values.length === 0) delete copy['enum'];
+  if (copy['oneOf']) {
+    copy['anyOf'] = copy['oneOf'];
+    delete copy['oneOf'];
+  }
   if (Array.isArray(values) && copy['type'] === 'array' && values.every((value) => typeof value === 'string')) {
     copy['items'] = { ...(copy['items'] as Json | undefined), enum: values };
     delete copy['enum'];
@@ -49,17 +55,22 @@ function repaired(node: unknown): unknown {
 }
 
 type Validator = ((data: unknown) => boolean) & { errors?: unknown };
-let validator: Validator | undefined;
+let ajv: InstanceType<typeof Ajv.default> | undefined;
 
-/** Whether `body` is a valid `{ message: ServerMessage }` by the vendor's own schema; throws with Ajv's errors if not. */
-export function assertServerMessage(body: unknown): void {
-  if (!validator) {
-    const ajv = new Ajv.default({ strict: false, allErrors: true, validateSchema: false });
+/** Throws with Ajv's errors unless `data` is valid by the vendor's schema `name` (components/schemas). */
+export function assertVendorSchema(name: string, data: unknown): void {
+  if (!ajv) {
+    ajv = new Ajv.default({ strict: false, allErrors: true, validateSchema: false });
     addFormats.default(ajv);
     ajv.addSchema(repaired(vapiDocument()) as Json, 'vapi.json');
-    validator = ajv.getSchema('vapi.json#/components/schemas/ServerMessage') as Validator;
   }
-  if (!validator(body)) throw new Error(`not a Vapi ServerMessage: ${JSON.stringify(validator.errors).slice(0, 2000)}`);
+  const validate = ajv.getSchema(`vapi.json#/components/schemas/${name}`) as Validator;
+  if (!validate(data)) throw new Error(`not a Vapi ${name}: ${JSON.stringify(validate.errors).slice(0, 2000)}`);
+}
+
+/** Throws unless `body` is a valid `{ message: ServerMessage }` by the vendor's own schema. */
+export function assertServerMessage(body: unknown): void {
+  assertVendorSchema('ServerMessage', body);
 }
 
 /** Headers Vapi's HMAC credential (default plan) would send for `body` signed at `at` with `secret`. */

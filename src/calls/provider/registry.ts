@@ -4,8 +4,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { simulatorProvider } from './simulator/index.js';
 import type { ProviderModule, VoiceProvider } from './types.js';
+import { vapiProvider } from './vapi/index.js';
 
-const MODULES: readonly ProviderModule[] = [simulatorProvider];
+const MODULES: readonly ProviderModule[] = [simulatorProvider, vapiProvider];
 
 /** The provider modules of this build, in registry order. */
 export function providerModules(): readonly ProviderModule[] {

@@ -30,7 +30,6 @@ export interface VapiClientOptions {
 
 /** The filters of `GET /call` the adapter uses to find a call by our id. */
 export interface VapiCallQuery {
-  assistantId: string;
   createdAtGe: string;
   createdAtLe: string;
 }

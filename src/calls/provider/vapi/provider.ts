@@ -27,11 +27,15 @@ export interface VapiProviderOptions {
   lookupsPerSecond?: number;
 }
 
-/** How far either side of a placement a lookup by our call id searches Vapi's call list. */
-const FIND_WINDOW_MS = 10 * 60 * 1000;
+/**
+ * The stretch of Vapi's call list a lookup by our call id searches: from a little before the placement
+ * (clock skew) to well after its deadline.
+ */
+const FIND_BEFORE_MS = 60 * 1000;
+const FIND_AFTER_MS = 5 * 60 * 1000;
 
 /** The agent setting a call needs, or a refusal naming it (the core checks them first; this is a guard). */
-function setting(call: { settings: Readonly<Record<string, string>> }, key: string): string {
+function setting(call: PlaceRequest, key: string): string {
   const value = call.settings[key];
   if (!value) throw new ProviderRefusedError(`The agent has no Vapi ${key} configured.`);
   return value;
@@ -127,9 +131,8 @@ export class VapiProvider implements VoiceProvider {
       if (call.providerCallId) return await this.client.getCall(call.providerCallId, signal);
       const calls = await this.client.listCalls(
         {
-          assistantId: setting(call, 'assistantId'),
-          createdAtGe: new Date(call.placedAt.getTime() - FIND_WINDOW_MS).toISOString(),
-          createdAtLe: new Date(call.placedAt.getTime() + FIND_WINDOW_MS).toISOString(),
+          createdAtGe: new Date(call.placedAt.getTime() - FIND_BEFORE_MS).toISOString(),
+          createdAtLe: new Date(call.placedAt.getTime() + FIND_AFTER_MS).toISOString(),
         },
         signal,
       );
