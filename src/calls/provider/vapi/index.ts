@@ -11,12 +11,13 @@ export const vapiProvider: ProviderModule = {
     { key: 'phoneNumberId', flag: 'phone-number-id', description: 'the id of the Vapi phone number that dials out' },
   ],
   requires: ['VAPI_API_KEY', 'VAPI_WEBHOOK_SECRET'],
-  create: (config) =>
+  create: (config, { logger }) =>
     config.vapiApiKey && config.vapiWebhookSecret
       ? new VapiProvider({
           baseUrl: config.vapiBaseUrl,
           apiKey: config.vapiApiKey,
           webhookSecret: config.vapiWebhookSecret,
+          logger,
         })
       : null,
 };

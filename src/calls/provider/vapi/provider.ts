@@ -16,7 +16,9 @@ import { VapiClient, VapiRateLimitedError, VapiRefusedError, VapiUnknownOutcomeE
 import { conversationOf } from './conversation.js';
 import { CALL_ID_KEY, eventsOfCall, eventsOfMessage, platformCallId } from './events.js';
 import { verifyVapiSignature } from './signature.js';
+import { ENDED_REASONS } from './ended-reasons.js';
 import type { VapiCall, VapiServerMessageBody } from './wire.js';
+import type { Logger } from 'pino';
 
 /** What the adapter needs from the configuration. */
 export interface VapiProviderOptions {
@@ -25,6 +27,8 @@ export interface VapiProviderOptions {
   webhookSecret: string;
   /** Lookups a second this process may make (reconciliation's rate limit). */
   lookupsPerSecond?: number;
+  /** Where an endedReason missing from the table is reported. */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /**
@@ -116,6 +120,7 @@ export class VapiProvider implements VoiceProvider {
     }
     const message = body && typeof body === 'object' ? body.message : undefined;
     if (!message || typeof message !== 'object') return { verified: true, events: [] };
+    this.warnIfUnknown(message.endedReason);
     return { verified: true, events: eventsOfMessage(message, webhook.now) };
   }
 
@@ -123,7 +128,14 @@ export class VapiProvider implements VoiceProvider {
   async lookup(call: ProviderCallRef, request: { now: Date; signal: AbortSignal }): Promise<LookupResult> {
     const found = await this.find(call, request.signal);
     if (!found) return { found: false };
+    this.warnIfUnknown(found.endedReason);
     return { found: true, providerCallId: found.id, events: eventsOfCall(found, request.now), nextLookupAt: null };
+  }
+
+  /** Logs an endedReason Vapi added after the pinned document (the call ends failed, provider_error). */
+  private warnIfUnknown(endedReason: unknown): void {
+    if (typeof endedReason === 'string' && !ENDED_REASONS.has(endedReason))
+      this.options.logger?.warn({ endedReason }, 'Vapi sent an endedReason the mapping table does not list');
   }
 
   private async find(call: ProviderCallRef, signal: AbortSignal): Promise<VapiCall | null> {
