@@ -990,6 +990,11 @@ export type components = {
              * @description What a connected minute costs, in paise.
              */
             rate_paise_per_minute: number;
+            /**
+             * @description The voice provider the agent's calls go through (`simulator` for the built-in one, `vapi`); calls placed with the agent carry it in their `provider`.
+             * @example simulator
+             */
+            provider: string;
             created_at: components["schemas"]["Timestamp"];
         };
         AgentResponse: {

@@ -123,6 +123,8 @@ export async function insertAgent(
     maxDurationSec: number;
     fromE164: string | null;
     ratePaisePerMinute: number;
+    provider: string;
+    providerSettings: Record<string, string>;
   },
 ) {
   return db
@@ -134,9 +136,25 @@ export async function insertAgent(
       max_duration_sec: agent.maxDurationSec,
       from_e164: agent.fromE164,
       rate_paise_per_minute: agent.ratePaisePerMinute,
+      provider: agent.provider,
+      provider_settings: JSON.stringify(agent.providerSettings),
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** Sets the org's agent's provider and its settings; returns the agent, or undefined when the org has no such agent. */
+export async function updateAgentProvider(
+  db: Db,
+  change: { orgId: string; agentId: string; provider: string; providerSettings: Record<string, string> },
+) {
+  return db
+    .updateTable('agents')
+    .set({ provider: change.provider, provider_settings: JSON.stringify(change.providerSettings) })
+    .where('id', '=', change.agentId)
+    .where('org_id', '=', change.orgId)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
