@@ -17,7 +17,7 @@ export interface Scripted {
   delayMs?: number;
   /** Break the connection instead of answering. */
   destroy?: boolean;
-  /** Still do what the request asks (create the call) before answering as scripted. */
+  /** Do what the request asks (create the call) first, then answer as scripted. */
   act?: boolean;
 }
 
@@ -101,8 +101,8 @@ export async function startVapiFake(): Promise<VapiFake> {
     const route = `${request.method} ${path}`;
     const index = scripts.findIndex((entry) => route.startsWith(entry.route));
     const scripted = index >= 0 ? scripts.splice(index, 1)[0]!.answer : null;
-    if (scripted?.delayMs) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
     if (scripted?.act && request.method === 'POST' && path === '/call' && body) create(body);
+    if (scripted?.delayMs) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
     if (scripted?.destroy) {
       request.socket.destroy();
       return;
