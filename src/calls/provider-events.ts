@@ -66,7 +66,8 @@ export async function ingestReports(
   const { now, cause } = options;
   const results: ReportResult[] = [];
   const byCall = new Map<string, { call: CallRow; reports: Array<{ id: number; event: InboundEvent }> }>();
-  for (const event of events) {
+  for (const reported of events) {
+    const event = { ...reported, ...idsOf(reported) };
     const id = await insertProviderEvent(trx, { provider: provider.name, event, receivedAt: now });
     if (id === null) {
       results.push('duplicate');

@@ -1,0 +1,450 @@
+// The provider-neutral core through real HTTP and PostgreSQL, with a provider that exists only in this
+// test: signed webhooks applied once and forward-only, reports held until their placement is recorded,
+// refusals that leave nothing, unanswered placements reconciled and never dialed twice, recovery of a
+// placement a killed process left between its two transactions, reconciliation of silent calls, and no
+// pool connection held while the provider answers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { connectDatabase } from '../src/database/connect.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import {
+  countCallRows,
+  eventsOfCall,
+  fetchCall,
+  ledgerOfCall,
+  testNumber,
+  waitFor,
+  waitForCall,
+} from './support/calls.js';
+import type { Conversation } from '../src/calls/provider/types.js';
+import { refuse, signedHeaders, testProviderModule, TestProvider, type WireEvent } from './support/test-provider.js';
+
+let database: TestDatabase;
+let provider: TestProvider;
+let app: TestApp;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  provider = new TestProvider();
+  app = await startTestApp(database, {
+    providers: [testProviderModule(provider)],
+    config: { providerTimeoutMs: 300, providerReconcileAfterS: 1, callPollIntervalMs: 50 },
+  });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+});
+
+/** A fresh org whose agent calls through the test provider; default behaviour restored. */
+async function providerOrg(credits = 100_000): Promise<TestOrg> {
+  provider.onPlace = new TestProvider().onPlace;
+  provider.stopAnswer = { stopped: true, conversation: null };
+  return createTestOrg(database.db, { credits, agent: { provider: 'testvoice', ratePaisePerMinute: 600 } });
+}
+
+/** Posts `events` to the provider webhook route, signed unless `headers` replace the signature. */
+async function post(events: WireEvent[], headers?: Record<string, string>) {
+  const body = JSON.stringify({ events });
+  const response = await fetch(`${app.baseUrl}/providers/testvoice/events`, {
+    method: 'POST',
+    headers: headers ?? signedHeaders(body),
+    body,
+  });
+  return { status: response.status, body: (await response.json()) as unknown };
+}
+
+/** How many reports of each result the app counted. */
+async function webhookResults(): Promise<Record<string, number>> {
+  const metric = await app.deps.metrics.providerWebhooks.get();
+  return Object.fromEntries(metric.values.map((value) => [String(value.labels.result), value.value]));
+}
+
+const CONVERSATION: Conversation = {
+  durationSec: 30,
+  recordingUrl: 'https://recordings.example.com/1.mp3',
+  transcript: [{ role: 'agent', text: 'Hello', start_ms: 0, end_ms: 900 }],
+  analysis: { intent: 'book_demo', sentiment: 'positive', outcome: 'demo_booked' },
+};
+
+function at(offsetSec: number): string {
+  return new Date(Date.now() + offsetSec * 1000).toISOString();
+}
+
+async function placed(org: TestOrg, to = testNumber('7777'), key?: string) {
+  const response = await app.client(org.key).POST('/calls', {
+    body: { agent_id: org.agentId, to_e164: to },
+    ...(key ? { headers: { 'Idempotency-Key': key } } : {}),
+  });
+  return response;
+}
+
+describe('provider webhooks', () => {
+  it('refuses a missing, wrong or stale signature with 401 and stores nothing', async () => {
+    const org = await providerOrg();
+    const { data } = await placed(org);
+    const call = data!.data;
+    const events: WireEvent[] = [
+      { key: 'k1', callId: call.id, event: { type: 'status', status: 'ringing', at: at(0) } },
+    ];
+    const body = JSON.stringify({ events });
+    const before = (await webhookResults()).refused_signature ?? 0;
+    expect((await post(events, { 'content-type': 'application/json' })).status).toBe(401);
+    expect((await post(events, signedHeaders(body, { secret: 'not-the-secret' }))).status).toBe(401);
+    expect((await post(events, signedHeaders(body, { atSec: Math.floor(Date.now() / 1000) - 600 }))).status).toBe(401);
+    expect((await webhookResults()).refused_signature).toBe(before + 3);
+    const stored = await database.db
+      .selectFrom('provider_events')
+      .select('id')
+      .where('call_id', '=', call.id)
+      .execute();
+    expect(stored).toEqual([]);
+    expect((await fetchCall(app.client(org.key), call.id)).status).toBe('queued');
+  });
+
+  it('applies reports once and forward-only: duplicates, a late ringing and a second end change nothing', async () => {
+    const org = await providerOrg();
+    const { data } = await placed(org);
+    const call = data!.data;
+    expect(call.provider).toBe('testvoice');
+    const ids = { providerCallId: call.provider_call_id };
+    const ended: WireEvent = {
+      key: 'e1',
+      ...ids,
+      event: { type: 'ended', at: at(35), ending: { status: 'completed', reason: null, conversation: CONVERSATION } },
+    };
+    expect(
+      await post([
+        { key: 'r1', ...ids, event: { type: 'status', status: 'ringing', at: at(1) } },
+        { key: 'p1', callId: call.id, event: { type: 'status', status: 'in_progress', at: at(5) } },
+      ]),
+    ).toEqual({ status: 200, body: { received: 2 } });
+    expect((await post([ended])).status).toBe(200);
+    const before = await webhookResults();
+    expect((await post([ended])).status).toBe(200);
+    expect((await webhookResults()).duplicate).toBe((before.duplicate ?? 0) + 1);
+    expect((await post([{ key: 'r2', ...ids, event: { type: 'status', status: 'ringing', at: at(40) } }])).status).toBe(
+      200,
+    );
+    const secondEnd: WireEvent = {
+      key: 'e2',
+      ...ids,
+      event: { type: 'ended', at: at(41), ending: { status: 'failed', reason: 'provider_error', conversation: null } },
+    };
+    expect((await post([secondEnd])).status).toBe(200);
+
+    const detail = await fetchCall(app.client(org.key), call.id);
+    expect(detail).toMatchObject({
+      status: 'completed',
+      duration_sec: 30,
+      credits_debited_paise: 300,
+      llm_outcome: 'demo_booked',
+    });
+    const statuses = detail.timeline.filter((entry) => entry.kind === 'status-changed').map((entry) => entry.detail);
+    expect(statuses.map((detail) => (detail as { status: string }).status)).toEqual([
+      'queued',
+      'dialing',
+      'ringing',
+      'in_progress',
+      'completed',
+    ]);
+    expect((await eventsOfCall(database.db, call.id)).map((event) => event.kind)).toEqual(['call.completed']);
+  });
+
+  it('holds reports that arrive before the placement is recorded, and applies them then', async () => {
+    const org = await providerOrg();
+    const providerCallId = `tv_early_${randomUUID()}`;
+    let early: Array<{ status: number }> = [];
+    provider.onPlace = async (request) => {
+      early = [
+        await post([
+          {
+            key: `${providerCallId}:d`,
+            callId: request.callId,
+            event: { type: 'status', status: 'dialing', at: at(0) },
+          },
+        ]),
+        await post([
+          { key: `${providerCallId}:r`, providerCallId, event: { type: 'status', status: 'ringing', at: at(1) } },
+        ]),
+      ];
+      return { providerCallId, nextLookupAt: null };
+    };
+    const { data, response } = await placed(org);
+    expect(response.status).toBe(201);
+    expect(early.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(data!.data).toMatchObject({ status: 'queued', provider_call_id: providerCallId });
+    expect((await fetchCall(app.client(org.key), data!.data.id)).status).toBe('ringing');
+  });
+
+  it('acknowledges a report for a call nobody knows, and counts it', async () => {
+    const before = (await webhookResults()).unknown_call ?? 0;
+    const answers = [
+      await post([
+        { key: `u-${randomUUID()}`, callId: randomUUID(), event: { type: 'status', status: 'ringing', at: at(0) } },
+      ]),
+      await post([
+        { key: `u-${randomUUID()}`, callId: 'not-our-id', event: { type: 'status', status: 'ringing', at: at(0) } },
+      ]),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect((await webhookResults()).unknown_call).toBe(before + 2);
+  });
+
+  it('answers 404 for a provider this service does not have', async () => {
+    const response = await fetch(`${app.baseUrl}/providers/nope/events`, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(404);
+  });
+});
+
+describe('placement in two steps', () => {
+  it('a refusal leaves no call, no ledger row and a free Idempotency-Key', async () => {
+    const org = await providerOrg(50_000);
+    provider.onPlace = async () => refuse('The number is on the provider’s block list.');
+    const to = testNumber('7777');
+    const refused = await placed(org, to, 'refused-then-ok');
+    expect(refused.response.status).toBe(502);
+    expect(refused.error!.error).toMatchObject({
+      code: 'upstream_error',
+      message: 'The number is on the provider’s block list.',
+    });
+    expect(await countCallRows(database.db, org.orgId)).toBe(0);
+    const ledger = await database.db
+      .selectFrom('credit_ledger')
+      .select('kind')
+      .where('org_id', '=', org.orgId)
+      .execute();
+    expect(ledger).toEqual([{ kind: 'top_up' }]);
+    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
+    provider.onPlace = new TestProvider().onPlace;
+    const accepted = await placed(org, to, 'refused-then-ok');
+    expect(accepted.response.status).toBe(201);
+    expect(accepted.response.headers.get('Idempotent-Replayed')).toBeNull();
+  });
+
+  it('an agent whose provider is not configured refuses with upstream_error and charges nothing', async () => {
+    const org = await createTestOrg(database.db, { credits: 50_000, agent: { provider: 'vapi' } });
+    const refused = await placed(org);
+    expect(refused.response.status).toBe(502);
+    expect(refused.error!.error.code).toBe('upstream_error');
+    expect(refused.error!.error.message).toContain('(vapi) is not configured');
+    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
+  });
+
+  it('an unanswered placement is reconciled, never dialed again, and replays as the one call', async () => {
+    const org = await providerOrg();
+    const dialed = provider.placements.length;
+    provider.onPlace = (request) => {
+      // The provider takes the call but its answer never arrives.
+      provider.known.set(request.callId, {
+        providerCallId: `tv_late_${request.callId}`,
+        events: [
+          { type: 'status', status: 'in_progress', at: new Date() },
+          { type: 'ended', at: new Date(), ending: { status: 'completed', reason: null, conversation: CONVERSATION } },
+        ],
+      });
+      return new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
+    };
+    const to = testNumber('7777');
+    const first = await placed(org, to, 'slow-provider');
+    expect(first.response.status).toBe(503);
+    expect(first.error!.error.code).toBe('service_unavailable');
+    expect(first.response.headers.get('Retry-After')).toBe('5');
+    expect((await app.client(org.key).GET('/calls')).data!.pagination.total).toBe(0);
+
+    const [callId] = [...provider.known.keys()].slice(-1);
+    const call = await waitFor('the placement to be recovered as a call', async () =>
+      database.db.selectFrom('calls').select(['id', 'status']).where('id', '=', callId!).executeTakeFirst(),
+    );
+    await waitForCall(database.db, app.client(org.key), call.id, 'completed');
+    const replay = await placed(org, to, 'slow-provider');
+    expect([replay.response.status, replay.response.headers.get('Idempotent-Replayed')]).toEqual([201, 'true']);
+    expect(replay.data!.data).toMatchObject({ id: callId, provider_call_id: `tv_late_${callId}` });
+    expect(provider.placements.length).toBe(dialed + 1);
+    expect(await ledgerOfCall(database.db, callId!)).toEqual([
+      { kind: 'hold', amount_paise: -6000 },
+      { kind: 'release', amount_paise: 6000 },
+      { kind: 'charge', amount_paise: -300 },
+    ]);
+  });
+
+  it('an unanswered placement the provider never took is voided and its hold returned', async () => {
+    const org = await providerOrg(50_000);
+    provider.onPlace = (request) =>
+      new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(new Error('ECONNRESET'))));
+    const to = testNumber('7777');
+    const first = await placed(org, to, 'never-taken');
+    expect(first.response.status).toBe(503);
+    expect((await balanceAndLedgerSum(database.db, org.orgId)).balance).toBe(44_000);
+    await waitFor(
+      'the placement to be voided',
+      async () =>
+        (await database.db.selectFrom('call_placements').select('id').where('org_id', '=', org.orgId).execute())
+          .length === 0,
+    );
+    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
+    expect(await countCallRows(database.db, org.orgId)).toBe(0);
+    provider.onPlace = new TestProvider().onPlace;
+    const again = await placed(org, to, 'never-taken');
+    expect([again.response.status, again.response.headers.get('Idempotent-Replayed')]).toEqual([201, null]);
+  });
+});
+
+describe('recovery after a process died between the two transactions', () => {
+  /** The state a process killed after its first transaction leaves: a pending placement and a reserved hold. */
+  async function crashedPlacement(org: TestOrg): Promise<string> {
+    const id = randomUUID();
+    await database.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('orgs')
+        .set((eb) => ({ balance_paise: eb('balance_paise', '-', 6000) }))
+        .where('id', '=', org.orgId)
+        .execute();
+      await trx
+        .insertInto('call_placements')
+        .values({
+          id,
+          org_id: org.orgId,
+          agent_id: org.agentId,
+          state: 'pending',
+          provider: 'testvoice',
+          provider_settings: '{}',
+          from_e164: '+918000000000',
+          to_e164: testNumber('7777'),
+          language: 'en-IN',
+          max_duration_sec: 600,
+          rate_paise_per_minute: 600,
+          hold_paise: 6000,
+          metadata: '{}',
+          idempotency_key: null,
+          created_at: new Date(Date.now() - 5_000),
+          recover_at: new Date(Date.now() - 1_000),
+        })
+        .execute();
+    });
+    return id;
+  }
+
+  it('a call the provider took is recorded once and tracked to its end', async () => {
+    const org = await providerOrg(50_000);
+    const id = await crashedPlacement(org);
+    provider.known.set(id, {
+      providerCallId: `tv_crash_${id}`,
+      events: [{ type: 'ended', at: new Date(), ending: { status: 'busy', reason: 'busy', conversation: null } }],
+    });
+    const call = await waitForCall(
+      database.db,
+      app.client(org.key),
+      await waitFor(
+        'the call',
+        async () => (await database.db.selectFrom('calls').select('id').where('id', '=', id).executeTakeFirst())?.id,
+      ),
+    );
+    expect(call).toMatchObject({ status: 'busy', provider_call_id: `tv_crash_${id}`, credits_debited_paise: 0 });
+    expect((await eventsOfCall(database.db, id)).map((event) => event.kind)).toEqual(['call.busy']);
+    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
+  });
+
+  it('a call the provider never took is voided, its hold returned', async () => {
+    const org = await providerOrg(50_000);
+    await crashedPlacement(org);
+    await waitFor(
+      'the placement to be voided',
+      async () =>
+        (await database.db.selectFrom('call_placements').select('id').where('org_id', '=', org.orgId).execute())
+          .length === 0,
+    );
+    expect(await countCallRows(database.db, org.orgId)).toBe(0);
+    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
+  });
+});
+
+describe('reconciliation', () => {
+  it('brings a call whose webhooks never came up to date', async () => {
+    const org = await providerOrg();
+    const { data } = await placed(org);
+    const call = data!.data;
+    provider.known.set(call.id, {
+      providerCallId: call.provider_call_id,
+      events: [
+        { type: 'status', status: 'ringing', at: new Date() },
+        { type: 'ended', at: new Date(), ending: { status: 'no_answer', reason: 'no_answer', conversation: null } },
+      ],
+    });
+    const detail = await waitForCall(database.db, app.client(org.key), call.id);
+    expect(detail).toMatchObject({ status: 'no_answer', reason: 'no_answer' });
+  });
+
+  it('ends a call its provider does not know as failed (provider_error), its hold released', async () => {
+    const org = await providerOrg(50_000);
+    const { data } = await placed(org);
+    const detail = await waitForCall(database.db, app.client(org.key), data!.data.id);
+    expect(detail).toMatchObject({ status: 'failed', reason: 'provider_error', credits_debited_paise: 0 });
+    expect(await ledgerOfCall(database.db, detail.id)).toEqual([
+      { kind: 'hold', amount_paise: -6000 },
+      { kind: 'release', amount_paise: 6000 },
+    ]);
+    expect((await eventsOfCall(database.db, detail.id)).map((event) => event.data)).toEqual([
+      expect.objectContaining({ status: 'failed', reason: 'provider_error' }),
+    ]);
+    const lookups = await app.deps.metrics.providerLookups.get();
+    expect(lookups.values.find((value) => value.labels.outcome === 'not_found')?.value).toBeGreaterThan(0);
+  });
+});
+
+describe('cancel', () => {
+  it('answers invalid_state when the provider cannot stop the call, and cancels when it can', async () => {
+    const org = await providerOrg();
+    const { data } = await placed(org);
+    const call = data!.data;
+    provider.known.set(call.id, { providerCallId: call.provider_call_id, events: [] });
+    provider.stopAnswer = { stopped: false, message: 'the provider offers no way to stop this call' };
+    const client = app.client(org.key);
+    const refused = await client.POST('/calls/{id}/cancel', { params: { path: { id: call.id } } });
+    expect(refused.response.status).toBe(409);
+    expect(refused.error!.error).toMatchObject({
+      code: 'invalid_state',
+      message: 'The call cannot be canceled: the provider offers no way to stop this call',
+    });
+    provider.stopAnswer = { stopped: true, conversation: null };
+    const canceled = await client.POST('/calls/{id}/cancel', { params: { path: { id: call.id } } });
+    expect(canceled.response.status).toBe(200);
+    expect(canceled.data!.data).toMatchObject({ status: 'canceled', reason: 'canceled_by_client' });
+  });
+});
+
+describe('no pool connection held while the provider answers', () => {
+  it('with DB_POOL_SIZE=2, six placements wait on the provider at once and another org still reads', async () => {
+    const small = connectDatabase(database.url, { poolSize: 2, namedStatements: true });
+    const slow = new TestProvider();
+    const waiting: Array<() => void> = [];
+    slow.onPlace = async () => {
+      await new Promise<void>((resolve) => waiting.push(resolve));
+      return { providerCallId: `tv_${randomUUID()}`, nextLookupAt: null };
+    };
+    const pooled = await startTestApp(
+      { db: small.db, url: database.url },
+      { workers: false, pool: small.pool, providers: [testProviderModule(slow)], config: { dbPoolSize: 2 } },
+    );
+    try {
+      const org = await createTestOrg(database.db, { agent: { provider: 'testvoice' } });
+      const other = await createTestOrg(database.db);
+      const placements = Array.from({ length: 6 }, () =>
+        pooled.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('7777') } }),
+      );
+      await waitFor('six placements waiting on the provider', async () => waiting.length === 6, 10_000);
+      const inUse = await pooled.deps.metrics.registry.getSingleMetric('voice_call_db_pool_connections_in_use')!.get();
+      expect(inUse.values[0]!.value).toBe(0);
+      const read = await pooled.client(other.key).GET('/calls');
+      expect(read.response.status).toBe(200);
+      for (const release of waiting) release();
+      expect((await Promise.all(placements)).map((answer) => answer.response.status)).toEqual(Array(6).fill(201));
+    } finally {
+      await pooled.close();
+      await small.db.destroy();
+    }
+  });
+});
