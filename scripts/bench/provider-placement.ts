@@ -1,6 +1,6 @@
 // The placement overhead: POST /calls for a Vapi agent against a loopback stand-in for Vapi that holds
-// each POST /call for a fixed time, in rounds of concurrent placements. Each placement's overhead is its
-// latency at the client minus the time the stand-in held that very request (matched by our call id).
+// each POST /call for a fixed time, with a fixed number of placements in flight. Each placement's overhead
+// is its latency at the client minus the time the stand-in held that very request (matched by our call id).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +16,7 @@ export const CONCURRENT_PLACEMENTS = 50;
 export interface ProviderPlacementReport {
   providerLatencyMs: number;
   concurrency: number;
-  rounds: number;
+  seconds: number;
   placements: number;
   errors: number;
   overheadP50: number;
@@ -76,15 +76,16 @@ function percentile(sorted: number[], share: number): number {
 }
 
 /**
- * Places `rounds` rounds of CONCURRENT_PLACEMENTS calls through the service at `origin` for a fresh org
- * whose agent uses Vapi (the service must have VAPI_BASE_URL pointing at `mock`); the first round warms
- * up and is not counted.
+ * Keeps CONCURRENT_PLACEMENTS placements in flight (each worker places again as soon as its last one is
+ * answered) for `seconds` through the service at `origin`, for a fresh org whose agent uses Vapi (the
+ * service's VAPI_BASE_URL must point at `mock`); placements started in the first `warmupSec` are not counted.
  */
 export async function benchProviderPlacement(options: {
   db: Db;
   origin: string;
   mock: MockVapi;
-  rounds: number;
+  seconds: number;
+  warmupSec: number;
 }): Promise<ProviderPlacementReport> {
   const org = await createOrg(options.db, {
     name: `Bench provider placement ${randomUUID().slice(0, 8)}`,
@@ -100,41 +101,40 @@ export async function benchProviderPlacement(options: {
   });
   const { key } = await issueApiKey(options.db, org.id);
   let number = 0;
-  const placeOne = async (): Promise<{ overheadMs: number; latencyMs: number } | null> => {
-    const to = `+9195${String(number++).padStart(8, '0')}`;
-    const started = performance.now();
-    const response = await fetch(`${options.origin}/api/v1/calls`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ agent_id: agent.id, to_e164: to }),
-    });
-    const body = (await response.json()) as { data?: { id: string } };
-    const latencyMs = performance.now() - started;
-    const held = body.data ? options.mock.heldMs.get(body.data.id) : undefined;
-    if (response.status !== 201 || held === undefined) return null;
-    return { overheadMs: latencyMs - held, latencyMs };
-  };
   const overheads: number[] = [];
   const latencies: number[] = [];
   let errors = 0;
-  for (let round = 0; round <= options.rounds; round += 1) {
-    const results = await Promise.all(Array.from({ length: CONCURRENT_PLACEMENTS }, placeOne));
-    if (round === 0) continue;
-    for (const result of results) {
-      if (!result) {
+  const begin = performance.now();
+  const countFrom = begin + options.warmupSec * 1000;
+  const stopAt = countFrom + options.seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < stopAt) {
+      const to = `+9195${String(number++).padStart(8, '0')}`;
+      const started = performance.now();
+      const response = await fetch(`${options.origin}/api/v1/calls`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent_id: agent.id, to_e164: to }),
+      });
+      const body = (await response.json()) as { data?: { id: string } };
+      const latencyMs = performance.now() - started;
+      if (started < countFrom) continue;
+      const held = body.data ? options.mock.heldMs.get(body.data.id) : undefined;
+      if (response.status !== 201 || held === undefined) {
         errors += 1;
         continue;
       }
-      overheads.push(result.overheadMs);
-      latencies.push(result.latencyMs);
+      overheads.push(latencyMs - held);
+      latencies.push(latencyMs);
     }
-  }
+  };
+  await Promise.all(Array.from({ length: CONCURRENT_PLACEMENTS }, worker));
   overheads.sort((a, b) => a - b);
   latencies.sort((a, b) => a - b);
   return {
     providerLatencyMs: PROVIDER_LATENCY_MS,
     concurrency: CONCURRENT_PLACEMENTS,
-    rounds: options.rounds,
+    seconds: options.seconds,
     placements: overheads.length,
     errors,
     overheadP50: percentile(overheads, 0.5),

@@ -290,8 +290,8 @@ export function formatReport(report: BenchReport): string {
           ],
           ['Latency at the client: p50 / p99', `${ms(placement.latencyP50)} / ${ms(placement.latencyP99)} ms`],
           [
-            'Placements measured (rounds) / errors',
-            `${placement.placements} (${placement.rounds}) / ${placement.errors}`,
+            'Placements measured (in seconds) / errors',
+            `${placement.placements} (${placement.seconds} s) / ${placement.errors}`,
           ],
         ],
       ),

@@ -163,7 +163,8 @@ async function main(): Promise<void> {
         db: database.db,
         origin: service!.address,
         mock: vapi,
-        rounds: Math.max(4, repetitions * 3),
+        seconds: durationSec,
+        warmupSec: WARMUP_SEC,
       });
       log(
         `provider placement: overhead p50 ${providerPlacement.overheadP50.toFixed(1)} ms, p99 ${providerPlacement.overheadP99.toFixed(1)} ms above ${PROVIDER_LATENCY_MS} ms, ${providerPlacement.errors} errors`,

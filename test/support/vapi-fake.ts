@@ -49,8 +49,9 @@ async function readBody(request: http.IncomingMessage): Promise<Json | null> {
   return text ? (JSON.parse(text) as Json) : null;
 }
 
-/** Starts the fake on 127.0.0.1. */
+/** Starts the fake on 127.0.0.1, its schema checks compiled first (not inside a request's deadline). */
 export async function startVapiFake(): Promise<VapiFake> {
+  assertVendorSchema('CreateCallDTO', { assistantId: 'a', phoneNumberId: 'p', customer: { number: '+15550100' } });
   const calls = new Map<string, Json>();
   const received: Received[] = [];
   const violations: string[] = [];
