@@ -1,5 +1,6 @@
 // The few calls of Vapi's HTTP API the adapter makes (POST /call, GET /call/{id}, the live-call control
 // URL), each with a deadline, and what each failure means: a refusal, a busy provider, or an unknown outcome.
+import { request } from 'undici';
 import type { VapiCall, VapiCreateCall } from './wire.js';
 
 /** Vapi answered that it did not and will not do what was asked (a 4xx, or nothing was ever sent). */
@@ -45,9 +46,13 @@ export function retryAfterMs(value: string | null, now: Date): number | null {
   return Number.isNaN(at) ? null : Math.max(0, at - now.getTime());
 }
 
+/** The system or undici error code of a failed request, on the error or its cause. */
 function errorCode(error: unknown): string | undefined {
-  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
-  return typeof cause?.code === 'string' ? cause.code : undefined;
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
 }
 
 /**
@@ -103,8 +108,8 @@ export class VapiClient {
     body?: unknown,
   ): Promise<{ status: number; json: unknown; retryAfter: string | null }> {
     try {
-      const response = await fetch(url, {
-        method,
+      const response = await request(url, {
+        method: method as 'GET' | 'POST',
         signal,
         headers: {
           authorization: `Bearer ${this.options.apiKey}`,
@@ -113,15 +118,20 @@ export class VapiClient {
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      const text = await response.text();
+      const text = await response.body.text();
+      const ok = response.statusCode >= 200 && response.statusCode < 300;
       let json: unknown = null;
       try {
         json = text ? JSON.parse(text) : null;
       } catch {
-        if (response.ok)
-          throw new VapiUnknownOutcomeError(`Vapi answered ${response.status} with a body that is not JSON.`);
+        if (ok) throw new VapiUnknownOutcomeError(`Vapi answered ${response.statusCode} with a body that is not JSON.`);
       }
-      return { status: response.status, json, retryAfter: response.headers.get('retry-after') };
+      const retryAfter = response.headers['retry-after'];
+      return {
+        status: response.statusCode,
+        json,
+        retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+      };
     } catch (error) {
       if (error instanceof VapiUnknownOutcomeError) throw error;
       const code = errorCode(error);
