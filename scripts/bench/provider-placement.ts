@@ -24,6 +24,8 @@ export interface ProviderPlacementReport {
   overheadMax: number;
   latencyP50: number;
   latencyP99: number;
+  /** The service process's CPU time per placement answered during the measured seconds. */
+  serviceCpuMsPerPlacement: number;
 }
 
 /** A loopback stand-in for Vapi's POST /call that records how long it held each request, by our call id. */
@@ -86,6 +88,8 @@ export async function benchProviderPlacement(options: {
   mock: MockVapi;
   seconds: number;
   warmupSec: number;
+  /** The service process's CPU time so far, in ms. */
+  serviceCpuMs: () => number;
 }): Promise<ProviderPlacementReport> {
   const org = await createOrg(options.db, {
     name: `Bench provider placement ${randomUUID().slice(0, 8)}`,
@@ -104,9 +108,15 @@ export async function benchProviderPlacement(options: {
   const overheads: number[] = [];
   const latencies: number[] = [];
   let errors = 0;
+  let answered = 0;
   const begin = performance.now();
   const countFrom = begin + options.warmupSec * 1000;
   const stopAt = countFrom + options.seconds * 1000;
+  let cpuAtStart = NaN;
+  const measuring = setTimeout(() => {
+    cpuAtStart = options.serviceCpuMs();
+    answered = 0;
+  }, options.warmupSec * 1000);
   const worker = async () => {
     while (performance.now() < stopAt) {
       const to = `+9195${String(number++).padStart(8, '0')}`;
@@ -118,6 +128,7 @@ export async function benchProviderPlacement(options: {
       });
       const body = (await response.json()) as { data?: { id: string } };
       const latencyMs = performance.now() - started;
+      answered += 1;
       if (started < countFrom) continue;
       const held = body.data ? options.mock.heldMs.get(body.data.id) : undefined;
       if (response.status !== 201 || held === undefined) {
@@ -129,6 +140,8 @@ export async function benchProviderPlacement(options: {
     }
   };
   await Promise.all(Array.from({ length: CONCURRENT_PLACEMENTS }, worker));
+  clearTimeout(measuring);
+  const serviceCpuMsPerPlacement = (options.serviceCpuMs() - cpuAtStart) / Math.max(1, answered);
   overheads.sort((a, b) => a - b);
   latencies.sort((a, b) => a - b);
   return {
@@ -142,5 +155,6 @@ export async function benchProviderPlacement(options: {
     overheadMax: overheads.at(-1) ?? NaN,
     latencyP50: percentile(latencies, 0.5),
     latencyP99: percentile(latencies, 0.99),
+    serviceCpuMsPerPlacement,
   };
 }

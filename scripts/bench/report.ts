@@ -289,6 +289,7 @@ export function formatReport(report: BenchReport): string {
             `${ms(placement.overheadP50)} / ${ms(placement.overheadP99)} / ${ms(placement.overheadMax)} ms`,
           ],
           ['Latency at the client: p50 / p99', `${ms(placement.latencyP50)} / ${ms(placement.latencyP99)} ms`],
+          ['Service CPU per placement', `${us(placement.serviceCpuMsPerPlacement)} us`],
           [
             'Placements measured (in seconds) / errors',
             `${placement.placements} (${placement.seconds} s) / ${placement.errors}`,

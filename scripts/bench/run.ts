@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { makeLocalTls } from '../../src/tools/local-ca.js';
 import { CONNECTIONS, log, openBenchSession, option, runCommand, SERVICE_SETTINGS, WARMUP_SEC } from './harness.js';
 import type { LoadResult } from './load.js';
-import { rssMiB, sampleRss, type Child } from './processes.js';
+import { cpuMs, rssMiB, sampleRss, type Child } from './processes.js';
 import { startReceivers } from './receivers.js';
 import {
   evaluateTargets,
@@ -165,6 +165,7 @@ async function main(): Promise<void> {
         mock: vapi,
         seconds: durationSec,
         warmupSec: WARMUP_SEC,
+        serviceCpuMs: () => cpuMs(service!.pid),
       });
       log(
         `provider placement: overhead p50 ${providerPlacement.overheadP50.toFixed(1)} ms, p99 ${providerPlacement.overheadP99.toFixed(1)} ms above ${PROVIDER_LATENCY_MS} ms, ${providerPlacement.errors} errors`,
