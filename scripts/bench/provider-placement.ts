@@ -8,7 +8,7 @@ import type { Db } from '../../src/database/connect.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
 import { createAgent, createOrg } from '../../src/orgs/service.js';
 
-/** How long the stand-in takes to answer a placement, and how many placements run at once. */
+/** How long the stand-in takes to answer a placement, and how many placements run at once by default. */
 export const PROVIDER_LATENCY_MS = 200;
 export const CONCURRENT_PLACEMENTS = 50;
 
@@ -78,7 +78,7 @@ function percentile(sorted: number[], share: number): number {
 }
 
 /**
- * Keeps CONCURRENT_PLACEMENTS placements in flight (each worker places again as soon as its last one is
+ * Keeps `concurrency` placements in flight (each worker places again as soon as its last one is
  * answered) for `seconds` through the service at `origin`, for a fresh org whose agent uses Vapi (the
  * service's VAPI_BASE_URL must point at `mock`); placements started in the first `warmupSec` are not counted.
  */
@@ -88,6 +88,7 @@ export async function benchProviderPlacement(options: {
   mock: MockVapi;
   seconds: number;
   warmupSec: number;
+  concurrency: number;
   /** The service process's CPU time so far, in ms. */
   serviceCpuMs: () => number;
 }): Promise<ProviderPlacementReport> {
@@ -139,14 +140,14 @@ export async function benchProviderPlacement(options: {
       latencies.push(latencyMs);
     }
   };
-  await Promise.all(Array.from({ length: CONCURRENT_PLACEMENTS }, worker));
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
   clearTimeout(measuring);
   const serviceCpuMsPerPlacement = (options.serviceCpuMs() - cpuAtStart) / Math.max(1, answered);
   overheads.sort((a, b) => a - b);
   latencies.sort((a, b) => a - b);
   return {
     providerLatencyMs: PROVIDER_LATENCY_MS,
-    concurrency: CONCURRENT_PLACEMENTS,
+    concurrency: options.concurrency,
     seconds: options.seconds,
     placements: overheads.length,
     errors,

@@ -4,8 +4,10 @@
 // scale-out phase, then prints the report and writes bench-report.json. Stops by itself (60-minute
 // watchdog). Options: --duration=SECONDS (per measured run, default 10),
 // --repeat=N (runs per row, reported as their median; default 3),
-// --only=NAME,... (scenario names, `webhooks`, `provider-placement`, `delivery-scale` or `scale-out`), --profile (CPU profile of the measured
-// server in .data/bench-profiles; `npm run bench:profile` reads one by layer).
+// --only=NAME,... (scenario names, `webhooks`, `provider-placement`, `delivery-scale` or `scale-out`),
+// --placement-concurrency=N (placements in flight in the provider-placement phase, default 50),
+// --profile (CPU profile of the measured server in .data/bench-profiles; `npm run bench:profile` reads
+// one by layer).
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +31,7 @@ import { benchDeliveryScale, type DeliveryScaleRow } from './delivery-scale.js';
 import { buildScenarios } from './scenarios.js';
 import {
   benchProviderPlacement,
+  CONCURRENT_PLACEMENTS,
   PROVIDER_LATENCY_MS,
   startMockVapi,
   type ProviderPlacementReport,
@@ -165,6 +168,7 @@ async function main(): Promise<void> {
         mock: vapi,
         seconds: durationSec,
         warmupSec: WARMUP_SEC,
+        concurrency: Number(option('placement-concurrency') ?? CONCURRENT_PLACEMENTS),
         serviceCpuMs: () => cpuMs(service!.pid),
       });
       log(
