@@ -24,7 +24,7 @@ beforeAll(async () => {
       vapiApiKey: 'vapi-e2e-key',
       vapiWebhookSecret: SECRET,
       vapiBaseUrl: fake.url,
-      providerTimeoutMs: 1_000,
+      providerTimeoutMs: 2_000,
       providerReconcileAfterS: 1,
     },
   });
@@ -178,6 +178,29 @@ describe('a Vapi call followed through its webhooks', () => {
     expect((await fetchCall(app.client(org.key), created.id)).status).toBe('queued');
   });
 
+  it('holds a report that arrives before the placement is recorded and applies it then', async () => {
+    const org = await vapiOrg();
+    // Vapi creates the call at once but answers the placement late; its first report comes meanwhile.
+    fake.script('POST /call', { act: true, delayMs: 800, status: 201 });
+    const before = new Set(fake.calls.keys());
+    const placing = app
+      .client(org.key)
+      .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } });
+    const vendor = await waitFor('Vapi to create the call', async () =>
+      [...fake.calls.values()].find((call) => !before.has(call['id'] as string)),
+    );
+    const callId = (vendor['assistantOverrides'] as { metadata: { platformCallId: string } }).metadata.platformCallId;
+    const ringing = statusUpdate(vapiCall(vendor['id'] as string, callId), 'ringing', new Date());
+    expect((await deliver(ringing)).status).toBe(200);
+    expect(
+      await database.db.selectFrom('calls').select('id').where('id', '=', callId).executeTakeFirst(),
+    ).toBeUndefined();
+    const { data, response } = await placing;
+    expect(response.status).toBe(201);
+    expect(data!.data.id).toBe(callId);
+    expect((await fetchCall(app.client(org.key), callId)).status).toBe('ringing');
+  });
+
   it('acknowledges a report about a call nobody knows', async () => {
     const call = vapiCall(crypto.randomUUID(), crypto.randomUUID());
     const answer = await deliver(endOfCallReport(call, 'customer-ended-call', new Date()));
@@ -241,7 +264,7 @@ describe('when Vapi fails or goes quiet', () => {
 
   it.each([
     ['a 500', { status: 500, body: { message: 'Internal server error' } }],
-    ['no answer before PROVIDER_TIMEOUT_MS', { delayMs: 2_500, status: 201, body: {} }],
+    ['no answer before PROVIDER_TIMEOUT_MS', { delayMs: 3_000, status: 201, body: {} }],
     ['a reset connection', { destroy: true }],
   ])('after %s, never dials again and tracks the call Vapi did create', async (_, scripted) => {
     const org = await vapiOrg();

@@ -17,7 +17,7 @@ export interface Scripted {
   delayMs?: number;
   /** Break the connection instead of answering. */
   destroy?: boolean;
-  /** Do what the request asks (create the call) first, then answer as scripted. */
+  /** Do what the request asks (create the call) first, then answer as scripted (by default with the call). */
   act?: boolean;
 }
 
@@ -102,14 +102,14 @@ export async function startVapiFake(): Promise<VapiFake> {
     const route = `${request.method} ${path}`;
     const index = scripts.findIndex((entry) => route.startsWith(entry.route));
     const scripted = index >= 0 ? scripts.splice(index, 1)[0]!.answer : null;
-    if (scripted?.act && request.method === 'POST' && path === '/call' && body) create(body);
+    const created = scripted?.act && request.method === 'POST' && path === '/call' && body ? create(body) : null;
     if (scripted?.delayMs) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
     if (scripted?.destroy) {
       request.socket.destroy();
       return;
     }
     if (scripted) {
-      answer(response, scripted.status ?? 200, scripted.body, scripted.headers);
+      answer(response, scripted.status ?? 200, scripted.body ?? created ?? undefined, scripted.headers);
       return;
     }
     if (request.method === 'POST' && path === '/call' && body) {
