@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { connectDatabase } from '../src/database/connect.js';
+import { logProviderReadiness } from '../src/calls/provider-readiness.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
@@ -446,5 +447,28 @@ describe('no pool connection held while the provider answers', () => {
       await pooled.close();
       await small.db.destroy();
     }
+  });
+});
+
+describe('start-up', () => {
+  it('logs the configured providers and warns about agents whose provider is not configured', async () => {
+    await createTestOrg(database.db, { agent: { provider: 'vapi' } });
+    const lines: Array<{ level: number; msg: string; provider?: string }> = [];
+    const logged = await startTestApp(database, {
+      workers: false,
+      providers: [testProviderModule(provider)],
+      config: { logLevel: 'info' },
+      logStream: { write: (line) => lines.push(JSON.parse(line)) },
+    });
+    try {
+      await logProviderReadiness(logged.deps);
+    } finally {
+      await logged.close();
+    }
+    expect(lines.find((line) => line.msg.startsWith('voice providers configured'))?.msg).toBe(
+      'voice providers configured: simulator, testvoice',
+    );
+    const warning = lines.find((line) => line.level === 40 && line.provider === 'vapi');
+    expect(warning?.msg).toMatch(/agent\(s\) use the voice provider vapi, which is not configured here/);
   });
 });
