@@ -410,6 +410,13 @@ describe('cancel', () => {
       code: 'invalid_state',
       message: 'The call cannot be canceled: the provider offers no way to stop this call',
     });
+    const stop = provider.stop.bind(provider);
+    provider.stop = () => Promise.reject(new Error('ECONNRESET'));
+    const failed = await client.POST('/calls/{id}/cancel', { params: { path: { id: call.id } } });
+    provider.stop = stop;
+    expect(failed.response.status).toBe(502);
+    expect(failed.error!.error.code).toBe('upstream_error');
+    expect((await fetchCall(client, call.id)).status).toBe('queued');
     provider.stopAnswer = { stopped: true, conversation: null };
     const canceled = await client.POST('/calls/{id}/cancel', { params: { path: { id: call.id } } });
     expect(canceled.response.status).toBe(200);
