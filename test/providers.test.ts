@@ -255,6 +255,8 @@ describe('placement in two steps', () => {
     expect(first.error!.error.code).toBe('service_unavailable');
     expect(first.response.headers.get('Retry-After')).toBe('5');
     expect((await app.client(org.key).GET('/calls')).data!.pagination.total).toBe(0);
+    const early = await placed(org, to, 'slow-provider');
+    expect([early.response.status, early.error?.error.code]).toEqual([503, 'service_unavailable']);
 
     const [callId] = [...provider.known.keys()].slice(-1);
     const call = await waitFor('the placement to be recovered as a call', async () =>
