@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { connectDatabase } from '../src/database/connect.js';
+import { logProviderReadiness } from '../src/calls/provider-readiness.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
@@ -254,6 +255,8 @@ describe('placement in two steps', () => {
     expect(first.error!.error.code).toBe('service_unavailable');
     expect(first.response.headers.get('Retry-After')).toBe('5');
     expect((await app.client(org.key).GET('/calls')).data!.pagination.total).toBe(0);
+    const early = await placed(org, to, 'slow-provider');
+    expect([early.response.status, early.error?.error.code]).toEqual([503, 'service_unavailable']);
 
     const [callId] = [...provider.known.keys()].slice(-1);
     const call = await waitFor('the placement to be recovered as a call', async () =>
@@ -409,6 +412,13 @@ describe('cancel', () => {
       code: 'invalid_state',
       message: 'The call cannot be canceled: the provider offers no way to stop this call',
     });
+    const stop = provider.stop.bind(provider);
+    provider.stop = () => Promise.reject(new Error('ECONNRESET'));
+    const failed = await client.POST('/calls/{id}/cancel', { params: { path: { id: call.id } } });
+    provider.stop = stop;
+    expect(failed.response.status).toBe(502);
+    expect(failed.error!.error.code).toBe('upstream_error');
+    expect((await fetchCall(client, call.id)).status).toBe('queued');
     provider.stopAnswer = { stopped: true, conversation: null };
     const canceled = await client.POST('/calls/{id}/cancel', { params: { path: { id: call.id } } });
     expect(canceled.response.status).toBe(200);
@@ -446,5 +456,28 @@ describe('no pool connection held while the provider answers', () => {
       await pooled.close();
       await small.db.destroy();
     }
+  });
+});
+
+describe('start-up', () => {
+  it('logs the configured providers and warns about agents whose provider is not configured', async () => {
+    await createTestOrg(database.db, { agent: { provider: 'vapi' } });
+    const lines: Array<{ level: number; msg: string; provider?: string }> = [];
+    const logged = await startTestApp(database, {
+      workers: false,
+      providers: [testProviderModule(provider)],
+      config: { logLevel: 'info' },
+      logStream: { write: (line) => lines.push(JSON.parse(line)) },
+    });
+    try {
+      await logProviderReadiness(logged.deps);
+    } finally {
+      await logged.close();
+    }
+    expect(lines.find((line) => line.msg.startsWith('voice providers configured'))?.msg).toBe(
+      'voice providers configured: simulator, testvoice',
+    );
+    const warning = lines.find((line) => line.level === 40 && line.provider === 'vapi');
+    expect(warning?.msg).toMatch(/agent\(s\) use the voice provider vapi, which is not configured here/);
   });
 });

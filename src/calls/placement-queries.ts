@@ -68,3 +68,15 @@ export async function claimDuePlacement(db: Db, now: Date, leaseUntil: Date): Pr
 export async function schedulePlacementRecovery(db: Db, id: string, at: Date): Promise<void> {
   await db.updateTable('call_placements').set({ recover_at: at }).where('id', '=', id).execute();
 }
+
+/** Whether the org's placement made with Idempotency-Key `key` is waiting for reconciliation (its provider never answered). */
+export async function isKeyPlacementUnknown(db: Db, orgId: string, key: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('call_placements')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('idempotency_key', '=', key)
+    .where('state', '=', 'unknown')
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -17,6 +17,7 @@ import { providerModule } from './provider/registry.js';
 import { insertCall, type CallRow } from './queries.js';
 import {
   deletePlacement,
+  isKeyPlacementUnknown,
   insertPlacement,
   lockPlacement,
   markPlacementUnknown,
@@ -259,6 +260,8 @@ export async function placeCall(
     });
     if (step.kind === 'replay') return { call: step.call, replayed: true };
     if (step.kind === 'placement') return { call: await dial(deps, step.placement, step.provider), replayed: false };
+    // Its provider never answered: nothing to wait for until reconciliation settles it.
+    if (await isKeyPlacementUnknown(deps.db, orgId, key!)) throw unknownOutcome();
     const response = await awaitResponse(deps.db, {
       orgId,
       key: key!,

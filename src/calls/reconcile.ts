@@ -5,7 +5,7 @@
 import type { AppDeps } from '../app-deps.js';
 import type { LookupResult, VoiceProvider } from './provider/types.js';
 import { lockCall, type CallRow } from './queries.js';
-import { type PlacementRow, schedulePlacementRecovery } from './placement-queries.js';
+import type { PlacementRow } from './placement-queries.js';
 import {
   endCall,
   endStoppedCall,
@@ -110,9 +110,9 @@ export async function reconcileCall(
 }
 
 /**
- * Settles a placement whose provider never answered (or whose process died before recording it): a
- * provider that knows the call gets it recorded, once; one that does not, once the call has had
- * PROVIDER_RECONCILE_AFTER_S to show up there, has the placement voided and its hold returned.
+ * Settles a placement whose provider never answered (or whose process died before recording it), once
+ * its request to the provider can no longer be under way: a provider that knows the call gets it
+ * recorded, once; one that does not has the placement voided and its hold returned.
  * Returns the new call's step, or null. Throws on transport failures and database errors.
  */
 export async function recoverPlacement(
@@ -128,11 +128,6 @@ export async function recoverPlacement(
   });
   const now = deps.clock.now();
   if (!found.found) {
-    const patience = new Date(placement.created_at.getTime() + deps.config.providerReconcileAfterS * 1000);
-    if (now < patience) {
-      await schedulePlacementRecovery(deps.db, placement.id, patience);
-      return null;
-    }
     const voided = await deps.db.transaction().execute((trx) => voidPlacement(trx, placement.id));
     if (voided)
       deps.logger.info(

@@ -7,6 +7,7 @@ import { findCall, listCallsPage, lockCall, type CallListRow, type CallRow } fro
 import { countRecentByStatus } from './status-count-queries.js';
 import { deleteOldTimelineEntries, listTimeline } from './timeline-queries.js';
 import { deleteExpiredIdempotencyKeys } from './idempotency-queries.js';
+import { deleteOldProviderEvents } from './provider-event-queries.js';
 import { deleteInBatches } from '../database/batches.js';
 import { endStoppedCall, providerRef, withStatusCount } from './lifecycle.js';
 import { reconcileCall } from './reconcile.js';
@@ -115,15 +116,15 @@ function alreadyEnded(status: CallStatus): DomainError {
 }
 
 /**
- * Removes call history: timeline entries from before `timelineBefore` and Idempotency-Key records from
- * before `keysBefore`, in batches of `batchSize`. Returns the rows removed per table; database errors
- * propagate.
+ * Removes call history: timeline entries and provider reports from before `timelineBefore`, and
+ * Idempotency-Key records from before `keysBefore`, in batches of `batchSize`. Returns the rows removed
+ * per table; database errors propagate.
  */
 export async function pruneCallHistory(
   db: Db,
   cutoffs: { timelineBefore: Date; keysBefore: Date },
   batchSize: number,
-): Promise<{ call_timeline: number; call_idempotency_keys: number }> {
+): Promise<{ call_timeline: number; call_idempotency_keys: number; provider_events: number }> {
   return {
     call_timeline: await deleteInBatches(
       () => deleteOldTimelineEntries(db, cutoffs.timelineBefore, batchSize),
@@ -131,6 +132,10 @@ export async function pruneCallHistory(
     ),
     call_idempotency_keys: await deleteInBatches(
       () => deleteExpiredIdempotencyKeys(db, cutoffs.keysBefore, batchSize),
+      batchSize,
+    ),
+    provider_events: await deleteInBatches(
+      () => deleteOldProviderEvents(db, cutoffs.timelineBefore, batchSize),
       batchSize,
     ),
   };

@@ -272,6 +272,11 @@ export async function getAgent(db: Db, orgId: string, id: string): Promise<Agent
   return toAgent(row);
 }
 
+/** How many agents use each voice provider, across every org. */
+export async function agentsByProvider(db: Db): Promise<Array<{ provider: string; agents: number }>> {
+  return agents.countAgentsByProvider(db);
+}
+
 /** The agent when it belongs to the org, or undefined. */
 export async function findAgentInOrg(db: Db, orgId: string, agentId: string) {
   return agents.findAgentInOrg(db, orgId, agentId);
