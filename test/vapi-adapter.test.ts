@@ -135,7 +135,9 @@ describe('Vapi adapter against a scripted Vapi', () => {
 
   it('is refused on a validation error (400)', async () => {
     fake.script('POST /call', { status: 400, body: { message: ['customer.number must be a valid phone number'] } });
-    await expect(provider().place(placeRequest(crypto.randomUUID()))).rejects.toBeInstanceOf(ProviderRefusedError);
+    const placing = provider().place(placeRequest(crypto.randomUUID()));
+    await expect(placing).rejects.toBeInstanceOf(ProviderRefusedError);
+    await expect(placing).rejects.toThrow('The voice provider refused to place the call (HTTP 400).');
   });
 
   it('leaves the outcome unknown when the deadline passes before Vapi answers', async () => {

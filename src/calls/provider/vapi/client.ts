@@ -39,7 +39,7 @@ export interface VapiCallQuery {
 const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** Retry-After as milliseconds (seconds or an HTTP date), or null when absent or unreadable. */
-export function retryAfterMs(value: string | null, now: Date): number | null {
+function retryAfterMs(value: string | null, now: Date): number | null {
   if (value === null) return null;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
   const at = Date.parse(value);

@@ -60,7 +60,7 @@ function transcriptOf(messages: VapiMessage[] | undefined): Conversation['transc
 }
 
 /** The analysis plan's readings; anything missing or of the wrong shape is null. */
-export function analysisOf(analysis: VapiAnalysis | undefined): CallAnalysis {
+function analysisOf(analysis: VapiAnalysis | undefined): CallAnalysis {
   const data = analysis?.structuredData ?? {};
   const sentiment = typeof data['sentiment'] === 'string' ? data['sentiment'].trim().toLowerCase() : null;
   return {

@@ -33,7 +33,7 @@ function date(value: string | number | undefined, fallback: Date): Date {
 }
 
 /** How the call ended, from its endedReason through the table, with what the conversation produced. */
-export function endingOf(endedReason: string | undefined, source: VapiOutcomeSource): ProviderEnding {
+function endingOf(endedReason: string | undefined, source: VapiOutcomeSource): ProviderEnding {
   const ending = endingFor(endedReason);
   const conversation = conversationOf(source);
   switch (ending.status) {

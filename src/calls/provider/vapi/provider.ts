@@ -158,7 +158,11 @@ export class VapiProvider implements VoiceProvider {
   private placementError(error: unknown): Error {
     if (error instanceof ProviderRefusedError || error instanceof ProviderUnknownOutcomeError) return error;
     if (error instanceof VapiRefusedError)
-      return new ProviderRefusedError('The voice provider refused to place the call.');
+      return new ProviderRefusedError(
+        error.status === null
+          ? 'The voice provider could not be reached; the call was not placed.'
+          : `The voice provider refused to place the call (HTTP ${error.status}).`,
+      );
     if (error instanceof VapiRateLimitedError) {
       const wait = error.retryAfterMs === null ? '' : ` Try again in ${Math.ceil(error.retryAfterMs / 1000)} s.`;
       return new ProviderRefusedError(`The voice provider is rate-limiting calls.${wait}`);

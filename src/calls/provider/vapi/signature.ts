@@ -7,7 +7,7 @@ export const SIGNATURE_HEADER = 'x-signature';
 /** The header carrying the signing time (the plan's default timestampHeader). */
 export const TIMESTAMP_HEADER = 'x-timestamp';
 /** How far a signature's timestamp may be from our clock, either way, before it is refused as stale. */
-export const SIGNATURE_WINDOW_MS = 5 * 60 * 1000;
+const SIGNATURE_WINDOW_MS = 5 * 60 * 1000;
 
 /** Why a signed request was refused, or null when it verified. */
 export type SignatureRefusal = 'missing' | 'malformed' | 'stale' | 'mismatch';
