@@ -398,6 +398,26 @@ describe('reconciliation', () => {
   });
 });
 
+describe('lookup rate', () => {
+  it("spaces one process's lookups to a provider at its rate, and counts those that waited", async () => {
+    const throttled = async () =>
+      (await app.deps.metrics.providerLookupsThrottled.get()).values.find(
+        (value) => value.labels.provider === 'testvoice',
+      )?.value ?? 0;
+    const before = await throttled();
+    provider.lookupsPerSecond = 2;
+    try {
+      const org = await providerOrg();
+      const ids = [];
+      for (let i = 0; i < 3; i += 1) ids.push((await placed(org)).data!.data.id);
+      for (const id of ids) await waitForCall(database.db, app.client(org.key), id, 'failed');
+      expect(await throttled()).toBeGreaterThan(before);
+    } finally {
+      provider.lookupsPerSecond = 100;
+    }
+  });
+});
+
 describe('cancel', () => {
   it('answers invalid_state when the provider cannot stop the call, and cancels when it can', async () => {
     const org = await providerOrg();

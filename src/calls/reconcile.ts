@@ -129,11 +129,13 @@ export async function recoverPlacement(
   const now = deps.clock.now();
   if (!found.found) {
     const voided = await deps.db.transaction().execute((trx) => voidPlacement(trx, placement.id));
-    if (voided)
+    if (voided) {
+      deps.metrics.providerPlacements.inc({ provider: provider.name, outcome: 'voided' });
       deps.logger.info(
         { provider: provider.name, callId: placement.id },
         'a placement the provider never took was voided',
       );
+    }
     return null;
   }
   const call = await deps.db.transaction().execute((trx) =>
@@ -144,6 +146,7 @@ export async function recoverPlacement(
     }),
   );
   if (!call) return null;
+  deps.metrics.providerPlacements.inc({ provider: provider.name, outcome: 'recovered' });
   deps.metrics.callStatusChanges.inc({ from: 'none', to: 'queued' });
   return reconcileCall(deps, provider, call, null);
 }

@@ -37,7 +37,7 @@ export interface Metrics {
   retentionLastSuccess: Gauge;
   eventToFirstAttempt: Histogram;
   contactImports: Counter<'outcome'>;
-  /** Placements by provider and outcome: placed, refused, unknown (no answer in time). */
+  /** Placements by provider and outcome: placed, refused, unknown (no answer in time), recovered, voided. */
   providerPlacements: Counter<'provider' | 'outcome'>;
   providerPlacementSeconds: Histogram<'provider'>;
   /** Inbound provider reports by result: accepted, duplicate, held, unknown_call, refused_signature. */
@@ -168,7 +168,7 @@ export function createMetrics(role: MetricsRole): Metrics {
     providerPlacements: new Counter({
       registers: [shared],
       name: `${METRIC_PREFIX}provider_placements_total`,
-      help: 'Calls asked of a voice provider, by provider and outcome: placed, refused (upstream_error), unknown (no answer in time; reconciled).',
+      help: 'Calls asked of a voice provider, by provider and outcome: placed, refused (upstream_error), unknown (no answer in time), then recovered or voided by reconciliation.',
       labelNames: ['provider', 'outcome'],
     }),
     providerPlacementSeconds: new Histogram({

@@ -29,7 +29,8 @@ export interface WireEvent {
 export class TestProvider implements VoiceProvider {
   readonly name = 'testvoice';
   readonly secondMs = 1000;
-  readonly lookupsPerSecond = 100;
+  /** Tests may lower it to see lookups wait their turn. */
+  lookupsPerSecond = 100;
   /** How placements are answered: accept with a fresh id unless a test says otherwise. */
   onPlace: (request: PlaceRequest) => Promise<Placed> = async () => ({
     providerCallId: `tv_${randomBytes(6).toString('hex')}`,
