@@ -180,8 +180,9 @@ describe('a Vapi call followed through its webhooks', () => {
 
   it('holds a report that arrives before the placement is recorded and applies it then', async () => {
     const org = await vapiOrg();
-    // Vapi creates the call at once but answers the placement late; its first report comes meanwhile.
-    fake.script('POST /call', { act: true, delayMs: 800, status: 201 });
+    // Vapi creates the call at once but answers the placement only when told; its first report comes meanwhile.
+    let answer = () => {};
+    fake.script('POST /call', { act: true, gate: new Promise<void>((resolve) => (answer = resolve)), status: 201 });
     const before = new Set(fake.calls.keys());
     const placing = app
       .client(org.key)
@@ -195,6 +196,7 @@ describe('a Vapi call followed through its webhooks', () => {
     expect(
       await database.db.selectFrom('calls').select('id').where('id', '=', callId).executeTakeFirst(),
     ).toBeUndefined();
+    answer();
     const { data, response } = await placing;
     expect(response.status).toBe(201);
     expect(data!.data.id).toBe(callId);

@@ -15,6 +15,8 @@ export interface Scripted {
   body?: unknown;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Wait for this before answering (after the delay). */
+  gate?: Promise<void>;
   /** Break the connection instead of answering. */
   destroy?: boolean;
   /** Do what the request asks (create the call) first, then answer as scripted (by default with the call). */
@@ -104,6 +106,7 @@ export async function startVapiFake(): Promise<VapiFake> {
     const scripted = index >= 0 ? scripts.splice(index, 1)[0]!.answer : null;
     const created = scripted?.act && request.method === 'POST' && path === '/call' && body ? create(body) : null;
     if (scripted?.delayMs) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
+    if (scripted?.gate) await scripted.gate;
     if (scripted?.destroy) {
       request.socket.destroy();
       return;
