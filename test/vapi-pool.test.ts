@@ -46,8 +46,12 @@ it(`with DB_POOL_SIZE=2, ${PLACEMENTS} placements wait ${PROVIDER_ANSWER_MS} ms 
       agent: { provider: 'vapi', providerSettings: { assistantId: 'asst-pool', phoneNumberId: 'pn-pool' } },
     });
     const other = await createTestOrg(database.db);
+    // Vapi answers each placement after 3 s, and not before the checks below are done, so no placement
+    // can be in its second transaction while the gauge is read.
+    let checked = () => {};
+    const gate = new Promise<void>((resolve) => (checked = resolve));
     for (let i = 0; i < PLACEMENTS; i += 1)
-      fake.script('POST /call', { act: true, delayMs: PROVIDER_ANSWER_MS, status: 201 });
+      fake.script('POST /call', { act: true, delayMs: PROVIDER_ANSWER_MS, gate, status: 201 });
     const placements = Array.from({ length: PLACEMENTS }, () =>
       app.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } }),
     );
@@ -59,6 +63,7 @@ it(`with DB_POOL_SIZE=2, ${PLACEMENTS} placements wait ${PROVIDER_ANSWER_MS} ms 
       const { response } = await app.client(other.key).GET('/calls');
       expect(response.status).toBe(200);
     }
+    checked();
     const answers = await Promise.all(placements);
     expect(answers.map((answer) => answer.response.status)).toEqual(Array(PLACEMENTS).fill(201));
     expect(new Set(answers.map((answer) => answer.data!.data.provider_call_id)).size).toBe(PLACEMENTS);
