@@ -9,6 +9,7 @@ import {
   type PlaceRequest,
   type ProviderCallRef,
 } from '../src/calls/provider/types.js';
+import { ENDED_REASONS } from '../src/calls/provider/vapi/ended-reasons.js';
 import { VapiProvider } from '../src/calls/provider/vapi/provider.js';
 import { startVapiFake, type VapiFake } from './support/vapi-fake.js';
 import { startVapiPrism } from './support/vapi-prism.js';
@@ -19,6 +20,7 @@ import {
   signedHeaders,
   statusUpdate,
   vapiCall,
+  vendorEndedReasons,
 } from './support/vapi.js';
 
 const SECRET = 'whsec-test-vapi';
@@ -351,6 +353,19 @@ describe('Vapi server messages', () => {
         },
       },
     });
+  });
+
+  it('ends a call as the table says for every endedReason in the vendor document', async () => {
+    const mismatches: string[] = [];
+    for (const endedReason of vendorEndedReasons()) {
+      const [event] = await events(endOfCallReport(call, endedReason, new Date(), conversationFixture(startedAt, 30)));
+      const expected = ENDED_REASONS.get(endedReason)!;
+      const ending = event?.event.type === 'ended' ? event.event.ending : null;
+      const reason =
+        expected.status === 'failed' ? expected.reason : expected.status === 'completed' ? null : expected.status;
+      if (ending?.status !== expected.status || ending.reason !== reason) mismatches.push(endedReason);
+    }
+    expect(mismatches).toEqual([]);
   });
 
   it('takes successEvaluation as the outcome when the structured data has none, and drops unknown sentiments', async () => {
