@@ -399,6 +399,37 @@ describe('reconciliation', () => {
   });
 });
 
+describe('max_duration_sec', () => {
+  it('keeps what the provider reported when it ended the call itself at the limit', async () => {
+    const org = await providerOrg();
+    const { data } = await app.client(org.key).POST('/calls', {
+      body: { agent_id: org.agentId, to_e164: testNumber('7777'), max_duration_sec: 15 },
+    });
+    const call = data!.data;
+    provider.stopAnswer = { stopped: false, message: 'the call has already ended' };
+    provider.known.set(call.id, {
+      providerCallId: call.provider_call_id,
+      events: [
+        { type: 'status', status: 'in_progress', at: new Date(Date.now() - 20_000) },
+        {
+          type: 'ended',
+          at: new Date(Date.now() - 4_000),
+          ending: { status: 'completed', reason: null, conversation: { ...CONVERSATION, durationSec: 16 } },
+        },
+      ],
+    });
+    const detail = await waitForCall(database.db, app.client(org.key), call.id);
+    expect(detail).toMatchObject({
+      status: 'completed',
+      duration_sec: 15,
+      credits_debited_paise: 150,
+      recording_url: CONVERSATION.recordingUrl,
+      llm_outcome: 'demo_booked',
+    });
+    expect(detail.ended_at).toBe(new Date(new Date(detail.started_at!).getTime() + 15_000).toISOString());
+  });
+});
+
 describe('lookup rate', () => {
   it("spaces one process's lookups to a provider at its rate, and counts those that waited", async () => {
     const throttled = async () =>
