@@ -1,11 +1,13 @@
 // The provider-neutral core through real HTTP and PostgreSQL, with a provider that exists only in this
 // test: signed webhooks applied once and forward-only, reports held until their placement is recorded,
-// refusals that leave nothing, unanswered placements reconciled and never dialed twice, recovery of a
-// placement a killed process left between its two transactions, reconciliation of silent calls, and no
-// pool connection held while the provider answers.
+// refusals that leave nothing, unanswered placements reconciled and never dialed twice, a process
+// killed with SIGKILL between the two transactions (exactly one call tracked to its end, or none and
+// the hold released), reconciliation of silent calls, and no pool connection held while the provider
+// answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { connectDatabase } from '../src/database/connect.js';
+import { spawnReady } from './support/child-process.js';
 import { logProviderReadiness } from '../src/calls/provider-readiness.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
@@ -296,64 +298,35 @@ describe('placement in two steps', () => {
   });
 });
 
-describe('recovery after a process died between the two transactions', () => {
-  /** The state a process killed after its first transaction leaves: a pending placement and a reserved hold. */
-  async function crashedPlacement(org: TestOrg): Promise<string> {
-    const id = randomUUID();
-    await database.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('orgs')
-        .set((eb) => ({ balance_paise: eb('balance_paise', '-', 6000) }))
-        .where('id', '=', org.orgId)
-        .execute();
-      await trx
-        .insertInto('call_placements')
-        .values({
-          id,
-          org_id: org.orgId,
-          agent_id: org.agentId,
-          state: 'pending',
-          provider: 'testvoice',
-          provider_settings: '{}',
-          from_e164: '+918000000000',
-          to_e164: testNumber('7777'),
-          language: 'en-IN',
-          max_duration_sec: 600,
-          rate_paise_per_minute: 600,
-          hold_paise: 6000,
-          metadata: '{}',
-          idempotency_key: null,
-          created_at: new Date(Date.now() - 5_000),
-          recover_at: new Date(Date.now() - 1_000),
-        })
-        .execute();
+describe('SIGKILL between the two transactions', () => {
+  /** Starts an API process whose provider never answers, places a call on it and kills it with SIGKILL once the provider was asked. */
+  async function killedMidPlacement(org: TestOrg): Promise<string> {
+    const child = await spawnReady(process.execPath, ['--import', 'tsx', 'test/support/placing-process.ts'], {
+      env: { ...process.env, PLACING_DATABASE_URL: database.url },
+      ready: /listening (\d+)\n/,
+      timeoutMs: 30_000,
+      name: 'the placing process',
     });
-    return id;
+    const answer = fetch(`http://127.0.0.1:${child.match[1]}/api/v1/calls`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ agent_id: org.agentId, to_e164: testNumber('7777') }),
+    }).catch(() => null);
+    const callId = await waitFor('the provider to be asked', async () => /placing (\S+)\n/.exec(child.output())?.[1]);
+    child.process.kill('SIGKILL');
+    await child.exited;
+    expect(await answer).toBeNull();
+    // The dead process's placement: hold reserved, no call, no ledger row. Its request's deadline (the
+    // child's PROVIDER_TIMEOUT_MS and a grace) is moved to now, as if that time had passed.
+    expect(await countCallRows(database.db, org.orgId)).toBe(0);
+    expect((await balanceAndLedgerSum(database.db, org.orgId)).balance).toBe(44_000);
+    await database.db.updateTable('call_placements').set({ recover_at: new Date() }).where('id', '=', callId).execute();
+    return callId;
   }
 
-  it('a call the provider took is recorded once and tracked to its end', async () => {
+  it('ends with no call and the hold released when the provider never took it', async () => {
     const org = await providerOrg(50_000);
-    const id = await crashedPlacement(org);
-    provider.known.set(id, {
-      providerCallId: `tv_crash_${id}`,
-      events: [{ type: 'ended', at: new Date(), ending: { status: 'busy', reason: 'busy', conversation: null } }],
-    });
-    const call = await waitForCall(
-      database.db,
-      app.client(org.key),
-      await waitFor(
-        'the call',
-        async () => (await database.db.selectFrom('calls').select('id').where('id', '=', id).executeTakeFirst())?.id,
-      ),
-    );
-    expect(call).toMatchObject({ status: 'busy', provider_call_id: `tv_crash_${id}`, credits_debited_paise: 0 });
-    expect((await eventsOfCall(database.db, id)).map((event) => event.kind)).toEqual(['call.busy']);
-    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
-  });
-
-  it('a call the provider never took is voided, its hold returned', async () => {
-    const org = await providerOrg(50_000);
-    await crashedPlacement(org);
+    await killedMidPlacement(org);
     await waitFor(
       'the placement to be voided',
       async () =>
@@ -362,6 +335,34 @@ describe('recovery after a process died between the two transactions', () => {
     );
     expect(await countCallRows(database.db, org.orgId)).toBe(0);
     expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
+  });
+
+  it('ends with one call tracked to its end when the provider took it', async () => {
+    const org = await providerOrg(50_000);
+    const callId = await killedMidPlacement(org);
+    provider.known.set(callId, {
+      providerCallId: `tv_killed_${callId}`,
+      events: [
+        { type: 'status', status: 'in_progress', at: new Date() },
+        { type: 'ended', at: new Date(), ending: { status: 'completed', reason: null, conversation: CONVERSATION } },
+      ],
+    });
+    const call = await waitForCall(
+      database.db,
+      app.client(org.key),
+      await waitFor(
+        'the call',
+        async () =>
+          (await database.db.selectFrom('calls').select('id').where('id', '=', callId).executeTakeFirst())?.id,
+      ),
+    );
+    expect(call).toMatchObject({
+      status: 'completed',
+      provider_call_id: `tv_killed_${callId}`,
+      credits_debited_paise: 300,
+    });
+    expect((await eventsOfCall(database.db, callId)).map((event) => event.kind)).toEqual(['call.completed']);
+    expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 49_700, ledgerSum: 49_700 });
   });
 });
 
@@ -395,6 +396,37 @@ describe('reconciliation', () => {
     ]);
     const lookups = await app.deps.metrics.providerLookups.get();
     expect(lookups.values.find((value) => value.labels.outcome === 'not_found')?.value).toBeGreaterThan(0);
+  });
+});
+
+describe('max_duration_sec', () => {
+  it('keeps what the provider reported when it ended the call itself at the limit', async () => {
+    const org = await providerOrg();
+    const { data } = await app.client(org.key).POST('/calls', {
+      body: { agent_id: org.agentId, to_e164: testNumber('7777'), max_duration_sec: 15 },
+    });
+    const call = data!.data;
+    provider.stopAnswer = { stopped: false, message: 'the call has already ended' };
+    provider.known.set(call.id, {
+      providerCallId: call.provider_call_id,
+      events: [
+        { type: 'status', status: 'in_progress', at: new Date(Date.now() - 20_000) },
+        {
+          type: 'ended',
+          at: new Date(Date.now() - 4_000),
+          ending: { status: 'completed', reason: null, conversation: { ...CONVERSATION, durationSec: 16 } },
+        },
+      ],
+    });
+    const detail = await waitForCall(database.db, app.client(org.key), call.id);
+    expect(detail).toMatchObject({
+      status: 'completed',
+      duration_sec: 15,
+      credits_debited_paise: 150,
+      recording_url: CONVERSATION.recordingUrl,
+      llm_outcome: 'demo_booked',
+    });
+    expect(detail.ended_at).toBe(new Date(new Date(detail.started_at!).getTime() + 15_000).toISOString());
   });
 });
 

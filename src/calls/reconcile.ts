@@ -3,7 +3,7 @@
 // does not know ends failed (provider_error) with its hold released. Placements whose provider never
 // answered are settled the same way: placed once, or voided.
 import type { AppDeps } from '../app-deps.js';
-import type { LookupResult, VoiceProvider } from './provider/types.js';
+import type { Conversation, LookupResult, VoiceProvider } from './provider/types.js';
 import { lockCall, type CallRow } from './queries.js';
 import type { PlacementRow } from './placement-queries.js';
 import {
@@ -49,21 +49,33 @@ export function nextLookAt(deps: AppDeps, provider: VoiceProvider, call: CallRow
   return new Date(Math.min(...candidates.map((at) => at.getTime())));
 }
 
-/** Hangs up a connected call at its deadline (the provider asked outside any transaction), then ends it. */
+/** What the provider reported a call produced when it ended, cut to the call's max_duration_sec. */
+function reportedConversation(call: CallRow, found: LookupResult): Conversation | null {
+  if (!found.found) return null;
+  const ended = found.events.find((report) => report.event.type === 'ended')?.event;
+  const conversation = ended?.type === 'ended' ? ended.ending.conversation : null;
+  return conversation && { ...conversation, durationSec: Math.min(conversation.durationSec, call.max_duration_sec) };
+}
+
+/**
+ * Hangs up a connected call at its deadline (the provider asked outside any transaction), then ends it.
+ * A provider that cannot stop it has ended it itself at about that moment: what its own report of the
+ * end says the call produced (`reported`) is kept then.
+ */
 async function hangUpAtDeadline(
   deps: AppDeps,
   provider: VoiceProvider,
   call: CallRow,
-  deadline: Date,
+  hangUp: { deadline: Date; reported: Conversation | null },
   cause: Cause,
 ): Promise<CallRow> {
+  const { deadline } = hangUp;
   const stop = await provider.stop(providerRef(call), {
     connected: true,
     at: deadline,
     signal: AbortSignal.timeout(deps.config.providerTimeoutMs),
   });
-  // A provider that cannot stop it has most likely ended it itself at the same limit.
-  const conversation = stop.stopped ? stop.conversation : null;
+  const conversation = stop.stopped ? stop.conversation : hangUp.reported;
   return deps.db.transaction().execute(async (trx) => {
     const locked = await lockCall(trx, call.org_id, call.id);
     if (!locked || isTerminal(locked.status)) return locked ?? call;
@@ -105,7 +117,10 @@ export async function reconcileCall(
     return scheduleCall(trx, current, nextLookAt(deps, provider, current, found.nextLookupAt, now));
   });
   const deadline = hangUpDeadline(after, provider.secondMs);
-  const ended = deadline && deadline <= now ? await hangUpAtDeadline(deps, provider, after, deadline, cause) : after;
+  const ended =
+    deadline && deadline <= now
+      ? await hangUpAtDeadline(deps, provider, after, { deadline, reported: reportedConversation(after, found) }, cause)
+      : after;
   return { from: call.status, to: ended.status };
 }
 
