@@ -40,6 +40,9 @@ export interface AgentsTable {
   max_duration_sec: number;
   from_e164: string | null;
   rate_paise_per_minute: number;
+  /** The voice provider the agent's calls go through, and the agent's settings for it. */
+  provider: Generated<string>;
+  provider_settings: ColumnType<Record<string, string>, string | undefined, string>;
   created_at: CreatedAt;
 }
 
@@ -200,6 +203,38 @@ export interface CallsTable {
   created_at: Timestamp;
 }
 
+/** A placement between its two transactions: pending while the provider is asked, unknown when it never answered. */
+export interface CallPlacementsTable {
+  id: string;
+  org_id: string;
+  agent_id: string;
+  state: 'pending' | 'unknown';
+  provider: string;
+  provider_settings: ColumnType<Record<string, string>, string, string>;
+  from_e164: string;
+  to_e164: string;
+  language: string;
+  max_duration_sec: number;
+  rate_paise_per_minute: number;
+  hold_paise: number;
+  metadata: Json<CallSchemas['Metadata']>;
+  idempotency_key: string | null;
+  created_at: Timestamp;
+  recover_at: Timestamp;
+}
+
+/** A provider's report, stored once under its key; applied_at null while it waits for its call. */
+export interface ProviderEventsTable {
+  id: Generated<number>;
+  provider: string;
+  dedupe_key: string;
+  call_id: string | null;
+  provider_call_id: string | null;
+  event: ColumnType<unknown, string, string>;
+  received_at: Timestamp;
+  applied_at: Timestamp | null;
+}
+
 export interface CallTimelineTable {
   id: Generated<number>;
   call_id: string;
@@ -324,6 +359,8 @@ export interface Database {
   call_timeline: CallTimelineTable;
   call_status_counts: CallStatusCountsTable;
   call_idempotency_keys: CallIdempotencyKeysTable;
+  call_placements: CallPlacementsTable;
+  provider_events: ProviderEventsTable;
   schema_functions: SchemaFunctionsTable;
   webhook_delivery_counts: WebhookDeliveryCountsTable;
   dashboard_users: DashboardUsersTable;

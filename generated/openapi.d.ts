@@ -21,7 +21,17 @@ export type paths = {
          * @description Asks the agent to call `to_e164`. The checks run in this order: request validation
          *     (`invalid_request`), the agent must belong to your org (`not_found`, param `agent_id`), the
          *     org must have an active plan (`forbidden`), and the org must afford the call
-         *     (`insufficient_credits`).
+         *     (`insufficient_credits`). Then the agent's voice provider is asked to dial: when it refuses,
+         *     or the agent's provider is not available on this service, the answer is `502
+         *     upstream_error`, no call exists and nothing is charged.
+         *
+         *     **When the provider does not answer in time.** The answer is `503 service_unavailable` with
+         *     `Retry-After`, and the call is neither dialed again nor lost: the service checks with the
+         *     provider and ends up with either exactly one call (placed and tracked to its end) or none
+         *     (its hold released). Until then the call is not listed. A retry with the same
+         *     `Idempotency-Key` answers the call once it is known (`201` with `Idempotent-Replayed`), a
+         *     new attempt once it is known there is none, and `503` while it is still being checked;
+         *     without a key a retry may place a second call.
          *
          *     **Credits.** Placing a call puts a hold on the org's credits equal to
          *     `ceil(max_duration_sec / 60)` minutes at the agent's per-minute rate. The hold is released
@@ -32,8 +42,9 @@ export type paths = {
          *     **Idempotency.** Send an `Idempotency-Key` to make retries safe: for 24 hours the same key with
          *     the same body replays the first successful response (with `Idempotent-Replayed: true`) and
          *     places no second call; the same key with a different body is refused with
-         *     `409 idempotency_conflict`. Concurrent requests with one key create exactly one call. Failed
-         *     requests are not stored, so a retry after an error runs again.
+         *     `409 idempotency_conflict`. Concurrent requests with one key create exactly one call (the
+         *     later ones wait for the first one's outcome). Failed requests are not stored, so a retry
+         *     after an error runs again.
          *
          *     The call starts in `queued`. Follow it with the `call.*` webhook events (recommended) or by
          *     polling `GET /calls/{id}`.
@@ -82,7 +93,10 @@ export type paths = {
          * @description Stops a call. A call that has not connected yet (`queued`, `dialing`, `ringing`) becomes
          *     `canceled`, costs nothing and emits `call.canceled`. A call that is `in_progress` is hung up:
          *     it ends `completed`, is charged for the seconds it was connected and emits `call.completed`.
-         *     A call that has already ended is refused with `409 invalid_state`. The request has no body.
+         *     A call that has already ended is refused with `409 invalid_state`, as is a call whose voice
+         *     provider offers no way to stop it (the message says so). When the provider does not answer
+         *     the request to stop, or is not available on this service, the answer is `502
+         *     upstream_error` and the call goes on. The request has no body.
          */
         post: operations["cancelCall"];
         delete?: never;
@@ -798,7 +812,7 @@ export type components = {
         };
         /**
          * @description Why a call ended without completing: the carrier refused it (`carrier_rejected`), the voice
-         *     provider failed (`provider_error`), it ran out of time (`timeout`), the line was busy
+         *     provider failed or no longer knows the call (`provider_error`), it ran out of time (`timeout`), the line was busy
          *     (`busy`), nobody picked up (`no_answer`), or the client canceled it (`canceled_by_client`).
          * @enum {string}
          */
@@ -990,6 +1004,11 @@ export type components = {
              * @description What a connected minute costs, in paise.
              */
             rate_paise_per_minute: number;
+            /**
+             * @description The voice provider the agent's calls go through (`simulator` for the built-in one, `vapi`); calls placed with the agent carry it in their `provider`.
+             * @example simulator
+             */
+            provider: string;
             created_at: components["schemas"]["Timestamp"];
         };
         AgentResponse: {
@@ -1532,7 +1551,7 @@ export type components = {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The voice provider refused or failed the request (`upstream_error`). Nothing was charged. */
+        /** @description The voice provider refused or failed the request (`upstream_error`). Nothing was charged for it. */
         UpstreamError: {
             headers: {
                 "Request-Id": components["headers"]["RequestId"];
@@ -1919,6 +1938,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["UpstreamError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

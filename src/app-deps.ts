@@ -5,8 +5,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Db } from './database/connect.js';
-import type { VoiceProvider } from './calls/provider/types.js';
-import { SimulatedProvider } from './calls/provider/simulator.js';
+import type { ProviderModule } from './calls/provider/types.js';
+import { createProviders, type Providers } from './calls/provider/registry.js';
 import { createDeliveryRuntime, type DeliveryRuntime } from './webhooks/delivery/runtime.js';
 import { createReadiness, type Readiness } from './health/readiness.js';
 import { createMetrics, watchPool, type Metrics, type MetricsRole } from './observability/metrics.js';
@@ -18,7 +18,8 @@ export interface AppDeps {
   config: Config;
   clock: Clock;
   logger: Logger;
-  provider: VoiceProvider;
+  /** The voice providers this process's configuration has credentials for. */
+  providers: Providers;
   /** The webhook senders' shared machinery (agent, sends in flight, lease owner). */
   delivery: DeliveryRuntime;
   /** This process's name in logs and on the leases it takes: host, pid and a random suffix. */
@@ -37,7 +38,7 @@ export function newInstanceId(): string {
 }
 
 /**
- * Builds the dependencies of one process: the system clock and the simulated provider unless given.
+ * Builds the dependencies of one process: the system clock unless given, and the configured providers.
  * Throws on an invalid WEBHOOK_PRIVATE_ALLOWLIST range. Release them with closeAppDeps.
  */
 export function createAppDeps(parts: {
@@ -45,7 +46,8 @@ export function createAppDeps(parts: {
   config: Config;
   logger: Logger;
   clock?: Clock;
-  provider?: VoiceProvider;
+  /** Provider modules beside the registry's (a test's own provider). */
+  providers?: readonly ProviderModule[];
   /** The pool behind `db`, whose use the metrics report. */
   pool?: pg.Pool;
   /** The process's name when its logger already carries it (see createLogger); made here otherwise. */
@@ -63,7 +65,7 @@ export function createAppDeps(parts: {
     config: parts.config,
     logger,
     clock: parts.clock ?? systemClock,
-    provider: parts.provider ?? new SimulatedProvider(parts.config.simulatorStepMs),
+    providers: createProviders(parts.config, logger, parts.providers),
     delivery: createDeliveryRuntime(parts.db, parts.config, logger, instanceId),
     instanceId,
     readiness: createReadiness(parts.config.databaseUrl, logger),

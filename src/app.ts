@@ -16,6 +16,7 @@ import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
 import { docsRoutes, PUBLISHED, specRoutes } from './http/docs.js';
 import { rootRoutes } from './http/root.js';
+import { providerEventRoutes } from './http/provider-events.js';
 import { dashboardFaultPage, dashboardRoutes } from './dashboard/routes.js';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';
 
@@ -42,6 +43,7 @@ export async function createApp(deps: AppDeps, document?: Document): Promise<Koa
   specRoutes(router);
   docsRoutes(router);
   rootRoutes(router);
+  providerEventRoutes(router, deps);
   dashboardRoutes(router, deps);
 
   const app = new Koa();

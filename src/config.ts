@@ -27,6 +27,14 @@ export interface Config {
   /** How long a looked-up API key is trusted before it is checked again (bounds revocation delay). */
   apiKeyCacheTtlMs: number;
   simulatorStepMs: number;
+  /** Vapi's API key and webhook credential (Vapi is configured only with both), and its API's base URL. */
+  vapiApiKey: string | undefined;
+  vapiWebhookSecret: string | undefined;
+  vapiBaseUrl: string;
+  /** How long a call to a voice provider (placement, stop, lookup) may take before its outcome is unknown. */
+  providerTimeoutMs: number;
+  /** How long a call may go without news from its provider before it is looked up there. */
+  providerReconcileAfterS: number;
   webhookPrivateAllowlist: string[];
   /**
    * Extra PEM CA certificates webhook deliveries trust beside the system store. Empty by default
@@ -189,6 +197,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 30_000),
     simulatorStepMs: integer(env, 'SIMULATOR_STEP_MS', 1000, 1, 600_000),
+    vapiApiKey: secret('VAPI_API_KEY', env.VAPI_API_KEY, env.VAPI_API_KEY_FILE),
+    vapiWebhookSecret: secret('VAPI_WEBHOOK_SECRET', env.VAPI_WEBHOOK_SECRET, env.VAPI_WEBHOOK_SECRET_FILE),
+    vapiBaseUrl: httpUrl('VAPI_BASE_URL', env.VAPI_BASE_URL || 'https://api.vapi.ai'),
+    providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 8_000, 100, 120_000),
+    providerReconcileAfterS: integer(env, 'PROVIDER_RECONCILE_AFTER_S', 120, 1, 86_400),
     webhookPrivateAllowlist: allowlist,
     webhookCaCerts: [],
     validateResponses: boolean(env, 'VALIDATE_RESPONSES', false),

@@ -65,3 +65,21 @@ describe('GET /agents/{id}', () => {
     expect(foreign.error).toMatchObject({ error: { code: 'not_found', param: 'id' } });
   });
 });
+
+describe('agent providers', () => {
+  it('shows the provider name and never its settings', async () => {
+    const mine = await createTestOrg(database.db);
+    const agent = await createAgent(database.db, {
+      orgId: mine.orgId,
+      name: 'Vapi agent',
+      provider: 'vapi',
+      providerSettings: { assistantId: 'asst-secret-looking-id', phoneNumberId: 'pn-4242' },
+    });
+    const { data, response } = await app.client(mine.key).GET('/agents/{id}', { params: { path: { id: agent.id } } });
+    expect(response.status).toBe(200);
+    expect(data?.data.provider).toBe('vapi');
+    expect(JSON.stringify(data)).not.toMatch(/asst-secret-looking-id|pn-4242|provider_settings/);
+    const list = await app.client(mine.key).GET('/agents');
+    expect(list.data?.data.map((entry) => entry.provider).sort()).toEqual(['simulator', 'vapi']);
+  });
+});

@@ -239,6 +239,7 @@ describe('operator CLI', CLI_TESTS, () => {
         max_duration_sec: 600,
         from_e164: null,
         rate_paise_per_minute: 150,
+        provider: 'simulator',
         created_at: expect.any(String),
       },
     ]);
@@ -259,6 +260,25 @@ describe('operator CLI', CLI_TESTS, () => {
     expect(longest.code, longest.stderr).toBe(0);
     const none = await admin('agent', 'list', '--org', older);
     expect([none.code, none.stdout.trim()]).toEqual([0, 'No agents.']);
+
+    // An agent's provider is data: unknown providers are refused, and the update names the agent's new one.
+    const unknown = await admin('agent', 'update', '--org', newer, '--agent', agentId, '--provider', 'nope');
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('--provider must be one of simulator')]);
+    const moved = await admin(
+      'agent',
+      'update',
+      '--org',
+      newer,
+      '--agent',
+      agentId,
+      '--provider',
+      'simulator',
+      '--json',
+    );
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(JSON.parse(moved.stdout)).toMatchObject({ id: agentId, provider: 'simulator' });
+    const foreign = await admin('agent', 'update', '--org', older, '--agent', agentId, '--provider', 'simulator');
+    expect([foreign.code, foreign.stderr]).toEqual([1, expect.stringContaining(agentId)]);
   });
 
   it('creates, lists, updates and assigns a plan above 1,200 requests per minute, and the API applies it', async () => {
@@ -407,6 +427,7 @@ describe('every command', CLI_TESTS, () => {
       'org list',
       'agent create',
       'agent list',
+      'agent update',
       'key create',
       'key list',
       'key revoke',

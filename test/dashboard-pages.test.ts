@@ -75,6 +75,10 @@ describe('pages', { timeout: 120_000 }, () => {
     expect(await page.locator('main').textContent()).toContain('<b>bold</b>');
     // The agent by its name, not only its id.
     expect(await page.locator('main').textContent()).toContain(`Test agent (${env.org.agentId})`);
+    // The provider carrying the call, and its own id for it.
+    expect(await page.locator('main').textContent()).toMatch(
+      /Provider\s*simulator\s*Provider call id\s*sim_[0-9a-f]{16}/,
+    );
     await expectAccessible(page);
 
     // A page past the last (an old link) says so and leads back to the last page.

@@ -150,6 +150,13 @@ describe('SIGKILL in the middle of calls and deliveries', () => {
       });
       return lost.every((count) => count === 0) ? lost : null;
     };
+    // A placement killed between its two transactions holds its credits until a worker settles it, once
+    // its request to the provider can no longer be under way (PROVIDER_TIMEOUT_MS and a grace).
+    await waitFor(
+      'every placement a killed process left to be settled',
+      async () => (await database.db.selectFrom('call_placements').select('id').execute()).length === 0,
+      40_000,
+    );
     await waitFor('every event at every receiver', async () => missing(), 40_000);
     await server.stop('SIGTERM');
 

@@ -1,5 +1,6 @@
 // The benchmark report: the targets of issue 24 checked against the numbers, Markdown tables for
 // stdout (and docs/benchmarks.md), and the JSON form.
+import type { ProviderPlacementReport } from './provider-placement.js';
 import type { LoadResult } from './load.js';
 import { median } from './repeat.js';
 import type { DeliveryScaleRow } from './delivery-scale.js';
@@ -56,6 +57,8 @@ export interface BenchReport {
   scaleOut: ScaleOutRow[] | null;
   /** Backlog drain rates with 1, 2 and 4 worker processes over 1, 100 and 1,000 endpoints (null when not run). */
   deliveryScale: DeliveryScaleRow[] | null;
+  /** POST /calls through a Vapi agent: time added above the provider's own (null when not run). */
+  providerPlacement: ProviderPlacementReport | null;
   startup: { readyMs: number[]; medianMs: number };
   memory: { idleRssMiB: number; peakRssMiB: number };
   targets: Array<{ target: string; measured: string; met: boolean }>;
@@ -84,6 +87,9 @@ const WRITE_THROUGHPUT = 0.85;
 const DETAIL_CPU = 1.25;
 /** Webhook deliveries a second one process must reach on the backlog. */
 const DELIVERIES_PER_SECOND = 1500;
+/** The most time a placement may add above its provider's own, at the median and the 99th percentile. */
+const PLACEMENT_OVERHEAD_P50_MS = 15;
+const PLACEMENT_OVERHEAD_P99_MS = 40;
 
 /** The issue's bound on a dashboard page's server time at p99, for the 1,000,000-call org. */
 const DASHBOARD_P99_MS = 50;
@@ -149,6 +155,20 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets'>): BenchRepo
       target: "hanging receiver does not move the others' p99 (<= max(1.2 x, +10 ms))",
       measured: `${ms(hooks.withHanging.p99)} vs ${ms(hooks.withoutHanging.p99)} ms`,
       met: hooks.withHanging.p99 <= allowed,
+    });
+  }
+  const placement = report.providerPlacement;
+  if (placement) {
+    const where = `${placement.concurrency} concurrent, provider answering in ${placement.providerLatencyMs} ms`;
+    targets.push({
+      target: `POST /calls placement overhead p50 <= ${PLACEMENT_OVERHEAD_P50_MS} ms above the provider (${where})`,
+      measured: `${ms(placement.overheadP50)} ms`,
+      met: placement.overheadP50 <= PLACEMENT_OVERHEAD_P50_MS && placement.errors === 0,
+    });
+    targets.push({
+      target: `POST /calls placement overhead p99 <= ${PLACEMENT_OVERHEAD_P99_MS} ms above the provider (${where})`,
+      measured: `${ms(placement.overheadP99)} ms`,
+      met: placement.overheadP99 <= PLACEMENT_OVERHEAD_P99_MS && placement.errors === 0,
     });
   }
   targets.push({
@@ -249,6 +269,30 @@ export function formatReport(report: BenchReport): string {
           [
             `Steady ${hooks.withoutHanging.offeredPerSecond}/s, hanging receiver switched off: p50 / p99`,
             `${ms(hooks.withoutHanging.p50)} / ${ms(hooks.withoutHanging.p99)} ms (p99 runs ${hooks.runs.map((run) => ms(run.withoutHanging.p99)).join(', ')}; ${hooks.withoutHanging.missing} missing)`,
+          ],
+        ],
+      ),
+    );
+  }
+  const placement = report.providerPlacement;
+  if (placement) {
+    out.push(
+      '',
+      table(
+        [
+          `POST /calls via a Vapi agent (${placement.concurrency} at once, provider answers in ${placement.providerLatencyMs} ms)`,
+          'value',
+        ],
+        [
+          [
+            'Overhead above the provider: p50 / p99 / max',
+            `${ms(placement.overheadP50)} / ${ms(placement.overheadP99)} / ${ms(placement.overheadMax)} ms`,
+          ],
+          ['Latency at the client: p50 / p99', `${ms(placement.latencyP50)} / ${ms(placement.latencyP99)} ms`],
+          ['Service CPU per placement', `${us(placement.serviceCpuMsPerPlacement)} us`],
+          [
+            'Placements measured (in seconds) / errors',
+            `${placement.placements} (${placement.seconds} s) / ${placement.errors}`,
           ],
         ],
       ),

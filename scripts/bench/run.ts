@@ -4,8 +4,10 @@
 // scale-out phase, then prints the report and writes bench-report.json. Stops by itself (60-minute
 // watchdog). Options: --duration=SECONDS (per measured run, default 10),
 // --repeat=N (runs per row, reported as their median; default 3),
-// --only=NAME,... (scenario names, `webhooks`, `delivery-scale` or `scale-out`), --profile (CPU profile of the measured
-// server in .data/bench-profiles; `npm run bench:profile` reads one by layer).
+// --only=NAME,... (scenario names, `webhooks`, `provider-placement`, `delivery-scale` or `scale-out`),
+// --placement-concurrency=N (placements in flight in the provider-placement phase, default 50),
+// --profile (CPU profile of the measured server in .data/bench-profiles; `npm run bench:profile` reads
+// one by layer).
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +15,7 @@ import { sql } from 'kysely';
 import { makeLocalTls } from '../../src/tools/local-ca.js';
 import { CONNECTIONS, log, openBenchSession, option, runCommand, SERVICE_SETTINGS, WARMUP_SEC } from './harness.js';
 import type { LoadResult } from './load.js';
-import { rssMiB, sampleRss, type Child } from './processes.js';
+import { cpuMs, rssMiB, sampleRss, type Child } from './processes.js';
 import { startReceivers } from './receivers.js';
 import {
   evaluateTargets,
@@ -27,6 +29,13 @@ import { median, medianLoad, repeat } from './repeat.js';
 import { benchScaleOut, type ScaleOutRow } from './scale-out.js';
 import { benchDeliveryScale, type DeliveryScaleRow } from './delivery-scale.js';
 import { buildScenarios } from './scenarios.js';
+import {
+  benchProviderPlacement,
+  CONCURRENT_PLACEMENTS,
+  PROVIDER_LATENCY_MS,
+  startMockVapi,
+  type ProviderPlacementReport,
+} from './provider-placement.js';
 import { benchWebhooks, HANGING_RECEIVER, RECEIVER_COUNT } from './webhooks.js';
 
 const BOOTS = 3;
@@ -54,6 +63,13 @@ async function main(): Promise<void> {
     writeFileSync(caFile, tls.caCert);
     session.serviceEnv.NODE_EXTRA_CA_CERTS = caFile;
     const farm = await startReceivers(tls, RECEIVER_COUNT, new Set([HANGING_RECEIVER]));
+    // The service's Vapi is a loopback stand-in answering placements in PROVIDER_LATENCY_MS.
+    const vapi = await startMockVapi(PROVIDER_LATENCY_MS);
+    Object.assign(session.serviceEnv, {
+      VAPI_API_KEY: 'bench-vapi-key',
+      VAPI_WEBHOOK_SECRET: 'bench-vapi-secret',
+      VAPI_BASE_URL: vapi.url,
+    });
 
     const allScenarios = buildScenarios(fixture, Math.floor(Date.now() / 1000) % 100_000);
     const scenarios = allScenarios.filter((s) => wanted(s.name));
@@ -144,7 +160,23 @@ async function main(): Promise<void> {
         `webhooks: ${webhooks.backlog.perSecond.toFixed(0)} deliveries/s, p99 ${webhooks.withHanging.p99.toFixed(1)} ms, peak RSS ${webhooks.serviceRssMiB.toFixed(0)} MiB`,
       );
     }
+    let providerPlacement: ProviderPlacementReport | null = null;
+    if (wanted('provider-placement')) {
+      providerPlacement = await benchProviderPlacement({
+        db: database.db,
+        origin: service!.address,
+        mock: vapi,
+        seconds: durationSec,
+        warmupSec: WARMUP_SEC,
+        concurrency: Number(option('placement-concurrency') ?? CONCURRENT_PLACEMENTS),
+        serviceCpuMs: () => cpuMs(service!.pid),
+      });
+      log(
+        `provider placement: overhead p50 ${providerPlacement.overheadP50.toFixed(1)} ms, p99 ${providerPlacement.overheadP99.toFixed(1)} ms above ${PROVIDER_LATENCY_MS} ms, ${providerPlacement.errors} errors`,
+      );
+    }
     const peakRssMiB = rss.stop();
+    await vapi.close();
     await farm.close();
     await service!.stop();
     await floors.prepared.stop();
@@ -202,6 +234,7 @@ async function main(): Promise<void> {
       webhooks,
       scaleOut,
       deliveryScale,
+      providerPlacement,
       startup: { readyMs, medianMs: median(readyMs) },
       memory: { idleRssMiB, peakRssMiB },
       totalSeconds: (performance.now() - started) / 1000,

@@ -58,6 +58,11 @@ export async function saveIdempotentResponse(
     .execute();
 }
 
+/** Deletes the record of (org, key). */
+export async function deleteIdempotencyRecord(db: Db, orgId: string, key: string): Promise<void> {
+  await db.deleteFrom('call_idempotency_keys').where('org_id', '=', orgId).where('key', '=', key).execute();
+}
+
 /** Deletes up to `limit` Idempotency-Key records created before `before`; returns how many. */
 export async function deleteExpiredIdempotencyKeys(db: Db, before: Date, limit: number): Promise<number> {
   const result = await sql`

@@ -1,9 +1,9 @@
-// Moves calls along the status chain inside the caller's transaction: applies provider progress,
-// enforces max_duration_sec, ends calls with their settlement, timeline and event, and keeps the
-// per-status counters in step.
+// Moves calls along the status chain inside the caller's transaction: applies provider-neutral events
+// forward-only (the one place any provider's reports change a call), ends calls with their settlement,
+// timeline and event, and keeps the per-status counters in step.
 import type { Db } from '../database/connect.js';
 import { emitEvent, type EventDataByKind, type EventKind } from '../webhooks/outbox.js';
-import type { Conversation, ProviderCallRef, ProviderEvent, VoiceProvider } from './provider/types.js';
+import type { Conversation, ProviderCallRef, ProviderEnding, ProviderEvent } from './provider/types.js';
 import { updateCallInStatus, type CallChanges, type CallRow } from './queries.js';
 import { shiftStatusCount } from './status-count-queries.js';
 import { insertTimelineEntry } from './timeline-queries.js';
@@ -23,11 +23,11 @@ export type Cause = string | null;
 
 /** What the provider needs to know about a stored call. */
 export function providerRef(call: CallRow): ProviderCallRef {
-  return { providerCallId: call.provider_call_id, toE164: call.to_e164, placedAt: call.created_at };
+  return { callId: call.id, providerCallId: call.provider_call_id, toE164: call.to_e164, placedAt: call.created_at };
 }
 
 /** When a connected call reaches its max_duration_sec; null while it is not connected. */
-function hangUpDeadline(call: CallRow, secondMs: number): Date | null {
+export function hangUpDeadline(call: CallRow, secondMs: number): Date | null {
   if (call.status !== 'in_progress' || !call.started_at) return null;
   return new Date(call.started_at.getTime() + call.max_duration_sec * secondMs);
 }
@@ -130,28 +130,61 @@ export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause:
   return ended;
 }
 
-/** Hangs up a connected, locked call at `at` and ends it `completed` with what it produced. */
-export async function hangUpCall(
-  trx: Db,
-  provider: VoiceProvider,
-  call: CallRow,
-  at: Date,
-  cause: Cause,
-): Promise<CallRow> {
-  const conversation = await provider.hangUp(providerRef(call), at);
-  return endCall(trx, call, { status: 'completed', reason: null, at, conversation }, cause);
+/** The statuses a call passes through before it ends, in order. */
+const PROGRESS: readonly CallStatus[] = ['queued', 'dialing', 'ringing', 'in_progress'];
+
+/**
+ * Moves a locked call forward to `to` through each status between (a provider may skip reports), with
+ * a timeline entry for each at `at`; `started_at` is set on reaching in_progress. A status at or behind
+ * the call's own changes nothing.
+ */
+async function moveForward(trx: Db, call: CallRow, to: CallStatus, at: Date, startedAt: Date): Promise<CallRow> {
+  let current = call;
+  for (const status of PROGRESS.slice(PROGRESS.indexOf(current.status) + 1, PROGRESS.indexOf(to) + 1)) {
+    current = await changeStatus(trx, current, status, status === 'in_progress' ? { started_at: startedAt } : {});
+    await recordStatusChange(trx, current, at);
+  }
+  return current;
 }
 
-async function applyEvent(trx: Db, call: CallRow, event: ProviderEvent, cause: Cause): Promise<CallRow> {
+/** The status a call must have reached before it can end as `ending` says (failed may end it anywhere). */
+function endsFrom(ending: ProviderEnding): CallStatus {
+  if (ending.status === 'completed') return 'in_progress';
+  if (ending.status === 'failed') return 'queued';
+  return 'dialing';
+}
+
+/** Ends a locked call as its provider reports, filling in the statuses the reports skipped. */
+async function applyEnding(trx: Db, call: CallRow, ending: ProviderEnding, at: Date, secondMs: number, cause: Cause) {
+  const talkMs = (ending.conversation?.durationSec ?? 0) * secondMs;
+  const reached = await moveForward(trx, call, endsFrom(ending), at, new Date(at.getTime() - talkMs));
+  // A busy line or no answer after the contact picked up is not a move the chain has: the provider erred.
+  const final: ProviderEnding = canTransition(reached.status, ending.status)
+    ? ending
+    : { status: 'failed', reason: 'provider_error', conversation: ending.conversation };
+  return endCall(trx, reached, { ...final, at }, cause);
+}
+
+/**
+ * Applies one provider event to a locked call (run it inside withStatusCount), forward-only: an ended
+ * call ignores everything (no second end, no second event), a status at or behind the call's changes
+ * nothing, and statuses a provider skipped are filled in. `secondMs` dates a completed call's start
+ * when its connection was never reported. Returns the call as it now stands.
+ */
+export async function applyProviderEvent(
+  trx: Db,
+  call: CallRow,
+  event: ProviderEvent,
+  secondMs: number,
+  cause: Cause,
+): Promise<CallRow> {
+  if (isTerminal(call.status)) return call;
   switch (event.type) {
-    case 'status': {
-      const changes = event.status === 'in_progress' ? { started_at: event.at } : {};
-      const moved = await changeStatus(trx, call, event.status, changes);
-      await recordStatusChange(trx, moved, event.at);
-      return moved;
-    }
+    case 'status':
+      if (PROGRESS.indexOf(event.status) <= PROGRESS.indexOf(call.status)) return call;
+      return moveForward(trx, call, event.status, event.at, event.at);
     case 'ended':
-      return endCall(trx, call, { ...event.ending, at: event.at }, cause);
+      return applyEnding(trx, call, event.ending, event.at, secondMs, cause);
     case 'disclosure-played':
       await insertTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
       return call;
@@ -165,35 +198,36 @@ async function applyEvent(trx: Db, call: CallRow, event: ProviderEvent, cause: C
 }
 
 /**
- * Brings a locked, unfinished call up to `now` (run it inside withStatusCount): applies the provider's
- * events in order, hangs it up at its max_duration_sec deadline, and schedules its next step; events
- * it emits carry `cause`. Throws on provider or database errors.
+ * Ends a locked call the platform stopped at `at` (run it inside withStatusCount): `canceled` before it
+ * connected, else `completed` with what the provider reported, or with the seconds since it connected.
  */
-export async function advanceCall(
+export async function endStoppedCall(
   trx: Db,
-  provider: VoiceProvider,
   call: CallRow,
-  now: Date,
+  stopped: { at: Date; conversation: Conversation | null; secondMs: number },
   cause: Cause,
 ): Promise<CallRow> {
-  const progress = await provider.poll(providerRef(call), call.progress_cursor, now);
-  let current = call;
-  let cursor = call.progress_cursor;
-  for (const event of progress.events) {
-    const deadline = hangUpDeadline(current, provider.secondMs);
-    if (deadline && event.at > deadline) break;
-    current = await applyEvent(trx, current, event, cause);
-    cursor += 1;
-    if (isTerminal(current.status)) return current;
+  if (call.status !== 'in_progress') {
+    return endCall(
+      trx,
+      call,
+      { status: 'canceled', reason: 'canceled_by_client', at: stopped.at, conversation: null },
+      cause,
+    );
   }
-  const deadline = hangUpDeadline(current, provider.secondMs);
-  if (deadline && deadline <= now) return hangUpCall(trx, provider, current, deadline, cause);
-  const candidates = [progress.nextAt, deadline].filter((at): at is Date => at !== null);
-  const nextStepAt = candidates.length > 0 ? new Date(Math.min(...candidates.map((at) => at.getTime()))) : null;
-  const scheduled = await updateCallInStatus(trx, current.id, current.status, {
-    progress_cursor: cursor,
-    next_step_at: nextStepAt,
-  });
-  if (!scheduled) throw new Error(`call ${current.id} left ${current.status} while locked`);
+  const connectedSec = Math.max(0, Math.floor((stopped.at.getTime() - call.started_at!.getTime()) / stopped.secondMs));
+  const conversation = stopped.conversation ?? {
+    durationSec: connectedSec,
+    recordingUrl: null,
+    transcript: [],
+    analysis: { intent: null, sentiment: null, outcome: null },
+  };
+  return endCall(trx, call, { status: 'completed', reason: null, at: stopped.at, conversation }, cause);
+}
+
+/** Sets when a locked, unfinished call is next looked at (its provider's news, its deadline). */
+export async function scheduleCall(trx: Db, call: CallRow, nextStepAt: Date): Promise<CallRow> {
+  const scheduled = await updateCallInStatus(trx, call.id, call.status, { next_step_at: nextStepAt });
+  if (!scheduled) throw new Error(`call ${call.id} left ${call.status} while locked`);
   return scheduled;
 }

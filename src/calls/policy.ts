@@ -8,3 +8,12 @@ export const PROGRESS_LANES = 4;
 
 /** The idle progress worker looks for due calls every simulated second, and at least this often (ms). */
 export const PROGRESS_IDLE_WAIT_MS = { min: 10 } as const;
+
+/** How long after a placement's provider deadline recovery may take it over from the process asking (ms). */
+export const PLACEMENT_RECOVERY_GRACE_MS = 2_000;
+
+/** How often a request waits-polls for the response of the same Idempotency-Key's request still placing (ms). */
+export const IDEMPOTENCY_POLL_MS = 20;
+
+/** How long the worker waits before trying a call or placement again after its provider failed (ms). */
+export const PROVIDER_RETRY_MS = 5_000;

@@ -82,17 +82,48 @@ export async function lockCall(db: Db, orgId: string, id: string): Promise<CallR
     .executeTakeFirst();
 }
 
-/** Locks and returns the call most overdue for a progress step by `now`, skipping rows others hold. */
-export async function claimDueCall(db: Db, now: Date): Promise<CallRow | undefined> {
+/**
+ * Takes the call most overdue for a step by `now`, skipping rows others hold, and moves its next step
+ * to `leaseUntil` (so a process that dies mid-step leaves it to another): one statement, no lock kept.
+ */
+export async function claimDueCall(db: Db, now: Date, leaseUntil: Date): Promise<CallRow | undefined> {
+  return db
+    .updateTable('calls')
+    .set({ next_step_at: leaseUntil })
+    .where('id', '=', (eb) =>
+      eb
+        .selectFrom('calls')
+        .select('id')
+        .where('next_step_at', 'is not', null)
+        .where('next_step_at', '<=', now)
+        .orderBy('next_step_at')
+        .limit(1)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Locks and returns the call of `provider` with our id `callId` or its id `providerCallId`, if any. */
+export async function lockProviderCall(
+  db: Db,
+  provider: string,
+  ids: { callId: string | null; providerCallId: string | null },
+): Promise<CallRow | undefined> {
+  const { callId, providerCallId } = ids;
   return db
     .selectFrom('calls')
     .selectAll()
-    .where('next_step_at', 'is not', null)
-    .where('next_step_at', '<=', now)
-    .orderBy('next_step_at')
+    .where('provider', '=', provider)
+    .where((eb) =>
+      eb.or([
+        ...(callId !== null ? [eb('id', '=', callId)] : []),
+        ...(providerCallId !== null ? [eb('provider_call_id', '=', providerCallId)] : []),
+      ]),
+    )
     .limit(1)
     .forUpdate()
-    .skipLocked()
     .executeTakeFirst();
 }
 

@@ -7,6 +7,7 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { createApp, requestListener } from '../app.js';
 import { closeAppDeps, createAppDeps, newInstanceId, type AppDeps } from '../app-deps.js';
+import { logProviderReadiness } from '../calls/provider-readiness.js';
 import type { Config } from '../config.js';
 import { openDatabase, startupMigrationMode, type OpenDatabase } from '../database/open.js';
 import { startHttpServer, type HttpServer } from '../http/server.js';
@@ -170,6 +171,7 @@ async function startParts(
     role: parts.http && parts.background ? 'all' : parts.http ? 'api' : 'worker',
   });
   if (parts.background) watchWebhookQueue(deps.metrics, database.db);
+  await logProviderReadiness(deps);
   // Every address is bound before any background work starts, so a taken port stops nothing mid-way.
   const listener = parts.http ? requestListener(await createApp(deps)) : null;
   const metricsServer =

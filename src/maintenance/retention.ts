@@ -28,6 +28,7 @@ const RETENTION_TABLES = [
   'events',
   'call_timeline',
   'call_idempotency_keys',
+  'provider_events',
   'rate_limit_buckets',
   'auth_failure_allowances',
   'audit_log',

@@ -1,7 +1,8 @@
 // The service's Prometheus metrics (prom-client), one registry per process, every series named with
 // the `voice_call_` prefix: HTTP requests by operation and status, requests in flight, rate-limit
 // refusals, webhook attempts by outcome, abandoned deliveries, the webhook queue's depth and age, the
-// database pool, call status changes, rows the retention job removed, CSV contact imports by outcome, and Node's own process metrics
+// database pool, call status changes, voice-provider placements, reports and lookups, rows the retention
+// job removed, CSV contact imports by outcome, and Node's own process metrics
 // (under their usual names). A process exports only the series of the parts it runs: an api process
 // has no webhook queue, a worker no HTTP requests.
 import { readFileSync } from 'node:fs';
@@ -36,6 +37,14 @@ export interface Metrics {
   retentionLastSuccess: Gauge;
   eventToFirstAttempt: Histogram;
   contactImports: Counter<'outcome'>;
+  /** Placements by provider and outcome: placed, refused, unknown (no answer in time), recovered, voided. */
+  providerPlacements: Counter<'provider' | 'outcome'>;
+  providerPlacementSeconds: Histogram<'provider'>;
+  /** Inbound provider reports by result: accepted, duplicate, held, unknown_call, refused_signature. */
+  providerWebhooks: Counter<'provider' | 'result'>;
+  /** Reconciliation lookups by provider and outcome (found, not_found, error), and those made to wait. */
+  providerLookups: Counter<'provider' | 'outcome'>;
+  providerLookupsThrottled: Counter<'provider'>;
 }
 
 /** Why a request was refused with 429; each reason's counter exists (at 0) from the start. */
@@ -156,6 +165,37 @@ export function createMetrics(role: MetricsRole): Metrics {
         for (const outcome of ['done', 'failed', 'refused']) this.inc({ outcome }, 0);
       },
     }),
+    providerPlacements: new Counter({
+      registers: [shared],
+      name: `${METRIC_PREFIX}provider_placements_total`,
+      help: 'Calls asked of a voice provider, by provider and outcome: placed, refused (upstream_error), unknown (no answer in time), then recovered or voided by reconciliation.',
+      labelNames: ['provider', 'outcome'],
+    }),
+    providerPlacementSeconds: new Histogram({
+      registers: [shared],
+      name: `${METRIC_PREFIX}provider_placement_duration_seconds`,
+      help: 'How long a voice provider took to answer a placement, by provider.',
+      labelNames: ['provider'],
+      buckets: REQUEST_BUCKETS,
+    }),
+    providerWebhooks: new Counter({
+      registers: [shared],
+      name: `${METRIC_PREFIX}provider_webhooks_total`,
+      help: 'Reports received from voice providers, by provider and result: accepted, duplicate, held (call still being placed), unknown_call, refused_signature.',
+      labelNames: ['provider', 'result'],
+    }),
+    providerLookups: new Counter({
+      registers: [shared],
+      name: `${METRIC_PREFIX}provider_reconciliations_total`,
+      help: 'Calls looked up at their voice provider (reconciliation, cancellation, recovery), by provider and outcome: found, not_found, error.',
+      labelNames: ['provider', 'outcome'],
+    }),
+    providerLookupsThrottled: new Counter({
+      registers: [shared],
+      name: `${METRIC_PREFIX}provider_lookups_throttled_total`,
+      help: "Lookups that waited for their turn under the provider's rate limit, by provider.",
+      labelNames: ['provider'],
+    }),
   };
   // Merged once every metric is registered: a merge copies the registries' metrics as they are now.
   const exported = [shared, ...(role === 'worker' ? [] : [api]), ...(role === 'api' ? [] : [worker])];
@@ -176,6 +216,11 @@ export function watchPool(metrics: Metrics, pool: pg.Pool): void {
     });
   gauge(`${METRIC_PREFIX}db_pool_connections`, 'Connections the pool holds.', () => pool.totalCount);
   gauge(`${METRIC_PREFIX}db_pool_idle_connections`, 'Connections the pool holds unused.', () => pool.idleCount);
+  gauge(
+    `${METRIC_PREFIX}db_pool_connections_in_use`,
+    'Connections checked out of the pool now (held by a query or a transaction).',
+    () => pool.totalCount - pool.idleCount,
+  );
   gauge(`${METRIC_PREFIX}db_pool_waiting_requests`, 'Queries waiting for a connection.', () => pool.waitingCount);
 }
 

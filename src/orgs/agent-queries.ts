@@ -46,3 +46,13 @@ export async function listAgentsPage(db: Db, orgId: string, page: { limit: numbe
   ]);
   return { ...cursorPage(nearestFirst, page.limit, page.side), total: Number(count.total) };
 }
+
+/** How many agents use each provider, across every org. */
+export async function countAgentsByProvider(db: Db): Promise<Array<{ provider: string; agents: number }>> {
+  const rows = await db
+    .selectFrom('agents')
+    .select(['provider', (eb) => eb.fn.countAll<string>().as('agents')])
+    .groupBy('provider')
+    .execute();
+  return rows.map((row) => ({ provider: row.provider, agents: Number(row.agents) }));
+}

@@ -1,6 +1,6 @@
 // The credit rules of a call: the hold taken at placement and the settlement when it ends.
 import type { Db } from '../database/connect.js';
-import { moveCredits } from './queries.js';
+import { appendLedgerRow, moveCredits, shiftBalance } from './queries.js';
 
 /** The hold for a call: its maximum duration rounded up to whole minutes, at the per-minute rate. */
 export function holdFor(maxDurationSec: number, ratePaisePerMinute: number): number {
@@ -11,18 +11,6 @@ export function holdFor(maxDurationSec: number, ratePaisePerMinute: number): num
 export function chargeFor(durationSec: number | null, ratePaisePerMinute: number, holdPaise: number): number {
   if (!durationSec) return 0;
   return Math.min(holdPaise, Math.ceil((durationSec * ratePaisePerMinute) / 60));
-}
-
-/** Takes a call's hold from the org's balance (a `hold` ledger row); false, changing nothing, when it does not fit. */
-export async function takeHold(trx: Db, hold: { orgId: string; callId: string; paise: number }): Promise<boolean> {
-  if (hold.paise === 0) return true;
-  const balance = await moveCredits(trx, {
-    orgId: hold.orgId,
-    amountPaise: -hold.paise,
-    kind: 'hold',
-    callId: hold.callId,
-  });
-  return balance !== null;
 }
 
 /** Releases a call's hold and takes its charge (ledger rows `release`, then `charge`). Throws if the charge does not fit, which the released hold rules out. */
@@ -38,4 +26,26 @@ export async function settleCall(
     const balance = await moveCredits(trx, { orgId, amountPaise: -settlement.chargePaise, kind: 'charge', callId });
     if (balance === null) throw new Error(`charge of call ${callId} exceeds the balance after its hold was released`);
   }
+}
+
+/**
+ * Reserves a placement's hold on the org's balance, without a ledger row yet: a provider that refuses
+ * the call leaves no trace in the ledger (returnHold), one that accepts it gets its `hold` row
+ * (confirmHold). False, changing nothing, when the hold does not fit.
+ */
+export async function reserveHold(trx: Db, hold: { orgId: string; paise: number }): Promise<boolean> {
+  if (hold.paise === 0) return true;
+  return shiftBalance(trx, hold.orgId, -hold.paise);
+}
+
+/** Records a reserved hold in the ledger once its call exists (the balance already reflects it). */
+export async function confirmHold(trx: Db, hold: { orgId: string; callId: string; paise: number }): Promise<void> {
+  if (hold.paise === 0) return;
+  await appendLedgerRow(trx, { orgId: hold.orgId, amountPaise: -hold.paise, kind: 'hold', callId: hold.callId });
+}
+
+/** Gives a reserved hold back to the balance when its placement comes to nothing. */
+export async function returnHold(trx: Db, hold: { orgId: string; paise: number }): Promise<void> {
+  if (hold.paise === 0) return;
+  if (!(await shiftBalance(trx, hold.orgId, hold.paise))) throw new Error(`org ${hold.orgId} vanished`);
 }

@@ -15,6 +15,7 @@ export function toAgent(row: Selectable<AgentsTable>): Agent {
     max_duration_sec: row.max_duration_sec,
     from_e164: row.from_e164,
     rate_paise_per_minute: row.rate_paise_per_minute,
+    provider: row.provider,
     created_at: row.created_at.toISOString(),
   };
 }

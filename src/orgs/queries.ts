@@ -123,6 +123,8 @@ export async function insertAgent(
     maxDurationSec: number;
     fromE164: string | null;
     ratePaisePerMinute: number;
+    provider: string;
+    providerSettings: Record<string, string>;
   },
 ) {
   return db
@@ -134,9 +136,25 @@ export async function insertAgent(
       max_duration_sec: agent.maxDurationSec,
       from_e164: agent.fromE164,
       rate_paise_per_minute: agent.ratePaisePerMinute,
+      provider: agent.provider,
+      provider_settings: JSON.stringify(agent.providerSettings),
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** Sets the org's agent's provider and its settings; returns the agent, or undefined when the org has no such agent. */
+export async function updateAgentProvider(
+  db: Db,
+  change: { orgId: string; agentId: string; provider: string; providerSettings: Record<string, string> },
+) {
+  return db
+    .updateTable('agents')
+    .set({ provider: change.provider, provider_settings: JSON.stringify(change.providerSettings) })
+    .where('id', '=', change.agentId)
+    .where('org_id', '=', change.orgId)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
@@ -173,6 +191,32 @@ export async function moveCredits(
     })
     .execute();
   return updated.balance_paise;
+}
+
+/**
+ * Moves an org's balance by `amountPaise` without a ledger row (a placement's hold, reserved until the
+ * provider answers); a debit below zero changes nothing and returns false.
+ */
+export async function shiftBalance(db: Db, orgId: string, amountPaise: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('orgs')
+    .set({ balance_paise: sql`balance_paise + ${amountPaise}` })
+    .where('id', '=', orgId)
+    .where(sql<boolean>`balance_paise + ${amountPaise} >= 0`)
+    .returning('id')
+    .executeTakeFirst();
+  return updated !== undefined;
+}
+
+/** Appends a ledger row for a balance change already made (see shiftBalance). */
+export async function appendLedgerRow(
+  db: Db,
+  entry: { orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId: string },
+): Promise<void> {
+  await db
+    .insertInto('credit_ledger')
+    .values({ org_id: entry.orgId, amount_paise: entry.amountPaise, kind: entry.kind, call_id: entry.callId })
+    .execute();
 }
 
 /** The org's balance and the sum of its ledger, for consistency checks. */

@@ -83,6 +83,9 @@ export async function createAgent(
     maxDurationSec?: number;
     fromE164?: string | null;
     ratePaisePerMinute?: number;
+    /** The voice provider (default simulator) and the agent's settings for it, checked by the caller. */
+    provider?: string;
+    providerSettings?: Record<string, string>;
   },
 ) {
   if (!(await findOrgOrNull(db, input.orgId))) throw unknownOrg(input.orgId);
@@ -107,7 +110,23 @@ export async function createAgent(
     maxDurationSec,
     fromE164: input.fromE164 ?? null,
     ratePaisePerMinute: rate,
+    provider: input.provider ?? 'simulator',
+    providerSettings: input.providerSettings ?? {},
   });
+}
+
+/**
+ * Moves an org's agent to a voice provider with its settings (checked by the caller); returns the agent.
+ * Throws DomainError on an unknown org or an agent the org does not have.
+ */
+export async function setAgentProvider(
+  db: Db,
+  change: { orgId: string; agentId: string; provider: string; providerSettings: Record<string, string> },
+) {
+  if (!(await findOrgOrNull(db, change.orgId))) throw unknownOrg(change.orgId);
+  const agent = await orgs.updateAgentProvider(db, change);
+  if (!agent) throw new DomainError('not_found', `The org has no agent ${change.agentId}.`, { param: 'agent' });
+  return agent;
 }
 
 /** Adds credits to an org (a top_up ledger row); returns the new balance. Throws DomainError. */
@@ -251,6 +270,11 @@ export async function getAgent(db: Db, orgId: string, id: string): Promise<Agent
   const row = await agents.findAgentInOrg(db, orgId, id);
   if (!row) throw notFound('agent');
   return toAgent(row);
+}
+
+/** How many agents use each voice provider, across every org. */
+export async function agentsByProvider(db: Db): Promise<Array<{ provider: string; agents: number }>> {
+  return agents.countAgentsByProvider(db);
 }
 
 /** The agent when it belongs to the org, or undefined. */

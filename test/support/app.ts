@@ -8,6 +8,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { closeAppDeps, createAppDeps, type AppDeps } from '../../src/app-deps.js';
 import type { Clock } from '../../src/clock.js';
+import type { ProviderModule } from '../../src/calls/provider/types.js';
+import type pg from 'pg';
 import { startWorkers, type BackgroundWorker } from '../../src/workers.js';
 import type { Db } from '../../src/database/connect.js';
 import type { TestDatabase } from './database.js';
@@ -53,6 +55,10 @@ export interface TestAppOptions {
   logStream?: { write(line: string): void };
   /** The spec the API serves, when a test needs a variant of the published one. */
   document?: Document;
+  /** Voice providers beside the registry's (a test's own provider). */
+  providers?: readonly ProviderModule[];
+  /** The pool behind the database's Kysely instance, whose use the app's metrics then report. */
+  pool?: pg.Pool;
 }
 
 /** The database a test app runs on: its Kysely instance and the URL it connects to (for LISTEN). */
@@ -81,6 +87,8 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
     config,
     logger: createLogger(config.logLevel, options.logStream as never),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.providers ? { providers: options.providers } : {}),
+    ...(options.pool ? { pool: options.pool } : {}),
   });
   const app = await createApp(deps, options.document);
   const server = await startHttpServer(

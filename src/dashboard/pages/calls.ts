@@ -70,6 +70,7 @@ async function showCall(ctx: Koa.Context, session: Session, env: DashboardEnv): 
     : html`<p>No transcript${call.status === 'completed' ? '' : ' (only completed calls have one)'}.</p>`;
   const body = html`<dl class="facts">
       ${fact('Status', call.status)}${fact('From', call.from_e164)}${fact('To', call.to_e164)}${fact('Agent', agent ? `${agent.name} (${call.agent_id})` : call.agent_id)}
+      ${fact('Provider', call.provider)}${fact('Provider call id', call.provider_call_id)}
       ${fact('Language', call.language)}${fact('Created', second(call.created_at))}
       ${fact('Started', call.started_at && second(call.started_at))}${fact('Ended', call.ended_at && second(call.ended_at))}
       ${fact('Duration', call.duration_sec === null ? null : `${call.duration_sec} s`)}${fact('Credits debited', rupees(call.credits_debited_paise))}

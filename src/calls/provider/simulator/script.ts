@@ -1,6 +1,6 @@
 // The simulator's deterministic script: what happens on a call, and when, from its destination number.
 // Times are in simulated seconds after placement; the simulator turns them into wall-clock times.
-import type { CallAnalysis, Conversation, ProviderEvent } from './types.js';
+import type { CallAnalysis, Conversation, ProviderEvent } from '../types.js';
 
 type Unstamped<E> = E extends unknown ? Omit<E, 'at'> : never;
 

@@ -1,0 +1,161 @@
+// The placement overhead: POST /calls for a Vapi agent against a loopback stand-in for Vapi that holds
+// each POST /call for a fixed time, with a fixed number of placements in flight. Each placement's overhead
+// is its latency at the client minus the time the stand-in held that very request (matched by our call id).
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Db } from '../../src/database/connect.js';
+import { issueApiKey } from '../../src/orgs/api-keys.js';
+import { createAgent, createOrg } from '../../src/orgs/service.js';
+
+/** How long the stand-in takes to answer a placement, and how many placements run at once by default. */
+export const PROVIDER_LATENCY_MS = 200;
+export const CONCURRENT_PLACEMENTS = 50;
+
+/** The measured overheads, in milliseconds above the provider's own time. */
+export interface ProviderPlacementReport {
+  providerLatencyMs: number;
+  concurrency: number;
+  seconds: number;
+  placements: number;
+  errors: number;
+  overheadP50: number;
+  overheadP99: number;
+  overheadMax: number;
+  latencyP50: number;
+  latencyP99: number;
+  /** The service process's CPU time per placement answered during the measured seconds. */
+  serviceCpuMsPerPlacement: number;
+}
+
+/** A loopback stand-in for Vapi's POST /call that records how long it held each request, by our call id. */
+export interface MockVapi {
+  url: string;
+  /** Milliseconds from a request's first byte to its answer's last, by the call id it carried. */
+  heldMs: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/** Starts the stand-in on 127.0.0.1; POST /call answers 201 after `latencyMs`, everything else 404. */
+export async function startMockVapi(latencyMs: number): Promise<MockVapi> {
+  const heldMs = new Map<string, number>();
+  const server = http.createServer((request, response) => {
+    const started = performance.now();
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (request.method !== 'POST' || request.url !== '/call') {
+        response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
+        return;
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        assistantOverrides?: { metadata?: { platformCallId?: string } };
+      };
+      const callId = body.assistantOverrides?.metadata?.platformCallId ?? '';
+      const id = randomUUID();
+      setTimeout(() => {
+        const now = new Date().toISOString();
+        const call = { id, orgId: randomUUID(), createdAt: now, updatedAt: now, status: 'queued' };
+        response.writeHead(201, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(call), () => heldMs.set(callId, performance.now() - started));
+      }, latencyMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    heldMs,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+function percentile(sorted: number[], share: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]!;
+}
+
+/**
+ * Keeps `concurrency` placements in flight (each worker places again as soon as its last one is
+ * answered) for `seconds` through the service at `origin`, for a fresh org whose agent uses Vapi (the
+ * service's VAPI_BASE_URL must point at `mock`); placements started in the first `warmupSec` are not counted.
+ */
+export async function benchProviderPlacement(options: {
+  db: Db;
+  origin: string;
+  mock: MockVapi;
+  seconds: number;
+  warmupSec: number;
+  concurrency: number;
+  /** The service process's CPU time so far, in ms. */
+  serviceCpuMs: () => number;
+}): Promise<ProviderPlacementReport> {
+  const org = await createOrg(options.db, {
+    name: `Bench provider placement ${randomUUID().slice(0, 8)}`,
+    creditsPaise: 1_000_000_000,
+    planId: 'bench',
+  });
+  const agent = await createAgent(options.db, {
+    orgId: org.id,
+    name: 'Bench Vapi agent',
+    fromE164: '+918045678901',
+    provider: 'vapi',
+    providerSettings: { assistantId: 'bench-assistant', phoneNumberId: 'bench-phone-number' },
+  });
+  const { key } = await issueApiKey(options.db, org.id);
+  let number = 0;
+  const overheads: number[] = [];
+  const latencies: number[] = [];
+  let errors = 0;
+  let answered = 0;
+  const begin = performance.now();
+  const countFrom = begin + options.warmupSec * 1000;
+  const stopAt = countFrom + options.seconds * 1000;
+  let cpuAtStart = NaN;
+  const measuring = setTimeout(() => {
+    cpuAtStart = options.serviceCpuMs();
+    answered = 0;
+  }, options.warmupSec * 1000);
+  const worker = async () => {
+    while (performance.now() < stopAt) {
+      const to = `+9195${String(number++).padStart(8, '0')}`;
+      const started = performance.now();
+      const response = await fetch(`${options.origin}/api/v1/calls`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent_id: agent.id, to_e164: to }),
+      });
+      const body = (await response.json()) as { data?: { id: string } };
+      const latencyMs = performance.now() - started;
+      answered += 1;
+      if (started < countFrom) continue;
+      const held = body.data ? options.mock.heldMs.get(body.data.id) : undefined;
+      if (response.status !== 201 || held === undefined) {
+        errors += 1;
+        continue;
+      }
+      overheads.push(latencyMs - held);
+      latencies.push(latencyMs);
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  clearTimeout(measuring);
+  const serviceCpuMsPerPlacement = (options.serviceCpuMs() - cpuAtStart) / Math.max(1, answered);
+  overheads.sort((a, b) => a - b);
+  latencies.sort((a, b) => a - b);
+  return {
+    providerLatencyMs: PROVIDER_LATENCY_MS,
+    concurrency: options.concurrency,
+    seconds: options.seconds,
+    placements: overheads.length,
+    errors,
+    overheadP50: percentile(overheads, 0.5),
+    overheadP99: percentile(overheads, 0.99),
+    overheadMax: overheads.at(-1) ?? NaN,
+    latencyP50: percentile(latencies, 0.5),
+    latencyP99: percentile(latencies, 0.99),
+    serviceCpuMsPerPlacement,
+  };
+}

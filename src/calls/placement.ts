@@ -1,0 +1,274 @@
+// Placing a call in two steps, so no pool connection or ledger lock is held while the provider answers:
+// the first transaction runs the pre-call checks, reserves the hold and stores a pending placement (not
+// visible through the API); the provider is then asked outside any transaction, with its own deadline;
+// the second transaction turns the placement into a queued call with the provider's id, or on a refusal
+// removes it and gives the hold back. When the provider's answer never comes, the placement is kept
+// (hold reserved, Idempotency-Key pending) for the reconciliation worker, and never dialed again.
+import { randomUUID } from 'node:crypto';
+import type { components } from '../../generated/openapi.js';
+import type { AppDeps } from '../app-deps.js';
+import type { Db } from '../database/connect.js';
+import { DomainError, notFound } from '../errors.js';
+import type { AuthContext } from '../orgs/authenticator.js';
+import { DEFAULT_FROM_E164, findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
+import { confirmHold, holdFor, reserveHold, returnHold } from '../orgs/credits.js';
+import { ProviderRefusedError, type ProviderSettings, type VoiceProvider } from './provider/types.js';
+import { providerModule } from './provider/registry.js';
+import { insertCall, type CallRow } from './queries.js';
+import {
+  deletePlacement,
+  isKeyPlacementUnknown,
+  insertPlacement,
+  lockPlacement,
+  markPlacementUnknown,
+  type PlacementRow,
+} from './placement-queries.js';
+import { lockProviderCallId } from './provider-event-queries.js';
+import { shiftStatusCount } from './status-count-queries.js';
+import { insertTimelineEntry } from './timeline-queries.js';
+import { awaitResponse, claimOrReplay, forgetKey, rememberResponse } from './idempotency.js';
+import { applyWaitingReports } from './provider-events.js';
+import { toCallCreated } from './mapper.js';
+import { IDEMPOTENCY_POLL_MS, PLACEMENT_RECOVERY_GRACE_MS } from './policy.js';
+
+type Schemas = components['schemas'];
+
+/** A call placement as the API received it. */
+export interface PlaceCallRequest {
+  auth: AuthContext;
+  body: Schemas['CallCreate'];
+  idempotencyKey: string | undefined;
+}
+
+/** The agent's provider, or DomainError upstream_error when this service cannot use it for the agent. */
+function providerFor(deps: AppDeps, agent: { provider: string; provider_settings: ProviderSettings }): VoiceProvider {
+  const provider = deps.providers.get(agent.provider);
+  if (!provider) {
+    const needs = providerModule(agent.provider)?.requires ?? [];
+    throw new DomainError(
+      'upstream_error',
+      `The agent's voice provider (${agent.provider}) is not configured on this service${needs.length > 0 ? ` (it needs ${needs.join(' and ')})` : ''}. Nothing was charged.`,
+    );
+  }
+  const missing = (providerModule(agent.provider)?.settings ?? []).filter(
+    (setting) => !agent.provider_settings[setting.key],
+  );
+  if (missing.length > 0) {
+    throw new DomainError(
+      'upstream_error',
+      `The agent lacks its ${agent.provider} settings (${missing.map((setting) => setting.flag).join(', ')}). Nothing was charged.`,
+    );
+  }
+  return provider;
+}
+
+/**
+ * The first transaction: the pre-call checks in the documented order, the hold reserved and the
+ * placement stored. Throws DomainError not_found (agent_id), forbidden, upstream_error (provider not
+ * configured) or insufficient_credits, having written nothing.
+ */
+async function reservePlacement(
+  trx: Db,
+  deps: AppDeps,
+  request: PlaceCallRequest,
+  now: Date,
+): Promise<{ placement: PlacementRow; provider: VoiceProvider }> {
+  const { auth, body } = request;
+  const agent = await findAgentInOrg(trx, auth.orgId, body.agent_id);
+  if (!agent) throw notFound('agent', 'agent_id');
+  // Read now, not from the key cache: a plan removed a moment ago stops placements at once.
+  if (!(await hasActivePlan(trx, auth.orgId)))
+    throw new DomainError('forbidden', 'The organisation has no active plan.');
+  const org = await findOrg(trx, auth.orgId);
+  if (!org) throw new Error(`the authenticated org ${auth.orgId} does not exist`);
+  const provider = providerFor(deps, agent);
+
+  const maxDurationSec = body.max_duration_sec ?? agent.max_duration_sec;
+  const holdPaise = holdFor(maxDurationSec, agent.rate_paise_per_minute);
+  if (!(await reserveHold(trx, { orgId: auth.orgId, paise: holdPaise }))) {
+    const available = (await findOrg(trx, auth.orgId))?.balance_paise ?? 0;
+    throw new DomainError(
+      'insufficient_credits',
+      `This call needs a hold of ${holdPaise} paise but only ${available} paise are available.`,
+    );
+  }
+  const placement: PlacementRow = {
+    id: randomUUID(),
+    org_id: auth.orgId,
+    agent_id: agent.id,
+    state: 'pending',
+    provider: provider.name,
+    provider_settings: agent.provider_settings,
+    from_e164: body.from_e164 ?? agent.from_e164 ?? org.default_from_e164 ?? DEFAULT_FROM_E164,
+    to_e164: body.to_e164,
+    language: body.language ?? agent.language,
+    max_duration_sec: maxDurationSec,
+    rate_paise_per_minute: agent.rate_paise_per_minute,
+    hold_paise: holdPaise,
+    metadata: body.metadata ?? {},
+    idempotency_key: request.idempotencyKey ?? null,
+    created_at: now,
+    // Past this, the process asking the provider has given up or died: recovery looks the call up.
+    recover_at: new Date(now.getTime() + deps.config.providerTimeoutMs + PLACEMENT_RECOVERY_GRACE_MS),
+  };
+  await insertPlacement(trx, placement);
+  return { placement, provider };
+}
+
+/**
+ * The second transaction's work when the provider took the call: stores the placement as a queued call
+ * with the provider's id (its hold now in the ledger), applies the reports that arrived meanwhile, and
+ * stores the Idempotency-Key's response. Returns the call as placed, or null when the placement is gone
+ * (recovery settled it first).
+ */
+export async function recordPlacedCall(
+  trx: Db,
+  deps: AppDeps,
+  provider: VoiceProvider,
+  placed: { placementId: string; providerCallId: string; nextLookupAt: Date | null },
+): Promise<CallRow | null> {
+  await lockProviderCallId(trx, provider.name, placed.providerCallId);
+  const placement = await lockPlacement(trx, placed.placementId);
+  if (!placement) return null;
+  const now = deps.clock.now();
+  const quietAt = new Date(now.getTime() + deps.config.providerReconcileAfterS * 1000);
+  const call = await insertCall(trx, {
+    id: placement.id,
+    org_id: placement.org_id,
+    agent_id: placement.agent_id,
+    status: 'queued',
+    from_e164: placement.from_e164,
+    to_e164: placement.to_e164,
+    language: placement.language,
+    max_duration_sec: placement.max_duration_sec,
+    rate_paise_per_minute: placement.rate_paise_per_minute,
+    hold_paise: placement.hold_paise,
+    metadata: placement.metadata,
+    provider: provider.name,
+    provider_call_id: placed.providerCallId,
+    next_step_at: placed.nextLookupAt ?? quietAt,
+    created_at: placement.created_at,
+  });
+  await confirmHold(trx, { orgId: call.org_id, callId: call.id, paise: call.hold_paise });
+  await insertTimelineEntry(trx, {
+    call_id: call.id,
+    at: call.created_at,
+    kind: 'status-changed',
+    detail: { status: 'queued' },
+  });
+  await deletePlacement(trx, placement.id);
+  if (placement.idempotency_key !== null) {
+    await rememberResponse(trx, { orgId: call.org_id, key: placement.idempotency_key, response: toCallCreated(call) });
+  }
+  const current = await applyWaitingReports(trx, provider, call, now);
+  // Last, and once, like every counter write (see withStatusCount).
+  await shiftStatusCount(trx, call.org_id, null, current.status);
+  return call;
+}
+
+/** Removes a placement that came to nothing: hold given back, Idempotency-Key freed. False when already gone. */
+export async function voidPlacement(trx: Db, placementId: string): Promise<boolean> {
+  const placement = await lockPlacement(trx, placementId);
+  if (!placement) return false;
+  await returnHold(trx, { orgId: placement.org_id, paise: placement.hold_paise });
+  await deletePlacement(trx, placement.id);
+  if (placement.idempotency_key !== null)
+    await forgetKey(trx, { orgId: placement.org_id, key: placement.idempotency_key });
+  return true;
+}
+
+/** What the first transaction came to: a replay, a key whose owner is still placing, or a placement to make. */
+type FirstStep =
+  | { kind: 'replay'; call: Schemas['CallCreated'] }
+  | { kind: 'in_flight' }
+  | { kind: 'placement'; placement: PlacementRow; provider: VoiceProvider };
+
+/** Asks the provider for a reserved placement and settles it; see placeCall for what it throws. */
+async function dial(deps: AppDeps, placement: PlacementRow, provider: VoiceProvider): Promise<Schemas['CallCreated']> {
+  const labels = { provider: provider.name };
+  const started = performance.now();
+  let placed;
+  try {
+    placed = await provider.place({
+      callId: placement.id,
+      toE164: placement.to_e164,
+      fromE164: placement.from_e164,
+      language: placement.language,
+      maxDurationSec: placement.max_duration_sec,
+      placedAt: placement.created_at,
+      settings: placement.provider_settings,
+      signal: AbortSignal.timeout(deps.config.providerTimeoutMs),
+    });
+  } catch (error) {
+    deps.metrics.providerPlacementSeconds.observe(labels, (performance.now() - started) / 1000);
+    if (error instanceof ProviderRefusedError) {
+      deps.metrics.providerPlacements.inc({ ...labels, outcome: 'refused' });
+      await deps.db.transaction().execute((trx) => voidPlacement(trx, placement.id));
+      throw new DomainError('upstream_error', error.message);
+    }
+    deps.metrics.providerPlacements.inc({ ...labels, outcome: 'unknown' });
+    deps.logger.warn(
+      { provider: provider.name, callId: placement.id, err: error },
+      'the voice provider did not answer a placement; the call is reconciled with it, never dialed again',
+    );
+    const recoverAt = new Date(deps.clock.now().getTime() + deps.config.providerReconcileAfterS * 1000);
+    await deps.db.transaction().execute(async (trx) => {
+      if (await lockPlacement(trx, placement.id)) await markPlacementUnknown(trx, placement.id, recoverAt);
+    });
+    throw unknownOutcome();
+  }
+  deps.metrics.providerPlacementSeconds.observe(labels, (performance.now() - started) / 1000);
+  const call = await deps.db
+    .transaction()
+    .execute((trx) => recordPlacedCall(trx, deps, provider, { placementId: placement.id, ...placed }));
+  if (!call) throw unknownOutcome();
+  deps.metrics.providerPlacements.inc({ ...labels, outcome: 'placed' });
+  deps.metrics.callStatusChanges.inc({ from: 'none', to: 'queued' });
+  return toCallCreated(call);
+}
+
+/** The answer while a placement's outcome is being checked with its provider. */
+function unknownOutcome(): DomainError {
+  return new DomainError(
+    'service_unavailable',
+    'The voice provider did not confirm the call in time; it is being checked with the provider and will not be dialed twice. Retry with the same Idempotency-Key to get its outcome.',
+    { headers: { 'Retry-After': '5' } },
+  );
+}
+
+/**
+ * Places a call, or with an Idempotency-Key replays the response of the key's first request (waiting
+ * while that request is still with the provider). Throws DomainError not_found (agent_id), forbidden,
+ * insufficient_credits, upstream_error (provider refused or not configured; nothing charged),
+ * idempotency_conflict, or service_unavailable when the provider's answer never came (the call is then
+ * reconciled with the provider: it ends up either placed once or voided with its hold returned).
+ */
+export async function placeCall(
+  deps: AppDeps,
+  request: PlaceCallRequest,
+): Promise<{ call: Schemas['CallCreated']; replayed: boolean }> {
+  const { orgId } = request.auth;
+  const key = request.idempotencyKey;
+  for (;;) {
+    const now = deps.clock.now();
+    const step = await deps.db.transaction().execute(async (trx): Promise<FirstStep> => {
+      if (key !== undefined) {
+        const claim = await claimOrReplay(trx, { orgId, key, body: request.body, now });
+        if (!claim.claimed) return claim.response ? { kind: 'replay', call: claim.response } : { kind: 'in_flight' };
+      }
+      return { kind: 'placement', ...(await reservePlacement(trx, deps, request, now)) };
+    });
+    if (step.kind === 'replay') return { call: step.call, replayed: true };
+    if (step.kind === 'placement') return { call: await dial(deps, step.placement, step.provider), replayed: false };
+    // Its provider never answered: nothing to wait for until reconciliation settles it.
+    if (await isKeyPlacementUnknown(deps.db, orgId, key!)) throw unknownOutcome();
+    const response = await awaitResponse(deps.db, {
+      orgId,
+      key: key!,
+      timeoutMs: deps.config.providerTimeoutMs + PLACEMENT_RECOVERY_GRACE_MS,
+      pollMs: IDEMPOTENCY_POLL_MS,
+    });
+    if (response) return { call: response, replayed: true };
+    // The owner's placement came to nothing and freed the key: claim it afresh.
+  }
+}

@@ -1,0 +1,140 @@
+// Provider reports, whatever their source (a verified webhook, a lookup, the simulator's script): each
+// is stored once under its key, tied to its call by our id or the provider's, and applied through the
+// lifecycle; a report for a call still being placed waits and is applied when the placement records it.
+import type { Db } from '../database/connect.js';
+import type { Logger } from 'pino';
+import type { InboundEvent, VoiceProvider } from './provider/types.js';
+import { lockProviderCall, type CallRow } from './queries.js';
+import { lockPlacement } from './placement-queries.js';
+import {
+  insertProviderEvent,
+  lockProviderCallId,
+  markProviderEventsApplied,
+  storedEvent,
+  waitingProviderEvents,
+} from './provider-event-queries.js';
+import { applyProviderEvent, hangUpDeadline, withStatusCount, type Cause } from './lifecycle.js';
+import type { CallStatus } from './status.js';
+
+/** What became of one report: applied to its call, a duplicate, waiting for its placement, or for no known call. */
+export type ReportResult = 'accepted' | 'duplicate' | 'held' | 'unknown_call';
+
+/** A call one batch of reports moved, before and after (for the status metrics and the next schedule). */
+export interface CallMove {
+  from: CallStatus;
+  call: CallRow;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The report's ids, our call id dropped when it is not one we could have made. */
+function idsOf(event: InboundEvent) {
+  return {
+    callId: event.callId !== null && UUID.test(event.callId) ? event.callId : null,
+    providerCallId: event.providerCallId,
+  };
+}
+
+/**
+ * Finds and locks the call a report names, or tells that it waits for a placement or names no known
+ * call. The provider call id's lock comes first, so a placement recording that id (which takes the
+ * same lock) either finished before or sees this report held.
+ */
+async function target(trx: Db, provider: string, event: InboundEvent): Promise<CallRow | 'held' | 'unknown_call'> {
+  const ids = idsOf(event);
+  if (ids.providerCallId !== null) await lockProviderCallId(trx, provider, ids.providerCallId);
+  const call = await lockProviderCall(trx, provider, ids);
+  if (call) return call;
+  if (ids.callId === null) return 'unknown_call';
+  // Waiting on the placement's lock means its second transaction finished: look for the call again.
+  if (await lockPlacement(trx, ids.callId)) return 'held';
+  return (await lockProviderCall(trx, provider, ids)) ?? 'unknown_call';
+}
+
+/**
+ * Stores `events` of `provider` once each and applies those naming a known call, in order, in `trx`
+ * (events it emits carry `cause`); returns each report's result and the calls moved. Reports for calls
+ * not (yet) known are kept, waiting. With `cutAtDeadline`, a connected call takes no report dated after
+ * its max_duration_sec (the caller hangs it up at that moment).
+ */
+export async function ingestReports(
+  trx: Db,
+  provider: VoiceProvider,
+  events: readonly InboundEvent[],
+  options: { now: Date; cause: Cause; cutAtDeadline: boolean },
+): Promise<{ results: ReportResult[]; moves: CallMove[] }> {
+  const { now, cause } = options;
+  const results: ReportResult[] = [];
+  const byCall = new Map<string, { call: CallRow; reports: Array<{ id: number; event: InboundEvent }> }>();
+  for (const reported of events) {
+    const event = { ...reported, ...idsOf(reported) };
+    const id = await insertProviderEvent(trx, { provider: provider.name, event, receivedAt: now });
+    if (id === null) {
+      results.push('duplicate');
+      continue;
+    }
+    const found = byCall.get(event.callId ?? '')?.call ?? (await target(trx, provider.name, event));
+    if (typeof found === 'string') {
+      results.push(found);
+      continue;
+    }
+    results.push('accepted');
+    const entry = byCall.get(found.id) ?? { call: found, reports: [] };
+    entry.reports.push({ id, event });
+    byCall.set(found.id, entry);
+  }
+  const moves: CallMove[] = [];
+  for (const { call, reports } of byCall.values()) {
+    const after = await withStatusCount(trx, call, async (locked) => {
+      let current = locked;
+      for (const { event } of reports) {
+        const deadline = options.cutAtDeadline ? hangUpDeadline(current, provider.secondMs) : null;
+        if (deadline && event.event.at > deadline) break;
+        current = await applyProviderEvent(trx, current, event.event, provider.secondMs, cause);
+      }
+      return current;
+    });
+    await markProviderEventsApplied(
+      trx,
+      reports.map((report) => report.id),
+      call.id,
+      now,
+    );
+    moves.push({ from: call.status, call: after });
+  }
+  return { results, moves };
+}
+
+/**
+ * Applies, in `trx`, the reports that waited for a call its placement has just recorded (after the
+ * provider call id's lock; the caller moves the status counters); returns the call as it then stands.
+ */
+export async function applyWaitingReports(
+  trx: Db,
+  provider: VoiceProvider,
+  call: CallRow,
+  now: Date,
+): Promise<CallRow> {
+  const waiting = await waitingProviderEvents(trx, provider.name, {
+    id: call.id,
+    providerCallId: call.provider_call_id,
+  });
+  let current = call;
+  for (const row of waiting)
+    current = await applyProviderEvent(trx, current, storedEvent(row), provider.secondMs, null);
+  await markProviderEventsApplied(
+    trx,
+    waiting.map((row) => row.id),
+    call.id,
+    now,
+  );
+  return current;
+}
+
+/** Logs a report for no known call: enough to find it, no phone number. */
+export function logUnknownCall(logger: Logger, provider: string, event: InboundEvent): void {
+  logger.warn(
+    { provider, dedupeKey: event.dedupeKey, callId: event.callId, providerCallId: event.providerCallId },
+    'a provider reported on a call this service does not know; acknowledged and kept',
+  );
+}
