@@ -41,7 +41,7 @@ class SpecError extends Error {}
 
 function resolveRef(document: Node, node: Node): Node {
   if (typeof node.$ref !== 'string') return node;
-  const found = (node.$ref as string)
+  const found = node.$ref
     .replace(/^#\//, '')
     .split('/')
     .reduce<Node | undefined>((at, part) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], document);

@@ -35,14 +35,14 @@ describe('the generated registry', () => {
   });
 
   it.each(EVENT_KINDS)('builds, checks and signs a %s delivery, and refuses one that breaks its schema', (kind) => {
-    const data = sampleEventData()[kind as EventKind];
+    const data = sampleEventData()[kind];
     const event = { id: `evt_${'a'.repeat(24)}`, kind, data, createdAt: new Date(), traceparent: null };
     const timestampMs = Date.now();
     const built = buildDelivery(event, { id: randomUUID(), timestampMs, secrets: [secret] });
     expect(built.ok).toBe(true);
     if (!built.ok) return;
     expect(built.request.headers['x-svc-event']).toBe(kind);
-    expect(validators[EVENT_VALIDATORS[kind as EventKind].envelope](JSON.parse(built.request.body))).toBe(true);
+    expect(validators[EVENT_VALIDATORS[kind].envelope](JSON.parse(built.request.body))).toBe(true);
     expect(verifySignature(built.request.body, built.request.headers['x-svc-signature'], [secret]).ok).toBe(true);
 
     const { [Object.keys(data)[0]!]: _dropped, ...broken } = data as Record<string, unknown>;

@@ -94,7 +94,7 @@ function readRequest(argv: string[]): ListenRequest {
       `--host must be an IP address when the listener registers its own endpoint, got "${values.host}"`,
     );
   }
-  const str = (name: keyof typeof OPTIONS) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const str = (name: keyof typeof OPTIONS) => (typeof values[name] === 'string' ? values[name] : undefined);
   const envPort = process.env.WEBHOOK_LISTEN_PORT;
   let forwardTo: URL | undefined;
   let apiRoot: string | undefined;

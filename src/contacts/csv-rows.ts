@@ -62,7 +62,7 @@ function readRecords(file: string, onHeader: (names: string[]) => void = () => u
       info: true,
       max_record_size: IMPORT_MAX_LINE_BYTES,
     }),
-  ) as unknown as CsvRecords;
+  );
 }
 
 function lineTooLong(line: number): ImportFileError {

@@ -34,7 +34,7 @@ export async function createBackend(document: Document = apiDocument): Promise<O
     strict: true,
     quick: true,
     coerceTypes: true,
-    customizeAjv: (_ajv, options) => createSpecAjv(options) as never,
+    customizeAjv: (_ajv, options) => createSpecAjv(options),
   });
   await api.init();
   return api;

@@ -206,5 +206,5 @@ export function operationInput(
     auth: state.auth!,
     requestId: state.requestId,
     traceparent: state.traceparent,
-  } as unknown as OperationInput<OperationId>;
+  };
 }

@@ -79,7 +79,7 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
   const deps = createAppDeps({
     db,
     config,
-    logger: createLogger(config.logLevel, options.logStream as never),
+    logger: createLogger(config.logLevel, options.logStream),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const app = await createApp(deps, options.document);

@@ -12,7 +12,7 @@ export function resolve<T = Schema>(document: SpecDocument, node: unknown): T {
   let current = node as Schema;
   for (let hops = 0; typeof current?.$ref === 'string'; hops += 1) {
     if (hops > 50) throw new Error(`reference cycle at ${current.$ref}`);
-    const ref = current.$ref as string;
+    const ref = current.$ref;
     if (!ref.startsWith('#/')) throw new Error(`only local references are supported, got ${ref}`);
     current = ref
       .slice(2)
