@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -134,14 +135,14 @@ describe('POST /contacts', () => {
       [{ phone_e164: 919800000004, consent_capture: 'manual' }, 'phone_e164'],
     ];
     for (const [body, param] of cases) {
-      const response = await rawRequest(app, 'POST', '/contacts', {
+      const response = await rawRequest<ErrorResponse>(app, 'POST', '/contacts', {
         headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
         body: JSON.stringify(body),
       });
       expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(response.body.error.code).toBe('invalid_request');
       expect(response.body.error.param, JSON.stringify(body).slice(0, 80)).toBe(param);
-      expect(response.body.error.details[param]).toBeInstanceOf(Array);
+      expect(response.body.error.details![param]).toBeInstanceOf(Array);
     }
     expect(await contactCount(org.orgId)).toBe(before);
   });
@@ -243,7 +244,7 @@ describe('GET /contacts', () => {
       expect(filtered.data!.pagination.total).toBe(2);
       expect(filtered.data!.data.every((contact) => contact.consent_capture === consent)).toBe(true);
     }
-    const bad = await rawRequest(app, 'GET', '/contacts?consent_capture=phoned', {
+    const bad = await rawRequest<ErrorResponse>(app, 'GET', '/contacts?consent_capture=phoned', {
       headers: { Authorization: `Bearer ${fresh.key}` },
     });
     expect(bad.status).toBe(400);

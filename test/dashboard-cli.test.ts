@@ -49,7 +49,13 @@ describe('admin user', { timeout: 120_000 }, () => {
 
     const listed = await admin('user', 'list', '--org', org.orgId, '--json');
     expect(JSON.parse(listed.stdout)).toEqual([
-      { id: body.id, email: 'ana@example.com', role: 'admin', password_set: false, created_at: expect.any(String) },
+      {
+        id: body.id,
+        email: 'ana@example.com',
+        role: 'admin',
+        password_set: false,
+        created_at: expect.any(String) as unknown,
+      },
     ]);
 
     const reset = await admin('user', 'reset', 'ana@example.com', '--json');

@@ -108,7 +108,7 @@ describe('PostgreSQL stopped for a few seconds', () => {
       for (const failure of failures) {
         expect(failure.status, failure.text).toBe(503);
         expect(JSON.parse(failure.text)).toEqual({
-          error: { code: 'service_unavailable', message: expect.any(String) },
+          error: { code: 'service_unavailable', message: expect.any(String) as unknown },
         });
         expect(Number(failure.retryAfter)).toBeGreaterThanOrEqual(1);
         expect(failure.ms).toBeLessThan(FAIL_FAST_MS);

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { connectDatabase, type Db } from '../src/database/connect.js';
 import { databaseFault } from '../src/database/faults.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 import { waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTcpProxy, throughProxy, type TcpProxy } from './support/tcp-proxy.js';
@@ -65,15 +66,17 @@ describe('a database that goes silent', () => {
         ] as const) {
           const started = Date.now();
           requests.push(
-            rawRequest(app, method, path, { headers, ...(body ? { body } : {}) }).then((response) => {
-              answers.push({
-                at: started - silencedAt,
-                ms: Date.now() - started,
-                status: response.status,
-                code: response.body?.error?.code,
-                retryAfter: response.headers.get('retry-after'),
-              });
-            }),
+            rawRequest<Partial<ErrorResponse> | null>(app, method, path, { headers, ...(body ? { body } : {}) }).then(
+              (response) => {
+                answers.push({
+                  at: started - silencedAt,
+                  ms: Date.now() - started,
+                  status: response.status,
+                  code: response.body?.error?.code,
+                  retryAfter: response.headers.get('retry-after'),
+                });
+              },
+            ),
           );
         }
         const ready = await fetch(`${app.baseUrl}/readyz`);

@@ -284,7 +284,9 @@ describe('security headers', () => {
       const refused = await rawExchange(port, 'GET /api/v1/calls HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n');
       expect(refused.status).toBe(400);
       expect(refused.headers['x-content-type-options']).toBe('nosniff');
-      expect(JSON.parse(refused.body)).toEqual({ error: { code: 'invalid_request', message: expect.any(String) } });
+      expect(JSON.parse(refused.body)).toEqual({
+        error: { code: 'invalid_request', message: expect.any(String) as unknown },
+      });
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

@@ -79,7 +79,7 @@ describe('a delivery', () => {
     expect(envelope).toEqual({
       id: eventId,
       event: 'contact.created',
-      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as unknown,
       data,
     });
     expect(Object.keys(envelope)).toEqual(['id', 'event', 'created_at', 'data']);
@@ -175,7 +175,7 @@ describe('POST /webhooks/{id}/test', () => {
     expect(request.headers['x-svc-event']).toBe('webhook.test');
     expect(inlineVerify(request, secret)).toBe(true);
     const envelope = JSON.parse(request.rawBody);
-    expect(envelope.data).toEqual({ webhook_id: id, message: expect.any(String) });
+    expect(envelope.data).toEqual({ webhook_id: id, message: expect.any(String) as unknown });
     expect(validators.WebhookTestEvent(envelope)).toBe(true);
     expect(data?.data).toMatchObject({
       webhook_id: id,

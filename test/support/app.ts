@@ -135,13 +135,23 @@ export async function createTestOrg(
   return { orgId: org.id, agentId: agent.id, key };
 }
 
-/** A raw fetch against the app, for requests a generated client cannot make (bad JSON, odd headers). */
-export async function rawRequest(
+/** What rawRequest answers: the status, the headers and the body parsed as JSON (else its text, or null). */
+export interface RawAnswer<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/**
+ * A raw fetch against the app, for requests a generated client cannot make (bad JSON, odd headers). The
+ * body has the type the caller declares for it (`unknown` when it declares none).
+ */
+export async function rawRequest<T = unknown>(
   app: TestApp,
   method: string,
   path: string,
   init: { headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; headers: Headers; body: any }> {
+): Promise<RawAnswer<T>> {
   const response = await app.fetch(`${app.apiUrl}${path}`, { method, headers: init.headers, body: init.body });
   const text = await response.text();
   let body: unknown = null;
@@ -150,5 +160,5 @@ export async function rawRequest(
   } catch {
     body = text;
   }
-  return { status: response.status, headers: response.headers, body };
+  return { status: response.status, headers: response.headers, body: body as T };
 }
