@@ -192,7 +192,11 @@ async function listen(request: ListenRequest, output: ListenOutput): Promise<num
     screen: (incoming) => screenDelivery(incoming.headers),
     maxBodyBytes: MAX_DELIVERY_BYTES,
     answer: (received, _request, response) =>
-      void receiveDelivery(received, response, { secrets, forwardTo: request.forwardTo, report: output.delivery }),
+      void receiveDelivery(received, response, {
+        secrets,
+        forwardTo: request.forwardTo,
+        report: (record) => output.delivery(record),
+      }),
   });
   try {
     output.fact('listening', `Listening on ${receiver.origin}/`, { url: `${receiver.origin}/` });
