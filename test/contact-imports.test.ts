@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { blocksAnother, createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
-import type { Schemas } from './support/json.js';
+import { parseJson, type Schemas } from './support/json.js';
 import { expectAccessible, launchBrowser, signedInPage } from './support/dashboard.js';
 import { runAdmin } from './support/cli.js';
 import { createPlan } from '../src/orgs/service.js';
@@ -40,7 +40,7 @@ beforeAll(async () => {
       // A minute's deadline: on a busy test machine, reading 16 form bodies of 2 MB at once can take
       // longer than the default 10 s, and what is judged here is which imports are refused, not speed.
       config: { logLevel: 'info', requestTimeoutMs: 60_000 },
-      logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
+      logStream: { write: (line: string) => void log.push(parseJson(line)) },
     },
   );
   browser = await launchBrowser();

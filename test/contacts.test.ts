@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import type { ErrorResponse } from './support/json.js';
+import { jsonBody, type Schemas } from './support/json.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -155,7 +156,10 @@ describe('POST /contacts', () => {
         headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
         body: `{"phone_e164":"+919800000071","consent_capture":"manual","metadata":{"n":${raw}}}`,
       });
-      return { status: response.status, body: (await response.json()) as { data: any; error: any } };
+      return {
+        status: response.status,
+        body: await jsonBody<{ data: Schemas['Contact']; error: Schemas['ErrorBody'] }>(response),
+      };
     };
     for (const raw of [
       '9007199254740993',
@@ -191,7 +195,7 @@ describe('POST /contacts', () => {
       ),
     );
     // Exactly one of them created the contact (201); the others updated it (200).
-    expect(responses.map((response) => response.response.status).sort()).toEqual([...Array(49).fill(200), 201]);
+    expect(responses.map((response) => response.response.status).sort()).toEqual([...Array<number>(49).fill(200), 201]);
     expect(new Set(responses.map((response) => response.data!.data.id)).size).toBe(1);
     const rows = await database.db
       .selectFrom('contacts')

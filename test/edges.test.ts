@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setPlan } from '../src/orgs/service.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp } from './support/app.js';
-import type { ErrorResponse, Schemas } from './support/json.js';
+import { jsonBody, parseJson, type ErrorResponse, type Schemas } from './support/json.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { answer, startReceiver, testTls, type Receiver } from './support/webhook-receiver.js';
 
@@ -31,7 +31,7 @@ async function app(options: Parameters<typeof startTestApp>[1] = {}): Promise<Te
   const started = await startTestApp(database, {
     workers: false,
     ...options,
-    logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
+    logStream: { write: (line: string) => void log.push(parseJson(line)) },
     config: {
       logLevel: 'info',
       webhookPrivateAllowlist: ['127.0.0.0/8'],
@@ -176,7 +176,7 @@ describe('bodies that are not what they claim', () => {
         method: 'POST',
         headers: bearer(org.key, headers),
         body: body as BodyInit,
-      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+      }).then(async (response) => ({ status: response.status, body: await jsonBody<ErrorResponse>(response) }));
     const before = log.length;
 
     const latin1 = await post(

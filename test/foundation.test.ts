@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, ManualClock, type TestApp, type TestOrg } from './support/app.js';
-import type { ErrorResponse } from './support/json.js';
+import { jsonBody, type ErrorResponse } from './support/json.js';
 import { issueApiKey } from '../src/orgs/api-keys.js';
 import { revokeKey } from '../src/orgs/api-key-queries.js';
 
@@ -130,7 +130,7 @@ describe('error envelope', () => {
     expect(response.body.error.code).toBe('not_found');
     const outside = await fetch(`${app.baseUrl}/not-the-api`);
     expect(outside.status).toBe(404);
-    expect((await outside.json()).error.code).toBe('not_found');
+    expect((await jsonBody<ErrorResponse>(outside)).error.code).toBe('not_found');
   });
 
   it('answers a wrong method with 405 method_not_allowed and an Allow header', async () => {
@@ -211,7 +211,7 @@ describe('probes and published spec', () => {
   it('publishes the spec without authentication', async () => {
     const json = await fetch(`${app.apiUrl}/openapi.json`);
     expect(json.status).toBe(200);
-    expect((await json.json()).openapi).toBe('3.1.0');
+    expect((await jsonBody<{ openapi: string }>(json)).openapi).toBe('3.1.0');
     const yaml = await fetch(`${app.apiUrl}/openapi.yaml`);
     expect(yaml.status).toBe(200);
     expect(await yaml.text()).toContain('openapi: 3.1.0');

@@ -9,7 +9,7 @@ import { watchWebhookQueue } from '../src/observability/metrics.js';
 import { runRetention } from '../src/maintenance/retention.js';
 import { emitEvents } from '../src/webhooks/outbox.js';
 import { ManualClock, rawRequest, type TestOrg } from './support/app.js';
-import type { Schemas } from './support/json.js';
+import { parseJson, type Schemas } from './support/json.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
@@ -23,7 +23,7 @@ const receivers: Receiver[] = [];
 beforeAll(async () => {
   env = await webhookEnv({
     config: { logLevel: 'debug' },
-    logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
+    logStream: { write: (line: string) => void log.push(parseJson(line)) },
   });
   env.worker({ start: true });
   org = env.org;
@@ -148,7 +148,7 @@ describe('the logs', () => {
     });
     expect(response.status).toBe(201);
     await receiver.waitFor(1, 5_000);
-    await waitFor('the failed attempt to be logged', async () =>
+    await waitFor('the failed attempt to be logged', () =>
       log.some((line) => line.msg === 'webhook attempt failed' && line.webhookId === id),
     );
     await fetch(`${env.app.baseUrl}/readyz`);
@@ -168,7 +168,7 @@ describe('the logs', () => {
     const clock = new ManualClock();
     const failing = await webhookEnv({
       clock,
-      logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
+      logStream: { write: (line: string) => void log.push(parseJson(line)) },
       config: { logLevel: 'info' },
     });
     try {

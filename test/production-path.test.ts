@@ -79,7 +79,7 @@ describe('the production path', () => {
     expect(manifest.scripts.start).toBe(`exec ${entrypoint.join(' ')} serve`);
   });
 
-  it('leaves only production dependencies', async () => {
+  it('leaves only production dependencies', () => {
     expect(existsSync(path.join(copy, 'dist/src/main.js'))).toBe(true);
     for (const dev of ['tsx', 'esbuild', 'vitest', 'typescript', 'openapi-typescript', 'node']) {
       expect(existsSync(path.join(copy, 'node_modules', dev)), dev).toBe(false);

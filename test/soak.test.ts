@@ -14,6 +14,7 @@ import {
   type ServerProcess,
 } from './support/server-process.js';
 import { answer, slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { parseJson } from './support/json.js';
 
 const DURATION_MS = 60_000;
 const WARM_UP_MS = 10_000;
@@ -180,10 +181,10 @@ describe('60 seconds at the rate limit', () => {
     const events = await database.db.selectFrom('events').select('id').where('org_id', '=', org.orgId).execute();
     const lost = () =>
       receivers.map((receiver) => {
-        const received = new Set(receiver.requests.map((request) => JSON.parse(request.rawBody).id as string));
+        const received = new Set(receiver.requests.map((request) => parseJson<{ id: string }>(request.rawBody).id));
         return events.filter((event) => !received.has(event.id)).length;
       });
-    await waitFor('every event at every receiver', async () => lost().every((count) => count === 0), 30_000);
+    await waitFor('every event at every receiver', () => lost().every((count) => count === 0), 30_000);
     await sample();
 
     // Heap after a full GC at the end of the traffic; RSS once every event is delivered, when what the
