@@ -183,12 +183,12 @@ describe('the published spec, for generators', () => {
   it('names every delivery body in WebhookEvent, discriminated by a const event', async () => {
     const { publishedSpec } = await import('./support/spec/published.js');
     const { EVENT_KINDS } = await import('../generated/events.js');
-    const schemas = publishedSpec.components.schemas as Record<string, any>;
-    const mapping = schemas.WebhookEvent.discriminator.mapping as Record<string, string>;
-    expect(schemas.WebhookEvent.discriminator.propertyName).toBe('event');
+    const schemas = publishedSpec.components!.schemas!;
+    const mapping = schemas.WebhookEvent!.discriminator!.mapping!;
+    expect(schemas.WebhookEvent!.discriminator!.propertyName).toBe('event');
     expect(Object.keys(mapping)).toEqual([...EVENT_KINDS]);
     for (const [kind, ref] of Object.entries(mapping)) {
-      expect(schemas[ref.split('/').at(-1)!].properties.event.const).toBe(kind);
+      expect(schemas[ref.split('/').at(-1)!]!.properties!.event!.const).toBe(kind);
     }
   });
 

@@ -119,13 +119,13 @@ describe("another org's ids in the path", () => {
 
 describe("another org's ids in request bodies", () => {
   const withBodyIds = operations.filter((candidate) =>
-    Object.values(candidate.body?.schema.properties ?? {}).some((property: any) => property.format === 'uuid'),
+    Object.values(candidate.body?.schema.properties ?? {}).some((property) => property.format === 'uuid'),
   );
   for (const target of withBodyIds) {
     it(`${target.id}: org B's ids in the body are not_found, nothing changes`, async () => {
       const bIds = await idsOf(b.orgId);
       const before = await snapshotTables(database.db);
-      for (const [field, property] of Object.entries(target.body!.schema.properties as Record<string, any>)) {
+      for (const [field, property] of Object.entries(target.body!.schema.properties ?? {})) {
         if (property.format !== 'uuid') continue;
         const fixture = BODY_FIXTURES[field];
         if (!fixture) throw new Error(`${target.id}: no fixture for body field "${field}"; add one to BODY_FIXTURES`);

@@ -39,7 +39,7 @@ async function namedSpec(spec: string): Promise<SpecDocument> {
   const document = parse(text) as unknown;
   if (!document || typeof document !== 'object' || !('paths' in document))
     throw new Error(`${spec} is not an OpenAPI document (no paths)`);
-  return document;
+  return document as SpecDocument;
 }
 
 /**
