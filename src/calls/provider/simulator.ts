@@ -26,34 +26,37 @@ export class SimulatedProvider implements VoiceProvider {
    * Accepts every number except those ending in 0005, which it refuses with ProviderRefusedError; the
    * first progress is due at the script's first step.
    */
-  async place(request: PlaceRequest): Promise<{ providerCallId: string; firstPollAt: Date }> {
+  place(request: PlaceRequest): Promise<{ providerCallId: string; firstPollAt: Date }> {
     if (request.toE164.endsWith('0005'))
-      throw new ProviderRefusedError('The voice provider refused to place the call.');
+      return Promise.reject(new ProviderRefusedError('The voice provider refused to place the call.'));
     const providerCallId = `sim_${randomBytes(8).toString('hex')}`;
     const first = planFor({ providerCallId, toE164: request.toE164, placedAt: request.placedAt }).steps[0];
-    return { providerCallId, firstPollAt: this.timeOf({ placedAt: request.placedAt }, first?.offsetSec ?? 0) };
+    return Promise.resolve({
+      providerCallId,
+      firstPollAt: this.timeOf({ placedAt: request.placedAt }, first?.offsetSec ?? 0),
+    });
   }
 
   /** The scripted events after the first `cursor` that are due by `now`. Never throws. */
-  async poll(call: ProviderCallRef, cursor: number, now: Date): Promise<ProviderProgress> {
+  poll(call: ProviderCallRef, cursor: number, now: Date): Promise<ProviderProgress> {
     const events: ProviderEvent[] = [];
     for (const step of planFor(call).steps.slice(cursor)) {
       const at = this.timeOf(call, step.offsetSec);
-      if (at > now) return { events, nextAt: at };
+      if (at > now) return Promise.resolve({ events, nextAt: at });
       events.push({ ...step.event, at });
     }
-    return { events, nextAt: null };
+    return Promise.resolve({ events, nextAt: null });
   }
 
   /** Nothing to stop: a simulated call only exists in its script. Never throws. */
   async cancel(): Promise<void> {}
 
   /** The conversation cut at `at`. Throws when the number's script never connects. */
-  async hangUp(call: ProviderCallRef, at: Date): Promise<Conversation> {
+  hangUp(call: ProviderCallRef, at: Date): Promise<Conversation> {
     const connection = planFor(call).connection;
-    if (!connection) throw new Error(`the simulated call ${call.providerCallId} never connects`);
+    if (!connection) return Promise.reject(new Error(`the simulated call ${call.providerCallId} never connects`));
     const connectedMs = at.getTime() - this.timeOf(call, connection.atSec).getTime();
-    return connection.after(Math.max(0, Math.floor(connectedMs / this.secondMs)));
+    return Promise.resolve(connection.after(Math.max(0, Math.floor(connectedMs / this.secondMs))));
   }
 
   private timeOf(call: Pick<ProviderCallRef, 'placedAt'>, offsetSec: number): Date {

@@ -5,7 +5,7 @@ import { getCall, listCalls } from '../../calls/service.js';
 import { toCallDetail } from '../../calls/mapper.js';
 import { findAgent } from '../../orgs/service.js';
 import { CALL_STATUSES } from '../../calls/status.js';
-import { sendPage, uuidParam, view, type DashboardEnv } from '../route-steps.js';
+import { sendPage, uuidParam, view, pathParam, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
 import { callTime, minute, rupees, second } from '../format.js';
@@ -62,7 +62,7 @@ export function callRoutes(router: Router, env: DashboardEnv): void {
   router.get(
     `${CURRENT}/:id`,
     view(env, async (ctx, session) => {
-      const { call: row, timeline } = await getCall(db, session.orgId, uuidParam(ctx.params.id, 'call'));
+      const { call: row, timeline } = await getCall(db, session.orgId, uuidParam(pathParam(ctx, 'id'), 'call'));
       const call = toCallDetail(row, timeline);
       const agent = await findAgent(db, session.orgId, call.agent_id);
       const fact = (label: string, value: string | number | null) =>

@@ -4,7 +4,16 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { createApiKey, listKeys, MAX_KEY_LABEL_LENGTH, revokeKey } from '../../orgs/api-keys.js';
 import { DomainError, notFound } from '../../errors.js';
-import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
+import {
+  action,
+  field,
+  formBody,
+  redirectAfterPost,
+  sendPage,
+  view,
+  pathParam,
+  type DashboardEnv,
+} from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { maskedKey, minute } from '../format.js';
@@ -121,7 +130,7 @@ export function keyRoutes(router: Router, env: DashboardEnv): void {
     view(
       env,
       async (ctx, session) => {
-        const key = await orgKey(env, session, ctx.params.prefix!);
+        const key = await orgKey(env, session, pathParam(ctx, 'prefix')!);
         if (key.revoked_at) throw alreadyRevoked(key.revoked_at);
         const question = html`Revoke
           <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${outside(key.label)})` : ''}? Requests with it are
@@ -145,8 +154,8 @@ export function keyRoutes(router: Router, env: DashboardEnv): void {
     '/dashboard/keys/:prefix/revoke',
     formBody,
     action(env, async (ctx, session) => {
-      if (!(await revokeKey(env.deps.db, ctx.params.prefix!, by(ctx, session), session.orgId))) {
-        const key = await orgKey(env, session, ctx.params.prefix!);
+      if (!(await revokeKey(env.deps.db, pathParam(ctx, 'prefix')!, by(ctx, session), session.orgId))) {
+        const key = await orgKey(env, session, pathParam(ctx, 'prefix')!);
         throw alreadyRevoked(key.revoked_at ?? new Date());
       }
       redirectAfterPost(ctx, CURRENT);

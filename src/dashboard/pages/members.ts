@@ -22,6 +22,7 @@ import {
   sendPage,
   uuidParam,
   view,
+  pathParam,
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
@@ -128,7 +129,7 @@ function by(ctx: Koa.Context, session: Session) {
 }
 
 async function otherMember(env: DashboardEnv, ctx: Koa.Context, session: Session) {
-  const member = await requireMemberInOrg(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'member'));
+  const member = await requireMemberInOrg(env.deps.db, session.orgId, uuidParam(pathParam(ctx, 'id'), 'member'));
   if (member.id === session.userId) {
     throw new DomainError('forbidden', 'You cannot remove or reset yourself here; ask another admin.');
   }

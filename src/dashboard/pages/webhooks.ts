@@ -16,6 +16,7 @@ import {
   sendPage,
   uuidParam,
   view,
+  pathParam,
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
@@ -284,7 +285,7 @@ async function inDashboardWords(env: DashboardEnv, session: Session, id: string,
 export function webhookRoutes(router: Router, env: DashboardEnv): void {
   const { deps } = env;
   const { db } = deps;
-  const endpointId = (ctx: Koa.Context) => uuidParam(ctx.params.id, 'webhook endpoint');
+  const endpointId = (ctx: Koa.Context) => uuidParam(pathParam(ctx, 'id'), 'webhook endpoint');
 
   router.get(
     CURRENT,
