@@ -14,8 +14,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import openapiTS, { astToString } from 'openapi-typescript';
+import type { AnySchema } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { createSpecAjv } from '../src/contract/ajv.js';
+import type { Schema, SpecDocument } from '../test/support/spec/document.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const specPath = path.join(root, 'spec', 'openapi.yaml');
@@ -34,17 +36,21 @@ const VERIFY_EXAMPLES = [
 /** Request-body schemas validated outside openapi-backend (the CSV import's rows, the dashboard's new endpoints). */
 const EXTRA_VALIDATED_SCHEMAS = ['ContactUpsert', 'WebhookCreate'] as const;
 
-type Node = Record<string, any>;
+/** A node of the spec (a schema, an operation, a parameter...), typed as the spec walkers type it. */
+type Node = Schema;
 
 /** A problem in the spec that makes generation impossible; the message says what to fix. */
 class SpecError extends Error {}
 
-function resolveRef(document: Node, node: Node): Node {
+function resolveRef(document: SpecDocument, node: Node): Node {
   if (typeof node.$ref !== 'string') return node;
-  const found = (node.$ref as string)
+  const found = node.$ref
     .replace(/^#\//, '')
     .split('/')
-    .reduce<Node | undefined>((at, part) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+    .reduce<unknown>(
+      (at, part) => (at as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')],
+      document,
+    ) as Node | undefined;
   if (!found) throw new SpecError(`unresolved $ref ${node.$ref}`);
   return resolveRef(document, found);
 }
@@ -70,15 +76,15 @@ interface EventDefinition {
   headers: Array<{ name: string; schema: Node }>;
 }
 
-function eventDefinitions(document: Node): EventDefinition[] {
+function eventDefinitions(document: SpecDocument): EventDefinition[] {
   const webhooks = (document.webhooks ?? {}) as Record<string, Node>;
   return Object.entries(webhooks).map(([kind, item]) => {
     const post = item.post as Node | undefined;
     if (!post) throw new SpecError(`webhooks.${kind} must have a post operation`);
     const envelope = schemaName(post.requestBody?.content?.['application/json']?.schema?.$ref, `webhooks.${kind} body`);
-    const envelopeSchema = document.components.schemas[envelope] as Node;
+    const envelopeSchema = document.components?.schemas?.[envelope];
     const data = schemaName(envelopeSchema?.properties?.data?.$ref, `${envelope}.properties.data`);
-    const headers = ((post.parameters ?? []) as Node[])
+    const headers = (post.parameters ?? [])
       .map((parameter) => resolveRef(document, parameter))
       .filter((parameter) => parameter.in === 'header')
       .map((parameter) => {
@@ -91,8 +97,8 @@ function eventDefinitions(document: Node): EventDefinition[] {
 }
 
 /** Checks the registry against the rest of the spec: the EventKind enum and one header set for every kind. */
-function checkEvents(document: Node, events: EventDefinition[]): void {
-  const listed = (document.components.schemas.EventKind?.enum ?? []) as string[];
+function checkEvents(document: SpecDocument, events: EventDefinition[]): void {
+  const listed = (document.components?.schemas?.EventKind?.enum ?? []) as string[];
   const kinds = events.map((event) => event.kind);
   if (listed.join() !== kinds.join()) {
     throw new SpecError(
@@ -111,12 +117,12 @@ function checkEvents(document: Node, events: EventDefinition[]): void {
 const EXTENDS: Record<string, string> = { CallDetail: 'Call' };
 
 /** Checks each schema of EXTENDS against its base. */
-function checkExtensions(document: Node): void {
-  const schemas = document.components.schemas as Record<string, Node>;
+function checkExtensions(document: SpecDocument): void {
+  const schemas = document.components?.schemas ?? {};
   for (const [name, base] of Object.entries(EXTENDS)) {
     const [own, parent] = [schemas[name], schemas[base]];
     if (!own || !parent) throw new SpecError(`components/schemas/${name} and ${base} must both exist`);
-    for (const [property, schema] of Object.entries((parent.properties ?? {}) as Record<string, Node>)) {
+    for (const [property, schema] of Object.entries(parent.properties ?? {})) {
       if (JSON.stringify(own.properties?.[property]) !== JSON.stringify(schema))
         throw new SpecError(`${name}.properties.${property} must equal ${base}.properties.${property}`);
     }
@@ -127,10 +133,10 @@ function checkExtensions(document: Node): void {
 }
 
 /** The published document: each `webhooks` entry copied into the callbacks of the marked operation. */
-function publishedDocument(source: Node): Node {
+function publishedDocument(source: SpecDocument): SpecDocument {
   const document = structuredClone(source);
   const webhooks = (document.webhooks ?? {}) as Record<string, Node>;
-  for (const item of Object.values(document.paths as Record<string, Node>)) {
+  for (const item of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(item)) {
       if (!operation || typeof operation !== 'object' || operation['x-event-callbacks'] !== true) continue;
       delete operation['x-event-callbacks'];
@@ -205,10 +211,10 @@ function eventsModule(events: EventDefinition[]): string {
   );
 }
 
-function validatorSources(document: Node, events: EventDefinition[]): { code: string; types: string } {
+function validatorSources(document: SpecDocument, events: EventDefinition[]): { code: string; types: string } {
   const components = (document.components as { schemas: Record<string, unknown> }).schemas;
   const rewrite = (value: unknown, base = '') =>
-    JSON.parse(JSON.stringify(value).replaceAll('#/components/schemas/', `${base}#/$defs/`));
+    JSON.parse(JSON.stringify(value).replaceAll('#/components/schemas/', `${base}#/$defs/`)) as AnySchema;
   const ajv = createSpecAjv({ code: { source: true, esm: false }, strict: true, validateSchema: true });
   ajv.addSchema({ $id: 'spec', $defs: rewrite(components) });
   const refs: Record<string, string> = {};
@@ -252,12 +258,13 @@ function validatorSources(document: Node, events: EventDefinition[]): { code: st
 }
 
 async function render(): Promise<Map<string, string>> {
-  const source = parse(await readFile(specPath, 'utf8')) as Node;
+  const source = parse(await readFile(specPath, 'utf8')) as SpecDocument;
   const events = eventDefinitions(source);
   checkEvents(source, events);
   checkExtensions(source);
   const document = publishedDocument(source);
-  document.info.description = await withVerifyExamples(String(document.info.description ?? ''));
+  const info = (document.info ??= {});
+  info.description = await withVerifyExamples(info.description ?? '');
   const files = new Map<string, string>();
   files.set('openapi.json', JSON.stringify(document, null, 2) + '\n');
   files.set(

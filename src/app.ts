@@ -56,9 +56,10 @@ export async function createApp(deps: AppDeps, document?: Document): Promise<Koa
   app.use(requestDeadline(deps.config.requestTimeoutMs, Math.max(DELIVERY_TIMEOUT_MS, deps.delivery.leaseMs)));
   // The router's routes are the probes, the docs and the published spec: API paths skip its matching.
   const routes = router.routes() as unknown as Koa.Middleware;
-  app.use((ctx, next) =>
-    ctx.path.startsWith(`${API_ROOT}/`) && !ROUTED_UNDER_API.has(ctx.path) ? next() : routes(ctx, next),
-  );
+  app.use(async (ctx, next) => {
+    if (ctx.path.startsWith(`${API_ROOT}/`) && !ROUTED_UNDER_API.has(ctx.path)) await next();
+    else await routes(ctx, next);
+  });
   app.use(databaseBreaker(deps.readiness));
   app.use(apiRoutes(api, operationPipeline(api, handlers, deps, guards)));
   return app;

@@ -8,6 +8,6 @@ import { startRetentionWorker } from './maintenance/retention.js';
 export type { BackgroundWorker } from './background-worker.js';
 
 /** Starts every background worker. */
-export async function startWorkers(deps: AppDeps): Promise<BackgroundWorker[]> {
-  return [startCallProgressWorker(deps), startDeliveryWorker(deps), startRetentionWorker(deps)];
+export function startWorkers(deps: AppDeps): Promise<BackgroundWorker[]> {
+  return Promise.resolve([startCallProgressWorker(deps), startDeliveryWorker(deps), startRetentionWorker(deps)]);
 }

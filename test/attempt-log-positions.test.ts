@@ -67,7 +67,7 @@ describe('attempt log positions', () => {
   it('numbers existing logs in write order, then prunes exactly the line that falls out', async () => {
     const migrator = new Migrator({
       db,
-      provider: { getMigrations: async () => migrations },
+      provider: { getMigrations: () => Promise.resolve(migrations) },
       allowUnorderedMigrations: true,
     });
     const before = await migrator.migrateTo(BEFORE_POSITIONS);

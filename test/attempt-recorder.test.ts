@@ -127,7 +127,7 @@ describe('the attempt recorder', () => {
       recorder.record(broken),
       recorder.record(recordOf(other!, { statusCode: 200 })),
     ]);
-    expect(results[0]!.status).toBe('rejected');
+    expect(results[0].status).toBe('rejected');
     expect(results[1]).toMatchObject({ status: 'fulfilled', value: { outcome: 'recorded' } });
     const row = await database.db
       .selectFrom('webhook_deliveries')

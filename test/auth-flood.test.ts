@@ -9,6 +9,7 @@ import type { Database } from '../db/schema.js';
 import { connectDatabase } from '../src/database/connect.js';
 import { ApiKeyAuthenticator } from '../src/orgs/authenticator.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTcpProxy, throughProxy } from './support/tcp-proxy.js';
 
@@ -96,7 +97,9 @@ describe('a flood of made-up keys from one address', () => {
         401,
       );
     }
-    const refused = await rawRequest(proxied, 'GET', '/contacts', { headers: bearer(madeUpKey(), flooder) });
+    const refused = await rawRequest<ErrorResponse>(proxied, 'GET', '/contacts', {
+      headers: bearer(madeUpKey(), flooder),
+    });
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('too_many_requests');
     // Another client behind the same proxy, with a valid key never seen before by this app.
@@ -190,7 +193,7 @@ describe('a flood of made-up keys across two API instances', () => {
         await restarted.close();
       }
       // The allowance refills while the test runs (a slow machine gives it a few more): spend it again.
-      let refused = await rawRequest(apps[0]!, 'GET', '/contacts', { headers: bearer(madeUpKey()) });
+      let refused = await rawRequest<ErrorResponse>(apps[0]!, 'GET', '/contacts', { headers: bearer(madeUpKey()) });
       for (let i = 0; i < 10 && refused.status !== 429; i += 1) {
         refused = await rawRequest(apps[0]!, 'GET', '/contacts', { headers: bearer(madeUpKey()) });
       }

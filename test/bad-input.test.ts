@@ -60,18 +60,19 @@ function problemWith(
   code: ErrorCode,
 ): string | null {
   if (status < 400 || status >= 500) return `status ${status}: ${text.slice(0, 300)}`;
-  let body: any;
+  let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     return `status ${status} with a body that is not JSON: ${text.slice(0, 200)}`;
   }
-  const error = body?.error;
-  if (Object.keys(body ?? {}).join() !== 'error' || typeof error?.message !== 'string')
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+  const error = isObject(body) ? body.error : undefined;
+  if (!isObject(body) || Object.keys(body).join() !== 'error' || !isObject(error) || typeof error.message !== 'string')
     return `not the envelope: ${text.slice(0, 200)}`;
   if (Object.keys(error).some((key) => !['code', 'message', 'param', 'details'].includes(key)))
     return `unexpected fields: ${text.slice(0, 200)}`;
-  if (error.code !== code) return `code ${error.code} (${status}), expected ${code}: ${error.message}`;
+  if (error.code !== code) return `code ${JSON.stringify(error.code)} (${status}), expected ${code}: ${error.message}`;
   if (STATUS_BY_CODE[code] !== status) return `status ${status} for ${code}`;
   if (!requestId?.startsWith('req_')) return 'no Request-Id header';
   return null;

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 import { countCallRows, ledgerOfCall, testNumber } from './support/calls.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 
@@ -80,13 +81,13 @@ describe('POST /calls validation', () => {
   for (const [name, body, param] of cases) {
     it(`refuses ${name} with invalid_request param ${param} and writes nothing`, async () => {
       const org = await createTestOrg(database.db, { credits: 10_000 });
-      const response = await rawRequest(app, 'POST', '/calls', {
+      const response = await rawRequest<ErrorResponse>(app, 'POST', '/calls', {
         headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'k-1' },
         body: JSON.stringify(body(org.agentId)),
       });
       expect(response.status).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'invalid_request', param });
-      expect(response.body.error.details[param]).toEqual(expect.arrayContaining([expect.any(String)]));
+      expect(response.body.error.details![param]).toEqual(expect.arrayContaining([expect.any(String)]));
       await expectNothingWritten(org.orgId, 10_000);
     });
   }

@@ -58,7 +58,7 @@ describe('simulated call lifecycles', () => {
     expect(statusesOf(call.timeline)).toEqual(['queued', 'dialing', 'busy']);
     expect(events).toEqual([
       {
-        id: expect.stringMatching(/^evt_[0-9a-z]{24}$/),
+        id: expect.stringMatching(/^evt_[0-9a-z]{24}$/) as unknown,
         kind: 'call.busy',
         org_id: org.orgId,
         data: { call_id: created.id, provider_call_id: created.provider_call_id, status: 'busy', reason: 'busy' },

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 import { fetchCall, testNumber, waitForCall } from './support/calls.js';
 
 const SECOND = 1000;
@@ -155,7 +156,7 @@ describe('pagination edges', () => {
     ['sort=created_at', 'sort'],
   ] as const) {
     it(`refuses ?${query} with invalid_request param ${param}`, async () => {
-      const response = await rawRequest(app, 'GET', `/calls?${query}`, {
+      const response = await rawRequest<ErrorResponse>(app, 'GET', `/calls?${query}`, {
         headers: { Authorization: `Bearer ${paged.key}` },
       });
       expect(response.status).toBe(400);

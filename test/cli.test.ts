@@ -11,6 +11,7 @@ import { HANG_GUARD_MS } from './support/hang-guard.js';
 import { blocksAnother, createTestDatabase, type TestDatabase } from './support/database.js';
 import { rawRequest, startTestApp, type TestApp } from './support/app.js';
 import { runAdmin, type CliResult } from './support/cli.js';
+import { parseJson } from './support/json.js';
 import { waitFor } from './support/calls.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { updateWebhookRow } from '../src/webhooks/queries.js';
@@ -41,7 +42,47 @@ const CLI_TESTS = { timeout: HANG_GUARD_MS };
 async function newOrg(...extra: string[]): Promise<string> {
   const result = await admin('org', 'create', '--name', 'CLI org', '--json', ...extra);
   expect(result.code, result.stderr).toBe(0);
-  return JSON.parse(result.stdout).id;
+  return parseJson<Created>(result.stdout).id;
+}
+
+/** Creates an API key for `orgId` through the CLI and returns the key. */
+async function newKey(orgId: string): Promise<string> {
+  return parseJson<CreatedKey>((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+}
+
+// What the CLI's --json output holds, as far as these tests read it.
+interface Created {
+  id: string;
+}
+interface CreatedKey {
+  key: string;
+  prefix: string;
+}
+interface LoggedAttempt {
+  id: string;
+  delivery_id: string;
+  attempted_at: string;
+  failure_kind: string | null;
+  response_excerpt: string | null;
+}
+interface Replay {
+  queued: string[];
+  made_due: string[];
+  already_pending: string[];
+}
+interface Retention {
+  ran: boolean;
+  removed: Record<string, number> | null;
+}
+interface ImportJson {
+  rows: number;
+  created: number;
+  updated: number;
+  rejected: number;
+  rejections: Array<{
+    line: number;
+    error: { code: string; message: string; param: string; details: Record<string, string[]> };
+  }>;
 }
 
 /** Runs `run` on every item, a few CLI processes at a time (each start costs a second or two of CPU). */
@@ -99,7 +140,7 @@ describe('operator CLI', CLI_TESTS, () => {
       '--json',
     );
     expect(created.code, created.stderr).toBe(0);
-    const org = JSON.parse(created.stdout);
+    const org = parseJson<Created>(created.stdout);
     expect(org).toMatchObject({ name: 'Acme', plan: 'scale', credits_paise: 5000, from_e164: '+918045678901' });
     expect(await balanceAndLedgerSum(database.db, org.id)).toEqual({ balance: 5000, ledgerSum: 5000 });
 
@@ -126,7 +167,7 @@ describe('operator CLI', CLI_TESTS, () => {
 
     const key = await admin('key', 'create', '--org', org.id, '--json');
     expect(key.code, key.stderr).toBe(0);
-    const { key: apiKey, prefix } = JSON.parse(key.stdout);
+    const { key: apiKey, prefix } = parseJson<CreatedKey>(key.stdout);
     expect(apiKey).toMatch(/^svc_live_[a-z0-9]{8}_[A-Za-z0-9]{32}$/);
     const stored = await database.db
       .selectFrom('api_keys')
@@ -154,7 +195,7 @@ describe('operator CLI', CLI_TESTS, () => {
         prefix,
         masked: `svc_live_${prefix}_${'*'.repeat(32)}`,
         label: null,
-        created_at: expect.any(String),
+        created_at: expect.any(String) as unknown,
         created_by: 'cli',
         last_used_at: null,
         revoked_at: null,
@@ -205,7 +246,7 @@ describe('operator CLI', CLI_TESTS, () => {
     const newer = await newOrg('--no-plan');
     const agent = await admin('agent', 'create', '--org', newer, '--name', 'Kavya', '--rate', '150', '--json');
     expect(agent.code, agent.stderr).toBe(0);
-    const agentId = JSON.parse(agent.stdout).id;
+    const agentId = parseJson<Created>(agent.stdout).id;
 
     const orgs = await admin('org', 'list', '--json');
     expect(orgs.code, orgs.stderr).toBe(0);
@@ -218,7 +259,7 @@ describe('operator CLI', CLI_TESTS, () => {
       plan: 'starter',
       balance_paise: 700,
       from_e164: null,
-      created_at: expect.any(String),
+      created_at: expect.any(String) as unknown,
     });
     const times = rows.map((row) => Date.parse(row.created_at));
     expect(times).toEqual([...times].sort((a, b) => b - a));
@@ -240,7 +281,7 @@ describe('operator CLI', CLI_TESTS, () => {
         from_e164: null,
         rate_paise_per_minute: 150,
         provider: 'simulator',
-        created_at: expect.any(String),
+        created_at: expect.any(String) as unknown,
       },
     ]);
     const agentsHuman = await admin('agent', 'list', '--org', newer);
@@ -303,7 +344,7 @@ describe('operator CLI', CLI_TESTS, () => {
 
     const orgId = await newOrg('--plan', 'enterprise');
     const secondOrgId = await newOrg('--plan', 'enterprise');
-    const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+    const key = await newKey(orgId);
     expect(await rateLimitOf(key)).toBe('5000');
 
     const updated = await admin(
@@ -344,8 +385,8 @@ describe('operator CLI', CLI_TESTS, () => {
     const listed = await admin('plan', 'list', '--json');
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual([
-      { id: 'starter', name: 'Starter', rate_limit_per_minute: 120, active: true, orgs: expect.any(Number) },
-      { id: 'scale', name: 'Scale', rate_limit_per_minute: 1200, active: true, orgs: expect.any(Number) },
+      { id: 'starter', name: 'Starter', rate_limit_per_minute: 120, active: true, orgs: expect.any(Number) as unknown },
+      { id: 'scale', name: 'Scale', rate_limit_per_minute: 1200, active: true, orgs: expect.any(Number) as unknown },
       { id: 'enterprise', name: 'Enterprise XL', rate_limit_per_minute: 6000, active: true, orgs: 2 },
     ]);
     const human = await admin('plan', 'list');
@@ -553,7 +594,8 @@ describe('every command', CLI_TESTS, () => {
       expect(result.code, label).toBe(code);
       expect(result.stdout, label).toBe('');
       expect(result.stderr.endsWith('\n') && result.stderr.split('\n').length, label).toBe(2);
-      if (json) expect(JSON.parse(result.stderr), label).toEqual({ error: expect.stringContaining(message) });
+      if (json)
+        expect(JSON.parse(result.stderr), label).toEqual({ error: expect.stringContaining(message) as unknown });
       else expect(result.stderr, label).toMatch(new RegExp(`^Error: .*${escape(message)}`));
       expectNoStackTrace(result, label);
     });
@@ -568,7 +610,7 @@ describe('delivery log', CLI_TESTS, () => {
     });
     try {
       const orgId = await newOrg('--plan', 'scale');
-      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const key = await newKey(orgId);
       const client = logged.client(key);
       // Port 4 has no listener here, so each test delivery fails with a refused connection.
       const created = await client.POST('/webhooks', {
@@ -582,13 +624,13 @@ describe('delivery log', CLI_TESTS, () => {
       }
       const result = await admin('deliveries', '--webhook', webhookId, '--json');
       expect(result.code, result.stderr).toBe(0);
-      const rows = JSON.parse(result.stdout);
+      const rows = parseJson<LoggedAttempt[]>(result.stdout);
       expect(rows).toHaveLength(2);
       expect(rows[0]).toMatchObject({ event: 'webhook.test', attempt: 1, status_code: null });
-      expect(rows[0].failure_kind).toBeTruthy();
-      expect(Date.parse(rows[0].attempted_at)).toBeGreaterThanOrEqual(Date.parse(rows[1].attempted_at));
-      expect(rows[0].id).toMatch(UUID);
-      expect(rows[0].delivery_id).toMatch(UUID);
+      expect(rows[0]!.failure_kind).toBeTruthy();
+      expect(Date.parse(rows[0]!.attempted_at)).toBeGreaterThanOrEqual(Date.parse(rows[1]!.attempted_at));
+      expect(rows[0]!.id).toMatch(UUID);
+      expect(rows[0]!.delivery_id).toMatch(UUID);
       const human = await admin('deliveries', '--webhook', webhookId);
       expect(human.stdout).toContain('webhook.test');
       // Every attempt here failed (nothing listens on port 4).
@@ -616,7 +658,7 @@ describe('delivery log', CLI_TESTS, () => {
     const target = await startReceiver();
     try {
       const orgId = await newOrg('--plan', 'scale');
-      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const key = await newKey(orgId);
       const client = logged.client(key);
       const created = await client.POST('/webhooks', { body: { url: target.url, events: ['contact.created'] } });
       const webhookId = created.data!.data.id;
@@ -630,16 +672,16 @@ describe('delivery log', CLI_TESTS, () => {
 
       const result = await admin('deliveries', '--webhook', webhookId, '--json');
       expect(result.code, result.stderr).toBe(0);
-      const [row] = JSON.parse(result.stdout);
+      const [row] = parseJson<LoggedAttempt[]>(result.stdout);
       expect(row).toMatchObject({
         id: received!.headers['x-svc-delivery'],
         delivery_id: delivery.id,
         event_id: delivery.event_id,
         status_code: 200,
       });
-      expect(row.id).toBe(delivery.attempts[0]!.id);
+      expect(row!.id).toBe(delivery.attempts[0]!.id);
       const human = await admin('deliveries', '--webhook', webhookId);
-      expect(human.stdout).toContain(`attempt ${row.id}  delivery ${delivery.id}`);
+      expect(human.stdout).toContain(`attempt ${row!.id}  delivery ${delivery.id}`);
     } finally {
       await target.close();
       await logged.close();
@@ -655,7 +697,7 @@ describe('delivery log', CLI_TESTS, () => {
     const target = await startReceiver(answer(200, 'ok\u001b]0;owned\u0007 \u009b31m red \u202e done'));
     try {
       const orgId = await newOrg('--plan', 'scale');
-      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const key = await newKey(orgId);
       const client = logged.client(key);
       const created = await client.POST('/webhooks', { body: { url: target.url, events: ['contact.created'] } });
       const webhookId = created.data!.data.id;
@@ -667,8 +709,8 @@ describe('delivery log', CLI_TESTS, () => {
       expect(human.stdout).toContain('ok\\x1b]0;owned\\x07 \\x9b31m red \\u202e done');
       expect(human.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
       // JSON keeps the text exactly; JSON.stringify escapes the control characters.
-      const [row] = JSON.parse((await admin('deliveries', '--webhook', webhookId, '--json')).stdout);
-      expect(row.response_excerpt).toBe('ok\u001b]0;owned\u0007 \u009b31m red \u202e done');
+      const [row] = parseJson<LoggedAttempt[]>((await admin('deliveries', '--webhook', webhookId, '--json')).stdout);
+      expect(row!.response_excerpt).toBe('ok\u001b]0;owned\u0007 \u009b31m red \u202e done');
     } finally {
       await target.close();
       await logged.close();
@@ -684,7 +726,7 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
     });
     try {
       const orgId = await newOrg('--plan', 'scale');
-      const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+      const key = await newKey(orgId);
       const client = logged.client(key);
       const since = new Date(Date.now() - 1_000).toISOString();
       // Port 4 has no listener: each test send fails, and its delivery is finished as failed.
@@ -742,7 +784,7 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
         .insertInto('webhook_deliveries')
         .values({ webhook_id: webhookId, org_id: orgId, event_id: failed[0]!.event_id, status: 'succeeded' })
         .execute();
-      const dry = JSON.parse(
+      const dry = parseJson<Replay>(
         (await admin('replay', '--webhook', webhookId, '--since', since, '--dry-run', '--json')).stdout,
       );
       expect(dry).toEqual({ dry_run: true, queued: [failed[1]!.event_id], made_due: [], already_pending: [] });
@@ -777,17 +819,21 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
       expect(await pendingCount()).toBe(0);
       await updateWebhookRow(database.db, orgId, webhookId, { active: true, now: new Date() });
 
-      const replayed = JSON.parse((await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout);
+      const replayed = parseJson<Replay>(
+        (await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout,
+      );
       expect(replayed.queued).toEqual(dry.queued);
       expect(await pendingCount()).toBe(1);
-      const again = JSON.parse((await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout);
+      const again = parseJson<Replay>(
+        (await admin('replay', '--webhook', webhookId, '--since', since, '--json')).stdout,
+      );
       expect(again).toMatchObject({ queued: [], made_due: [], already_pending: dry.queued });
       expect(await pendingCount()).toBe(1);
 
       const first = failed[1];
       expect(JSON.parse((await admin('redeliver', first!.id, '--json')).stdout)).toMatchObject({ queued: false });
       // The other event has no delivery pending: redelivering it queues one, and the log says who did.
-      const redelivered = JSON.parse((await admin('redeliver', failed[0]!.id, '--json')).stdout);
+      const redelivered = parseJson<{ queued: boolean }>((await admin('redeliver', failed[0]!.id, '--json')).stdout);
       expect(redelivered).toMatchObject({ queued: true });
       expect(await pendingCount()).toBe(2);
       const operatorActions = await database.db
@@ -809,9 +855,9 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
         expect.stringContaining('--since must be an ISO 8601 time'),
       ]);
 
-      const dryRetention = JSON.parse((await admin('retention', 'run', '--dry-run', '--json')).stdout);
+      const dryRetention = parseJson<Retention>((await admin('retention', 'run', '--dry-run', '--json')).stdout);
       expect(dryRetention).toMatchObject({ ran: true, dry_run: true });
-      expect(Object.keys(dryRetention.removed)).toContain('webhook_deliveries');
+      expect(Object.keys(dryRetention.removed!)).toContain('webhook_deliveries');
       expect(JSON.parse((await admin('retention', 'run', '--json')).stdout)).toMatchObject({
         ran: true,
         dry_run: false,
@@ -849,15 +895,15 @@ describe('contacts import', CLI_TESTS, () => {
     const first = await admin('contacts', 'import', '--org', orgId, file, '--json');
     // Rows were rejected: the exit status says so, after the others were imported.
     expect(first.code, first.stderr).toBe(1);
-    const summary = JSON.parse(first.stdout);
+    const summary = parseJson<ImportJson>(first.stdout);
     // Every row is accounted for: rows = created + updated + rejected.
     expect(summary).toMatchObject({ rows: 5, created: 2, updated: 0, rejected: 3 });
-    expect(summary.rejections.map((rejection: { line: number }) => rejection.line)).toEqual([4, 5, 6]);
-    expect(summary.rejections[0].error).toMatchObject({ code: 'invalid_request', param: 'phone_e164' });
-    expect(summary.rejections[1].error).toMatchObject({ code: 'invalid_request', param: 'email' });
+    expect(summary.rejections.map((rejection) => rejection.line)).toEqual([4, 5, 6]);
+    expect(summary.rejections[0]!.error).toMatchObject({ code: 'invalid_request', param: 'phone_e164' });
+    expect(summary.rejections[1]!.error).toMatchObject({ code: 'invalid_request', param: 'email' });
     // A repeated number is not merged: the first row wins and the repeat is listed by line.
     const repeat = 'phone_e164: +919811000001 repeats line 2; only the first row of a number is imported';
-    expect(summary.rejections[2].error).toEqual({
+    expect(summary.rejections[2]!.error).toEqual({
       code: 'invalid_request',
       param: 'phone_e164',
       message: repeat,
@@ -907,27 +953,24 @@ describe('contacts import', CLI_TESTS, () => {
       const file = path.join(dir, `multi-line-${newline.length}.csv`);
       await writeFile(file, rows.join(newline) + newline);
       const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
-      const summary = JSON.parse(result.stdout);
+      const summary = parseJson<ImportJson>(result.stdout);
       const label = JSON.stringify(newline);
       expect(summary, label).toMatchObject({ rows: 4, rejected: 3 });
       expect(
-        summary.rejections.map((rejection: { line: number; error: { param: string } }) => [
-          rejection.line,
-          rejection.error.param,
-        ]),
+        summary.rejections.map((rejection) => [rejection.line, rejection.error.param]),
         label,
       ).toEqual([
         [6, 'phone_e164'],
         [7, 'email'],
         [10, 'phone_e164'],
       ]);
-      expect(summary.rejections[2].error.message, label).toContain('repeats line 3');
+      expect(summary.rejections[2]!.error.message, label).toContain('repeats line 3');
     }
   });
 
   it('rejects each bad row with the error object POST /contacts answers for the same values', async () => {
     const orgId = await newOrg();
-    const key = JSON.parse((await admin('key', 'create', '--org', orgId, '--json')).stdout).key;
+    const key = await newKey(orgId);
     const columns = ['phone_e164', 'name', 'email', 'language_pref', 'consent_capture', 'metadata'] as const;
     const rows: Array<Partial<Record<(typeof columns)[number], string>>> = [
       { phone_e164: 'not-a-number', name: 'Bad', consent_capture: 'manual' },
@@ -950,15 +993,15 @@ describe('contacts import', CLI_TESTS, () => {
 
     const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
     expect(result.code, result.stderr).toBe(1);
-    const summary = JSON.parse(result.stdout);
+    const summary = parseJson<ImportJson>(result.stdout);
     expect(summary).toMatchObject({ rows: rows.length, created: 0, updated: 0, rejected: rows.length });
     // A nullable field's message says what the value should be, without the null branch's "must be null".
-    expect(summary.rejections[2].error.details.language_pref).not.toContain('must be null');
+    expect(summary.rejections[2]!.error.details.language_pref).not.toContain('must be null');
     // Patterns and formats are said in words with the refused value, as the API says them.
-    expect(summary.rejections[2].error.details.language_pref).toContain(
+    expect(summary.rejections[2]!.error.details.language_pref).toContain(
       'must be a language tag: two lower-case letters, a hyphen and two capital letters, like en-IN; got "english"',
     );
-    expect(summary.rejections[1].error.details.email).toEqual([
+    expect(summary.rejections[1]!.error.details.email).toEqual([
       'must be an email address, like name@example.com; got "meera@"',
     ]);
 
@@ -978,15 +1021,15 @@ describe('contacts import', CLI_TESTS, () => {
       const { code, message, param, details } = ((await answer.json()) as { error: Record<string, unknown> }).error;
       expect(summary.rejections[index], text).toEqual({ line: index + 2, error: { code, message, param, details } });
     }
-    expect(summary.rejections[8].error.details).toEqual({
+    expect(summary.rejections[8]!.error.details).toEqual({
       phone_e164: ['must be an E.164 number: a + followed by 7 to 15 digits, the first not 0; got "12345"'],
       email: ['must be an email address, like name@example.com; got "x@"'],
     });
 
     const human = await admin('contacts', 'import', '--org', orgId, file);
     expect(human.code, human.stderr).toBe(1);
-    expect(human.stdout).toContain(`\n  line 2: ${summary.rejections[0].error.message}\n`);
-    expect(human.stdout).toContain(`\n  line 10: ${summary.rejections[8].error.message}; email: `);
+    expect(human.stdout).toContain(`\n  line 2: ${summary.rejections[0]!.error.message}\n`);
+    expect(human.stdout).toContain(`\n  line 10: ${summary.rejections[8]!.error.message}; email: `);
   });
 
   it('refuses a file with a bad header, bad encoding or broken CSV before writing anything', async () => {
@@ -1048,16 +1091,19 @@ describe('contacts import', CLI_TESTS, () => {
     await writeFile(file, rows.join('\n') + '\n');
     const result = await admin('contacts', 'import', '--org', orgId, file, '--json');
     expect(result.code, result.stderr).toBe(1);
-    const summary = JSON.parse(result.stdout);
+    const summary = parseJson<ImportJson>(result.stdout);
     expect(summary).toMatchObject({ rows: 1500, created: 1498, updated: 0, rejected: 2 });
     expect(summary.created + summary.updated + summary.rejected).toBe(summary.rows);
     expect(summary.rejections).toEqual([
-      { line: 701, error: expect.objectContaining({ message: 'name: must not contain the character U+0000' }) },
+      {
+        line: 701,
+        error: expect.objectContaining({ message: 'name: must not contain the character U+0000' }) as unknown,
+      },
       {
         line: 1201,
         error: expect.objectContaining({
           message: 'phone_e164: must be an E.164 number: a + followed by 7 to 15 digits, the first not 0; got "+91981"',
-        }),
+        }) as unknown,
       },
     ]);
     expect(await events(orgId)).toHaveLength(1498);

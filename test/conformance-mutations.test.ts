@@ -10,7 +10,8 @@ import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { refusedOrgKeys } from './support/refused-orgs.js';
-import { startDeliveryProxy } from './support/delivery-proxy.js';
+import { startDeliveryProxy, type EditableEvent } from './support/delivery-proxy.js';
+import { parseJson } from './support/json.js';
 import { startMutatingProxy, type Mutation, type ProxiedResponse } from './support/mutating-proxy.js';
 import { runConformance, type ConformanceReport } from '../scripts/conformance/runner.js';
 import { formatReport } from '../scripts/conformance/report.js';
@@ -46,10 +47,22 @@ afterAll(async () => {
   await rm(receiverDir, { recursive: true, force: true });
 });
 
-/** A JSON answer with its body changed by `change` (answers that are not JSON pass unchanged). */
-function editJson(response: ProxiedResponse, change: (json: any) => void): ProxiedResponse {
+/** One item of an answer, as the mutations edit it. */
+type Item = Record<string, unknown> & { id?: string; event?: string };
+
+/** A list answer as the mutations edit it: its items and its figures. */
+interface Page {
+  data: Item[];
+  pagination: { has_more: boolean; total: number };
+}
+
+/**
+ * A JSON answer with its body changed by `change` (answers that are not JSON pass unchanged); the body
+ * has the shape the caller declares for the answers it edits.
+ */
+function editJson<T>(response: ProxiedResponse, change: (json: T) => void): ProxiedResponse {
   if (!String(response.headers['content-type'] ?? '').startsWith('application/json')) return response;
-  const json = JSON.parse(response.body);
+  const json = parseJson<T>(response.body);
   change(json);
   return { ...response, body: JSON.stringify(json) };
 }
@@ -79,7 +92,7 @@ async function runThrough(mutation: Mutation): Promise<{ report: ConformanceRepo
  * `change` (and signs it again): the API proxy swaps the receiver's URL for the hop's in requests and
  * back in answers, and keeps the secrets the API returns.
  */
-async function runWithEvents(change: (event: any) => void): Promise<ConformanceReport> {
+async function runWithEvents(change: (event: EditableEvent) => void): Promise<ConformanceReport> {
   const secrets = new Set<string>();
   const { tls } = await loadOrMakeTls(receiverDir, '127.0.0.1');
   const hop = await startDeliveryProxy(tls, caPem, secrets, change);
@@ -153,7 +166,7 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
     const { report } = await runThrough({
       response: (request, response) =>
         request.method === 'GET' && /^\/api\/v1\/calls\/[0-9a-f-]{36}$/.test(request.path)
-          ? editJson(response, (json) => {
+          ? editJson<{ data?: Item }>(response, (json) => {
               if (json.data) json.data.created_at = 1764000000;
             })
           : response,
@@ -182,7 +195,7 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
   it('has_more forced false', async () => {
     const { report } = await runThrough({
       response: (_request, response) =>
-        editJson(response, (json) => {
+        editJson<Partial<Page>>(response, (json) => {
           if (json.pagination) json.pagination.has_more = false;
         }),
     });
@@ -198,7 +211,7 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
       response: (request, response) => {
         if (request.method !== 'GET' || request.path !== '/api/v1/contacts?limit=100&offset=0') return response;
         reads += 1;
-        return editJson(response, (json) => {
+        return editJson<Page>(response, (json) => {
           json.pagination.total += reads;
         });
       },
@@ -225,7 +238,7 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
     const { report } = await runThrough({
       response: (request, response) =>
         request.method === 'GET' && /[?&]starting_after=/.test(request.path)
-          ? editJson(response, (json) => {
+          ? editJson<Page>(response, (json) => {
               json.data?.shift();
             })
           : response,
@@ -237,10 +250,10 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
 
   it('a cursor page that repeats its cursor item', async () => {
     // As a keyset condition of <= for <: the page after a cursor starts with the cursor item itself.
-    const items = new Map<string, unknown>();
+    const items = new Map<string | undefined, Item>();
     const { report } = await runThrough({
       response: (request, response) =>
-        editJson(response, (json) => {
+        editJson<{ data?: Item | Item[] }>(response, (json) => {
           if (!Array.isArray(json.data)) return;
           for (const item of json.data) items.set(item.id, item);
           const query = new URL(request.path, 'http://proxy').searchParams;
@@ -258,8 +271,8 @@ describe('each contract break is caught', { timeout: 120_000 }, () => {
     const { report } = await runThrough({
       response: (request, response) =>
         request.method === 'GET' && /^\/api\/v1\/events(\?|$)/.test(request.path)
-          ? editJson(response, (json) => {
-              json.data = json.data?.filter((event: { event: string }) => event.event !== 'call.busy');
+          ? editJson<Page>(response, (json) => {
+              json.data = json.data?.filter((event) => event.event !== 'call.busy');
             })
           : response,
     });
@@ -369,7 +382,7 @@ it('walks a list again when it changed during the walk, and reports nothing', { 
       if (request.method !== 'GET' || request.path !== '/api/v1/contacts?limit=100&offset=0') return response;
       referenceReads += 1;
       if (referenceReads > 1) return response;
-      return editJson(response, (json) => {
+      return editJson<Page>(response, (json) => {
         json.data.shift();
         json.pagination.total -= 1;
       });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { blocksAnother, createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { parseJson, type Schemas } from './support/json.js';
 import { expectAccessible, launchBrowser, signedInPage } from './support/dashboard.js';
 import { runAdmin } from './support/cli.js';
 import { createPlan } from '../src/orgs/service.js';
@@ -39,7 +40,7 @@ beforeAll(async () => {
       // A minute's deadline: on a busy test machine, reading 16 form bodies of 2 MB at once can take
       // longer than the default 10 s, and what is judged here is which imports are refused, not speed.
       config: { logLevel: 'info', requestTimeoutMs: 60_000 },
-      logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
+      logStream: { write: (line: string) => void log.push(parseJson(line)) },
     },
   );
   browser = await launchBrowser();
@@ -167,7 +168,9 @@ describe('contact imports', { timeout: 180_000 }, () => {
       expect(await storedContacts(c.orgId)).toBe(0);
 
       // Meanwhile another org reads its contacts.
-      const read = await rawRequest(app, 'GET', '/contacts', { headers: { Authorization: `Bearer ${reader.key}` } });
+      const read = await rawRequest<Schemas['ContactList']>(app, 'GET', '/contacts', {
+        headers: { Authorization: `Bearer ${reader.key}` },
+      });
       expect(read.status).toBe(200);
       expect(read.body.data).toHaveLength(1);
 
@@ -281,7 +284,7 @@ describe('contact imports', { timeout: 180_000 }, () => {
     }
     // While the accepted import commits its 2 MB batch by batch, the other org keeps reading and its
     // calls keep progressing (the call worker shares the pool).
-    const placed = await rawRequest(app, 'POST', '/calls', {
+    const placed = await rawRequest<Schemas['CallCreatedResponse']>(app, 'POST', '/calls', {
       headers: { Authorization: `Bearer ${other.key}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ agent_id: other.agentId, to_e164: phone(70, 2) }),
     });
@@ -296,7 +299,7 @@ describe('contact imports', { timeout: 180_000 }, () => {
       const started = performance.now();
       const read = await rawRequest(app, 'GET', '/contacts', { headers: { Authorization: `Bearer ${other.key}` } });
       reads.push({ status: read.status, ms: performance.now() - started });
-      const call = await rawRequest(app, 'GET', `/calls/${placed.body.data.id}`, {
+      const call = await rawRequest<Schemas['CallDetailResponse']>(app, 'GET', `/calls/${placed.body.data.id}`, {
         headers: { Authorization: `Bearer ${other.key}` },
       });
       expect(call.status, JSON.stringify(call.body)).toBe(200);

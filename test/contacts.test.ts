@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
+import { jsonBody, type Schemas } from './support/json.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -134,14 +136,14 @@ describe('POST /contacts', () => {
       [{ phone_e164: 919800000004, consent_capture: 'manual' }, 'phone_e164'],
     ];
     for (const [body, param] of cases) {
-      const response = await rawRequest(app, 'POST', '/contacts', {
+      const response = await rawRequest<ErrorResponse>(app, 'POST', '/contacts', {
         headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
         body: JSON.stringify(body),
       });
       expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(response.body.error.code).toBe('invalid_request');
       expect(response.body.error.param, JSON.stringify(body).slice(0, 80)).toBe(param);
-      expect(response.body.error.details[param]).toBeInstanceOf(Array);
+      expect(response.body.error.details![param]).toBeInstanceOf(Array);
     }
     expect(await contactCount(org.orgId)).toBe(before);
   });
@@ -154,7 +156,10 @@ describe('POST /contacts', () => {
         headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
         body: `{"phone_e164":"+919800000071","consent_capture":"manual","metadata":{"n":${raw}}}`,
       });
-      return { status: response.status, body: (await response.json()) as { data: any; error: any } };
+      return {
+        status: response.status,
+        body: await jsonBody<{ data: Schemas['Contact']; error: Schemas['ErrorBody'] }>(response),
+      };
     };
     for (const raw of [
       '9007199254740993',
@@ -190,7 +195,7 @@ describe('POST /contacts', () => {
       ),
     );
     // Exactly one of them created the contact (201); the others updated it (200).
-    expect(responses.map((response) => response.response.status).sort()).toEqual([...Array(49).fill(200), 201]);
+    expect(responses.map((response) => response.response.status).sort()).toEqual([...Array<number>(49).fill(200), 201]);
     expect(new Set(responses.map((response) => response.data!.data.id)).size).toBe(1);
     const rows = await database.db
       .selectFrom('contacts')
@@ -243,7 +248,7 @@ describe('GET /contacts', () => {
       expect(filtered.data!.pagination.total).toBe(2);
       expect(filtered.data!.data.every((contact) => contact.consent_capture === consent)).toBe(true);
     }
-    const bad = await rawRequest(app, 'GET', '/contacts?consent_capture=phoned', {
+    const bad = await rawRequest<ErrorResponse>(app, 'GET', '/contacts?consent_capture=phoned', {
       headers: { Authorization: `Bearer ${fresh.key}` },
     });
     expect(bad.status).toBe(400);

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import type { ErrorResponse, Schemas } from './support/json.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -30,7 +31,7 @@ describe('headers every answer carries', () => {
       { Authorization: 'Basic abc' },
     ];
     for (const headers of attempts) {
-      const answer = await rawRequest(app, 'GET', '/calls', { headers });
+      const answer = await rawRequest<ErrorResponse>(app, 'GET', '/calls', { headers });
       expect(answer.status).toBe(401);
       expect(answer.body.error.code).toBe('unauthorized');
       expect(answer.headers.get('www-authenticate')).toBe('Bearer');
@@ -101,9 +102,11 @@ describe('trailing slashes', () => {
   it('answer 404 not_found in the error envelope, never a list or another operation', async () => {
     for (const path of paths) {
       for (const method of ['GET', 'POST']) {
-        const answer = await rawRequest(app, method, path, { headers: auth() });
+        const answer = await rawRequest<ErrorResponse>(app, method, path, { headers: auth() });
         expect(answer.status, `${method} ${path}`).toBe(404);
-        expect(answer.body, `${method} ${path}`).toEqual({ error: expect.objectContaining({ code: 'not_found' }) });
+        expect(answer.body, `${method} ${path}`).toEqual({
+          error: expect.objectContaining({ code: 'not_found' }) as unknown,
+        });
         expect(answer.headers.get('request-id')).toMatch(/^req_/);
       }
     }
@@ -120,7 +123,7 @@ describe('a query parameter given twice', () => {
     ['/calls?limit=2&limit=3', 'limit'],
     ['/contacts?limit=5&consent_capture=manual&consent_capture=manual', 'consent_capture'],
   ])('%s is refused, naming it, with what to do', async (path, name) => {
-    const answer = await rawRequest(app, 'GET', path, { headers: auth() });
+    const answer = await rawRequest<ErrorResponse>(app, 'GET', path, { headers: auth() });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toEqual({
       code: 'invalid_request',
@@ -136,31 +139,31 @@ describe('query integers', () => {
 
   it.each(['limit', 'offset'])('%s accepts only decimal digits', async (name) => {
     for (const value of refused) {
-      const answer = await rawRequest(app, 'GET', `/calls?${name}=${value}`, { headers: auth() });
+      const answer = await rawRequest<ErrorResponse>(app, 'GET', `/calls?${name}=${value}`, { headers: auth() });
       expect(answer.status, `${name}=${value}`).toBe(400);
       expect(answer.body.error).toMatchObject({ code: 'invalid_request', param: name });
-      expect(answer.body.error.details[name]).toEqual(['must be an integer written in decimal digits']);
+      expect(answer.body.error.details![name]).toEqual(['must be an integer written in decimal digits']);
     }
   });
 
   it('refuses them on every list, not only calls', async () => {
     for (const path of ['/contacts', '/agents', '/webhooks']) {
-      const answer = await rawRequest(app, 'GET', `${path}?limit=1e1`, { headers: auth() });
+      const answer = await rawRequest<ErrorResponse>(app, 'GET', `${path}?limit=1e1`, { headers: auth() });
       expect(answer.status, path).toBe(400);
       expect(answer.body.error).toMatchObject({ code: 'invalid_request', param: 'limit' });
     }
   });
 
   it('still takes plain digits, and still checks their bounds', async () => {
-    const page = await rawRequest(app, 'GET', '/calls?limit=10&offset=0', { headers: auth() });
+    const page = await rawRequest<Schemas['CallList']>(app, 'GET', '/calls?limit=10&offset=0', { headers: auth() });
     expect(page.status).toBe(200);
     expect(page.body.pagination).toMatchObject({ limit: 10, offset: 0 });
-    const padded = await rawRequest(app, 'GET', '/calls?limit=007', { headers: auth() });
+    const padded = await rawRequest<Schemas['CallList']>(app, 'GET', '/calls?limit=007', { headers: auth() });
     expect(padded.status).toBe(200);
     expect(padded.body.pagination.limit).toBe(7);
-    const low = await rawRequest(app, 'GET', '/calls?limit=0', { headers: auth() });
+    const low = await rawRequest<ErrorResponse>(app, 'GET', '/calls?limit=0', { headers: auth() });
     expect(low.body.error).toMatchObject({ code: 'invalid_request', param: 'limit' });
-    const negative = await rawRequest(app, 'GET', '/calls?offset=-1', { headers: auth() });
+    const negative = await rawRequest<ErrorResponse>(app, 'GET', '/calls?offset=-1', { headers: auth() });
     expect(negative.body.error).toMatchObject({ code: 'invalid_request', param: 'offset' });
   });
 });
@@ -180,12 +183,12 @@ describe('the published spec, for generators', () => {
   it('names every delivery body in WebhookEvent, discriminated by a const event', async () => {
     const { publishedSpec } = await import('./support/spec/published.js');
     const { EVENT_KINDS } = await import('../generated/events.js');
-    const schemas = publishedSpec.components.schemas as Record<string, any>;
-    const mapping = schemas.WebhookEvent.discriminator.mapping as Record<string, string>;
-    expect(schemas.WebhookEvent.discriminator.propertyName).toBe('event');
+    const schemas = publishedSpec.components!.schemas!;
+    const mapping = schemas.WebhookEvent!.discriminator!.mapping!;
+    expect(schemas.WebhookEvent!.discriminator!.propertyName).toBe('event');
     expect(Object.keys(mapping)).toEqual([...EVENT_KINDS]);
     for (const [kind, ref] of Object.entries(mapping)) {
-      expect(schemas[ref.split('/').at(-1)!].properties.event.const).toBe(kind);
+      expect(schemas[ref.split('/').at(-1)!]!.properties!.event!.const).toBe(kind);
     }
   });
 

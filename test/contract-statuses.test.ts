@@ -6,6 +6,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 import { connectDatabase } from '../src/database/connect.js';
 import { resolve } from './support/spec/document.js';
 import type { Operation } from './support/spec/operations.js';
@@ -59,7 +60,7 @@ describe('every operation', () => {
       }
       for (const operation of operations) {
         const { path, init } = exampleRequest(operation, org.key);
-        const response = await rawRequest(app, operation.method, path, init);
+        const response = await rawRequest<ErrorResponse>(app, operation.method, path, init);
         expect(response.status, operation.id).toBe(429);
         expect(response.body.error.code, operation.id).toBe('too_many_requests');
         expect(Number(response.headers.get('retry-after')), operation.id).toBeGreaterThanOrEqual(1);
@@ -86,7 +87,9 @@ describe('every operation', () => {
         const { path, init } = exampleRequest(operation, org.key);
         const response = await rawRequest(app, operation.method, path, init);
         expect(response.status, operation.id).toBe(500);
-        expect(response.body, operation.id).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
+        expect(response.body, operation.id).toEqual({
+          error: { code: 'internal_error', message: expect.any(String) as unknown },
+        });
       }
     } finally {
       await app.close();
@@ -106,7 +109,7 @@ describe('every operation', () => {
     try {
       for (const operation of operations) {
         const { path, init } = exampleRequest(operation, org.key);
-        const response = await rawRequest(app, operation.method, path, init);
+        const response = await rawRequest<ErrorResponse>(app, operation.method, path, init);
         expect(response.status, operation.id).toBe(503);
         expect(response.body.error.code, operation.id).toBe('service_unavailable');
         expect(Number(response.headers.get('retry-after')), operation.id).toBeGreaterThanOrEqual(1);
@@ -126,7 +129,7 @@ describe('every operation', () => {
       expect(withBody.length).toBeGreaterThan(0);
       for (const operation of withBody) {
         const { path, init } = exampleRequest(operation, org.key);
-        const encoded = await rawRequest(app, operation.method, path, {
+        const encoded = await rawRequest<ErrorResponse>(app, operation.method, path, {
           ...init,
           headers: { ...init.headers, 'Content-Encoding': 'zstd' },
         });

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../src/orgs/service.js';
 import { createTestOrg, rawRequest, type TestOrg } from './support/app.js';
+import type { Schemas } from './support/json.js';
 import { testNumber } from './support/calls.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
@@ -15,10 +16,18 @@ let owner: TestOrg;
 let other: TestOrg;
 const lists: Record<string, string> = {};
 
-const get = (path: string, org: TestOrg = owner) =>
-  rawRequest(env.app, 'GET', path, { headers: { Authorization: `Bearer ${org.key}` } });
+/** A page of any of the lists these tests walk, as far as they read it. */
+interface Page {
+  data: Array<{ id: string }>;
+  pagination: Schemas['Pagination'];
+}
+
+/** GET `path` as `org`; the body is a list page unless the caller declares otherwise. */
+const get = <T = Page>(path: string, org: TestOrg = owner) =>
+  rawRequest<T>(env.app, 'GET', path, { headers: { Authorization: `Bearer ${org.key}` } });
+/** POST `body` to `path` as `org`; the answer's body is a created item's envelope. */
 const post = (path: string, body: unknown, org: TestOrg = owner) =>
-  rawRequest(env.app, 'POST', path, {
+  rawRequest<{ data: { id: string } }>(env.app, 'POST', path, {
     headers: { Authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
@@ -134,7 +143,7 @@ describe.each(['calls', 'contacts', 'webhooks', 'deliveries', 'events', 'agents'
       ...(foreign ? [[`starting_after=${foreign}`, 'starting_after'] as [string, string]] : []),
     ];
     for (const [query, param] of cases) {
-      const response = await get(join(path, query));
+      const response = await get<Schemas['ErrorResponse']>(join(path, query));
       expect(response.status, query).toBe(400);
       expect(response.body.error, query).toMatchObject({ code: 'invalid_request', param });
     }
@@ -146,7 +155,7 @@ describe('a delivery of another endpoint', () => {
     const { id } = await register(env, 'https://127.0.0.1:4/second', ['contact.created']);
     await emit(env, 'contact.created', contactCreated());
     const [theirs] = idsOf(await get(`/webhooks/${id}/deliveries`));
-    const response = await get(join(lists.deliveries!, `starting_after=${theirs}`));
+    const response = await get<Schemas['ErrorResponse']>(join(lists.deliveries!, `starting_after=${theirs}`));
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'invalid_request', param: 'starting_after' });
   });

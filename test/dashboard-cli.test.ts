@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg } from './support/app.js';
 import { runAdmin } from './support/cli.js';
 import { acceptLink, findLink } from '../src/members/service.js';
+import { parseJson } from './support/json.js';
 
 let database: TestDatabase;
 
@@ -34,7 +35,7 @@ describe('admin user', { timeout: 120_000 }, () => {
       '--json',
     );
     expect(invited.code, invited.stderr).toBe(0);
-    const body = JSON.parse(invited.stdout);
+    const body = parseJson<{ id: string; link: string }>(invited.stdout);
     expect(body).toMatchObject({ org_id: org.orgId, email: 'ana@example.com', role: 'admin' });
     const first = TOKEN.exec(body.link)![1]!;
     expect(await findLink(database.db, first)).toMatchObject({ email: 'ana@example.com', purpose: 'invite' });
@@ -49,13 +50,19 @@ describe('admin user', { timeout: 120_000 }, () => {
 
     const listed = await admin('user', 'list', '--org', org.orgId, '--json');
     expect(JSON.parse(listed.stdout)).toEqual([
-      { id: body.id, email: 'ana@example.com', role: 'admin', password_set: false, created_at: expect.any(String) },
+      {
+        id: body.id,
+        email: 'ana@example.com',
+        role: 'admin',
+        password_set: false,
+        created_at: expect.any(String) as unknown,
+      },
     ]);
 
     const reset = await admin('user', 'reset', 'ana@example.com', '--json');
     expect(reset.code, reset.stderr).toBe(0);
-    expect(JSON.parse(reset.stdout).admins_left).toBe(0);
-    const second = TOKEN.exec(JSON.parse(reset.stdout).link)![1]!;
+    expect(parseJson<{ admins_left: number }>(reset.stdout).admins_left).toBe(0);
+    const second = TOKEN.exec(parseJson<{ link: string }>(reset.stdout).link)![1]!;
     expect(await findLink(database.db, first)).toBeUndefined();
     // Six different emoji are twelve UTF-16 units but six characters; 'e' and a combining accent is one.
     const sixEmoji = '\u{1F600}\u{1F601}\u{1F602}\u{1F603}\u{1F604}\u{1F605}';
@@ -77,7 +84,7 @@ describe('admin user', { timeout: 120_000 }, () => {
     expect((await admin('user', 'remove', 'ana@example.com')).code).toBe(1);
 
     const key = await admin('key', 'create', '--org', org.orgId, '--label', 'CI', '--json');
-    const { prefix } = JSON.parse(key.stdout);
+    const { prefix } = parseJson<{ prefix: string }>(key.stdout);
     expect((await admin('key', 'revoke', prefix)).code).toBe(0);
 
     const audit = await database.db
@@ -141,7 +148,7 @@ describe('admin user', { timeout: 120_000 }, () => {
 
     const given = await invite('given@example.com', '--base-url', 'https://voice.example.com/', '--json');
     expect(given.code, given.stderr).toBe(0);
-    expect(JSON.parse(given.stdout).link).toMatch(
+    expect(parseJson<{ link: string }>(given.stdout).link).toMatch(
       /^https:\/\/voice\.example\.com\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/,
     );
     expect(given.stderr).toBe('');
@@ -149,7 +156,9 @@ describe('admin user', { timeout: 120_000 }, () => {
     const reset = await runAdmin(database.url, ['user', 'reset', 'given@example.com', '--json'], {
       PUBLIC_BASE_URL: 'https://dash.example.com',
     });
-    expect(JSON.parse(reset.stdout).link).toMatch(/^https:\/\/dash\.example\.com\/dashboard\/invite\//);
+    expect(parseJson<{ link: string }>(reset.stdout).link).toMatch(
+      /^https:\/\/dash\.example\.com\/dashboard\/invite\//,
+    );
     expect(reset.stderr).toBe('');
 
     const bad = await invite('bad@example.com', '--base-url', 'voice.example.com');

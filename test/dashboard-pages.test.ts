@@ -9,6 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { webhookEnv, endpointWithEvents, register, type WebhookEnv } from './support/webhook-env.js';
 import { answer, startReceiver } from './support/webhook-receiver.js';
 import { rawRequest } from './support/app.js';
+import type { Schemas } from './support/json.js';
 import { insertWebhook } from '../src/webhooks/queries.js';
 import { testNumber } from './support/calls.js';
 import {
@@ -28,7 +29,7 @@ let other: { orgId: string; webhookId: string };
 beforeAll(async () => {
   env = await webhookEnv();
   browser = await launchBrowser();
-  const placed = await rawRequest(env.app, 'POST', '/calls', {
+  const placed = await rawRequest<Schemas['CallCreatedResponse']>(env.app, 'POST', '/calls', {
     headers: { Authorization: `Bearer ${env.org.key}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ agent_id: env.org.agentId, to_e164: testNumber('4242'), metadata: { note: '<b>bold</b>' } }),
   });

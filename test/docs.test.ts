@@ -7,6 +7,7 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { commandOf, skipWithout } from './support/toolchains.js';
 import { expectAccessible } from './support/dashboard.js';
+import { jsonBody } from './support/json.js';
 
 const CHROMIUM = commandOf('chromium');
 const CHROMIUM_ARGS = [
@@ -112,7 +113,8 @@ describe('API reference page', () => {
     const response = await fetch(`${origin}/`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json\b/);
-    const index = await response.json();
+    const index =
+      await jsonBody<Record<'docs_url' | 'openapi_json_url' | 'openapi_yaml_url' | 'api_base_url', string>>(response);
     expect(index).toEqual({
       name: 'voice-call-api',
       docs_url: '/docs',

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setPlan } from '../src/orgs/service.js';
 import { verifySignature } from '../src/webhooks/delivery/verify.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp } from './support/app.js';
+import { jsonBody, parseJson, type ErrorResponse, type Schemas } from './support/json.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { answer, startReceiver, testTls, type Receiver } from './support/webhook-receiver.js';
 
@@ -30,7 +31,7 @@ async function app(options: Parameters<typeof startTestApp>[1] = {}): Promise<Te
   const started = await startTestApp(database, {
     workers: false,
     ...options,
-    logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
+    logStream: { write: (line: string) => void log.push(parseJson(line)) },
     config: {
       logLevel: 'info',
       webhookPrivateAllowlist: ['127.0.0.0/8'],
@@ -54,7 +55,7 @@ describe('a plan change', () => {
     const cached = await app({ clock, config: { apiKeyCacheTtlMs: 30_000 } });
     const org = await createTestOrg(database.db);
     const place = () =>
-      rawRequest(cached, 'POST', '/calls', {
+      rawRequest<ErrorResponse>(cached, 'POST', '/calls', {
         headers: bearer(org.key),
         body: JSON.stringify({ agent_id: org.agentId, to_e164: '+919812345678' }),
       });
@@ -80,13 +81,15 @@ describe('secret rotation', () => {
     const org = await createTestOrg(database.db, { planId: 'scale' });
     const receiver = await startReceiver(answer(200));
     receivers.push(receiver);
-    const created = await rawRequest(rotating, 'POST', '/webhooks', {
+    const created = await rawRequest<Schemas['WebhookSecretResponse']>(rotating, 'POST', '/webhooks', {
       headers: bearer(org.key),
       body: JSON.stringify({ url: receiver.url, events: ['contact.created'] }),
     });
-    const id = created.body.data.id as string;
-    const rotate = () => rawRequest(rotating, 'POST', `/webhooks/${id}/rotate-secret`, { headers: bearer(org.key) });
-    const secrets = [created.body.secret as string];
+    const id = created.body.data.id;
+    // A rotation answers the new secret, unless the caller declares it expects an error.
+    const rotate = <T = Schemas['WebhookSecretResponse']>() =>
+      rawRequest<T>(rotating, 'POST', `/webhooks/${id}/rotate-secret`, { headers: bearer(org.key) });
+    const secrets = [created.body.secret];
     secrets.push((await rotate()).body.secret);
     const concurrent = await Promise.all([rotate(), rotate()]);
     for (const rotated of concurrent) {
@@ -110,7 +113,7 @@ describe('secret rotation', () => {
 
     // A fourth replaced secret fits; a fifth is refused while the others are in their grace period.
     secrets.push((await rotate()).body.secret);
-    const refused = await rotate();
+    const refused = await rotate<ErrorResponse>();
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('invalid_state');
     // The refusal names the way past it for a secret that leaked.
@@ -118,7 +121,7 @@ describe('secret rotation', () => {
 
     // A day later the replaced secrets are gone, and rotating works again.
     clock.advance(24 * 3_600_000 + 1_000);
-    const latest = (await rotate()).body.secret as string;
+    const latest = (await rotate()).body.secret;
     const later = await sendTest();
     const laterHeader = String(later.headers['x-svc-signature']);
     expect(laterHeader.match(/v1=/g)).toHaveLength(2);
@@ -173,7 +176,7 @@ describe('bodies that are not what they claim', () => {
         method: 'POST',
         headers: bearer(org.key, headers),
         body: body as BodyInit,
-      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+      }).then(async (response) => ({ status: response.status, body: await jsonBody<ErrorResponse>(response) }));
     const before = log.length;
 
     const latin1 = await post(

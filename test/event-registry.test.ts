@@ -14,8 +14,24 @@ import { emitEvent } from '../src/webhooks/outbox.js';
 import { sampleEventData } from './support/event-samples.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
+import { parseJson } from './support/json.js';
 
-const published = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'));
+/** An event's delivery as the spec describes it: its request body and parameters. */
+interface DeliveryOperation {
+  requestBody: unknown;
+  parameters: unknown;
+}
+
+/** The parts of the published spec these tests compare with the registry. */
+interface PublishedSpec {
+  webhooks: Record<string, { post: DeliveryOperation }>;
+  components: { schemas: Record<'EventKind' | 'SubscribableEventKind', { enum: string[] }> };
+  paths: {
+    '/webhooks': { post: { callbacks: Record<string, { '{$request.body#/url}': { post: DeliveryOperation } }> } };
+  };
+}
+
+const published = parseJson<PublishedSpec>(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'));
 const secret = 'a'.repeat(64);
 
 describe('the generated registry', () => {
@@ -28,26 +44,26 @@ describe('the generated registry', () => {
       const names = EVENT_VALIDATORS[kind];
       expect(typeof validators[names.envelope], kind).toBe('function');
       expect(typeof validators[names.headers], kind).toBe('function');
-      const callback = createWebhook.callbacks[kind]['{$request.body#/url}'].post;
-      expect(callback.requestBody).toEqual(published.webhooks[kind].post.requestBody);
-      expect(callback.parameters).toEqual(published.webhooks[kind].post.parameters);
+      const callback = createWebhook.callbacks[kind]!['{$request.body#/url}'].post;
+      expect(callback.requestBody).toEqual(published.webhooks[kind]!.post.requestBody);
+      expect(callback.parameters).toEqual(published.webhooks[kind]!.post.parameters);
     }
   });
 
   it.each(EVENT_KINDS)('builds, checks and signs a %s delivery, and refuses one that breaks its schema', (kind) => {
-    const data = sampleEventData()[kind as EventKind];
+    const data = sampleEventData()[kind];
     const event = { id: `evt_${'a'.repeat(24)}`, kind, data, createdAt: new Date(), traceparent: null };
     const timestampMs = Date.now();
     const built = buildDelivery(event, { id: randomUUID(), timestampMs, secrets: [secret] });
     expect(built.ok).toBe(true);
     if (!built.ok) return;
     expect(built.request.headers['x-svc-event']).toBe(kind);
-    expect(validators[EVENT_VALIDATORS[kind as EventKind].envelope](JSON.parse(built.request.body))).toBe(true);
+    expect(validators[EVENT_VALIDATORS[kind].envelope](JSON.parse(built.request.body))).toBe(true);
     expect(verifySignature(built.request.body, built.request.headers['x-svc-signature'], [secret]).ok).toBe(true);
 
     const { [Object.keys(data)[0]!]: _dropped, ...broken } = data as Record<string, unknown>;
     const refused = buildDelivery({ ...event, data: broken }, { id: randomUUID(), timestampMs, secrets: [secret] });
-    expect(refused).toMatchObject({ ok: false, problem: expect.stringContaining(kind) });
+    expect(refused).toMatchObject({ ok: false, problem: expect.stringContaining(kind) as unknown });
   });
 });
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEvents } from '../src/webhooks/event-queries.js';
 import { newEventId } from '../src/webhooks/outbox.js';
 import { createTestOrg, rawRequest, type TestOrg } from './support/app.js';
+import { parseJson, type Schemas } from './support/json.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
@@ -17,8 +18,11 @@ const timedIds: string[] = [];
 const BASE = Date.parse('2026-11-20T00:00:00.000Z');
 const HOUR = 3_600_000;
 
-const get = (path: string, key = timed.key) =>
-  rawRequest(env.app, 'GET', path, { headers: { Authorization: `Bearer ${key}` } });
+type Failure = Schemas['ErrorResponse'];
+
+/** GET `path` as `key`'s org; the body is an event list unless the caller declares otherwise. */
+const get = <T = Schemas['EventList']>(path: string, key = timed.key) =>
+  rawRequest<T>(env.app, 'GET', path, { headers: { Authorization: `Bearer ${key}` } });
 
 const idsOf = (body: { data: Array<{ id: string }> }) => body.data.map((event) => event.id);
 
@@ -53,18 +57,18 @@ describe('an event as delivered', () => {
     const { id: webhookId } = await register(env, target.url, ['contact.created']);
     const eventId = await emit(env, 'contact.created', contactCreated());
     const [request] = await target.waitFor(1);
-    const delivered = JSON.parse(request!.rawBody);
+    const delivered = parseJson<Schemas['WebhookEvent']>(request!.rawBody);
     expect(delivered.id).toBe(eventId);
 
-    const one = await get(`/events/${eventId}`, env.org.key);
+    const one = await get<Schemas['EventResponse']>(`/events/${eventId}`, env.org.key);
     expect(one.status).toBe(200);
     expect(one.body).toEqual({ data: delivered });
 
     const list = await get('/events', env.org.key);
     expect(list.body.data).toEqual([delivered]);
 
-    const log = await get(`/webhooks/${webhookId}/deliveries`, env.org.key);
-    const linked = await get(`/events/${log.body.data[0].event_id}`, env.org.key);
+    const log = await get<Schemas['WebhookDeliveryList']>(`/webhooks/${webhookId}/deliveries`, env.org.key);
+    const linked = await get<Schemas['EventResponse']>(`/events/${log.body.data[0]!.event_id}`, env.org.key);
     expect(linked.body.data).toEqual(delivered);
   });
 
@@ -76,13 +80,13 @@ describe('an event as delivered', () => {
         headers: { Authorization: `Bearer ${env.org.key}` },
       });
       expect(sent.status).toBe(200);
-      const delivered = JSON.parse(test.requests[0]!.rawBody);
-      expect((await get('/events', env.org.key)).body.data.map((e: { event: string }) => e.event)).not.toContain(
-        'webhook.test',
-      );
+      const delivered = parseJson<Schemas['WebhookEvent']>(test.requests[0]!.rawBody);
+      expect((await get('/events', env.org.key)).body.data.map((e) => e.event)).not.toContain('webhook.test');
       const tests = await get('/events?kind=webhook.test', env.org.key);
       expect(tests.body.data).toEqual([delivered]);
-      expect((await get(`/events/${delivered.id}`, env.org.key)).body.data).toEqual(delivered);
+      expect((await get<Schemas['EventResponse']>(`/events/${delivered.id}`, env.org.key)).body.data).toEqual(
+        delivered,
+      );
     } finally {
       await test.close();
     }
@@ -162,7 +166,7 @@ describe('bad page parameters', () => {
     ['a malformed time', 'created_after=yesterday', 'created_after'],
     ['a leap second', 'created_before=2016-12-31T23:59:60Z', 'created_before'],
   ])('%s is invalid_request naming the parameter', async (_name, query, param) => {
-    const { status, body } = await get(`/events?${query.replaceAll('ID', timedIds[0]!)}`);
+    const { status, body } = await get<Failure>(`/events?${query.replaceAll('ID', timedIds[0]!)}`);
     expect(status).toBe(400);
     expect(body.error).toMatchObject({ code: 'invalid_request', param });
   });
@@ -177,11 +181,11 @@ describe('bad page parameters', () => {
 describe("another org's events", () => {
   it('are not_found, not listed, and not a valid cursor', async () => {
     const stranger = timedIds[0]!;
-    const one = await get(`/events/${stranger}`, env.org.key);
+    const one = await get<Failure>(`/events/${stranger}`, env.org.key);
     expect(one.status).toBe(404);
     expect(one.body.error).toMatchObject({ code: 'not_found', param: 'id' });
     expect(idsOf((await get('/events', env.org.key)).body)).not.toContain(stranger);
-    const cursor = await get(`/events?starting_after=${stranger}`, env.org.key);
+    const cursor = await get<Failure>(`/events?starting_after=${stranger}`, env.org.key);
     expect(cursor.status).toBe(400);
     expect(cursor.body.error).toMatchObject({ code: 'invalid_request', param: 'starting_after' });
   });

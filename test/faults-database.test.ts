@@ -15,6 +15,7 @@ import {
   type ServerProcess,
 } from './support/server-process.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { parseJson, type Schemas } from './support/json.js';
 
 /** How long a request may take while the database is down. */
 const FAIL_FAST_MS = 6_000;
@@ -80,7 +81,7 @@ describe('PostgreSQL stopped for a few seconds', () => {
           body: JSON.stringify({ agent_id: org.agentId, to_e164: testNumber(ending) }),
         });
         expect(placed.status).toBe(201);
-        callIds.push(JSON.parse(placed.text).data.id);
+        callIds.push(parseJson<Schemas['CallCreatedResponse']>(placed.text).data.id);
       }
 
       await cluster.stop();
@@ -108,7 +109,7 @@ describe('PostgreSQL stopped for a few seconds', () => {
       for (const failure of failures) {
         expect(failure.status, failure.text).toBe(503);
         expect(JSON.parse(failure.text)).toEqual({
-          error: { code: 'service_unavailable', message: expect.any(String) },
+          error: { code: 'service_unavailable', message: expect.any(String) as unknown },
         });
         expect(Number(failure.retryAfter)).toBeGreaterThanOrEqual(1);
         expect(failure.ms).toBeLessThan(FAIL_FAST_MS);
@@ -149,8 +150,8 @@ describe('PostgreSQL stopped for a few seconds', () => {
       expect(events.length).toBe(callIds.length + 1);
       await waitFor(
         'every event to be delivered',
-        async () => {
-          const received = new Set(receiver.requests.map((request) => JSON.parse(request.rawBody).id as string));
+        () => {
+          const received = new Set(receiver.requests.map((request) => parseJson<{ id: string }>(request.rawBody).id));
           return events.every((event) => received.has(event.id));
         },
         20_000,

@@ -14,6 +14,7 @@ import {
   type ServerProcess,
 } from './support/server-process.js';
 import { slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { parseJson } from './support/json.js';
 
 const KILLS = 2;
 const CREDITS = 10_000_000;
@@ -145,7 +146,7 @@ describe('SIGKILL in the middle of calls and deliveries', () => {
       .execute();
     const missing = () => {
       const lost = receivers.map((receiver) => {
-        const received = new Set(receiver.requests.map((request) => JSON.parse(request.rawBody).id as string));
+        const received = new Set(receiver.requests.map((request) => parseJson<{ id: string }>(request.rawBody).id));
         return events.filter((event) => !received.has(event.id)).length;
       });
       return lost.every((count) => count === 0) ? lost : null;
@@ -157,7 +158,7 @@ describe('SIGKILL in the middle of calls and deliveries', () => {
       async () => (await database.db.selectFrom('call_placements').select('id').execute()).length === 0,
       40_000,
     );
-    await waitFor('every event at every receiver', async () => missing(), 40_000);
+    await waitFor('every event at every receiver', () => missing(), 40_000);
     await server.stop('SIGTERM');
 
     const calls = await database.db

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { connectDatabase, type Db } from '../src/database/connect.js';
 import { databaseFault } from '../src/database/faults.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { parseJson, type ErrorResponse } from './support/json.js';
 import { waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTcpProxy, throughProxy, type TcpProxy } from './support/tcp-proxy.js';
@@ -30,7 +31,7 @@ beforeAll(async () => {
   db = connectDatabase(url, { poolSize: 10 }).db;
   app = await startTestApp(
     { db, url },
-    { config: { logLevel: 'info' }, logStream: { write: (line: string) => void log.push(JSON.parse(line)) } },
+    { config: { logLevel: 'info' }, logStream: { write: (line: string) => void log.push(parseJson(line)) } },
   );
   org = await createTestOrg(database.db);
 });
@@ -65,15 +66,17 @@ describe('a database that goes silent', () => {
         ] as const) {
           const started = Date.now();
           requests.push(
-            rawRequest(app, method, path, { headers, ...(body ? { body } : {}) }).then((response) => {
-              answers.push({
-                at: started - silencedAt,
-                ms: Date.now() - started,
-                status: response.status,
-                code: response.body?.error?.code,
-                retryAfter: response.headers.get('retry-after'),
-              });
-            }),
+            rawRequest<Partial<ErrorResponse> | null>(app, method, path, { headers, ...(body ? { body } : {}) }).then(
+              (response) => {
+                answers.push({
+                  at: started - silencedAt,
+                  ms: Date.now() - started,
+                  status: response.status,
+                  code: response.body?.error?.code,
+                  retryAfter: response.headers.get('retry-after'),
+                });
+              },
+            ),
           );
         }
         const ready = await fetch(`${app.baseUrl}/readyz`);
@@ -120,7 +123,7 @@ describe('a database that goes silent', () => {
       );
 
       // Each worker said it paused once and resumed once.
-      await waitFor('the workers to resume', async () => count('resumed') >= 2, 35_000);
+      await waitFor('the workers to resume', () => count('resumed') >= 2, 35_000);
       expect(count('call progress paused')).toBe(1);
       expect(count('call progress resumed')).toBe(1);
       expect(count('webhook delivery paused')).toBe(1);

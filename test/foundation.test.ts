@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, ManualClock, type TestApp, type TestOrg } from './support/app.js';
+import { jsonBody, type ErrorResponse } from './support/json.js';
 import { issueApiKey } from '../src/orgs/api-keys.js';
 import { revokeKey } from '../src/orgs/api-key-queries.js';
 
@@ -64,7 +65,7 @@ describe('authentication', () => {
       expect((await rawRequest(cached, 'GET', '/contacts', { headers: bearer(key) })).status).toBe(200);
       await revokeKey(database.db, prefix, new Date());
       clock.advance(5_001);
-      const after = await rawRequest(cached, 'GET', '/contacts', { headers: bearer(key) });
+      const after = await rawRequest<ErrorResponse>(cached, 'GET', '/contacts', { headers: bearer(key) });
       expect(after.status).toBe(401);
       expect(after.body.error.code).toBe('unauthorized');
     } finally {
@@ -91,7 +92,7 @@ describe('rate limit', () => {
         const response = await rawRequest(second, 'GET', '/contacts?limit=1', { headers: bearer(limited.key) });
         expect(response.status).toBe(200);
       }
-      const refused = await rawRequest(first, 'GET', '/contacts', { headers: bearer(limited.key) });
+      const refused = await rawRequest<ErrorResponse>(first, 'GET', '/contacts', { headers: bearer(limited.key) });
       expect(refused.status).toBe(429);
       expect(refused.body.error.code).toBe('too_many_requests');
       // The first 60 requests were made at 10:00:00.000; they leave the window exactly 60 s later.
@@ -124,23 +125,23 @@ describe('rate limit', () => {
 
 describe('error envelope', () => {
   it('answers an unknown route with not_found', async () => {
-    const response = await rawRequest(app, 'GET', '/nothing-here', { headers: bearer(org.key) });
+    const response = await rawRequest<ErrorResponse>(app, 'GET', '/nothing-here', { headers: bearer(org.key) });
     expect(response.status).toBe(404);
     expect(response.body.error.code).toBe('not_found');
     const outside = await fetch(`${app.baseUrl}/not-the-api`);
     expect(outside.status).toBe(404);
-    expect((await outside.json()).error.code).toBe('not_found');
+    expect((await jsonBody<ErrorResponse>(outside)).error.code).toBe('not_found');
   });
 
   it('answers a wrong method with 405 method_not_allowed and an Allow header', async () => {
-    const response = await rawRequest(app, 'PUT', '/contacts', { headers: bearer(org.key) });
+    const response = await rawRequest<ErrorResponse>(app, 'PUT', '/contacts', { headers: bearer(org.key) });
     expect(response.status).toBe(405);
     expect(response.body.error.code).toBe('method_not_allowed');
     expect(response.headers.get('allow')).toBe('GET, POST');
   });
 
   it('refuses malformed JSON', async () => {
-    const response = await rawRequest(app, 'POST', '/contacts', {
+    const response = await rawRequest<ErrorResponse>(app, 'POST', '/contacts', {
       headers: { ...bearer(org.key), 'Content-Type': 'application/json' },
       body: '{"phone_e164": ',
     });
@@ -149,7 +150,7 @@ describe('error envelope', () => {
   });
 
   it('refuses a body that is not JSON', async () => {
-    const response = await rawRequest(app, 'POST', '/contacts', {
+    const response = await rawRequest<ErrorResponse>(app, 'POST', '/contacts', {
       headers: { ...bearer(org.key), 'Content-Type': 'text/plain' },
       body: 'phone=+919812345678',
     });
@@ -158,7 +159,7 @@ describe('error envelope', () => {
   });
 
   it('refuses a body over 64 KiB', async () => {
-    const response = await rawRequest(app, 'POST', '/contacts', {
+    const response = await rawRequest<ErrorResponse>(app, 'POST', '/contacts', {
       headers: { ...bearer(org.key), 'Content-Type': 'application/json' },
       body: JSON.stringify({ phone_e164: '+919812345678', name: 'x'.repeat(70_000) }),
     });
@@ -167,13 +168,13 @@ describe('error envelope', () => {
   });
 
   it('refuses a missing body', async () => {
-    const response = await rawRequest(app, 'POST', '/contacts', { headers: bearer(org.key) });
+    const response = await rawRequest<ErrorResponse>(app, 'POST', '/contacts', { headers: bearer(org.key) });
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'invalid_request', param: 'body' });
   });
 
   it('refuses unknown query parameters and body fields, naming them', async () => {
-    const query = await rawRequest(app, 'GET', '/contacts?colour=blue', { headers: bearer(org.key) });
+    const query = await rawRequest<ErrorResponse>(app, 'GET', '/contacts?colour=blue', { headers: bearer(org.key) });
     expect(query.status).toBe(400);
     expect(query.body.error).toMatchObject({ code: 'invalid_request', param: 'colour' });
     expect(query.body.error.details).toEqual({ colour: ['is not a recognised field'] });
@@ -193,7 +194,7 @@ describe('error envelope', () => {
       ['offset=-1', 'offset'],
       ['limit=1&limit=2', 'limit'],
     ] as const) {
-      const response = await rawRequest(app, 'GET', `/contacts?${query}`, { headers: bearer(org.key) });
+      const response = await rawRequest<ErrorResponse>(app, 'GET', `/contacts?${query}`, { headers: bearer(org.key) });
       expect(response.status, query).toBe(400);
       expect(response.body.error, query).toMatchObject({ code: 'invalid_request', param });
     }
@@ -210,7 +211,7 @@ describe('probes and published spec', () => {
   it('publishes the spec without authentication', async () => {
     const json = await fetch(`${app.apiUrl}/openapi.json`);
     expect(json.status).toBe(200);
-    expect((await json.json()).openapi).toBe('3.1.0');
+    expect((await jsonBody<{ openapi: string }>(json)).openapi).toBe('3.1.0');
     const yaml = await fetch(`${app.apiUrl}/openapi.yaml`);
     expect(yaml.status).toBe(200);
     expect(await yaml.text()).toContain('openapi: 3.1.0');

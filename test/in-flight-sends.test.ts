@@ -9,7 +9,7 @@ const WEBHOOK = 'wh_1';
 
 function registry(): InFlightSends {
   return new InFlightSends(
-    async () => ({ deleted: [], switchedOff: [] }),
+    () => Promise.resolve({ deleted: [], switchedOff: [] }),
     (error) => {
       throw error;
     },

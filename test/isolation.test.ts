@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 import { snapshotTables } from './support/db-snapshot.js';
 import type { Operation as SpecOperation } from './support/spec/operations.js';
 import { fillPath, pathParameterNames } from './support/spec/paths.js';
@@ -27,8 +28,13 @@ let receiver: Receiver;
 let a: OwnedOrg;
 let b: OwnedOrg;
 
-const send = (operation: SpecOperation, caller: OwnedOrg, path: string, body?: unknown, idempotencyKey?: string) =>
-  sendOperation(app, operation, caller, path, body, idempotencyKey);
+const send = <T = unknown>(
+  operation: SpecOperation,
+  caller: OwnedOrg,
+  path: string,
+  body?: unknown,
+  idempotencyKey?: string,
+) => sendOperation<T>(app, operation, caller, path, body, idempotencyKey);
 
 /** Every id-like value (UUIDs, evt_ ids) in the rows of `orgId`, from every table with an org_id column. */
 async function idsOf(orgId: string): Promise<Set<string>> {
@@ -54,7 +60,7 @@ function stringsIn(value: unknown, found: string[] = []): string[] {
   return found;
 }
 
-function expectNotFound(response: { status: number; body: any }, what: string, leaked: Set<string>) {
+function expectNotFound(response: { status: number; body: ErrorResponse }, what: string, leaked: Set<string>) {
   expect(response.status, what).toBe(404);
   expect(Object.keys(response.body), what).toEqual(['error']);
   expect(response.body.error.code, what).toBe('not_found');
@@ -103,7 +109,7 @@ describe("another org's ids in the path", () => {
       for (let mask = 1; mask < 1 << names.length; mask += 1) {
         const owners = Object.fromEntries(names.map((name, i) => [name, mask & (1 << i) ? b : a]));
         const path = fillPath(target.path, pathIds(target, owners));
-        const response = await send(target, a, path, exampleBody(target, a));
+        const response = await send<ErrorResponse>(target, a, path, exampleBody(target, a));
         expectNotFound(response, `${target.method} ${path}`, bIds);
       }
       expect(await snapshotTables(database.db)).toEqual(before);
@@ -113,18 +119,18 @@ describe("another org's ids in the path", () => {
 
 describe("another org's ids in request bodies", () => {
   const withBodyIds = operations.filter((candidate) =>
-    Object.values(candidate.body?.schema.properties ?? {}).some((property: any) => property.format === 'uuid'),
+    Object.values(candidate.body?.schema.properties ?? {}).some((property) => property.format === 'uuid'),
   );
   for (const target of withBodyIds) {
     it(`${target.id}: org B's ids in the body are not_found, nothing changes`, async () => {
       const bIds = await idsOf(b.orgId);
       const before = await snapshotTables(database.db);
-      for (const [field, property] of Object.entries(target.body!.schema.properties as Record<string, any>)) {
+      for (const [field, property] of Object.entries(target.body!.schema.properties ?? {})) {
         if (property.format !== 'uuid') continue;
         const fixture = BODY_FIXTURES[field];
         if (!fixture) throw new Error(`${target.id}: no fixture for body field "${field}"; add one to BODY_FIXTURES`);
         const body = { ...exampleBody(target, a), [field]: fixture(b) };
-        const response = await send(target, a, fillPath(target.path, {}), body);
+        const response = await send<ErrorResponse>(target, a, fillPath(target.path, {}), body);
         expectNotFound(response, `${target.id} ${field}`, new Set([...bIds].filter((id) => id !== fixture(b))));
         expect(response.body.error.param).toBe(field);
       }
@@ -153,7 +159,7 @@ describe('lists', () => {
       }
       let ownSeen = 0;
       for (const query of queries) {
-        const response = await send(target, a, `${base}?${query}`);
+        const response = await send<{ data: unknown }>(target, a, `${base}?${query}`);
         expect(response.status, query).toBe(200);
         const values = stringsIn(response.body.data);
         expect(

@@ -2,10 +2,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MIN_NODE_VERSION, unsupportedNode } from '../src/cli/node-version.js';
+import { parseJson } from './support/json.js';
 
 describe('unsupportedNode', () => {
   it('is the bound engines gives', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    const pkg = parseJson<{ engines: { node: string } }>(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    );
     expect(pkg.engines.node).toBe(`>=${MIN_NODE_VERSION}`);
   });
 

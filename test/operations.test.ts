@@ -9,6 +9,7 @@ import { watchWebhookQueue } from '../src/observability/metrics.js';
 import { runRetention } from '../src/maintenance/retention.js';
 import { emitEvents } from '../src/webhooks/outbox.js';
 import { ManualClock, rawRequest, type TestOrg } from './support/app.js';
+import { parseJson, type Schemas } from './support/json.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
@@ -22,7 +23,7 @@ const receivers: Receiver[] = [];
 beforeAll(async () => {
   env = await webhookEnv({
     config: { logLevel: 'debug' },
-    logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
+    logStream: { write: (line: string) => void log.push(parseJson(line)) },
   });
   env.worker({ start: true });
   org = env.org;
@@ -102,7 +103,7 @@ describe('the metrics server', () => {
         ).status,
       ).toBe(201);
     }
-    const placed = await rawRequest(env.app, 'POST', '/calls', {
+    const placed = await rawRequest<Schemas['CallCreatedResponse']>(env.app, 'POST', '/calls', {
       headers,
       body: JSON.stringify({ agent_id: org.agentId, to_e164: testNumber('4545') }),
     });
@@ -147,7 +148,7 @@ describe('the logs', () => {
     });
     expect(response.status).toBe(201);
     await receiver.waitFor(1, 5_000);
-    await waitFor('the failed attempt to be logged', async () =>
+    await waitFor('the failed attempt to be logged', () =>
       log.some((line) => line.msg === 'webhook attempt failed' && line.webhookId === id),
     );
     await fetch(`${env.app.baseUrl}/readyz`);
@@ -167,7 +168,7 @@ describe('the logs', () => {
     const clock = new ManualClock();
     const failing = await webhookEnv({
       clock,
-      logStream: { write: (line: string) => void log.push(JSON.parse(line)) },
+      logStream: { write: (line: string) => void log.push(parseJson(line)) },
       config: { logLevel: 'info' },
     });
     try {
@@ -226,11 +227,11 @@ describe('the retention job', () => {
     await sql`UPDATE events SET created_at = now() - interval '40 days'
               WHERE id IN (SELECT event_id FROM webhook_deliveries WHERE webhook_id = ${id})`.execute(db);
     // A call's timeline from 100 days ago, and an expired Idempotency-Key.
-    const placed = await rawRequest(env.app, 'POST', '/calls', {
+    const placed = await rawRequest<Schemas['CallCreatedResponse']>(env.app, 'POST', '/calls', {
       headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'old-key' },
       body: JSON.stringify({ agent_id: org.agentId, to_e164: testNumber('5656') }),
     });
-    const callId = placed.body.data.id as string;
+    const callId = placed.body.data.id;
     await sql`UPDATE call_timeline SET at = now() - interval '100 days' WHERE call_id = ${callId}`.execute(db);
     await sql`UPDATE call_idempotency_keys SET created_at = now() - interval '2 days' WHERE key = 'old-key'`.execute(
       db,
@@ -275,9 +276,14 @@ describe('the retention job', () => {
     expect(await db.selectFrom('call_timeline').select('id').where('call_id', '=', callId).execute()).toEqual([]);
 
     // The deliveries list still answers, and its total matches what is left.
-    const listed = await rawRequest(env.app, 'GET', `/webhooks/${id}/deliveries?limit=1`, {
-      headers: { Authorization: `Bearer ${org.key}` },
-    });
+    const listed = await rawRequest<Schemas['WebhookDeliveryList']>(
+      env.app,
+      'GET',
+      `/webhooks/${id}/deliveries?limit=1`,
+      {
+        headers: { Authorization: `Bearer ${org.key}` },
+      },
+    );
     expect(listed.status).toBe(200);
     expect(listed.body.pagination.total).toBe(100);
   });

@@ -79,7 +79,7 @@ describe('the production path', () => {
     expect(manifest.scripts.start).toBe(`exec ${entrypoint.join(' ')} serve`);
   });
 
-  it('leaves only production dependencies', async () => {
+  it('leaves only production dependencies', () => {
     expect(existsSync(path.join(copy, 'dist/src/main.js'))).toBe(true);
     for (const dev of ['tsx', 'esbuild', 'vitest', 'typescript', 'openapi-typescript', 'node']) {
       expect(existsSync(path.join(copy, 'node_modules', dev)), dev).toBe(false);
@@ -130,8 +130,8 @@ describe('the production path', () => {
             resolve();
           }
         };
-        server.stdout!.on('data', read);
-        server.stderr!.on('data', read);
+        server.stdout.on('data', read);
+        server.stderr.on('data', read);
       });
       server.kill('SIGINT');
       const create = /^ {4}(node dist\/src\/main\.js admin org create .*)$/m.exec(banner.stdout);
@@ -167,8 +167,8 @@ describe('the production path', () => {
           resolve();
         }
       };
-      listener.stdout!.on('data', read);
-      listener.stderr!.on('data', read);
+      listener.stdout.on('data', read);
+      listener.stderr.on('data', read);
     });
     const url = (JSON.parse(output.split('\n').find((line) => line.includes('"listening"'))!) as { url: string }).url;
     const port = Number(new URL(url).port);
@@ -219,8 +219,8 @@ describe('the production path', () => {
           resolve(match[1]!);
         }
       };
-      server.stdout!.on('data', read);
-      server.stderr!.on('data', read);
+      server.stdout.on('data', read);
+      server.stderr.on('data', read);
     });
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const listed = await fetch(`${base}/api/v1/calls`, { headers: { Authorization: `Bearer ${key.key}` } });

@@ -206,7 +206,7 @@ describe('provider webhooks', () => {
 describe('placement in two steps', () => {
   it('a refusal leaves no call, no ledger row and a free Idempotency-Key', async () => {
     const org = await providerOrg(50_000);
-    provider.onPlace = async () => refuse('The number is on the provider’s block list.');
+    provider.onPlace = () => refuse('The number is on the provider’s block list.');
     const to = testNumber('7777');
     const refused = await placed(org, to, 'refused-then-ok');
     expect(refused.response.status).toBe(502);
@@ -249,7 +249,9 @@ describe('placement in two steps', () => {
           { type: 'ended', at: new Date(), ending: { status: 'completed', reason: null, conversation: CONVERSATION } },
         ],
       });
-      return new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
+      return new Promise((_, reject) =>
+        request.signal.addEventListener('abort', () => reject(request.signal.reason as Error)),
+      );
     };
     const to = testNumber('7777');
     const first = await placed(org, to, 'slow-provider');
@@ -312,7 +314,7 @@ describe('SIGKILL between the two transactions', () => {
       headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ agent_id: org.agentId, to_e164: testNumber('7777') }),
     }).catch(() => null);
-    const callId = await waitFor('the provider to be asked', async () => /placing (\S+)\n/.exec(child.output())?.[1]);
+    const callId = await waitFor('the provider to be asked', () => /placing (\S+)\n/.exec(child.output())?.[1]);
     child.process.kill('SIGKILL');
     await child.exited;
     expect(await answer).toBeNull();
@@ -497,7 +499,7 @@ describe('no pool connection held while the provider answers', () => {
       const placements = Array.from({ length: 6 }, () =>
         pooled.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('7777') } }),
       );
-      await waitFor('six placements waiting on the provider', async () => waiting.length === 6, 10_000);
+      await waitFor('six placements waiting on the provider', () => waiting.length === 6, 10_000);
       const inUse = await pooled.deps.metrics.registry.getSingleMetric('voice_call_db_pool_connections_in_use')!.get();
       expect(inUse.values[0]!.value).toBe(0);
       const read = await pooled.client(other.key).GET('/calls');
@@ -519,7 +521,7 @@ describe('start-up', () => {
       workers: false,
       providers: [testProviderModule(provider)],
       config: { logLevel: 'info' },
-      logStream: { write: (line) => lines.push(JSON.parse(line)) },
+      logStream: { write: (line) => lines.push(JSON.parse(line) as (typeof lines)[number]) },
     });
     try {
       await logProviderReadiness(logged.deps);

@@ -11,6 +11,7 @@ import { createPlan, setPlan } from '../src/orgs/service.js';
 import { RATE_LIMIT_RESERVATION_MS } from '../src/orgs/policy.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 
 let database: TestDatabase;
 
@@ -96,7 +97,7 @@ it('grants exactly 120 of 130 concurrent requests, each with its own remaining c
     const headers = { Authorization: `Bearer ${org.key}` };
     const started = Date.now();
     const responses = await Promise.all(
-      Array.from({ length: 130 }, () => rawRequest(app, 'GET', '/contacts?limit=1', { headers })),
+      Array.from({ length: 130 }, () => rawRequest<ErrorResponse>(app, 'GET', '/contacts?limit=1', { headers })),
     );
     const finished = Date.now();
     // A hit counts for exactly 60 s, and every hit of the burst fell between `started` and `finished`:

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiDocument } from '../src/http/api-routes.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { jsonBody, type ErrorResponse, type Schemas } from './support/json.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -39,7 +40,7 @@ afterAll(async () => {
 /** GET /agents with `query`; plain fetch, since Prism judges by the published spec, not this variant. */
 async function listAgents(query: string) {
   const response = await fetch(`${app.apiUrl}/agents?${query}`, { headers: { Authorization: `Bearer ${org.key}` } });
-  return { status: response.status, body: (await response.json()) as any };
+  return { status: response.status, body: await jsonBody<Partial<Schemas['AgentList'] & ErrorResponse>>(response) };
 }
 
 describe('an array query parameter', () => {

@@ -15,6 +15,7 @@ import {
   type ServerProcess,
 } from './support/server-process.js';
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { parseJson } from './support/json.js';
 
 // At most the 100 attempts each endpoint's log keeps, so every attempt can be checked.
 const EVENTS = 100;
@@ -86,7 +87,7 @@ describe('one API process and two worker processes', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
 
     for (const receiver of receivers) {
-      const eventIds = receiver.requests.map((request) => JSON.parse(request.rawBody).id as string);
+      const eventIds = receiver.requests.map((request) => parseJson<{ id: string }>(request.rawBody).id);
       expect(eventIds).toHaveLength(EVENTS);
       expect(new Set(eventIds).size).toBe(EVENTS);
     }
@@ -292,7 +293,7 @@ describe('the primary of serve --processes', () => {
       // Its replacement is stopped as soon as it exists, long before it could listen: it hangs at start.
       const stuck = await waitFor(
         'a replacement child',
-        async () => {
+        () => {
           const fresh = clusterChildPids(primary.pid).find((pid) => !first.includes(pid));
           if (fresh) process.kill(fresh, 'SIGSTOP');
           return fresh;
@@ -301,7 +302,7 @@ describe('the primary of serve --processes', () => {
       );
       await waitFor(
         'the stuck child to be killed and replaced',
-        async () => {
+        () => {
           const now = clusterChildPids(primary.pid);
           return now.length === 2 && !now.includes(stuck) && !now.includes(first[0]!);
         },
@@ -350,7 +351,7 @@ describe('the primary of serve --processes', () => {
       process.kill(first[0]!, 'SIGKILL');
       await waitFor(
         'a new child in place of the killed one',
-        async () => {
+        () => {
           const now = clusterChildPids(primary.pid);
           return now.length === 2 && !now.includes(first[0]!);
         },

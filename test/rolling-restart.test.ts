@@ -37,7 +37,7 @@ async function start(port: number): Promise<void> {
       await serverEnvironment(database.url, { PORT: String(port), SHUTDOWN_DRAIN_MS: '1500', LOG_LEVEL: 'warn' }),
     ),
   );
-  await waitFor(`instance ${port} to take traffic`, async () => balancer.healthy(port), 20_000);
+  await waitFor(`instance ${port} to take traffic`, () => balancer.healthy(port), 20_000);
 }
 
 beforeAll(async () => {
@@ -78,7 +78,8 @@ describe('a rolling restart of two instances', () => {
           await response.arrayBuffer();
           if (response.status >= 500) problems.push(`status ${response.status}`);
         } catch (error) {
-          problems.push(`client error: ${(error as Error).cause ?? (error as Error).message}`);
+          const { cause, message } = error as Error;
+          problems.push(`client error: ${cause instanceof Error ? cause.message : message}`);
         }
       }
     };

@@ -10,6 +10,7 @@ import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './suppo
 import { publishedOperations } from './support/spec/published.js';
 import { fillPath, pathParameterNames } from './support/spec/paths.js';
 import { rawExchange } from './support/raw-http.js';
+import { jsonBody, parseJson, type ErrorResponse, type Schemas } from './support/json.js';
 
 let database: TestDatabase;
 let app: TestApp;
@@ -31,9 +32,9 @@ afterAll(async () => {
 
 /**
  * Plain fetch, not app.fetch: under `npm run test:prism` Prism would answer undeclared methods itself.
- * The body comes back parsed when it is JSON.
+ * The body comes back parsed when it is JSON, as an error unless the caller declares otherwise.
  */
-async function send(
+async function send<T = ErrorResponse>(
   method: string,
   path: string,
   init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> } = {},
@@ -44,11 +45,11 @@ async function send(
     headers: { Authorization: `Bearer ${org.key}`, ...init.headers },
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+  return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : null) as T };
 }
 
 /** Whether an answer is the router's own 404 (no route), not an operation's (no such resource names its param). */
-const isRoutingNotFound = (answer: { status: number; body: any }) =>
+const isRoutingNotFound = (answer: { status: number; body: ErrorResponse | null }) =>
   answer.status === 404 && answer.body?.error?.code === 'not_found' && answer.body.error.param === undefined;
 
 describe('routing', () => {
@@ -96,7 +97,7 @@ describe('routing', () => {
     for (const url of nearMisses) {
       for (const method of ['GET', 'POST']) {
         const response = await fetch(url, { method, headers: { Authorization: `Bearer ${org.key}` } });
-        const answer = { status: response.status, body: await response.json() };
+        const answer = { status: response.status, body: await jsonBody<ErrorResponse>(response) };
         expect(isRoutingNotFound(answer), `${method} ${url}: ${answer.status}`).toBe(true);
       }
     }
@@ -126,8 +127,8 @@ describe('request bodies', () => {
       expect(answer.status, body).toBe(400);
       expect(answer.body.error, body).toMatchObject({ code: 'invalid_request', param: 'body' });
     }
-    const listed = await send('GET', '/contacts?limit=100');
-    expect(listed.body.data.some((item: { phone_e164: string }) => item.phone_e164 === '+919813000100')).toBe(false);
+    const listed = await send<Schemas['ContactList']>('GET', '/contacts?limit=100');
+    expect(listed.body.data.some((item) => item.phone_e164 === '+919813000100')).toBe(false);
   });
 
   it('accepts each supported Content-Encoding and refuses what decodes to more than 64 KiB', async () => {
@@ -138,7 +139,7 @@ describe('request bodies', () => {
       ['identity', (text) => Buffer.from(text)],
     ];
     for (const [index, [encoding, encode]] of encoders.entries()) {
-      const answer = await send('POST', '/contacts', {
+      const answer = await send<Schemas['ContactResponse']>('POST', '/contacts', {
         headers: json({ 'Content-Encoding': encoding }),
         body: new Uint8Array(encode(contact(`+91981300000${index}`))),
       });
@@ -165,7 +166,7 @@ describe('request bodies', () => {
       ['Identity', (text) => Buffer.from(text)],
     ];
     for (const [index, [encoding, encode]] of encoders.entries()) {
-      const answer = await send('POST', '/contacts', {
+      const answer = await send<Schemas['ContactResponse']>('POST', '/contacts', {
         headers: json({ 'Content-Encoding': encoding }),
         body: new Uint8Array(encode(contact(`+91981330000${index}`))),
       });
@@ -205,7 +206,7 @@ describe('request bodies', () => {
   });
 
   it('decodes strict UTF-8: a replacement character sent as such is text, and a leading byte order mark is skipped', async () => {
-    const replacement = await send('POST', '/contacts', {
+    const replacement = await send<Schemas['ContactResponse']>('POST', '/contacts', {
       headers: json(),
       body: contact('+919813200001', 'Jos\uFFFD'),
     });
@@ -241,6 +242,9 @@ describe('request bodies', () => {
         'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
     );
     expect(chunked.status).toBe(400);
-    expect(JSON.parse(chunked.body).error).toMatchObject({ param: 'body', message: 'body: is not valid JSON' });
+    expect(parseJson<ErrorResponse>(chunked.body).error).toMatchObject({
+      param: 'body',
+      message: 'body: is not valid JSON',
+    });
   });
 });

@@ -17,6 +17,7 @@ import {
 import { answer, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { issueApiKey } from '../src/orgs/api-keys.js';
 import { revokeKey } from '../src/orgs/api-key-queries.js';
+import { parseJson } from './support/json.js';
 
 const FULL_KEY = /svc_live_[a-z0-9]{8}_[A-Za-z0-9]{32}/;
 const TERMINAL = ['completed', 'failed', 'no_answer', 'busy', 'canceled'];
@@ -74,7 +75,12 @@ describe('a full run at LOG_LEVEL=debug', () => {
       });
       const text = await response.text();
       if (response.status >= 400) errorBodies.push(text);
-      return { status: response.status, text, json: text ? JSON.parse(text) : null };
+      // The bodies read here: a new endpoint with its secret, a rotated secret, a call.
+      return {
+        status: response.status,
+        text,
+        json: text ? parseJson<{ secret: string; data: { id: string } }>(text) : null,
+      };
     };
 
     // Endpoints and their secrets, one of them rotated; a test send to each.
@@ -89,12 +95,12 @@ describe('a full run at LOG_LEVEL=debug', () => {
         events: ['call.completed', 'call.failed', 'call.no_answer', 'call.busy', 'call.canceled', 'contact.created'],
       });
       expect(response.status).toBe(201);
-      secrets.push(response.json.secret);
-      created.push({ key, id: response.json.data.id as string });
+      secrets.push(response.json!.secret);
+      created.push({ key, id: response.json!.data.id });
     }
     const rotated = await call(a.key, 'POST', `/webhooks/${created[0]!.id}/rotate-secret`);
     expect(rotated.status).toBe(200);
-    secrets.push(rotated.json.secret);
+    secrets.push(rotated.json!.secret);
     for (const { key, id } of created) expect((await call(key, 'POST', `/webhooks/${id}/test`)).status).toBe(200);
 
     // Traffic that emits events: a contact, a call to every simulated ending, a cancel, an idempotent replay.
@@ -111,16 +117,16 @@ describe('a full run at LOG_LEVEL=debug', () => {
     for (const ending of ['7777', '0001', '0002', '0003', '0004', '0005']) {
       const placed = await call(a.key, 'POST', '/calls', { agent_id: a.agentId, to_e164: testNumber(ending) });
       expect(placed.status).toBe(ending === '0005' ? 502 : 201);
-      if (placed.status === 201) callIds.push(placed.json.data.id);
+      if (placed.status === 201) callIds.push(placed.json!.data.id);
     }
     const canceled = await call(a.key, 'POST', '/calls', { agent_id: a.agentId, to_e164: testNumber('8888') });
-    callIds.push(canceled.json.data.id);
-    await call(a.key, 'POST', `/calls/${canceled.json.data.id}/cancel`);
+    callIds.push(canceled.json!.data.id);
+    await call(a.key, 'POST', `/calls/${canceled.json!.data.id}/cancel`);
     const replayedBody = { agent_id: a.agentId, to_e164: testNumber('9999') };
     for (let i = 0; i < 2; i += 1) {
       const replayed = await call(a.key, 'POST', '/calls', replayedBody, { 'Idempotency-Key': 'secrets-run' });
       expect(replayed.status).toBe(201);
-      if (i === 0) callIds.push(replayed.json.data.id);
+      if (i === 0) callIds.push(replayed.json!.data.id);
     }
 
     // Keys and secrets where they do not belong.
@@ -284,7 +290,9 @@ describe('security headers', () => {
       const refused = await rawExchange(port, 'GET /api/v1/calls HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n');
       expect(refused.status).toBe(400);
       expect(refused.headers['x-content-type-options']).toBe('nosniff');
-      expect(JSON.parse(refused.body)).toEqual({ error: { code: 'invalid_request', message: expect.any(String) } });
+      expect(JSON.parse(refused.body)).toEqual({
+        error: { code: 'invalid_request', message: expect.any(String) as unknown },
+      });
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

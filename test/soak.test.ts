@@ -14,6 +14,12 @@ import {
   type ServerProcess,
 } from './support/server-process.js';
 import { answer, slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { jsonBody, parseJson } from './support/json.js';
+
+/** The bodies the soak reads: a created endpoint or call (its id and status). */
+interface SoakBody {
+  data: { id: string; status?: string };
+}
 
 const DURATION_MS = 60_000;
 const WARM_UP_MS = 10_000;
@@ -70,20 +76,20 @@ describe('60 seconds at the rate limit', () => {
         signal: AbortSignal.timeout(10_000),
       }).then(async (response) => ({
         status: response.status,
-        json: (await response.json().catch(() => null)) as any,
+        json: await jsonBody<SoakBody>(response).catch(() => null),
       }));
     const webhookIds: string[] = [];
     for (const receiver of receivers) {
       const created = await request('POST', '/webhooks', { url: receiver.url, events: EVENTS });
       expect(created.status).toBe(201);
-      webhookIds.push(created.json.data.id);
+      webhookIds.push(created.json!.data.id);
     }
 
     const callIds: string[] = [];
     const counts = new Map<string, number>();
     const unexpected: string[] = [];
     const latencies: number[] = [];
-    const mix: Array<[number, () => Promise<{ status: number; json: any }>]> = [
+    const mix: Array<[number, () => Promise<{ status: number; json: SoakBody | null }>]> = [
       [
         30,
         () =>
@@ -127,7 +133,7 @@ describe('60 seconds at the rate limit', () => {
       return mix[0]![1];
     };
     callIds.push(
-      (await request('POST', '/calls', { agent_id: org.agentId, to_e164: testNumber('7777') })).json.data.id,
+      (await request('POST', '/calls', { agent_id: org.agentId, to_e164: testNumber('7777') })).json!.data.id,
     );
 
     const started = Date.now();
@@ -180,10 +186,10 @@ describe('60 seconds at the rate limit', () => {
     const events = await database.db.selectFrom('events').select('id').where('org_id', '=', org.orgId).execute();
     const lost = () =>
       receivers.map((receiver) => {
-        const received = new Set(receiver.requests.map((request) => JSON.parse(request.rawBody).id as string));
+        const received = new Set(receiver.requests.map((request) => parseJson<{ id: string }>(request.rawBody).id));
         return events.filter((event) => !received.has(event.id)).length;
       });
-    await waitFor('every event at every receiver', async () => lost().every((count) => count === 0), 30_000);
+    await waitFor('every event at every receiver', () => lost().every((count) => count === 0), 30_000);
     await sample();
 
     // Heap after a full GC at the end of the traffic; RSS once every event is delivered, when what the

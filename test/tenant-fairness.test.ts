@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlan } from '../src/orgs/service.js';
 import { emitEvents } from '../src/webhooks/outbox.js';
 import { createTestOrg, rawRequest, type TestOrg } from './support/app.js';
+import { parseJson, type ErrorResponse } from './support/json.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { answer, hang, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
@@ -67,7 +68,7 @@ describe('one org flooding endpoints that never answer', () => {
       const failures: string[] = [];
       const timed = async (method: string, path: string, body?: unknown) => {
         const started = performance.now();
-        const response = await rawRequest(env.app, method, path, {
+        const response = await rawRequest<ErrorResponse>(env.app, method, path, {
           headers,
           ...(body ? { body: JSON.stringify(body) } : {}),
         });
@@ -90,7 +91,9 @@ describe('one org flooding endpoints that never answer', () => {
       const noisy = { Authorization: `Bearer ${env.org.key}` };
       const tests = Promise.all(
         Array.from({ length: TEST_SENDS }, (_, i) =>
-          rawRequest(env.app, 'POST', `/webhooks/${hanging[i % hanging.length]}/test`, { headers: noisy }),
+          rawRequest<ErrorResponse>(env.app, 'POST', `/webhooks/${hanging[i % hanging.length]}/test`, {
+            headers: noisy,
+          }),
         ),
       );
 
@@ -110,7 +113,7 @@ describe('one org flooding endpoints that never answer', () => {
           .execute((trx) => emitEvents(trx, quiet.orgId, 'contact.created', [contactCreated('Quiet')], null));
         const arrival = await waitFor(
           'the quiet org event',
-          async () => healthy.requests.find((request) => JSON.parse(request.rawBody).id === eventId),
+          () => healthy.requests.find((request) => parseJson<{ id: string }>(request.rawBody).id === eventId),
           5_000,
         );
         return arrival.receivedAt - sent;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import apiDocument from '../generated/openapi.json' with { type: 'json' };
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 import { patternHasWords } from '../src/contract/format-words.js';
 
 let database: TestDatabase;
@@ -25,7 +26,7 @@ afterAll(async () => {
 const E164 = 'must be an E.164 number: a + followed by 7 to 15 digits, the first not 0';
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
-  const answer = await rawRequest(app, 'POST', path, {
+  const answer = await rawRequest<ErrorResponse>(app, 'POST', path, {
     headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });

@@ -84,13 +84,13 @@ describe('a Vapi call followed through its webhooks', () => {
     const org = await vapiOrg();
     const created = await place(org);
     expect(created).toMatchObject({ status: 'queued', provider: 'vapi' });
-    const vendor = fake.calls.get(created.provider_call_id!);
+    const vendor = fake.calls.get(created.provider_call_id);
     expect(vendor?.['assistantOverrides']).toMatchObject({ metadata: { platformCallId: created.id } });
     expect(fake.received.find((request) => request.path === '/call' && request.method === 'POST')).toMatchObject({
       authorization: 'Bearer vapi-e2e-key',
     });
 
-    const call = vapiCall(created.provider_call_id!, created.id);
+    const call = vapiCall(created.provider_call_id, created.id);
     const startedAt = new Date(Date.now() - 50_000);
     for (const [status, at] of [
       ['queued', new Date(startedAt.getTime() - 6_000)],
@@ -123,11 +123,11 @@ describe('a Vapi call followed through its webhooks', () => {
   it('acknowledges a redelivered report and a late status without a second change or event', async () => {
     const org = await vapiOrg();
     const created = await place(org);
-    const call = vapiCall(created.provider_call_id!, created.id);
+    const call = vapiCall(created.provider_call_id, created.id);
     const report = endOfCallReport(call, 'customer-busy', new Date());
     expect((await deliver(report)).status).toBe(200);
     await waitForCall(database.db, app.client(org.key), created.id, 'busy');
-    const stored = await storedReports(created.provider_call_id!);
+    const stored = await storedReports(created.provider_call_id);
 
     expect((await deliver(report)).status).toBe(200);
     expect((await deliver(statusUpdate(call, 'ringing', new Date(Date.now() - 60_000)))).status).toBe(200);
@@ -138,13 +138,13 @@ describe('a Vapi call followed through its webhooks', () => {
     const kinds = (await eventsOfCall(database.db, created.id)).map((event) => event.kind);
     expect(kinds.filter((kind) => kind === 'call.busy')).toHaveLength(1);
     // The redelivered report was not stored again; the two late statuses were stored once each.
-    expect(await storedReports(created.provider_call_id!)).toBe(stored + 2);
+    expect(await storedReports(created.provider_call_id)).toBe(stored + 2);
   });
 
   it('applies reports that arrive out of order: the end first, then earlier statuses change nothing', async () => {
     const org = await vapiOrg();
     const created = await place(org);
-    const call = vapiCall(created.provider_call_id!, created.id);
+    const call = vapiCall(created.provider_call_id, created.id);
     expect((await deliver(statusUpdate(call, 'ringing', new Date()))).status).toBe(200);
     expect((await deliver(endOfCallReport(call, 'customer-did-not-answer', new Date()))).status).toBe(200);
     expect((await deliver(statusUpdate(call, 'queued', new Date(Date.now() - 10_000)))).status).toBe(200);
@@ -155,7 +155,7 @@ describe('a Vapi call followed through its webhooks', () => {
   it('ends a failed call with the reason the table gives', async () => {
     const org = await vapiOrg();
     const created = await place(org);
-    const call = vapiCall(created.provider_call_id!, created.id);
+    const call = vapiCall(created.provider_call_id, created.id);
     expect((await deliver(endOfCallReport(call, 'twilio-failed-to-connect-call', new Date()))).status).toBe(200);
     const done = await waitForCall(database.db, app.client(org.key), created.id, 'failed');
     expect(done).toMatchObject({ reason: 'carrier_rejected', credits_debited_paise: 0 });
@@ -164,7 +164,7 @@ describe('a Vapi call followed through its webhooks', () => {
   it('refuses a wrong, missing or stale signature with 401 and changes nothing', async () => {
     const org = await vapiOrg();
     const created = await place(org);
-    const call = vapiCall(created.provider_call_id!, created.id);
+    const call = vapiCall(created.provider_call_id, created.id);
     const body = endOfCallReport(call, 'customer-busy', new Date());
     expect((await deliver(body, new Date(), 'not-the-secret')).status).toBe(401);
     expect((await deliver(body, new Date(Date.now() - 6 * 60_000))).status).toBe(401);
@@ -174,7 +174,7 @@ describe('a Vapi call followed through its webhooks', () => {
       body,
     });
     expect(unsigned.status).toBe(401);
-    expect(await storedReports(created.provider_call_id!)).toBe(0);
+    expect(await storedReports(created.provider_call_id)).toBe(0);
     expect((await fetchCall(app.client(org.key), created.id)).status).toBe('queued');
   });
 
@@ -187,7 +187,7 @@ describe('a Vapi call followed through its webhooks', () => {
     const placing = app
       .client(org.key)
       .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } });
-    const vendor = await waitFor('Vapi to create the call', async () =>
+    const vendor = await waitFor('Vapi to create the call', () =>
       [...fake.calls.values()].find((call) => !before.has(call['id'] as string)),
     );
     const callId = (vendor['assistantOverrides'] as { metadata: { platformCallId: string } }).metadata.platformCallId;
@@ -225,7 +225,7 @@ describe('stopping a Vapi call', () => {
   it('answers invalid_state when Vapi cannot stop the call', async () => {
     const org = await vapiOrg();
     const created = await place(org);
-    delete fake.calls.get(created.provider_call_id!)!['monitor'];
+    delete fake.calls.get(created.provider_call_id)!['monitor'];
     const { error, response } = await app
       .client(org.key)
       .POST('/calls/{id}/cancel', { params: { path: { id: created.id } } });
@@ -236,10 +236,10 @@ describe('stopping a Vapi call', () => {
   it('hangs a connected call up at its max_duration_sec and ends it completed', async () => {
     const org = await vapiOrg();
     const created = await place(org, { max_duration_sec: 15 });
-    const call = vapiCall(created.provider_call_id!, created.id);
+    const call = vapiCall(created.provider_call_id, created.id);
     // Connected 20 s ago: its 15 s ran out 5 s ago, so the next look hangs it up at that moment.
     const startedAt = new Date(Date.now() - 20_000);
-    Object.assign(fake.calls.get(created.provider_call_id!)!, {
+    Object.assign(fake.calls.get(created.provider_call_id)!, {
       status: 'in-progress',
       startedAt: startedAt.toISOString(),
     });
@@ -284,7 +284,7 @@ describe('when Vapi fails or goes quiet', () => {
         .where('org_id', '=', org.orgId)
         .executeTakeFirst(),
     );
-    expect(fake.calls.get(row.provider_call_id!)?.['assistantOverrides']).toMatchObject({
+    expect(fake.calls.get(row.provider_call_id)?.['assistantOverrides']).toMatchObject({
       metadata: { platformCallId: row.id },
     });
     const after = fake.received.filter((request) => request.method === 'POST' && request.path === '/call').length;
@@ -296,7 +296,7 @@ describe('when Vapi fails or goes quiet', () => {
     const created = await place(org);
     const startedAt = new Date(Date.now() - 40_000);
     const { artifact, analysis, endedAt } = conversationFixture(startedAt, 30);
-    Object.assign(fake.calls.get(created.provider_call_id!)!, {
+    Object.assign(fake.calls.get(created.provider_call_id)!, {
       status: 'ended',
       endedReason: 'assistant-ended-call',
       startedAt: startedAt.toISOString(),
@@ -314,7 +314,7 @@ describe('when Vapi fails or goes quiet', () => {
   it('ends a call Vapi does not know failed with provider_error and releases its hold', async () => {
     const org = await vapiOrg(10_000);
     const created = await place(org);
-    fake.calls.delete(created.provider_call_id!);
+    fake.calls.delete(created.provider_call_id);
     const done = await waitForCall(database.db, app.client(org.key), created.id, 'failed');
     expect(done).toMatchObject({ reason: 'provider_error', credits_debited_paise: 0 });
     expect(await balance(org.orgId)).toBe(10_000);

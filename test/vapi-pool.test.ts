@@ -56,7 +56,7 @@ it(`with DB_POOL_SIZE=2, ${PLACEMENTS} placements wait ${PROVIDER_ANSWER_MS} ms 
       app.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } }),
     );
     // Vapi has every call, and is holding every answer.
-    await waitFor(`${PLACEMENTS} placements waiting on Vapi`, async () => fake.calls.size >= PLACEMENTS, 15_000);
+    await waitFor(`${PLACEMENTS} placements waiting on Vapi`, () => fake.calls.size >= PLACEMENTS, 15_000);
     const gauge = app.deps.metrics.registry.getSingleMetric('voice_call_db_pool_connections_in_use')!;
     expect((await gauge.get()).values[0]!.value).toBe(0);
     for (let read = 0; read < 5; read += 1) {

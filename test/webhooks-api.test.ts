@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import type { ErrorResponse, Schemas } from './support/json.js';
 import { register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 
 let env: WebhookEnv;
@@ -17,8 +18,13 @@ afterAll(async () => {
   await env?.close();
 });
 
-const post = (url: string, events: string[] = ['contact.created'], key = env.org.key) =>
-  rawRequest(env.app, 'POST', '/webhooks', {
+/** Registers `url`; the answer's body is the new endpoint and its secret unless the caller declares otherwise. */
+const post = <T = Schemas['WebhookSecretResponse']>(
+  url: string,
+  events: string[] = ['contact.created'],
+  key = env.org.key,
+) =>
+  rawRequest<T>(env.app, 'POST', '/webhooks', {
     headers: { Authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ url, events }),
   });
@@ -29,11 +35,11 @@ describe('POST /webhooks', () => {
     expect(response.status).toBe(201);
     expect(response.body.secret).toMatch(/^[0-9a-f]{64}$/);
     expect(response.body.data).toEqual({
-      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
       url: 'https://127.0.0.1:4/hooks',
       events: ['call.completed', 'contact.created'],
       active: true,
-      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as unknown,
       last_delivery_at: null,
       last_delivery_status: null,
     });
@@ -54,7 +60,7 @@ describe('POST /webhooks', () => {
     ['http://', 'http://127.0.0.1:4/hooks'],
     ['ftp://', 'ftp://example.com/hooks'],
   ])('refuses a %s URL with invalid_request on url', async (_name, url) => {
-    const response = await post(url);
+    const response = await post<ErrorResponse>(url);
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'invalid_request', param: 'url' });
   });
@@ -75,7 +81,7 @@ describe('POST /webhooks', () => {
     ['credentials in the URL', 'https://user:pass@example.com/', /user name or password/],
     ['a host that does not resolve', 'https://no-such-host.invalid/', /does not resolve/],
   ])('refuses %s with a clear message on url', async (_name, url, message) => {
-    const response = await post(url);
+    const response = await post<ErrorResponse>(url);
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'invalid_request', param: 'url' });
     if (message) expect(response.body.error.message).toMatch(message);
@@ -92,7 +98,7 @@ describe('POST /webhooks', () => {
     ['an unknown event', ['call.exploded']],
     ['webhook.test, which cannot be subscribed to', ['webhook.test']],
   ])('refuses %s', async (_name, events) => {
-    const response = await post('https://127.0.0.1:4/hooks', events);
+    const response = await post<ErrorResponse>('https://127.0.0.1:4/hooks', events);
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('invalid_request');
     expect(response.body.error.param).toMatch(/^events/);
@@ -101,7 +107,7 @@ describe('POST /webhooks', () => {
   it('enforces at most 20 endpoints per org with forbidden', async () => {
     const org = await createTestOrg(env.database.db, { planId: 'scale' });
     const results = await Promise.all(
-      Array.from({ length: 22 }, (_, i) => post(`https://127.0.0.1:4/${i}`, undefined, org.key)),
+      Array.from({ length: 22 }, (_, i) => post<ErrorResponse>(`https://127.0.0.1:4/${i}`, undefined, org.key)),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(20);
     const refused = results.filter((r) => r.status !== 201);
@@ -247,7 +253,10 @@ describe("another org's endpoint", () => {
       ['POST', `/webhooks/${id}/deliveries/${delivery}/redeliver`],
     ];
     for (const [method, path, body] of attempts) {
-      const response = await rawRequest(env.app, method, path, { headers: auth, ...(body ? { body } : {}) });
+      const response = await rawRequest<ErrorResponse>(env.app, method, path, {
+        headers: auth,
+        ...(body ? { body } : {}),
+      });
       expect(response.status, `${method} ${path}`).toBe(404);
       expect(response.body.error.code).toBe('not_found');
     }

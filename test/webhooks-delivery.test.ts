@@ -19,6 +19,7 @@ import {
   type Receiver,
 } from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
+import { parseJson, type Schemas } from './support/json.js';
 
 let env: WebhookEnv;
 const receivers: Receiver[] = [];
@@ -75,11 +76,11 @@ describe('a delivery', () => {
     expect(timestamp).toMatch(/^\d{13}$/);
     expect(String(request!.headers['x-svc-signature'])).toMatch(new RegExp(`^t=${timestamp},v1=[0-9a-f]{64}$`));
 
-    const envelope = JSON.parse(request!.rawBody);
+    const envelope = parseJson<Schemas['WebhookEvent']>(request!.rawBody);
     expect(envelope).toEqual({
       id: eventId,
       event: 'contact.created',
-      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as unknown,
       data,
     });
     expect(Object.keys(envelope)).toEqual(['id', 'event', 'created_at', 'data']);
@@ -174,8 +175,8 @@ describe('POST /webhooks/{id}/test', () => {
     const request = target.requests[0]!;
     expect(request.headers['x-svc-event']).toBe('webhook.test');
     expect(inlineVerify(request, secret)).toBe(true);
-    const envelope = JSON.parse(request.rawBody);
-    expect(envelope.data).toEqual({ webhook_id: id, message: expect.any(String) });
+    const envelope = parseJson<Schemas['WebhookEvent']>(request.rawBody);
+    expect(envelope.data).toEqual({ webhook_id: id, message: expect.any(String) as unknown });
     expect(validators.WebhookTestEvent(envelope)).toBe(true);
     expect(data?.data).toMatchObject({
       webhook_id: id,

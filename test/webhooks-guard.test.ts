@@ -62,10 +62,10 @@ describe('addressRefusal', () => {
 describe('assertDeliverableUrl with an injected resolver', () => {
   const resolver =
     (table: Record<string, string[]>): Resolver =>
-    async (host) => {
+    (host) => {
       const found = table[host];
-      if (!found) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
-      return found;
+      if (!found) return Promise.reject(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }));
+      return Promise.resolve(found);
     };
 
   it('refuses a name when any of its addresses is non-public', async () => {

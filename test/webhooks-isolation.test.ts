@@ -22,6 +22,7 @@ import {
   type Receiver,
 } from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
+import { parseJson } from './support/json.js';
 
 const receivers: Receiver[] = [];
 const envs: WebhookEnv[] = [];
@@ -423,7 +424,7 @@ describe('a worker killed mid-delivery', () => {
         expect(target.requests).toHaveLength(2);
         const second = target.requests[1]!;
         expect(second.rawBody).toBe(first!.rawBody);
-        expect(JSON.parse(second.rawBody).id).toBe(eventId);
+        expect(parseJson<{ id: string }>(second.rawBody).id).toBe(eventId);
         expect(second.headers['x-svc-delivery']).not.toBe(first!.headers['x-svc-delivery']);
         const [done] = await env.database.db
           .selectFrom('webhook_deliveries')

@@ -55,7 +55,10 @@ function fire(options: LoadOptions, durationSec: number, latencies: number[] | n
         timeout: 10,
         requests: [{ setupRequest: (request) => ({ ...request, ...options.next() }) }],
       },
-      (error: unknown, result) => (error ? reject(error) : resolve(result)),
+      (error: unknown, result) =>
+        error
+          ? reject(error instanceof Error ? error : new Error('autocannon failed', { cause: error }))
+          : resolve(result),
     );
     if (latencies) {
       instance.on('response', (_client, statusCode, _bytes, responseTime) => {

@@ -6,7 +6,7 @@
 // is a few hundred ms of it. Scenarios: see scripts/bench/scenarios.ts (default call-detail).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { summariseCpuProfile } from './profile-summary.js';
+import { summariseCpuProfile, type CpuProfile } from './profile-summary.js';
 import { log, openBenchSession, option, runCommand, WARMUP_SEC } from './harness.js';
 import { scenarioNamed } from './scenarios.js';
 
@@ -35,7 +35,10 @@ async function main(): Promise<void> {
 
     const file = readdirSync(profiles).find((entry) => entry.endsWith('.cpuprofile'));
     if (!file) throw new Error('the service wrote no CPU profile');
-    const summary = summariseCpuProfile(JSON.parse(readFileSync(path.join(profiles, file), 'utf8')), process.cwd());
+    const summary = summariseCpuProfile(
+      JSON.parse(readFileSync(path.join(profiles, file), 'utf8')) as CpuProfile,
+      process.cwd(),
+    );
     const perRequestUs = measured.serverCpuMsPerRequest * 1000;
     const usOf = (ms: number) => ((ms / summary.total) * perRequestUs).toFixed(0);
     const lines = [

@@ -72,7 +72,7 @@ async function api(
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  const json = await response.json();
+  const json = (await response.json()) as { data: { id: string } };
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(json)}`);
   return json;
 }

@@ -12,14 +12,12 @@ const text = (minLength: number, maxLength: number) =>
   fc.string({ unit: 'binary', minLength, maxLength }).filter((value) => !value.includes('\u0000'));
 
 function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
-  const minLength = (schema.minLength as number | undefined) ?? 0;
-  const maxLength = Math.max(
-    minLength,
-    Math.min((schema.maxLength as number | undefined) ?? MAX_STRING, minLength + MAX_STRING),
-  );
+  const minLength = schema.minLength ?? 0;
+  const maxLength = Math.max(minLength, Math.min(schema.maxLength ?? MAX_STRING, minLength + MAX_STRING));
   const fitsLength = (value: string) =>
-    [...value].length >= minLength && [...value].length <= ((schema.maxLength as number) ?? Infinity);
-  switch (schema.format) {
+    [...value].length >= minLength && [...value].length <= (schema.maxLength ?? Infinity);
+  // Any other format, or none, is left to the pattern or plain text below.
+  switch (schema.format ?? '') {
     case 'uuid':
       return fc.uuid();
     case 'email':
@@ -36,8 +34,8 @@ function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
 }
 
 function numberArbitrary(schema: Schema, integer: boolean): fc.Arbitrary<number> {
-  const min = (schema.minimum as number | undefined) ?? (schema.exclusiveMinimum as number | undefined);
-  const max = (schema.maximum as number | undefined) ?? (schema.exclusiveMaximum as number | undefined);
+  const min = schema.minimum ?? schema.exclusiveMinimum;
+  const max = schema.maximum ?? schema.exclusiveMaximum;
   const notExcluded = (value: number) => value !== schema.exclusiveMinimum && value !== schema.exclusiveMaximum;
   if (integer) {
     return fc.integer({ min: min ?? -1_000_000, max: max ?? 1_000_000 }).filter(notExcluded);
@@ -46,7 +44,7 @@ function numberArbitrary(schema: Schema, integer: boolean): fc.Arbitrary<number>
 }
 
 function objectArbitrary(document: SpecDocument, schema: Schema): fc.Arbitrary<Record<string, unknown>> {
-  const properties = (schema.properties as Record<string, Schema> | undefined) ?? {};
+  const properties = schema.properties ?? {};
   const required = (schema.required as string[] | undefined) ?? [];
   const known = fc.record(
     Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, arbitraryFor(document, property)])),
@@ -54,21 +52,18 @@ function objectArbitrary(document: SpecDocument, schema: Schema): fc.Arbitrary<R
   );
   const extra = schema.additionalProperties;
   if (!extra || typeof extra !== 'object') return known;
-  const names = (schema.propertyNames as Schema | undefined) ?? {};
+  const names = schema.propertyNames ?? {};
   const keys = stringArbitrary({ minLength: 1, ...names }).filter((key) => !(key in properties));
-  const maxKeys = Math.min((schema.maxProperties as number | undefined) ?? MAX_KEYS, MAX_KEYS);
+  const maxKeys = Math.min(schema.maxProperties ?? MAX_KEYS, MAX_KEYS);
   return fc
-    .tuple(known, fc.dictionary(keys, arbitraryFor(document, extra as Schema), { maxKeys }))
+    .tuple(known, fc.dictionary(keys, arbitraryFor(document, extra), { maxKeys }))
     .map(([fixed, free]) => ({ ...free, ...fixed }));
 }
 
 function arrayArbitrary(document: SpecDocument, schema: Schema): fc.Arbitrary<unknown[]> {
-  const items = arbitraryFor(document, (schema.items as Schema | undefined) ?? {});
-  const minLength = (schema.minItems as number | undefined) ?? 0;
-  const maxLength = Math.max(
-    minLength,
-    Math.min((schema.maxItems as number | undefined) ?? MAX_ITEMS, minLength + MAX_ITEMS),
-  );
+  const items = arbitraryFor(document, schema.items ?? {});
+  const minLength = schema.minItems ?? 0;
+  const maxLength = Math.max(minLength, Math.min(schema.maxItems ?? MAX_ITEMS, minLength + MAX_ITEMS));
   return schema.uniqueItems
     ? fc.uniqueArray(items, { minLength, maxLength, selector: (value) => JSON.stringify(value) })
     : fc.array(items, { minLength, maxLength });
@@ -82,20 +77,16 @@ function arrayArbitrary(document: SpecDocument, schema: Schema): fc.Arbitrary<un
 export function arbitraryFor(document: SpecDocument, raw: Schema): fc.Arbitrary<unknown> {
   const schema = resolve<Schema>(document, raw);
   if ('const' in schema) return fc.constant(schema.const);
-  if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
+  if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
   if (Array.isArray(schema.allOf)) return arbitraryFor(document, mergeAllOf(document, schema));
-  const choices = (schema.oneOf ?? schema.anyOf) as Schema[] | undefined;
+  const choices = schema.oneOf ?? schema.anyOf;
   if (choices)
     return fc.oneof(
       ...choices.map((choice) =>
         arbitraryFor(document, { ...schema, oneOf: undefined, anyOf: undefined, ...resolve<Schema>(document, choice) }),
       ),
     );
-  const types = Array.isArray(schema.type)
-    ? (schema.type as string[])
-    : schema.type
-      ? [schema.type as string]
-      : ['object'];
+  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : ['object'];
   return fc.oneof(
     ...types.map((type): fc.Arbitrary<unknown> => {
       switch (type) {

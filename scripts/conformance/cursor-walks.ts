@@ -38,14 +38,14 @@ function cursorPageProblems(page: Page, expected: Expected, walked: Set<string>)
   const asked = `${expected.cursor}=${expected.at} limit=${expected.limit}`;
   const { pagination } = page;
   const problems: string[] = [];
-  if (pagination.limit !== expected.limit) problems.push(`${asked}: pagination.limit is ${pagination.limit}`);
+  if (pagination.limit !== expected.limit) problems.push(`${asked}: pagination.limit is ${String(pagination.limit)}`);
   if (pagination.offset !== 0)
-    problems.push(`${asked}: pagination.offset must be 0 with a cursor, is ${pagination.offset}`);
+    problems.push(`${asked}: pagination.offset must be 0 with a cursor, is ${String(pagination.offset)}`);
   if (pagination.total !== expected.total)
-    problems.push(`${asked}: pagination.total is ${pagination.total}, the offset pages say ${expected.total}`);
+    problems.push(`${asked}: pagination.total is ${String(pagination.total)}, the offset pages say ${expected.total}`);
   if (pagination.has_more !== expected.more)
     problems.push(
-      `${asked}: has_more is ${pagination.has_more}, but ${expected.more ? 'items remain' : 'no item remains'} beyond the page`,
+      `${asked}: has_more is ${String(pagination.has_more)}, but ${expected.more ? 'items remain' : 'no item remains'} beyond the page`,
     );
   const got = page.data.map((item) => String(item.id));
   for (const id of got) {

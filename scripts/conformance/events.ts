@@ -61,7 +61,7 @@ export async function triggerEvents(
   fixtures: Fixtures,
   document: SpecDocument,
 ): Promise<() => Promise<void>> {
-  const nothing = async () => undefined;
+  const nothing = () => Promise.resolve();
   const create = session.operation('createWebhook');
   const placeCall = session.operation('createCall');
   const cancel = session.operation('cancelCall');
@@ -160,7 +160,7 @@ export function judgeDeliveries(
     session.flag(
       eventOperation(kind),
       'scenario',
-      `delivery ${received.headers['x-svc-delivery'] ?? ''}`,
+      `delivery ${String(received.headers['x-svc-delivery'] ?? '')}`,
       undefined,
       problems,
       replayCurl(received, receiver.url),

@@ -32,10 +32,10 @@ export function declaredHeaders(
   status: string,
 ): DeclaredHeader[] {
   const base = `/paths/${escape(path)}/${method.toLowerCase()}/responses/${status}`;
-  const raw = document.paths?.[path]?.[method.toLowerCase()]?.responses?.[status] as Schema | undefined;
+  const raw = document.paths?.[path]?.[method.toLowerCase()]?.responses?.[status];
   if (!raw) return [];
   const response = follow(document, raw, base);
-  return Object.entries((response.node.headers ?? {}) as Record<string, Schema>).map(([name, rawHeader]) => {
+  return Object.entries(response.node.headers ?? {}).map(([name, rawHeader]) => {
     const header = follow(document, rawHeader, `${response.pointer}/headers/${escape(name)}`);
     const schema = resolve<Schema>(document, header.node.schema ?? {});
     return {
@@ -59,9 +59,9 @@ export function declaredEvent(
   kind: string,
 ): { headers: DeclaredHeader[]; bodyPointer: string } | undefined {
   const base = `/webhooks/${escape(kind)}/post`;
-  const operation = document.webhooks?.[kind]?.post as Schema | undefined;
+  const operation = document.webhooks?.[kind]?.post;
   if (!operation) return undefined;
-  const headers = ((operation.parameters ?? []) as Schema[]).flatMap((raw, index) => {
+  const headers = (operation.parameters ?? []).flatMap((raw, index) => {
     const parameter = follow(document, raw, `${base}/parameters/${index}`);
     if (parameter.node.in !== 'header') return [];
     const schema = resolve<Schema>(document, parameter.node.schema ?? {});
@@ -75,7 +75,7 @@ export function declaredEvent(
     ];
   });
   const body = follow(document, operation.requestBody ?? {}, `${base}/requestBody`);
-  const schema = body.node.content?.['application/json']?.schema as Schema | undefined;
+  const schema = body.node.content?.['application/json']?.schema;
   if (!schema) return undefined;
   const located = follow(document, schema, `${body.pointer}/content/application~1json/schema`);
   return { headers, bodyPointer: located.pointer };

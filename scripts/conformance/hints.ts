@@ -28,7 +28,7 @@ export async function pinValid(input: RequestInput, fixtures: Fixtures): Promise
   let expectation: Expectation = { kind: 'success' };
   let unreachable: string | undefined;
   if ('Idempotency-Key' in pinned.headers) {
-    pinned.headers['Idempotency-Key'] = `${pinned.headers['Idempotency-Key']!.slice(0, 200)}.${unique()}`;
+    pinned.headers['Idempotency-Key'] = `${pinned.headers['Idempotency-Key'].slice(0, 200)}.${unique()}`;
   }
   if ('starting_after' in pinned.query || 'ending_before' in pinned.query) {
     // A cursor must name an item of the list and excludes the other cursor and an offset: a generated

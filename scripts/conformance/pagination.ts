@@ -16,15 +16,19 @@ function pageProblems(page: Page, limit: number, offset: number, total: number):
   const problems: string[] = [];
   const { pagination } = page;
   const expected = Math.max(0, Math.min(limit, total - offset));
-  if (pagination.limit !== limit) problems.push(`asked for limit=${limit}, pagination.limit is ${pagination.limit}`);
+  if (pagination.limit !== limit)
+    problems.push(`asked for limit=${limit}, pagination.limit is ${String(pagination.limit)}`);
   if (pagination.offset !== offset)
-    problems.push(`asked for offset=${offset}, pagination.offset is ${pagination.offset}`);
-  if (pagination.total !== total) problems.push(`pagination.total changed from ${total} to ${pagination.total}`);
+    problems.push(`asked for offset=${offset}, pagination.offset is ${String(pagination.offset)}`);
+  if (pagination.total !== total)
+    problems.push(`pagination.total changed from ${total} to ${String(pagination.total)}`);
   if (page.data.length !== expected)
     problems.push(`limit=${limit} offset=${offset} of ${total} items must return ${expected}, got ${page.data.length}`);
   const more = offset + page.data.length < total;
   if (pagination.has_more !== more)
-    problems.push(`has_more is ${pagination.has_more} with ${offset + page.data.length} of ${total} items seen`);
+    problems.push(
+      `has_more is ${String(pagination.has_more)} with ${offset + page.data.length} of ${total} items seen`,
+    );
   return problems;
 }
 
@@ -35,7 +39,7 @@ function orderProblems(items: Page['data']): string[] {
     const after = Date.parse(String(items[index]!.created_at));
     if (after > before)
       return [
-        `items are not newest first: ${items[index]!.id} (created ${items[index]!.created_at}) follows an older one`,
+        `items are not newest first: ${String(items[index]!.id)} (created ${String(items[index]!.created_at)}) follows an older one`,
       ];
   }
   return [];
@@ -81,9 +85,11 @@ async function walkOnce(
     const problems = pageProblems(page, PAGE, offset, total);
     page.data.forEach((item, index) => {
       const expected = reference.data[offset + index]?.id;
-      if (seen.has(item.id)) problems.push(`item ${item.id} is on the page at offset ${seen.get(item.id)} too`);
+      if (seen.has(item.id)) problems.push(`item ${String(item.id)} is on the page at offset ${seen.get(item.id)} too`);
       else if (item.id !== expected)
-        problems.push(`item ${offset + index} is ${item.id}, but the one-page list has ${expected} there`);
+        problems.push(
+          `item ${offset + index} is ${String(item.id)}, but the one-page list has ${String(expected)} there`,
+        );
       seen.set(item.id, offset);
     });
     findings.push({ label: text, exchange, problems });

@@ -98,7 +98,10 @@ async function emitEnding(trx: Db, call: CallRow, cause: Cause): Promise<void> {
     case 'canceled':
       await emit('call.canceled', { ...base, status: 'canceled', reason: reasonIn(call, ['canceled_by_client']) });
       return;
-    default:
+    case 'queued':
+    case 'dialing':
+    case 'ringing':
+    case 'in_progress':
       throw new Error(`call ${call.id} has not ended (${call.status})`);
   }
 }

@@ -19,7 +19,7 @@ export function parse(argv: string[], options: Options): ParsedArgs {
       options: { ...options, json: { type: 'boolean' } },
       allowPositionals: true,
       strict: true,
-    }) as ParsedArgs;
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -94,7 +94,7 @@ function readRequest(argv: string[]): ListenRequest {
       `--host must be an IP address when the listener registers its own endpoint, got "${values.host}"`,
     );
   }
-  const str = (name: keyof typeof OPTIONS) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const str = (name: keyof typeof OPTIONS) => (typeof values[name] === 'string' ? values[name] : undefined);
   const envPort = process.env.WEBHOOK_LISTEN_PORT;
   let forwardTo: URL | undefined;
   let apiRoot: string | undefined;
@@ -192,7 +192,11 @@ async function listen(request: ListenRequest, output: ListenOutput): Promise<num
     screen: (incoming) => screenDelivery(incoming.headers),
     maxBodyBytes: MAX_DELIVERY_BYTES,
     answer: (received, _request, response) =>
-      void receiveDelivery(received, response, { secrets, forwardTo: request.forwardTo, report: output.delivery }),
+      void receiveDelivery(received, response, {
+        secrets,
+        forwardTo: request.forwardTo,
+        report: (record) => output.delivery(record),
+      }),
   });
   try {
     output.fact('listening', `Listening on ${receiver.origin}/`, { url: `${receiver.origin}/` });

@@ -62,7 +62,7 @@ function readRecords(file: string, onHeader: (names: string[]) => void = () => u
       info: true,
       max_record_size: IMPORT_MAX_LINE_BYTES,
     }),
-  ) as unknown as CsvRecords;
+  );
 }
 
 function lineTooLong(line: number): ImportFileError {
@@ -128,7 +128,8 @@ export async function checkFile(file: string): Promise<void> {
   let records = 0;
   let header = false;
   try {
-    for await (const _record of readRecords(file, () => (header = true))) records += 1;
+    const rows = readRecords(file, () => (header = true))[Symbol.asyncIterator]();
+    while (!(await rows.next()).done) records += 1;
   } catch (error) {
     if (error instanceof ImportFileError) throw error;
     if ((error as { code?: string }).code === 'CSV_MAX_RECORD_SIZE') {

@@ -74,7 +74,7 @@ const upsertStatement = byColumns((columns) =>
         conflict.columns(['org_id', 'phone_e164']).doUpdateSet((eb) => {
           const set: Record<string, unknown> = { updated_at: sql`clock_timestamp()` };
           for (const column of columns) set[column] = eb.ref(`excluded.${column}` as never);
-          return set as never;
+          return set;
         }),
       )
       .returning(CONTACT_COLUMNS)

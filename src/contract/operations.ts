@@ -6,6 +6,8 @@ import type { AuthContext } from '../orgs/authenticator.js';
 /** Operations served by the API (the `on…` entries are webhook deliveries we send, not serve). */
 export type OperationId = Exclude<keyof operations, `on${string}`>;
 
+/** No parameters of a kind: an object type without fields, as `{}` reads in an intersection. */
+type NoFields = Record<never, never>;
 type Op<O extends OperationId> = operations[O];
 type Responses<O extends OperationId> = Op<O>['responses'];
 type SuccessStatus<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204>;
@@ -13,10 +15,10 @@ type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : un
 type ParamsOf<O extends OperationId, K extends 'path' | 'query' | 'header'> = Op<O>['parameters'] extends {
   [P in K]?: infer T;
 }
-  ? T extends undefined | never
-    ? {}
+  ? T extends undefined
+    ? NoFields
     : NonNullable<T>
-  : {};
+  : NoFields;
 type BodyOf<O extends OperationId> =
   Op<O> extends { requestBody: { content: { 'application/json': infer B } } }
     ? B

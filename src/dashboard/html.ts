@@ -23,6 +23,6 @@ function render(value: HtmlValue): string {
 /** Builds markup from a template, escaping every value (attribute values must be quoted in the template). */
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
   let out = strings[0]!;
-  for (let i = 0; i < values.length; i += 1) out += render(values[i]!) + strings[i + 1]!;
+  for (let i = 0; i < values.length; i += 1) out += render(values[i]) + strings[i + 1]!;
   return new SafeHtml(out);
 }

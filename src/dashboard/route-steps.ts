@@ -143,7 +143,7 @@ const parseForm = bodyParser({ enableTypes: ['form'], formLimit: MAX_CSV_BYTES *
  */
 export const formBody: Koa.Middleware = async (ctx, next) => {
   try {
-    await parseForm(ctx, async () => undefined);
+    await parseForm(ctx, () => Promise.resolve());
   } catch (error) {
     const status = (error as { status?: unknown }).status;
     if (status !== 413 && status !== 400 && status !== 415) throw error;
@@ -248,6 +248,11 @@ export function action(
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The path parameter `name` the route matched (Koa types ctx.params as any). */
+export function pathParam(ctx: Koa.Context, name: string): string | undefined {
+  return (ctx.params as Record<string, string | undefined>)[name];
+}
 
 /** A path's id, which must be a UUID; throws not_found otherwise (as for an id of another org). */
 export function uuidParam(value: string | undefined, resource: string): string {

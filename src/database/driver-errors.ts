@@ -8,7 +8,8 @@ export type DatabaseFault = 'unreachable' | 'busy';
 function withCause(summary: string, options?: ErrorOptions): string {
   const cause = options?.cause;
   if (!(cause instanceof Error)) return summary;
-  const detail = cause.message || String((cause as { code?: unknown }).code ?? cause.name);
+  const { code } = cause as { code?: unknown };
+  const detail = cause.message || (typeof code === 'string' || typeof code === 'number' ? String(code) : cause.name);
   return `${summary}: ${detail}`;
 }
 

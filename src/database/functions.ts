@@ -4,13 +4,14 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { AnySchemaDb } from './any-schema.js';
 import { projectFile } from '../project-files.js';
 
 const FUNCTIONS_DIR = projectFile('db/functions');
 
 /** Installs every new or changed db/functions/*.sql file in one transaction; returns the files installed. */
-export async function installFunctions(db: Kysely<any>): Promise<string[]> {
+export async function installFunctions(db: AnySchemaDb): Promise<string[]> {
   const files = (await readdir(FUNCTIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
   const sources = await Promise.all(
     files.map(async (file) => [file, await readFile(path.join(FUNCTIONS_DIR, file), 'utf8')] as const),

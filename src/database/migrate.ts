@@ -1,13 +1,13 @@
 // Brings a database up to date: pending migrations from db/migrations in order, then the functions of
 // db/functions that are new or changed. Runs on a connection of its own, with the migration timeouts
 // rather than the request timeouts.
-import type { Kysely } from 'kysely';
+import type { AnySchemaDb } from './any-schema.js';
 import { Migrator, type MigrationProvider } from 'kysely/migration';
 import { migrations } from '../../db/migrations/index.js';
 import { connectDatabase } from './connect.js';
 import { installFunctions } from './functions.js';
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
 
 /** What a migration run did: the migrations applied and the function files installed, by name. */
 export interface MigrationReport {
@@ -31,7 +31,7 @@ export class SchemaBehindError extends Error {
   }
 }
 
-function migratorFor(db: Kysely<any>): Migrator {
+function migratorFor(db: AnySchemaDb): Migrator {
   // Resource migrations were written in parallel; applying them out of name order is safe for them.
   return new Migrator({ db, provider, allowUnorderedMigrations: true });
 }
@@ -41,11 +41,11 @@ function migratorFor(db: Kysely<any>): Migrator {
  * each. Throws the first migration's error.
  */
 export async function migrateToLatest(
-  db: Kysely<any>,
+  db: AnySchemaDb,
   onApplied: (kind: 'migration' | 'function', name: string) => void = () => undefined,
 ): Promise<MigrationReport> {
   const { error, results } = await migratorFor(db).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error('a migration failed', { cause: error });
   const applied = (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
   for (const name of applied) onApplied('migration', name);
   const functions = await installFunctions(db);
@@ -54,13 +54,13 @@ export async function migrateToLatest(
 }
 
 /** The names of migrations not yet applied to the database, in order. */
-export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+export async function pendingMigrations(db: AnySchemaDb): Promise<string[]> {
   const known = await migratorFor(db).getMigrations();
   return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }
 
 /** Every migration with when it was applied (null when pending), in order. */
-export async function migrationStatus(db: Kysely<any>): Promise<Array<{ name: string; appliedAt: Date | null }>> {
+export async function migrationStatus(db: AnySchemaDb): Promise<Array<{ name: string; appliedAt: Date | null }>> {
   const known = await migratorFor(db).getMigrations();
   return known.map((migration) => ({ name: migration.name, appliedAt: migration.executedAt ?? null }));
 }
@@ -69,7 +69,7 @@ export async function migrationStatus(db: Kysely<any>): Promise<Array<{ name: st
 export async function withMigrationConnection<T>(
   url: string,
   timeouts: MigrationTimeouts,
-  work: (db: Kysely<any>) => Promise<T>,
+  work: (db: AnySchemaDb) => Promise<T>,
 ): Promise<T> {
   const { db } = connectDatabase(url, {
     poolSize: 1,

@@ -55,7 +55,7 @@ export async function openDatabase(
     } else {
       const embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort);
       url = embedded.url;
-      stopEmbedded = embedded.stop;
+      stopEmbedded = () => embedded.stop();
     }
   }
   try {

@@ -73,7 +73,7 @@ export class PgConnection implements DatabaseConnection {
   }
 
   /** Streaming needs a cursor (pg-cursor), which this service does not install. */
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming query results is not supported: the service has no cursor support for pg');
   }
 

@@ -11,9 +11,9 @@ import {
   type DatabaseConnection,
   type Dialect,
   type Driver,
-  type Kysely,
   type TransactionSettings,
 } from 'kysely';
+import type { AnySchemaDb } from './any-schema.js';
 import { ConnectionUnavailableError } from './driver-errors.js';
 import { PgConnection, type PgConnectionOptions } from './pg-connection.js';
 
@@ -43,7 +43,7 @@ export class PgDialect implements Dialect {
   }
 
   /** Kysely's PostgreSQL introspector. */
-  createIntrospector(db: Kysely<any>) {
+  createIntrospector(db: AnySchemaDb) {
     return new PostgresIntrospector(db);
   }
 }
@@ -92,8 +92,9 @@ class PgDriver implements Driver {
     await pgConnection(connection).rollback();
   }
 
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
     pgConnection(connection).release();
+    return Promise.resolve();
   }
 
   async destroy(): Promise<void> {

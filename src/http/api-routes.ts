@@ -34,7 +34,7 @@ export async function createBackend(document: Document = apiDocument): Promise<O
     strict: true,
     quick: true,
     coerceTypes: true,
-    customizeAjv: (_ajv, options) => createSpecAjv(options) as never,
+    customizeAjv: (_ajv, options) => createSpecAjv(options),
   });
   await api.init();
   return api;
@@ -92,7 +92,7 @@ export function apiRoutes(api: OpenAPIBackend, run: OperationRunner): Koa.Middle
     const state = stateOf(ctx);
     state.hasBody = declaresBody(ctx);
     try {
-      await routes(ctx, async () => notFound());
+      await routes(ctx, () => Promise.resolve().then(notFound));
     } finally {
       // A body left unread (refused before it was needed: 404, 405, 401, ...) is not waited for.
       if (state.hasBody && !ctx.req.complete) ctx.set('Connection', 'close');

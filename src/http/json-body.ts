@@ -92,7 +92,7 @@ async function readText(ctx: Koa.Context, read: Koa.Middleware, timeoutMs: numbe
   const bodyRead: { startedAt: number; tookMs?: number } = { startedAt: performance.now() };
   stateOf(ctx).bodyRead = bodyRead;
   try {
-    await Promise.race([read(ctx, async () => undefined), timedOut]);
+    await Promise.race([read(ctx, () => Promise.resolve()), timedOut]);
   } catch (error) {
     throw error instanceof DomainError ? error : readError(ctx, error);
   } finally {

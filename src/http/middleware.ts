@@ -147,7 +147,9 @@ export function securityHeaders(): Koa.Middleware {
   return async (ctx, next) => {
     const setHeaders = PAGE_PATHS.test(ctx.path) ? forPages : forApi;
     await new Promise<void>((resolve, reject) =>
-      setHeaders(ctx.req, ctx.res, (error?: unknown) => (error ? reject(error) : resolve())),
+      setHeaders(ctx.req, ctx.res, (error?: unknown) =>
+        error ? reject(error instanceof Error ? error : new Error('helmet failed', { cause: error })) : resolve(),
+      ),
     );
     ctx.set('Cache-Control', 'no-store');
     await next();

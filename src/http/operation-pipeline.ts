@@ -59,11 +59,11 @@ export function operationPipeline(
     const validation = validateOperationRequest(api, operation, ctx, body);
     if (validation.errors) throw validationError(validation.errors, headerNamesOf(operation), validation.validated);
     // Validation coerced the path and query parameters to their types (query integers as numbers).
-    const parsed: ParsedRequest = {
+    const parsed: ValidRequest = {
       method: operation.method,
       path: ctx.path,
-      params: validation.coerced.params as ParsedRequest['params'],
-      query: validation.coerced.query as ParsedRequest['query'],
+      params: validation.coerced.params,
+      query: validation.coerced.query,
       headers: ctx.headers as Record<string, string | string[]>,
       cookies: {},
       requestBody: body,
@@ -128,6 +128,17 @@ export async function takeRateLimitSlot(limiter: RateLimiter, metrics: Metrics, 
     throw error;
   }
 }
+
+/** A request that passed validation, as openapi-backend's ParsedRequest with its fields' types. */
+type ValidRequest = ParsedRequest<
+  unknown,
+  Record<string, unknown>,
+  Record<string, unknown>,
+  Record<string, string | string[]>
+>;
+
+/** What a handler receives, over every operation; validation against the spec gave each field its type. */
+type Input = OperationInput<OperationId>;
 
 /** What a valid request's parameters became: path and query values coerced to their schema types. */
 export interface ValidatedParameters {
@@ -194,17 +205,17 @@ function declaredHeaders(operation: Operation, headers: Record<string, string | 
 /** The handler input of an authenticated, validated request: params, query, headers, body, caller. */
 export function operationInput(
   operation: Operation,
-  request: ParsedRequest,
+  request: ValidRequest,
   ctx: Koa.Context,
 ): OperationInput<OperationId> {
   const state = stateOf(ctx);
   return {
-    params: request.params,
+    params: request.params as Input['params'],
     query: request.query,
     headers: declaredHeaders(operation, request.headers),
-    body: request.requestBody,
+    body: request.requestBody as Input['body'],
     auth: state.auth!,
     requestId: state.requestId,
     traceparent: state.traceparent,
-  } as unknown as OperationInput<OperationId>;
+  };
 }

@@ -21,5 +21,5 @@ export interface RequestState {
 
 /** The request's state. */
 export function stateOf(ctx: Koa.Context): RequestState {
-  return ctx.state as RequestState;
+  return ctx.state;
 }

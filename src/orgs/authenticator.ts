@@ -20,7 +20,7 @@ import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
  * storage for all of `max` entries when it is built (several MB at these bounds, in every process);
  * bounding the total size instead, each entry counting 1, keeps the same bound without that.
  */
-function growingCache<K extends {}, V extends {}>(
+function growingCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>>(
   entries: number,
   options: Omit<LRUCache.Options<K, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'> = {},
 ): LRUCache<K, V> {

@@ -186,7 +186,7 @@ export async function insertClaimedTestDelivery(
   db: Db,
   test: { orgId: string; webhookId: string; event: StoredEvent; maxInFlight: number },
   lease: { now: Date; owner: string; expiresAt: Date },
-  alsoInTransaction: (trx: Db) => Promise<void> = async () => undefined,
+  alsoInTransaction: (trx: Db) => Promise<void> = () => Promise.resolve(),
 ): Promise<ClaimedDelivery | 'not_found' | 'busy'> {
   return db.transaction().execute(async (trx) => {
     const endpoint = await trx
@@ -485,10 +485,11 @@ export async function findUnsuccessfulEvents(db: Db, webhookId: string, since: D
       ]),
     )
     .where('created_at', '>=', since)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('webhook_deliveries as delivered')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as delivered')
             .select('delivered.id')
             .whereRef('delivered.webhook_id', '=', 'webhook_deliveries.webhook_id')
             .whereRef('delivered.event_id', '=', 'webhook_deliveries.event_id')

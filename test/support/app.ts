@@ -85,7 +85,7 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
   const deps = createAppDeps({
     db,
     config,
-    logger: createLogger(config.logLevel, options.logStream as never),
+    logger: createLogger(config.logLevel, options.logStream),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.providers ? { providers: options.providers } : {}),
     ...(options.pool ? { pool: options.pool } : {}),
@@ -143,13 +143,23 @@ export async function createTestOrg(
   return { orgId: org.id, agentId: agent.id, key };
 }
 
-/** A raw fetch against the app, for requests a generated client cannot make (bad JSON, odd headers). */
-export async function rawRequest(
+/** What rawRequest answers: the status, the headers and the body parsed as JSON (else its text, or null). */
+export interface RawAnswer<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/**
+ * A raw fetch against the app, for requests a generated client cannot make (bad JSON, odd headers). The
+ * body has the type the caller declares for it (`unknown` when it declares none).
+ */
+export async function rawRequest<T = unknown>(
   app: TestApp,
   method: string,
   path: string,
   init: { headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; headers: Headers; body: any }> {
+): Promise<RawAnswer<T>> {
   const response = await app.fetch(`${app.apiUrl}${path}`, { method, headers: init.headers, body: init.body });
   const text = await response.text();
   let body: unknown = null;
@@ -158,5 +168,5 @@ export async function rawRequest(
   } catch {
     body = text;
   }
-  return { status: response.status, headers: response.headers, body };
+  return { status: response.status, headers: response.headers, body: body as T };
 }

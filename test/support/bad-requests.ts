@@ -76,7 +76,8 @@ function query(valid: ValidRequest): BadRequest[] {
   for (const parameter of valid.operation.parameters.filter((candidate) => candidate.in === 'query')) {
     const schema = parameter.schema;
     const name = parameter.name;
-    const sample = schema.enum?.[0] ?? schema.default ?? schema.minimum ?? 'x';
+    const first = schema.enum?.[0] ?? schema.default ?? schema.minimum ?? 'x';
+    const sample = typeof first === 'string' || typeof first === 'number' ? String(first) : JSON.stringify(first);
     bad.push(
       at(`${name} repeated`, `${name}=${sample}&${name}=${sample}`),
       at(`${name} as an array`, `${name}[]=${sample}`),

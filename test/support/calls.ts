@@ -12,7 +12,7 @@ const TERMINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled'
 /** Polls `probe` until it returns a truthy value; fails after `timeoutMs` with `what` in the message. */
 export async function waitFor<T>(
   what: string,
-  probe: () => Promise<T | null | undefined | false>,
+  probe: () => T | null | undefined | false | Promise<T | null | undefined | false>,
   timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

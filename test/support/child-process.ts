@@ -8,7 +8,7 @@ export interface ReadyChild {
   /** What the ready pattern matched. */
   match: RegExpExecArray;
   /** Everything it wrote to stdout and stderr so far. */
-  output(): string;
+  output: () => string;
   /** Settles with its exit code (null when a signal ended it) once it has exited. */
   exited: Promise<number | null>;
 }

@@ -5,6 +5,7 @@ import { expect } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Db } from '../../src/database/connect.js';
 import { inviteMember, linkPath, type Role } from '../../src/members/service.js';
+import type { AxeResults } from 'axe-core';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -79,12 +80,12 @@ export async function signedInPage(
 export async function expectAccessible(page: Page): Promise<void> {
   await page.addScriptTag({ path: AXE });
   const violations = await page.evaluate(async () => {
-    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: any[] }> } }).axe.run();
+    const result = await (globalThis as unknown as { axe: { run(): Promise<AxeResults> } }).axe.run();
     return result.violations
       .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
       .map(
         (violation) =>
-          `${violation.id}: ${violation.help} (${violation.nodes.map((node: any) => node.target).join(', ')})`,
+          `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
       );
   });
   expect(violations, `axe on ${page.url()}`).toEqual([]);

@@ -5,6 +5,7 @@ import { startHttpsReceiver } from '../../src/tools/https-receiver.js';
 import type { ServerCertificate } from '../../src/tools/local-ca.js';
 import { signatureHeader } from '../../src/webhooks/delivery/signature.js';
 import { verifySignature } from '../../src/webhooks/delivery/verify.js';
+import { parseJson } from './json.js';
 
 /** A listening hop: its origin, the receiver origin it forwards to (set by the caller), and how to stop it. */
 export interface DeliveryProxy {
@@ -12,6 +13,12 @@ export interface DeliveryProxy {
   /** Where deliveries go on, e.g. https://127.0.0.1:4431; nothing is forwarded until it is set. */
   target: string | undefined;
   close(): Promise<void>;
+}
+
+/** A delivered event as a mutation edits it: its kind and a data object whose fields may be replaced. */
+export interface EditableEvent {
+  event: string;
+  data: Record<string, unknown>;
 }
 
 /**
@@ -22,9 +29,9 @@ export async function startDeliveryProxy(
   tls: ServerCertificate,
   ca: string,
   secrets: ReadonlySet<string>,
-  change: (event: any) => void,
+  change: (event: EditableEvent) => void,
 ): Promise<DeliveryProxy> {
-  const proxy: DeliveryProxy = { origin: '', target: undefined, close: async () => undefined };
+  const proxy: DeliveryProxy = { origin: '', target: undefined, close: () => Promise.resolve() };
   const receiver = await startHttpsReceiver({
     tls,
     answer: (received, _request, response) => {
@@ -32,7 +39,7 @@ export async function startDeliveryProxy(
       for (const [name, value] of Object.entries(received.headers))
         if (name === 'content-type' || name.startsWith('x-svc-')) headers[name] = String(value);
       let body = received.rawBody;
-      const event = JSON.parse(body);
+      const event = parseJson<EditableEvent>(body);
       change(event);
       const edited = JSON.stringify(event);
       if (edited !== body) {

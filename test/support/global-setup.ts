@@ -35,7 +35,7 @@ export default async function setup(project: TestProject) {
     const port = Number(process.env.TEST_EMBEDDED_PG_PORT || 54331);
     const embedded = await startEmbeddedPostgres(path.resolve('.data/test'), port);
     adminUrl = embedded.url;
-    stopEmbedded = embedded.stop;
+    stopEmbedded = () => embedded.stop();
   }
   const template = `voice_tmpl_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });

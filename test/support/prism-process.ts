@@ -70,15 +70,15 @@ export async function startPrism(): Promise<{ url: string; stop(): Promise<void>
         resolve();
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`Prism exited with ${code}:\n${output}`)));
   });
   mkdirSync(path.dirname(PRISM_LOG), { recursive: true });
   const log = createWriteStream(PRISM_LOG);
   log.write(output);
-  child.stdout!.pipe(log);
-  child.stderr!.pipe(log);
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
   return {
     url: `http://127.0.0.1:${port}`,
     stop: async () => {

@@ -34,8 +34,8 @@ export function startService(
         resolve({ child, output });
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`exited early with ${code}:\n${output}`)));
   });
 }

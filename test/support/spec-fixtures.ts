@@ -80,8 +80,11 @@ export function exampleBody(operation: Operation, org: OwnedOrg): Record<string,
   return body;
 }
 
-/** Sends an operation as `caller` (with an Idempotency-Key when given and the operation takes one). */
-export function sendOperation(
+/**
+ * Sends an operation as `caller` (with an Idempotency-Key when given and the operation takes one); the
+ * answer's body has the type the caller declares.
+ */
+export function sendOperation<T = unknown>(
   app: TestApp,
   operation: Operation,
   caller: TestOrg,
@@ -94,7 +97,7 @@ export function sendOperation(
   if (idempotencyKey && operation.parameters.some((parameter) => parameter.name === 'Idempotency-Key')) {
     headers['Idempotency-Key'] = idempotencyKey;
   }
-  return rawRequest(app, operation.method, path, {
+  return rawRequest<T>(app, operation.method, path, {
     headers,
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
@@ -125,7 +128,14 @@ export async function createOwnedOrg(
   };
   const create = async (id: string, status: number, key?: string) => {
     const operation = operationById(id);
-    const response = await sendOperation(app, operation, owned, operation.path, exampleBody(operation, owned), key);
+    const response = await sendOperation<{ data: { id: string } }>(
+      app,
+      operation,
+      owned,
+      operation.path,
+      exampleBody(operation, owned),
+      key,
+    );
     expect(response.status, `${id}: ${JSON.stringify(response.body)}`).toBe(status);
     return response.body;
   };

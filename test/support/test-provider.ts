@@ -32,26 +32,24 @@ export class TestProvider implements VoiceProvider {
   /** Tests may lower it to see lookups wait their turn. */
   lookupsPerSecond = 100;
   /** How placements are answered: accept with a fresh id unless a test says otherwise. */
-  onPlace: (request: PlaceRequest) => Promise<Placed> = async () => ({
-    providerCallId: `tv_${randomBytes(6).toString('hex')}`,
-    nextLookupAt: null,
-  });
+  onPlace: (request: PlaceRequest) => Promise<Placed> = () =>
+    Promise.resolve({ providerCallId: `tv_${randomBytes(6).toString('hex')}`, nextLookupAt: null });
   placements: PlaceRequest[] = [];
   lookups: ProviderCallRef[] = [];
   stopAnswer: StopResult = { stopped: true, conversation: null };
   /** What a lookup finds, by our call id: the provider's id and the call's history. */
   known = new Map<string, { providerCallId: string; events: ProviderEvent[] }>();
 
-  async place(request: PlaceRequest): Promise<Placed> {
+  place(request: PlaceRequest): Promise<Placed> {
     this.placements.push(request);
     return this.onPlace(request);
   }
 
-  async stop(): Promise<StopResult> {
-    return this.stopAnswer;
+  stop(): Promise<StopResult> {
+    return Promise.resolve(this.stopAnswer);
   }
 
-  async readWebhook(webhook: {
+  readWebhook(webhook: {
     rawBody: Buffer;
     headers: Readonly<Record<string, string | undefined>>;
     now: Date;
@@ -60,23 +58,24 @@ export class TestProvider implements VoiceProvider {
     const given = Buffer.from(webhook.headers['x-test-signature'] ?? '', 'hex');
     const expected = createHmac('sha256', SECRET).update(`${timestamp}.`).update(webhook.rawBody).digest();
     if (given.length !== expected.length || !timingSafeEqual(given, expected))
-      return { verified: false, why: 'bad signature' };
-    if (Math.abs(webhook.now.getTime() / 1000 - Number(timestamp)) > 300) return { verified: false, why: 'stale' };
+      return Promise.resolve({ verified: false, why: 'bad signature' });
+    if (Math.abs(webhook.now.getTime() / 1000 - Number(timestamp)) > 300)
+      return Promise.resolve({ verified: false, why: 'stale' });
     const body = JSON.parse(webhook.rawBody.toString('utf8')) as { events: WireEvent[] };
-    return { verified: true, events: body.events.map(toInbound) };
+    return Promise.resolve({ verified: true, events: body.events.map(toInbound) });
   }
 
-  async lookup(call: ProviderCallRef): Promise<LookupResult> {
+  lookup(call: ProviderCallRef): Promise<LookupResult> {
     this.lookups.push(call);
     const known = this.known.get(call.callId);
-    if (!known) return { found: false };
+    if (!known) return Promise.resolve({ found: false });
     const events = known.events.map((event, index) => ({
       dedupeKey: `lookup:${known.providerCallId}:${index}`,
       callId: call.callId,
       providerCallId: known.providerCallId,
       event,
     }));
-    return { found: true, providerCallId: known.providerCallId, events, nextLookupAt: null };
+    return Promise.resolve({ found: true, providerCallId: known.providerCallId, events, nextLookupAt: null });
   }
 }
 

@@ -95,8 +95,8 @@ export async function startVapiPrism(): Promise<{ url: string; stop(): Promise<v
         resolve();
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`Prism exited with ${code}:\n${output}`)));
   });
   return {

@@ -40,7 +40,7 @@ export function vendorEndedReasons(): string[] {
 function repaired(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(repaired);
   if (!node || typeof node !== 'object') return node;
-  const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, repaired(value)])) as Json;
+  const copy: Json = Object.fromEntries<unknown>(Object.entries(node).map(([key, value]) => [key, repaired(value)]));
   const values = copy['enum'];
   if (Array.isArray(values) && values.length === 0) delete copy['enum'];
   if (copy['oneOf']) {

@@ -132,7 +132,7 @@ export async function startReceiver(
           resolve(requests);
         });
       }),
-    close: server.close,
+    close: () => server.close(),
   };
   return receiver;
 }

@@ -8,7 +8,7 @@ import type { Database } from './command.js';
  * migrations unless MIGRATE_ON_START=false, and a close() for the end of the command. Opening throws
  * ConfigError for a bad setting and the connection's error when the database cannot be reached.
  */
-export function lazyDatabase(): { database: Database; close(): Promise<void> } {
+export function lazyDatabase(): { database: Database; close: () => Promise<void> } {
   let opening: Promise<OpenDatabase> | null = null;
   return {
     database: async () => {

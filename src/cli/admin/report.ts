@@ -6,13 +6,19 @@ import { UsageError } from '../args.js';
 import { printable } from '../terminal-text.js';
 import type { Output } from './command.js';
 
+/** An error's code (as Node's system errors carry one), else its name. */
+function codeOrName(error: Error): string {
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' || typeof code === 'number' ? String(code) : error.name;
+}
+
 /** The text of an error on one line; an AggregateError (several addresses tried) gives each cause. */
 function oneLine(error: unknown): string {
   const text =
     error instanceof AggregateError && !error.message
       ? error.errors.map((cause) => (cause instanceof Error ? cause.message : String(cause))).join('; ')
       : error instanceof Error
-        ? error.message || String((error as { code?: unknown }).code ?? error.name)
+        ? error.message || codeOrName(error)
         : String(error);
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }

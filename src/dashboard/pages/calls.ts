@@ -7,7 +7,7 @@ import { toCallDetail } from '../../calls/mapper.js';
 import { findAgent } from '../../orgs/service.js';
 import { CALL_STATUSES } from '../../calls/status.js';
 import type { Session } from '../../members/sessions.js';
-import { sendPage, uuidParam, view, type DashboardEnv } from '../route-steps.js';
+import { sendPage, uuidParam, view, pathParam, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
 import { callTime, minute, rupees, second } from '../format.js';
@@ -57,7 +57,7 @@ async function showCalls(ctx: Koa.Context, session: Session, env: DashboardEnv):
 
 /** GET: one call's facts, LLM fields, credits, transcript and timeline. */
 async function showCall(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  const { call: row, timeline } = await getCall(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'call'));
+  const { call: row, timeline } = await getCall(env.deps.db, session.orgId, uuidParam(pathParam(ctx, 'id'), 'call'));
   const call = toCallDetail(row, timeline);
   const agent = await findAgent(env.deps.db, session.orgId, call.agent_id);
   const fact = (label: string, value: string | number | null) =>

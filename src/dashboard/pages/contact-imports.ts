@@ -11,7 +11,7 @@ import { html, type SafeHtml } from '../html.js';
 import { notice, page } from '../layout.js';
 import { outside } from '../outside-text.js';
 import { minute } from '../format.js';
-import { sendPage, uuidParam, view, type DashboardEnv } from '../route-steps.js';
+import { sendPage, uuidParam, view, pathParam, type DashboardEnv } from '../route-steps.js';
 
 /** The path of an import's page. */
 export function importPath(id: string): string {
@@ -58,7 +58,7 @@ export function importReport(summary: ImportSummary): SafeHtml {
 
 /** GET: an import's progress, report or failure. */
 async function showImport(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  const found = await getContactImport(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'contact import'));
+  const found = await getContactImport(env.deps.db, session.orgId, uuidParam(pathParam(ctx, 'id'), 'contact import'));
   const rejections = found.rejections as Array<{ line: number; error: RowError }>;
   const stored = html`The first ${found.rows_committed} rows (through line ${found.last_line_committed}) were read:
   ${found.created} contacts created and ${found.updated} updated, each new one with its contact.created event;

@@ -4,7 +4,16 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { createApiKey, listKeys, MAX_KEY_LABEL_LENGTH, revokeKey } from '../../orgs/api-keys.js';
 import { DomainError, notFound } from '../../errors.js';
-import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
+import {
+  action,
+  field,
+  formBody,
+  redirectAfterPost,
+  sendPage,
+  view,
+  pathParam,
+  type DashboardEnv,
+} from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { maskedKey, minute } from '../format.js';
@@ -99,7 +108,7 @@ async function createKey(ctx: Koa.Context, session: Session, env: DashboardEnv):
 
 /** GET: the page asking to confirm a key's revocation. */
 async function confirmRevoke(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  const key = await orgKey(env, session, ctx.params.prefix!);
+  const key = await orgKey(env, session, pathParam(ctx, 'prefix')!);
   if (key.revoked_at) throw alreadyRevoked(key.revoked_at);
   const question = html`Revoke <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${outside(key.label)})` : ''}?
     Requests with it are refused within 30 seconds. This cannot be undone.`;
@@ -117,8 +126,8 @@ async function confirmRevoke(ctx: Koa.Context, session: Session, env: DashboardE
 
 /** POST: revokes the key. */
 async function revoke(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  if (!(await revokeKey(env.deps.db, ctx.params.prefix!, by(ctx, session), session.orgId))) {
-    const key = await orgKey(env, session, ctx.params.prefix!);
+  if (!(await revokeKey(env.deps.db, pathParam(ctx, 'prefix')!, by(ctx, session), session.orgId))) {
+    const key = await orgKey(env, session, pathParam(ctx, 'prefix')!);
     throw alreadyRevoked(key.revoked_at ?? new Date());
   }
   redirectAfterPost(ctx, CURRENT);

@@ -22,6 +22,7 @@ import {
   sendPage,
   uuidParam,
   view,
+  pathParam,
   type DashboardEnv,
   type PageHandler,
 } from '../route-steps.js';
@@ -129,7 +130,7 @@ function by(ctx: Koa.Context, session: Session) {
 }
 
 async function otherMember(env: DashboardEnv, ctx: Koa.Context, session: Session) {
-  return requireOtherMember(env.deps.db, session.orgId, uuidParam(ctx.params.id, 'member'), session.userId);
+  return requireOtherMember(env.deps.db, session.orgId, uuidParam(pathParam(ctx, 'id'), 'member'), session.userId);
 }
 
 /** GET: the org's members, and the invite form for admins. */

@@ -13,6 +13,7 @@ import {
   returnPath,
   sendPage,
   sendProblem,
+  pathParam,
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
@@ -128,12 +129,12 @@ async function signOut(ctx: Koa.Context, session: Session, env: DashboardEnv): P
 /** GET /dashboard/invite/:token: the form setting a password from a one-time link. */
 async function showLink(ctx: Koa.Context, env: DashboardEnv): Promise<void> {
   setPageHeaders(ctx);
-  const link = await findLink(env.deps.db, ctx.params.token!, env.deps.clock.now());
+  const link = await findLink(env.deps.db, pathParam(ctx, 'token')!, env.deps.clock.now());
   if (!link) {
     sendProblem(ctx, null, 404, LINK_GONE);
     return;
   }
-  sendPage(ctx, 200, passwordForm(ctx.params.token!, link.email, null));
+  sendPage(ctx, 200, passwordForm(pathParam(ctx, 'token')!, link.email, null));
 }
 
 /** POST /dashboard/invite/:token: sets the password, uses the link up and signs in. */
@@ -141,7 +142,7 @@ async function acceptLinkForm(ctx: Koa.Context, env: DashboardEnv): Promise<void
   setPageHeaders(ctx);
   if (refuseCrossSite(ctx, env)) return;
   const { db, clock } = env.deps;
-  const token = ctx.params.token!;
+  const token = pathParam(ctx, 'token')!;
   const now = clock.now();
   try {
     const user = await acceptLink(db, token, field(ctx, 'password'), now, ctx.ip);

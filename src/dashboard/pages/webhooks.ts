@@ -16,6 +16,7 @@ import {
   sendPage,
   uuidParam,
   view,
+  pathParam,
   type DashboardEnv,
   type PageHandler,
 } from '../route-steps.js';
@@ -283,7 +284,7 @@ async function inDashboardWords(env: DashboardEnv, session: Session, id: string,
 
 /** The endpoint id in the path (`:id`); throws not_found for one that is no UUID. */
 function endpointId(ctx: Koa.Context): string {
-  return uuidParam(ctx.params.id, 'webhook endpoint');
+  return uuidParam(pathParam(ctx, 'id'), 'webhook endpoint');
 }
 
 /** GET: the org's endpoints. */

@@ -15,8 +15,8 @@ function run(
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { ...runAs(user), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', (error: NodeJS.ErrnoException) =>
       reject(new Error(`could not run ${program} (${error.code})`)),
     );

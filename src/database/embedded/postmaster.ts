@@ -58,8 +58,8 @@ export async function startPostmaster(options: {
         resolve();
       }
     };
-    child.stdout!.on('data', onOutput);
-    child.stderr!.on('data', onOutput);
+    child.stdout.on('data', onOutput);
+    child.stderr.on('data', onOutput);
     child.once('error', (error: NodeJS.ErrnoException) => fail(`could not run ${binaries.postgres} (${error.code})`));
     child.once('exit', () => {
       if (output === null) return;

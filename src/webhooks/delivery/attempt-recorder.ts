@@ -72,7 +72,10 @@ export class AttemptRecorder {
       // written on its own, so the others are not held back by it.
       await Promise.all(
         batch.map((waiting) =>
-          recordAttempts(this.db, [waiting.record]).then(([outcome]) => waiting.resolve(outcome!), waiting.reject),
+          recordAttempts(this.db, [waiting.record]).then(
+            ([outcome]) => waiting.resolve(outcome!),
+            (error: unknown) => waiting.reject(error),
+          ),
         ),
       );
     }

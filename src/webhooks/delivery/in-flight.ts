@@ -100,7 +100,7 @@ export class InFlightSends {
     if (stop?.aborted) onStop();
     else stop?.addEventListener('abort', onStop, { once: true });
     let sends = this.byEndpoint.get(webhookId);
-    if (!sends) this.byEndpoint.set(webhookId, (sends = new Map()));
+    if (!sends) this.byEndpoint.set(webhookId, (sends = new Map<AbortController, SendLimits>()));
     sends.set(controller, limits);
     if (!this.timer) {
       this.timer = setInterval(() => void this.watch(), this.watchMs);

@@ -55,7 +55,7 @@ const jsonType = (value: unknown) => (value === null ? 'null' : Array.isArray(va
 function allowedTypes(document: SpecDocument, raw: unknown): Set<string> {
   const schema = resolve(document, raw);
   if (schema.type) return new Set(Array.isArray(schema.type) ? schema.type : [schema.type]);
-  const values = (schema.enum ?? ('const' in schema ? [schema.const] : undefined)) as unknown[] | undefined;
+  const values = schema.enum ?? ('const' in schema ? [schema.const] : undefined);
   if (values) return new Set(values.map(jsonType));
   const branches = (schema.oneOf ?? schema.anyOf ?? []) as unknown[];
   return new Set(branches.flatMap((branch) => [...allowedTypes(document, branch)]));
@@ -133,7 +133,7 @@ function hostileStrings(schema: Schema, valid: string | undefined): BadValue[] {
 
 /** Integers JSON can write but a server must refuse: in a string, past 2^53, overflowing to Infinity or 0, negative. */
 function hostileIntegers(schema: Schema): BadValue[] {
-  const min = schema.minimum as number | undefined;
+  const min = schema.minimum;
   const found = [
     bad('a number in a string', JSON.stringify(String(min ?? 1))),
     bad('2^53+1', '9007199254740993'),
@@ -150,7 +150,8 @@ function hostileIntegers(schema: Schema): BadValue[] {
 /** Values for one branch of a schema (the schema itself when it has no oneOf/anyOf). */
 function branchValues(document: SpecDocument, branch: Schema, valid: unknown, depth: number): BadValue[] {
   const types = allowedTypes(document, branch);
-  const validText = typeof valid === 'string' ? valid : (branch.examples?.[0] ?? branch.enum?.[0]);
+  const example = (branch.examples as unknown[] | undefined)?.[0] ?? branch.enum?.[0];
+  const validText = typeof valid === 'string' ? valid : typeof example === 'string' ? example : undefined;
   const found = constraintBreakers(branch, types, validText, false).map((broken) =>
     bad(broken.label, JSON.stringify(broken.value)),
   );
@@ -173,7 +174,7 @@ function objectValues(document: SpecDocument, schema: Schema, valid: unknown, de
   if (schema.minProperties) found.push(bad('an empty object', '{}'));
   if (schema.additionalProperties === false) found.push({ label: 'an unknown member', at: [UNKNOWN_FIELD], json: '1' });
   if (depth < 2) {
-    for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Schema>))
+    for (const [name, property] of Object.entries(schema.properties ?? {}))
       found.push(...within(name, collect(document, property, current[name], depth + 1)));
   }
   if (schema.additionalProperties !== undefined) {
@@ -197,12 +198,12 @@ function objectValues(document: SpecDocument, schema: Schema, valid: unknown, de
 
 function arrayValues(document: SpecDocument, schema: Schema, valid: unknown, depth: number): BadValue[] {
   const itemSchema = resolve(document, schema.items ?? {});
-  const item = (Array.isArray(valid) ? valid[0] : undefined) ?? itemSchema.enum?.[0] ?? 'x';
+  const item = (Array.isArray(valid) ? (valid as unknown[])[0] : undefined) ?? itemSchema.enum?.[0] ?? 'x';
   const found: BadValue[] = [{ label: 'nested 10,000 deep', at: [], json: nested(10_000, 'array'), below: ['0'] }];
   if (schema.minItems) found.push(bad('an empty array', '[]'));
   if (typeof schema.maxItems === 'number') {
     // Distinct items where the schema lists them, so only the count is wrong.
-    const pool = Array.isArray(itemSchema.enum) ? (itemSchema.enum as unknown[]) : [item];
+    const pool = Array.isArray(itemSchema.enum) ? itemSchema.enum : [item];
     const items = Array.from({ length: schema.maxItems + 1 }, (_, i) => pool[i % pool.length]);
     found.push(bad(`${schema.maxItems + 1} items`, JSON.stringify(items)));
   }

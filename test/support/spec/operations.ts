@@ -54,7 +54,7 @@ function schemaPointer(raw: Schema, base: string): string {
 function requestBody(document: SpecDocument, raw: Schema | undefined, base: string): RequestBody | undefined {
   if (!raw) return undefined;
   const resolved = resolve(document, raw);
-  const json = resolved.content?.['application/json'] as Schema | undefined;
+  const json = resolved.content?.['application/json'];
   if (!json?.schema) return undefined;
   return {
     required: resolved.required === true,
@@ -88,7 +88,7 @@ export function listOperations(document: SpecDocument): Operation[] {
       const base = `/paths/${escapePointer(path)}/${method}`;
       const parameters = [...(item.parameters ?? []), ...(raw.parameters ?? [])]
         .map((parameter: unknown) => resolve(document, parameter))
-        .filter((parameter) => ['path', 'query', 'header'].includes(parameter.in))
+        .filter((parameter) => ['path', 'query', 'header'].includes(parameter.in ?? ''))
         .map((parameter) => ({
           name: parameter.name as string,
           in: parameter.in as Parameter['in'],
@@ -96,11 +96,12 @@ export function listOperations(document: SpecDocument): Operation[] {
           schema: resolve(document, parameter.schema),
         }));
       const responses: Record<string, string | null> = {};
-      for (const [status, rawResponse] of Object.entries((raw.responses ?? {}) as Record<string, Schema>)) {
+      for (const [status, rawResponse] of Object.entries(raw.responses ?? {})) {
         const json = resolve(document, rawResponse).content?.['application/json'];
         responses[status] = json?.schema ? schemaPointer(rawResponse, `${base}/responses/${status}`) : null;
       }
       const body = requestBody(document, raw.requestBody, base);
+      if (!raw.operationId) throw new Error(`${base} has no operationId`);
       const security = (raw.security as unknown[] | undefined) ?? globalSecurity;
       operations.push({
         id: raw.operationId,

@@ -31,16 +31,20 @@ export class SimulatedProvider implements VoiceProvider {
    * Accepts every number except those ending in 0005, which it refuses with ProviderRefusedError; the
    * first lookup is due at the script's first step.
    */
-  async place(request: PlaceRequest): Promise<Placed> {
+  place(request: PlaceRequest): Promise<Placed> {
     if (request.toE164.endsWith('0005'))
-      throw new ProviderRefusedError('The voice provider refused to place the call.');
+      return Promise.reject(new ProviderRefusedError('The voice provider refused to place the call.'));
     const providerCallId = `sim_${randomBytes(8).toString('hex')}`;
     const first = planFor({ ...request, providerCallId }, providerCallId).steps[0];
-    return { providerCallId, nextLookupAt: this.timeOf(request.placedAt, first?.offsetSec ?? 0) };
+    return Promise.resolve({ providerCallId, nextLookupAt: this.timeOf(request.placedAt, first?.offsetSec ?? 0) });
   }
 
   /** Nothing to stop: the call only exists in its script. A connected call reports its conversation cut at `at`. */
-  async stop(call: ProviderCallRef, request: { connected: boolean; at: Date }): Promise<StopResult> {
+  stop(call: ProviderCallRef, request: { connected: boolean; at: Date }): Promise<StopResult> {
+    return Promise.resolve(this.stopNow(call, request));
+  }
+
+  private stopNow(call: ProviderCallRef, request: { connected: boolean; at: Date }): StopResult {
     if (!request.connected || call.providerCallId === null) return { stopped: true, conversation: null };
     const connection = planFor(call, call.providerCallId).connection;
     if (!connection) return { stopped: true, conversation: null };
@@ -49,22 +53,26 @@ export class SimulatedProvider implements VoiceProvider {
   }
 
   /** The simulator sends no webhooks, so none it is shown is genuine. */
-  async readWebhook(): Promise<WebhookReading> {
-    return { verified: false, why: 'the simulator sends no webhooks' };
+  readWebhook(): Promise<WebhookReading> {
+    return Promise.resolve({ verified: false, why: 'the simulator sends no webhooks' });
   }
 
   /**
    * The script's events due by `now` (each keyed by its place in the script) and when the next is due;
    * a call without a provider id was never placed here.
    */
-  async lookup(call: ProviderCallRef, request: { now: Date }): Promise<LookupResult> {
+  lookup(call: ProviderCallRef, request: { now: Date }): Promise<LookupResult> {
+    return Promise.resolve(this.lookupNow(call, request.now));
+  }
+
+  private lookupNow(call: ProviderCallRef, now: Date): LookupResult {
     const providerCallId = call.providerCallId;
     if (providerCallId === null) return { found: false };
     const events: InboundEvent[] = [];
     const steps = planFor(call, providerCallId).steps;
     for (const [index, step] of steps.entries()) {
       const at = this.timeOf(call.placedAt, step.offsetSec);
-      if (at > request.now) return { found: true, providerCallId, events, nextLookupAt: at };
+      if (at > now) return { found: true, providerCallId, events, nextLookupAt: at };
       events.push({
         dedupeKey: `${providerCallId}:${index}`,
         callId: call.callId,

@@ -18,7 +18,7 @@ export interface CallPlan {
     /** When the contact picks up, in simulated seconds after placement. */
     atSec: number;
     /** What the conversation has produced after `connectedSec` seconds. */
-    after(connectedSec: number): Conversation;
+    after: (connectedSec: number) => Conversation;
   } | null;
 }
 
@@ -90,7 +90,7 @@ function conversationOf(scenario: Scenario, totalSec: number, recordingUrl: stri
   return {
     intentAtSec,
     handoffAtSec,
-    after(connectedSec: number): Conversation {
+    after: (connectedSec: number): Conversation => {
       const finished = connectedSec >= totalSec;
       const intentKnown = connectedSec >= intentAtSec;
       return {

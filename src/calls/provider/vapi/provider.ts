@@ -105,7 +105,11 @@ export class VapiProvider implements VoiceProvider {
   }
 
   /** Verifies the HMAC signature before reading the body; then the body's status and end reports as events. */
-  async readWebhook(webhook: InboundWebhook): Promise<WebhookReading> {
+  readWebhook(webhook: InboundWebhook): Promise<WebhookReading> {
+    return Promise.resolve(this.readWebhookNow(webhook));
+  }
+
+  private readWebhookNow(webhook: InboundWebhook): WebhookReading {
     const refusal = verifyVapiSignature(
       { body: webhook.rawBody, header: (name) => webhook.headers[name] },
       this.options.webhookSecret,
