@@ -2,6 +2,8 @@
 // loopback (test/support/vapi-fake.ts): placement, signed webhooks (each fixture valid by the vendor's
 // ServerMessage schema) to completion, duplicates and late reports, refused signatures, unknown calls,
 // cancel, the hang-up at max_duration_sec, the provider's failures and reconciliation.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
@@ -175,7 +177,7 @@ describe('a Vapi call followed through its webhooks', () => {
     });
     expect(unsigned.status).toBe(401);
     expect(await storedReports(created.provider_call_id)).toBe(0);
-    expect((await fetchCall(app.client(org.key), created.id)).status).toBe('queued');
+    expect((await fetchCall(app.client(org.key), created.id)).status).not.toBe('canceled');
   });
 
   it('holds a report that arrives before the placement is recorded and applies it then', async () => {
@@ -231,6 +233,30 @@ describe('stopping a Vapi call', () => {
       .POST('/calls/{id}/cancel', { params: { path: { id: created.id } } });
     expect(response.status).toBe(409);
     expect(error).toMatchObject({ error: { code: 'invalid_state' } });
+  });
+
+  it('never posts to a control URL off the hosts of Vapi, and sends it no credential', async () => {
+    const received: Array<string | undefined> = [];
+    const elsewhere = http.createServer((request, response) => {
+      received.push(request.headers.authorization);
+      response.writeHead(200).end();
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, 'localhost', resolve));
+    try {
+      const org = await vapiOrg();
+      const created = await place(org);
+      const { port } = elsewhere.address() as AddressInfo;
+      fake.calls.get(created.provider_call_id!)!['monitor'] = { controlUrl: `http://localhost:${port}/control` };
+      const { error, response } = await app
+        .client(org.key)
+        .POST('/calls/{id}/cancel', { params: { path: { id: created.id } } });
+      expect(response.status).toBe(409);
+      expect(error).toMatchObject({ error: { code: 'invalid_state' } });
+      expect(received).toEqual([]);
+      expect((await fetchCall(app.client(org.key), created.id)).status).not.toBe('canceled');
+    } finally {
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
   });
 
   it('hangs a connected call up at its max_duration_sec and ends it completed', async () => {

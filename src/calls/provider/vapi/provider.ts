@@ -45,6 +45,23 @@ function setting(call: PlaceRequest, key: string): string {
   return value;
 }
 
+/**
+ * Whether a control URL from Vapi's answer may receive our request (and API key): https on vapi.ai or
+ * one of its subdomains, or the configured API's own origin (a mock or proxy the operator chose).
+ */
+function isVapiControlUrl(value: string, baseUrl: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.username !== '' || url.password !== '') return false;
+  if (url.origin === new URL(baseUrl).origin) return true;
+  const vapiHost = url.hostname === 'vapi.ai' || url.hostname.endsWith('.vapi.ai');
+  return url.protocol === 'https:' && url.port === '' && vapiHost;
+}
+
 /** The Vapi voice provider. */
 export class VapiProvider implements VoiceProvider {
   readonly name = 'vapi';
@@ -99,6 +116,8 @@ export class VapiProvider implements VoiceProvider {
     const controlUrl = found.monitor?.controlUrl;
     if (!controlUrl)
       return { stopped: false, message: 'Vapi offers no control URL for this call, so it cannot be stopped.' };
+    if (!isVapiControlUrl(controlUrl, this.options.baseUrl))
+      return { stopped: false, message: 'Vapi named a control URL off its own hosts, so the call cannot be stopped.' };
     await this.client.endCall(controlUrl, request.signal);
     const conversation = request.connected ? conversationOf({ ...found, endedAt: request.at.toISOString() }) : null;
     return { stopped: true, conversation };
