@@ -205,6 +205,18 @@ describe('a Vapi call followed through its webhooks', () => {
     expect((await fetchCall(app.client(org.key), callId)).status).toBe('ringing');
   });
 
+  it('does not apply a report whose Vapi call is not the one our call was placed as', async () => {
+    const org = await vapiOrg();
+    const created = await place(org);
+    // Signed, and naming our call in its metadata, but about another Vapi call.
+    const other = vapiCall(crypto.randomUUID(), created.id);
+    expect((await deliver(endOfCallReport(other, 'customer-busy', new Date()))).status).toBe(200);
+    expect((await deliver(statusUpdate(other, 'ringing', new Date()))).status).toBe(200);
+    // The worker may have looked the call up meanwhile: Vapi holds it queued (our dialing).
+    expect(['queued', 'dialing']).toContain((await fetchCall(app.client(org.key), created.id)).status);
+    expect(await eventsOfCall(database.db, created.id)).toEqual([]);
+  });
+
   it('acknowledges a report about a call nobody knows', async () => {
     const call = vapiCall(crypto.randomUUID(), crypto.randomUUID());
     const answer = await deliver(endOfCallReport(call, 'customer-ended-call', new Date()));

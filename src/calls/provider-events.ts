@@ -35,6 +35,12 @@ function idsOf(event: InboundEvent) {
   };
 }
 
+/** Whether a report's ids agree with `call`: neither names something else (an id it lacks is no conflict). */
+function namesCall(call: { id: string; provider_call_id: string | null }, ids: ReturnType<typeof idsOf>): boolean {
+  if (ids.callId !== null && ids.callId !== call.id) return false;
+  return ids.providerCallId === null || call.provider_call_id === null || ids.providerCallId === call.provider_call_id;
+}
+
 /**
  * Finds and locks the call a report names, or tells that it waits for a placement or names no known
  * call. The provider call id's lock comes first, so a placement recording that id (which takes the
@@ -44,11 +50,12 @@ async function target(trx: Db, provider: string, event: InboundEvent): Promise<C
   const ids = idsOf(event);
   if (ids.providerCallId !== null) await lockProviderCallId(trx, provider, ids.providerCallId);
   const call = await lockProviderCall(trx, provider, ids);
-  if (call) return call;
+  if (call) return namesCall(call, ids) ? call : 'unknown_call';
   if (ids.callId === null) return 'unknown_call';
   // Waiting on the placement's lock means its second transaction finished: look for the call again.
   if (await lockPlacement(trx, ids.callId)) return 'held';
-  return (await lockProviderCall(trx, provider, ids)) ?? 'unknown_call';
+  const placed = await lockProviderCall(trx, provider, ids);
+  return placed && namesCall(placed, ids) ? placed : 'unknown_call';
 }
 
 /**
@@ -73,7 +80,8 @@ export async function ingestReports(
       results.push('duplicate');
       continue;
     }
-    const found = byCall.get(event.callId ?? '')?.call ?? (await target(trx, provider.name, event));
+    const cached = byCall.get(event.callId ?? '')?.call;
+    const found = cached && namesCall(cached, event) ? cached : await target(trx, provider.name, event);
     if (typeof found === 'string') {
       results.push(found);
       continue;
@@ -115,10 +123,11 @@ export async function applyWaitingReports(
   call: CallRow,
   now: Date,
 ): Promise<CallRow> {
-  const waiting = await waitingProviderEvents(trx, provider.name, {
+  const named = await waitingProviderEvents(trx, provider.name, {
     id: call.id,
     providerCallId: call.provider_call_id,
   });
+  const waiting = named.filter((row) => namesCall(call, { callId: row.call_id, providerCallId: row.provider_call_id }));
   let current = call;
   for (const row of waiting)
     current = await applyProviderEvent(trx, current, storedEvent(row), provider.secondMs, null);
