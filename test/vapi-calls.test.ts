@@ -217,6 +217,31 @@ describe('a Vapi call followed through its webhooks', () => {
     expect(await eventsOfCall(database.db, created.id)).toEqual([]);
   });
 
+  it('ends a call from a signed report whose transcript is malformed, without a 500', async () => {
+    const org = await vapiOrg();
+    const created = await place(org);
+    const call = vapiCall(created.provider_call_id!, created.id);
+    const startedAt = new Date(Date.now() - 30_000);
+    const report = (messages: unknown, reason: string) =>
+      JSON.stringify({
+        message: {
+          type: 'end-of-call-report',
+          endedReason: reason,
+          timestamp: Date.now(),
+          call,
+          startedAt: startedAt.toISOString(),
+          endedAt: new Date(startedAt.getTime() + 20_000).toISOString(),
+          artifact: { messages },
+        },
+      });
+    expect((await deliver(report({ role: 'bot' }, 'customer-ended-call'))).status).toBe(200);
+    expect((await deliver(report([null, 7, { role: 'bot', message: 'Hi', secondsFromStart: 1 }], 'x'))).status).toBe(
+      200,
+    );
+    const done = await waitForCall(database.db, app.client(org.key), created.id, 'completed');
+    expect(done).toMatchObject({ duration_sec: 20, transcript: [] });
+  });
+
   it('acknowledges a report about a call nobody knows', async () => {
     const call = vapiCall(crypto.randomUUID(), crypto.randomUUID());
     const answer = await deliver(endOfCallReport(call, 'customer-ended-call', new Date()));

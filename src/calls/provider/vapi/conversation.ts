@@ -41,7 +41,9 @@ function recordingUrl(artifact: VapiArtifact | undefined): string | null {
 /** The conversation's spoken turns: Vapi's bot messages are the agent's, user messages the contact's. */
 function transcriptOf(messages: VapiMessage[] | undefined): Conversation['transcript'] {
   const turns: Conversation['transcript'] = [];
-  for (const message of messages ?? []) {
+  // A verified body is still not trusted to have the documented shape.
+  for (const message of Array.isArray(messages) ? messages : []) {
+    if (message === null || typeof message !== 'object') continue;
     const role = message.role === 'bot' ? 'agent' : message.role === 'user' ? 'contact' : null;
     if (!role || typeof message.message !== 'string' || typeof message.secondsFromStart !== 'number') continue;
     const start = message.secondsFromStart * 1000;
