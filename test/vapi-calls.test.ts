@@ -354,6 +354,26 @@ describe('when Vapi fails or goes quiet', () => {
     expect(after - before).toBe(1);
   });
 
+  it('does not take a full page of other calls for "Vapi never made it", so never dials twice', async () => {
+    const org = await vapiOrg();
+    fake.script('POST /call', { status: 500, body: { message: 'Internal server error' }, act: true });
+    // The search by our id gets as many calls as it asked for, none of them ours: it saw only part of the list.
+    const others = Array.from({ length: 1000 }, () => vapiCall(crypto.randomUUID(), crypto.randomUUID()));
+    fake.script('GET /call?', { status: 200, body: others });
+    const dials = () => fake.received.filter((request) => request.method === 'POST' && request.path === '/call').length;
+    const before = dials();
+    const { response } = await app
+      .client(org.key)
+      .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } });
+    expect(response.status).toBe(503);
+    const row = await waitFor('the placement to be reconciled into a call', async () =>
+      database.db.selectFrom('calls').select(['id']).where('org_id', '=', org.orgId).executeTakeFirst(),
+    );
+    expect(row.id).toBeDefined();
+    expect(fake.received.filter((request) => request.path.startsWith('/call?')).length).toBeGreaterThanOrEqual(2);
+    expect(dials() - before).toBe(1);
+  });
+
   it('reconciles a call whose webhooks never came with GET /call/{id}', async () => {
     const org = await vapiOrg();
     const created = await place(org);

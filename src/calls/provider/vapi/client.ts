@@ -35,6 +35,9 @@ export interface VapiCallQuery {
   createdAtLe: string;
 }
 
+/** The most calls one `GET /call` lists (the vendor's maximum `limit`). */
+export const CALL_LIST_LIMIT = 1000;
+
 /** Connection errors that prove the request never reached the server. */
 const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -78,9 +81,9 @@ export class VapiClient {
     throw this.failure(response);
   }
 
-  /** `GET /call` with filters: the calls Vapi lists for them (up to 1000). */
+  /** `GET /call` with filters: the calls Vapi lists for them (up to CALL_LIST_LIMIT). */
   async listCalls(query: VapiCallQuery, signal: AbortSignal): Promise<VapiCall[]> {
-    const search = new URLSearchParams({ ...query, limit: '1000' });
+    const search = new URLSearchParams({ ...query, limit: String(CALL_LIST_LIMIT) });
     const response = await this.send('GET', `${this.options.baseUrl}/call?${search}`, signal);
     if (response.status === 200 && Array.isArray(response.json)) return response.json as VapiCall[];
     if (response.status === 200) throw new VapiUnknownOutcomeError('Vapi listed calls in an unexpected shape.');

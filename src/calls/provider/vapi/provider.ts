@@ -12,7 +12,13 @@ import {
   type VoiceProvider,
   type WebhookReading,
 } from '../types.js';
-import { VapiClient, VapiRateLimitedError, VapiRefusedError, VapiUnknownOutcomeError } from './client.js';
+import {
+  CALL_LIST_LIMIT,
+  VapiClient,
+  VapiRateLimitedError,
+  VapiRefusedError,
+  VapiUnknownOutcomeError,
+} from './client.js';
 import { conversationOf } from './conversation.js';
 import { CALL_ID_KEY, eventsOfCall, eventsOfMessage, platformCallId } from './events.js';
 import { verifyVapiSignature } from './signature.js';
@@ -171,7 +177,11 @@ export class VapiProvider implements VoiceProvider {
         },
         signal,
       );
-      return calls.find((candidate) => platformCallId(candidate) === call.callId) ?? null;
+      const match = calls.find((candidate) => platformCallId(candidate) === call.callId);
+      // A full page may have left ours out: only a shorter list proves Vapi never made the call.
+      if (!match && calls.length >= CALL_LIST_LIMIT)
+        throw new VapiUnknownOutcomeError('Vapi listed a full page of calls without ours; it may be on a later one.');
+      return match ?? null;
     } catch (error) {
       if (error instanceof VapiRefusedError && error.status === 404) return null;
       throw error;
