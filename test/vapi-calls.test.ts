@@ -354,6 +354,18 @@ describe('when Vapi fails or goes quiet', () => {
     expect(after - before).toBe(1);
   });
 
+  it('takes a 2xx other than 201 as the call placed, never as a refusal', async () => {
+    const org = await vapiOrg(10_000);
+    fake.script('POST /call', { status: 200, act: true });
+    const { data, response } = await app
+      .client(org.key)
+      .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } });
+    expect(response.status).toBe(201);
+    expect(fake.calls.get(data!.data.provider_call_id!)?.['assistantOverrides']).toMatchObject({
+      metadata: { platformCallId: data!.data.id },
+    });
+  });
+
   it('does not take a full page of other calls for "Vapi never made it", so never dials twice', async () => {
     const org = await vapiOrg();
     fake.script('POST /call', { status: 500, body: { message: 'Internal server error' }, act: true });

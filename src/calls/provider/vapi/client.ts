@@ -68,7 +68,8 @@ export class VapiClient {
   /** `POST /call`: asks Vapi to dial; resolves with the call Vapi created. */
   async createCall(body: VapiCreateCall, signal: AbortSignal): Promise<VapiCall> {
     const response = await this.send('POST', `${this.options.baseUrl}/call`, signal, body);
-    if (response.status === 201) return response.json as VapiCall;
+    // The document says 201; any 2xx means Vapi took the request, so it is never read as a refusal.
+    if (response.status >= 200 && response.status < 300) return response.json as VapiCall;
     throw this.failure(response);
   }
 
