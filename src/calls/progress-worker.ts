@@ -22,17 +22,34 @@ async function retryCallAt(deps: AppDeps, call: { id: string; org_id: string }, 
 }
 
 /**
- * Advances the most overdue call, or else recovers the most overdue placement, if any; returns whether
- * one was due, and counts a status change in the metrics. A provider that is not configured here, or
- * fails, is tried again later. Throws on database errors.
+ * Recovers the most overdue placement, or else advances the most overdue call, if any; returns whether
+ * one was due, and counts a status change in the metrics. Placements go first: they are few, each holds
+ * credits and an Idempotency-Key, and calls looked up again and again must not keep them waiting. A
+ * provider that is not configured here, or fails, is tried again later. Throws on database errors.
  */
 export async function advanceOneDueCall(deps: AppDeps, gate: LookupGate): Promise<boolean> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + deps.config.providerTimeoutMs * 2 + PROVIDER_RETRY_MS);
   const retryAt = new Date(now.getTime() + PROVIDER_RETRY_MS);
   let step: StatusStep | null = null;
-  const call = await claimDueCall(deps.db, now, leaseUntil);
-  if (call) {
+  const placement = await claimDuePlacement(deps.db, now, leaseUntil);
+  if (placement) {
+    const provider = deps.providers.get(placement.provider);
+    try {
+      if (!provider) throw new Error(`provider ${placement.provider} is not configured in this process`);
+      await gate.take(provider);
+      step = await recoverPlacement(deps, provider, placement);
+    } catch (error) {
+      deps.logger.warn(
+        { provider: placement.provider, callId: placement.id, err: error },
+        'a placement could not be settled; tried again later',
+      );
+      await schedulePlacementRecovery(deps.db, placement.id, retryAt);
+      return true;
+    }
+  } else {
+    const call = await claimDueCall(deps.db, now, leaseUntil);
+    if (!call) return false;
     const provider = deps.providers.get(call.provider);
     if (!provider) {
       deps.logger.warn(
@@ -51,22 +68,6 @@ export async function advanceOneDueCall(deps: AppDeps, gate: LookupGate): Promis
         'a call could not be brought up to date; tried again later',
       );
       await retryCallAt(deps, call, retryAt);
-      return true;
-    }
-  } else {
-    const placement = await claimDuePlacement(deps.db, now, leaseUntil);
-    if (!placement) return false;
-    const provider = deps.providers.get(placement.provider);
-    try {
-      if (!provider) throw new Error(`provider ${placement.provider} is not configured in this process`);
-      await gate.take(provider);
-      step = await recoverPlacement(deps, provider, placement);
-    } catch (error) {
-      deps.logger.warn(
-        { provider: placement.provider, callId: placement.id, err: error },
-        'a placement could not be settled; tried again later',
-      );
-      await schedulePlacementRecovery(deps.db, placement.id, retryAt);
       return true;
     }
   }
