@@ -242,6 +242,36 @@ describe('a Vapi call followed through its webhooks', () => {
     expect(done).toMatchObject({ duration_sec: 20, transcript: [] });
   });
 
+  it('takes a signed report carrying NUL characters without a 500', async () => {
+    const org = await vapiOrg();
+    const created = await place(org);
+    const call = vapiCall(created.provider_call_id!, created.id);
+    const startedAt = new Date(Date.now() - 30_000);
+    const body = JSON.stringify({
+      message: {
+        type: 'end-of-call-report',
+        endedReason: 'customer-ended-call',
+        timestamp: Date.now(),
+        call,
+        startedAt: startedAt.toISOString(),
+        endedAt: new Date(startedAt.getTime() + 20_000).toISOString(),
+        artifact: {
+          recordingUrl: 'https://storage.vapi.example/a\u0000b.wav',
+          messages: [{ role: 'bot', message: 'Hi\u0000there', secondsFromStart: 1 }],
+        },
+        analysis: { structuredData: { intent: 'book\u0000demo' } },
+      },
+    });
+    expect((await deliver(body)).status).toBe(200);
+    const stray = JSON.stringify({
+      message: { type: 'status-update', status: 'ringing', timestamp: Date.now(), call: { id: 'x\u0000y' } },
+    });
+    expect((await deliver(stray)).status).toBe(200);
+    const done = await waitForCall(database.db, app.client(org.key), created.id, 'completed');
+    expect(done).toMatchObject({ duration_sec: 20, recording_url: null, llm_extracted_intent: 'bookdemo' });
+    expect(done.transcript).toEqual([{ role: 'agent', text: 'Hithere', start_ms: 1000, end_ms: 1000 }]);
+  });
+
   it('acknowledges a report about a call nobody knows', async () => {
     const call = vapiCall(crypto.randomUUID(), crypto.randomUUID());
     const answer = await deliver(endOfCallReport(call, 'customer-ended-call', new Date()));

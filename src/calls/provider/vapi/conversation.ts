@@ -28,13 +28,19 @@ function offset(ms: number): number {
   return Math.min(MAX_OFFSET_MS, Math.max(0, Math.round(ms)));
 }
 
+/** The text without NUL characters, which PostgreSQL cannot store. */
+function storable(text: string): string {
+  return text.replaceAll('\u0000', '');
+}
+
 function label(value: unknown): string | null {
-  return typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, MAX_LABEL) : null;
+  const text = typeof value === 'string' ? storable(value).trim() : '';
+  return text !== '' ? text.slice(0, MAX_LABEL) : null;
 }
 
 function recordingUrl(artifact: VapiArtifact | undefined): string | null {
   const url = artifact?.recording?.mono?.combinedUrl ?? artifact?.recordingUrl;
-  if (!url || url.length > MAX_URL || !URL.canParse(url)) return null;
+  if (typeof url !== 'string' || url.length > MAX_URL || url.includes('\u0000') || !URL.canParse(url)) return null;
   return url;
 }
 
@@ -53,7 +59,7 @@ function transcriptOf(messages: VapiMessage[] | undefined): Conversation['transc
         : 0;
     turns.push({
       role,
-      text: message.message.slice(0, MAX_TEXT),
+      text: storable(message.message).slice(0, MAX_TEXT),
       start_ms: offset(start),
       end_ms: offset(start + length),
     });

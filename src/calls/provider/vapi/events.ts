@@ -20,10 +20,14 @@ const PROGRESS: Readonly<Record<string, Progress>> = {
   'in-progress': 'in_progress',
 };
 
+/** An id as sent, or null when it is not a non-empty string PostgreSQL can store (no NUL). */
+function idOf(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' && !value.includes('\u0000') ? value : null;
+}
+
 /** Our call id as carried in the call's assistant metadata, or null. */
 export function platformCallId(call: VapiCall | undefined): string | null {
-  const value = call?.assistantOverrides?.metadata?.[CALL_ID_KEY];
-  return typeof value === 'string' && value !== '' ? value : null;
+  return idOf(call?.assistantOverrides?.metadata?.[CALL_ID_KEY]);
 }
 
 function date(value: string | number | undefined, fallback: Date): Date {
@@ -59,7 +63,7 @@ function endingOf(endedReason: string | undefined, source: VapiOutcomeSource): P
 
 function inbound(call: VapiCall | undefined, key: string, event: ProviderEvent): InboundEvent[] {
   const callId = platformCallId(call);
-  const providerCallId = call?.id ?? null;
+  const providerCallId = idOf(call?.id);
   if (!callId && !providerCallId) return [];
   return [{ dedupeKey: `${providerCallId ?? callId}:${key}`, callId, providerCallId, event }];
 }
