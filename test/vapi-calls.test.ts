@@ -220,7 +220,7 @@ describe('a Vapi call followed through its webhooks', () => {
   it('ends a call from a signed report whose transcript is malformed, without a 500', async () => {
     const org = await vapiOrg();
     const created = await place(org);
-    const call = vapiCall(created.provider_call_id!, created.id);
+    const call = vapiCall(created.provider_call_id, created.id);
     const startedAt = new Date(Date.now() - 30_000);
     const report = (messages: unknown, reason: string) =>
       JSON.stringify({
@@ -245,7 +245,7 @@ describe('a Vapi call followed through its webhooks', () => {
   it('takes a signed report carrying NUL characters without a 500', async () => {
     const org = await vapiOrg();
     const created = await place(org);
-    const call = vapiCall(created.provider_call_id!, created.id);
+    const call = vapiCall(created.provider_call_id, created.id);
     const startedAt = new Date(Date.now() - 30_000);
     const body = JSON.stringify({
       message: {
@@ -313,7 +313,7 @@ describe('stopping a Vapi call', () => {
       const org = await vapiOrg();
       const created = await place(org);
       const { port } = elsewhere.address() as AddressInfo;
-      fake.calls.get(created.provider_call_id!)!['monitor'] = { controlUrl: `http://localhost:${port}/control` };
+      fake.calls.get(created.provider_call_id)!['monitor'] = { controlUrl: `http://localhost:${port}/control` };
       const { error, response } = await app
         .client(org.key)
         .POST('/calls/{id}/cancel', { params: { path: { id: created.id } } });
@@ -391,7 +391,7 @@ describe('when Vapi fails or goes quiet', () => {
       .client(org.key)
       .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } });
     expect(response.status).toBe(201);
-    expect(fake.calls.get(data!.data.provider_call_id!)?.['assistantOverrides']).toMatchObject({
+    expect(fake.calls.get(data!.data.provider_call_id)?.['assistantOverrides']).toMatchObject({
       metadata: { platformCallId: data!.data.id },
     });
   });
