@@ -14,8 +14,7 @@ import { databaseBreaker, requestDeadline, requestLifecycle, securityHeaders } f
 import { errorBoundary } from './http/errors.js';
 import { RateLimiter } from './orgs/rate-limiter.js';
 import { healthRoutes } from './http/health.js';
-import { docsRoutes, PUBLISHED, specRoutes } from './http/docs.js';
-import { rootRoutes } from './http/root.js';
+import { docsRoutes, PUBLISHED, rootRoutes, specRoutes } from './http/docs.js';
 import { providerEventRoutes } from './http/provider-events.js';
 import { dashboardFaultPage, dashboardRoutes } from './dashboard/routes.js';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/policy.js';

@@ -1,8 +1,10 @@
-// The published contract (JSON and YAML) and the Redoc reference page, outside the API contract and without authentication.
+// What the server publishes outside the API, without authentication: the JSON index at its root, the
+// contract (JSON and YAML) and the Redoc reference page.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type Router from '@koa/router';
 import { projectFile } from '../project-files.js';
-import { readRedocBundle } from './redoc-bundle.js';
+import { API_ROOT } from './api-routes.js';
 
 /** Where the server publishes its reference page and its contract. */
 export const PUBLISHED = {
@@ -80,5 +82,44 @@ export function docsRoutes(router: Router): void {
     ctx.set('Cache-Control', 'public, max-age=86400');
     ctx.type = 'application/javascript; charset=utf-8';
     ctx.body = bundle;
+  });
+}
+
+// Redoc's standalone bundle as the docs page serves it: read once from node_modules, with the one
+// asset it would fetch from off this server (its footer logo, from Redocly's CDN) taken out.
+const REDOC_BUNDLE_PATH = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+
+// The footer's `<img src="https://cdn.redoc.ly/redoc/logo-mini.svg">`, rendered as `cond ? img : null`.
+const REMOTE_LOGO =
+  /\w+\?\w+\.createElement\("img",\{alt:"redocly logo",[^}]*src:"https:\/\/cdn\.redoc\.ly\/[^"]*"\}\):null/g;
+
+// The bundle with the remote logo replaced by nothing; throws when this Redoc version draws it differently.
+function readRedocBundle(): Buffer {
+  const source = readFileSync(REDOC_BUNDLE_PATH, 'utf8');
+  const matches = source.match(REMOTE_LOGO)?.length ?? 0;
+  if (matches !== 1) throw new Error(`${REDOC_BUNDLE_PATH}: expected Redoc's CDN logo once, found it ${matches} times`);
+  return Buffer.from(source.replace(REMOTE_LOGO, 'null'));
+}
+
+const INDEX = {
+  name: 'voice-call-api',
+  docs_url: PUBLISHED.docs,
+  openapi_json_url: PUBLISHED.specJson,
+  openapi_yaml_url: PUBLISHED.specYaml,
+  api_base_url: API_ROOT,
+};
+
+// RFC 8631: service-doc for people, service-desc for machines.
+const LINK = [
+  `<${PUBLISHED.docs}>; rel="service-doc"; type="text/html"`,
+  `<${PUBLISHED.specJson}>; rel="service-desc"; type="application/json"`,
+  `<${PUBLISHED.specYaml}>; rel="service-desc"; type="application/yaml"`,
+].join(', ');
+
+/** Registers GET / (a JSON index of the docs page, the spec in JSON and YAML, and the API base, with a Link header). */
+export function rootRoutes(router: Router): void {
+  router.get('/', (ctx) => {
+    ctx.set('Link', LINK);
+    ctx.body = INDEX;
   });
 }
