@@ -1,5 +1,5 @@
-// The voice providers this build knows, by name. Adding a provider is a folder beside simulator/ and
-// one line in MODULES.
+// The voice providers this build knows, by name. Adding a provider is a folder beside simulator/, one
+// line in MODULES and its credentials in src/config.ts.
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { DomainError } from '../../errors.js';
