@@ -93,7 +93,9 @@ export class VapiClient {
 
   /** Ends a live call through its control URL (`{ type: "end-call" }`), whatever state it is in. */
   async endCall(controlUrl: string, signal: AbortSignal): Promise<void> {
-    const response = await this.send('POST', controlUrl, signal, { type: 'end-call' });
+    // Vapi's control URL is unauthenticated unless an assistant turns on controlAuthenticationEnabled
+    // (then it wants the public key): the private API key is never sent there.
+    const response = await this.send('POST', controlUrl, signal, { type: 'end-call' }, { withApiKey: false });
     if (response.status >= 200 && response.status < 300) return;
     throw this.failure(response);
   }
@@ -110,13 +112,14 @@ export class VapiClient {
     url: string,
     signal: AbortSignal,
     body?: unknown,
+    { withApiKey } = { withApiKey: true },
   ): Promise<{ status: number; json: unknown; retryAfter: string | null }> {
     try {
       const response = await request(url, {
         method: method as 'GET' | 'POST',
         signal,
         headers: {
-          authorization: `Bearer ${this.options.apiKey}`,
+          ...(withApiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
