@@ -7,6 +7,7 @@ import type { Config } from '../../src/config.js';
 import type { Db } from '../../src/database/connect.js';
 import { emitEvent, emitEvents, type EventDataByKind, type EventKind } from '../../src/webhooks/outbox.js';
 import { insertWebhook } from '../../src/webhooks/queries.js';
+import { createOrg } from '../../src/orgs/service.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/delivery/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestAppOptions, type TestOrg } from './app.js';
@@ -89,9 +90,10 @@ export async function register(
  * and `count` such events emitted in one transaction, so `count` deliveries wait for it.
  */
 export async function endpointWithEvents(db: Db, count: number): Promise<{ orgId: string; webhookId: string }> {
-  const org = await createTestOrg(db);
+  // An org alone (no agent or key), so a test may run this on a schema older than the agents' latest.
+  const org = await createOrg(db, { name: `Endpoint org ${randomUUID().slice(0, 8)}` });
   const webhook = await insertWebhook(db, {
-    orgId: org.orgId,
+    orgId: org.id,
     url: 'https://receiver.test/hooks',
     events: ['contact.created'],
     secret: `whsec_${randomUUID()}`,
@@ -100,11 +102,11 @@ export async function endpointWithEvents(db: Db, count: number): Promise<{ orgId
   await db.transaction().execute((trx) =>
     emitEvents(
       trx,
-      org.orgId,
+      org.id,
       'contact.created',
       Array.from({ length: count }, () => contactCreated()),
       null,
     ),
   );
-  return { orgId: org.orgId, webhookId: webhook.id };
+  return { orgId: org.id, webhookId: webhook.id };
 }
