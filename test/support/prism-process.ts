@@ -1,10 +1,11 @@
 // Stoplight Prism as an independent judge: one validating proxy for the whole run, in front of a
 // switchboard that forwards each request to the test app named by its x-upstream-port header.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 
 /** Where Prism's own log of every exchange goes. */
 const PRISM_LOG = path.resolve('coverage/prism.log');
@@ -36,30 +37,11 @@ function switchboard(): http.Server {
   });
 }
 
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  const port = await listen(probe);
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** Starts the switchboard and `prism proxy spec/openapi.yaml <switchboard>/api/v1 --errors`; resolves once Prism listens. */
-export async function startPrism(): Promise<{ url: string; stop(): Promise<void> }> {
-  const board = switchboard();
-  const boardPort = await listen(board);
-  const port = await freePort();
-  const bin = path.resolve('node_modules/.bin/prism');
-  const args = [
-    'proxy',
-    'spec/openapi.yaml',
-    `http://127.0.0.1:${boardPort}/api/v1`,
-    '--errors',
-    '-h',
-    '127.0.0.1',
-    '-p',
-    String(port),
-  ];
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs the prism CLI with `args` and resolves, with what it printed so far, once it listens (60 s at most). */
+export async function spawnPrism(
+  args: string[],
+): Promise<{ child: ChildProcessByStdio<null, Readable, Readable>; output: string }> {
+  const child = spawn(path.resolve('node_modules/.bin/prism'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`Prism did not start within 60 s:\n${output}`)), 60_000);
@@ -74,6 +56,33 @@ export async function startPrism(): Promise<{ url: string; stop(): Promise<void>
     child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`Prism exited with ${code}:\n${output}`)));
   });
+  return { child, output };
+}
+
+/** A loopback port free a moment ago. */
+export async function freePort(): Promise<number> {
+  const probe = http.createServer();
+  const port = await listen(probe);
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** Starts the switchboard and `prism proxy spec/openapi.yaml <switchboard>/api/v1 --errors`; resolves once Prism listens. */
+export async function startPrism(): Promise<{ url: string; stop(): Promise<void> }> {
+  const board = switchboard();
+  const boardPort = await listen(board);
+  const port = await freePort();
+  const args = [
+    'proxy',
+    'spec/openapi.yaml',
+    `http://127.0.0.1:${boardPort}/api/v1`,
+    '--errors',
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+  ];
+  const { child, output } = await spawnPrism(args);
   mkdirSync(path.dirname(PRISM_LOG), { recursive: true });
   const log = createWriteStream(PRISM_LOG);
   log.write(output);

@@ -1,10 +1,8 @@
 // A Prism mock of Vapi's pinned OpenAPI document, limited to the operations the adapter calls.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort, spawnPrism } from './prism-process.js';
 import { vapiDocument } from './vapi.js';
 
 type Json = Record<string, unknown>;
@@ -67,38 +65,13 @@ export function derivedVapiDocument(): Json {
   };
 }
 
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 /** Starts `prism mock` of the derived document on a free loopback port; resolves once it listens. */
 export async function startVapiPrism(): Promise<{ url: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'vapi-prism-'));
   const file = path.join(dir, 'vapi-openapi.json');
   writeFileSync(file, JSON.stringify(derivedVapiDocument()));
   const port = await freePort();
-  const bin = path.resolve('node_modules/.bin/prism');
-  const child = spawn(bin, ['mock', file, '-h', '127.0.0.1', '-p', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Prism did not start within 60 s:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Prism is listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`Prism exited with ${code}:\n${output}`)));
-  });
+  const { child } = await spawnPrism(['mock', file, '-h', '127.0.0.1', '-p', String(port)]);
   return {
     url: `http://127.0.0.1:${port}`,
     stop: async () => {
