@@ -20,13 +20,15 @@ export interface OrgsTable {
   default_from_e164: string | null;
   balance_paise: Generated<number>;
   created_at: CreatedAt;
+  /** Set on an org's test twin: the live org it belongs to (null on a live org). */
+  live_org_id: Generated<string | null>;
 }
 
 export interface CreditLedgerTable {
   id: Generated<number>;
   org_id: string;
   amount_paise: number;
-  kind: 'top_up' | 'hold' | 'release' | 'charge';
+  kind: 'top_up' | 'hold' | 'release' | 'charge' | 'reset';
   call_id: string | null;
   note: string | null;
   created_at: CreatedAt;
@@ -84,6 +86,8 @@ export interface EventsTable {
   created_at: CreatedAt;
   /** The W3C traceparent of the request that caused the event, when it carried one. */
   traceparent: string | null;
+  /** Whether the event happened in live mode (stamped from its org as it is written). */
+  livemode: Generated<boolean>;
 }
 
 /** Deliveries per endpoint and status, kept by triggers on webhook_deliveries. */
@@ -338,6 +342,8 @@ export interface AuditLogTable {
   target: string | null;
   address: string | null;
   at: CreatedAt;
+  /** Whether the change was made in live mode. */
+  livemode: Generated<boolean>;
 }
 
 /** Every table the service uses. */

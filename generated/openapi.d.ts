@@ -1151,6 +1151,12 @@ export type components = {
             pagination: components["schemas"]["Pagination"];
         };
         /**
+         * @description Whether the event happened in live mode (`true`) or test mode (`false`, caused by a request
+         *     with a test key). A test-mode event is only ever delivered to endpoints registered in test mode.
+         * @example true
+         */
+        Livemode: boolean;
+        /**
          * @description The event's id; the same on every attempt, so use it to drop duplicates.
          * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
          */
@@ -1231,6 +1237,7 @@ export type components = {
          *       "id": "evt_2f6a9c1e4b7d0a3c5e8f1b4d",
          *       "event": "call.completed",
          *       "created_at": "2026-11-21T09:30:50.004Z",
+         *       "livemode": true,
          *       "data": {
          *         "call_id": "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d",
          *         "provider_call_id": "sim_4f8a2c9d1e7b4a6c",
@@ -1248,6 +1255,7 @@ export type components = {
              */
             event: "call.completed";
             created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
             data: components["schemas"]["CallCompletedData"];
         };
         /**
@@ -1255,6 +1263,7 @@ export type components = {
          *       "id": "evt_7b2d4f6a8c0e1b3d5f7a9c2e",
          *       "event": "call.failed",
          *       "created_at": "2026-11-21T09:41:02.310Z",
+         *       "livemode": true,
          *       "data": {
          *         "call_id": "2c4e6a8b-0d1f-4a3c-8e5b-7d9f1a3c5e7b",
          *         "provider_call_id": "sim_9a1c3e5b7d2f4a6c",
@@ -1271,6 +1280,7 @@ export type components = {
              */
             event: "call.failed";
             created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
             data: components["schemas"]["CallFailedData"];
         };
         /**
@@ -1278,6 +1288,7 @@ export type components = {
          *       "id": "evt_1c3e5a7b9d2f4a6c8e0b1d3f",
          *       "event": "call.no_answer",
          *       "created_at": "2026-11-21T09:44:31.877Z",
+         *       "livemode": true,
          *       "data": {
          *         "call_id": "6e8a0c2e-4b6d-4f1a-9c3e-5b7d9f1a3c5e",
          *         "provider_call_id": "sim_3c5e7a9b1d4f6a8c",
@@ -1294,6 +1305,7 @@ export type components = {
              */
             event: "call.no_answer";
             created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
             data: components["schemas"]["CallNoAnswerData"];
         };
         /**
@@ -1301,6 +1313,7 @@ export type components = {
          *       "id": "evt_5e7a9c1b3d5f7a2c4e6b8d0f",
          *       "event": "call.busy",
          *       "created_at": "2026-11-21T09:47:15.020Z",
+         *       "livemode": true,
          *       "data": {
          *         "call_id": "8a0c2e4b-6d8f-4a1c-9e3b-5d7f9a1c3e5b",
          *         "provider_call_id": "sim_5e7a9c1b3d6f8a2c",
@@ -1317,6 +1330,7 @@ export type components = {
              */
             event: "call.busy";
             created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
             data: components["schemas"]["CallBusyData"];
         };
         /**
@@ -1324,6 +1338,7 @@ export type components = {
          *       "id": "evt_9c1e3a5b7d9f2a4c6e8b0d2f",
          *       "event": "call.canceled",
          *       "created_at": "2026-11-21T09:30:02.140Z",
+         *       "livemode": true,
          *       "data": {
          *         "call_id": "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d",
          *         "provider_call_id": "sim_4f8a2c9d1e7b4a6c",
@@ -1340,6 +1355,7 @@ export type components = {
              */
             event: "call.canceled";
             created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
             data: components["schemas"]["CallCanceledData"];
         };
         /**
@@ -1347,6 +1363,7 @@ export type components = {
          *       "id": "evt_3a5c7e9b1d3f5a7c9e2b4d6f",
          *       "event": "contact.created",
          *       "created_at": "2026-11-21T09:31:12.350Z",
+         *       "livemode": true,
          *       "data": {
          *         "contact_id": "5c8e1a2b-7f3d-4c9e-8b1a-2d3f4e5a6b7c",
          *         "phone_e164": "+919812345678",
@@ -1363,6 +1380,7 @@ export type components = {
              */
             event: "contact.created";
             created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
             data: components["schemas"]["ContactCreatedData"];
         };
         /**
@@ -1370,6 +1388,7 @@ export type components = {
          *       "id": "evt_8c1e3a5b7d9f2a4c6e8b0d1f",
          *       "event": "webhook.test",
          *       "created_at": "2026-11-21T09:40:00.000Z",
+         *       "livemode": true,
          *       "data": {
          *         "webhook_id": "7d9f2a4c-6e8b-4d1f-9a3c-5e7b9d1f3a5c",
          *         "message": "This is a test delivery."
@@ -1384,6 +1403,7 @@ export type components = {
              */
             event: "webhook.test";
             created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
             data: components["schemas"]["WebhookTestData"];
         };
         /**

@@ -180,9 +180,10 @@ describe('operator CLI', CLI_TESTS, () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(apiKey);
     const [header, row] = listed.stdout.trim().split('\n');
-    expect(header!.split(/\s{2,}/)).toEqual(['KEY', 'STATE', 'CREATED', 'BY', 'LAST USED', 'LABEL']);
+    expect(header!.split(/\s{2,}/)).toEqual(['KEY', 'MODE', 'STATE', 'CREATED', 'BY', 'LAST USED', 'LABEL']);
     expect(row!.split(/\s{2,}/)).toEqual([
       `svc_live_${prefix}_${'*'.repeat(32)}`,
+      'live',
       'active',
       expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       'cli',
@@ -193,6 +194,7 @@ describe('operator CLI', CLI_TESTS, () => {
     expect(JSON.parse(listedJson.stdout)).toEqual([
       {
         prefix,
+        mode: 'live',
         masked: `svc_live_${prefix}_${'*'.repeat(32)}`,
         label: null,
         created_at: expect.any(String) as unknown,
@@ -207,7 +209,7 @@ describe('operator CLI', CLI_TESTS, () => {
     // The use is recorded beside the request, not before its answer.
     await waitFor('key list to show the use', async () => {
       const [, used] = (await admin('key', 'list', '--org', org.id)).stdout.trim().split('\n');
-      return /^\d{4}-\d\d-\d\dT/.test(used!.split(/\s{2,}/)[4]!);
+      return /^\d{4}-\d\d-\d\dT/.test(used!.split(/\s{2,}/)[5]!);
     });
     // The masked key that key list prints names the key as well as its bare prefix does.
     const revoked = await admin('key', 'revoke', `svc_live_${prefix}_${'*'.repeat(32)}`, '--json');
@@ -481,6 +483,7 @@ describe('every command', CLI_TESTS, () => {
       'plan update',
       'plan set',
       'credits add',
+      'credits reset',
       'contacts import',
       'webhook list',
       'webhook disable',

@@ -52,7 +52,7 @@ describe('the generated registry', () => {
 
   it.each(EVENT_KINDS)('builds, checks and signs a %s delivery, and refuses one that breaks its schema', (kind) => {
     const data = sampleEventData()[kind];
-    const event = { id: `evt_${'a'.repeat(24)}`, kind, data, createdAt: new Date(), traceparent: null };
+    const event = { id: `evt_${'a'.repeat(24)}`, kind, data, createdAt: new Date(), traceparent: null, livemode: true };
     const timestampMs = Date.now();
     const built = buildDelivery(event, { id: randomUUID(), timestampMs, secrets: [secret] });
     expect(built.ok).toBe(true);

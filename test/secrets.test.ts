@@ -19,7 +19,7 @@ import { issueApiKey } from '../src/orgs/api-keys.js';
 import { revokeKey } from '../src/orgs/api-key-queries.js';
 import { parseJson } from './support/json.js';
 
-const FULL_KEY = /svc_live_[a-z0-9]{8}_[A-Za-z0-9]{32}/;
+const FULL_KEY = /svc_(?:live|test)_[a-z0-9]{8}_[A-Za-z0-9]{32}/;
 const TERMINAL = ['completed', 'failed', 'no_answer', 'busy', 'canceled'];
 
 let database: TestDatabase;
@@ -37,7 +37,7 @@ afterAll(async () => {
 
 /** Every form of a secret that must never leak: the value itself and, for keys, the secret part and its stored hash. */
 function forms(secret: string): string[] {
-  const part = /^svc_live_[a-z0-9]{8}_([A-Za-z0-9]{32})$/.exec(secret)?.[1];
+  const part = /^svc_(?:live|test)_[a-z0-9]{8}_([A-Za-z0-9]{32})$/.exec(secret)?.[1];
   return part ? [secret, part, createHash('sha256').update(part).digest('hex')] : [secret];
 }
 

@@ -110,7 +110,7 @@ describe('start without DATABASE_URL', () => {
     const { env, pgPort, httpPort } = await serviceEnv(dataDir);
 
     const first = await startService(env);
-    const key = /API key\s*:\s*(svc_live_\S+)/.exec(first.output)?.[1];
+    const key = /Live key\s*:\s*(svc_live_\S+)/.exec(first.output)?.[1];
     expect(key, first.output).toBeDefined();
     expect(first.output).toContain(`http://127.0.0.1:${httpPort}/api/v1`);
     expect(first.output).toContain(`http://127.0.0.1:${httpPort}/docs`);
@@ -118,6 +118,12 @@ describe('start without DATABASE_URL', () => {
     expect(first.output).not.toContain('keeps its data in');
 
     expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, key)).toBe(200);
+    // The banner's test key works too, and the curl line it suggests uses it rather than the live key.
+    const testKey = /Test key\s*:\s*(svc_test_\S+)/.exec(first.output)?.[1];
+    expect(testKey, first.output).toBeDefined();
+    expect(await getStatus(`http://127.0.0.1:${httpPort}/api/v1/contacts`, testKey)).toBe(200);
+    expect(first.output).toContain(`Bearer ${testKey}`);
+    expect(first.output).not.toContain(`Bearer ${key}`);
     expect(await getStatus(`http://127.0.0.1:${httpPort}/readyz`)).toBe(200);
     // The demo admin's one-time dashboard link leads to the page where they choose a password.
     const link = new RegExp(`^\\s+(http://127\\.0\\.0\\.1:${httpPort}/dashboard/invite/[A-Za-z0-9_-]{43})$`, 'm').exec(
@@ -149,7 +155,7 @@ describe('start as root with private directories', () => {
     const { env, pgPort, httpPort } = await serviceEnv(dataDir);
 
     const first = await startService(env);
-    const key = /API key\s*:\s*(svc_live_\S+)/.exec(first.output)?.[1];
+    const key = /Live key\s*:\s*(svc_live_\S+)/.exec(first.output)?.[1];
     expect(key, first.output).toBeDefined();
     const cluster = await clusterDirOf(dataDir);
     expect(path.dirname(cluster)).toBe(path.join(SHARED_ROOT, 'clusters'));
@@ -195,7 +201,7 @@ describe('start as root with private directories', () => {
     dataDirs.push(dataDir);
 
     const started = await startService(env, { command: [process.execPath, 'dist/src/main.js', 'serve'], cwd: app });
-    const key = /API key\s*:\s*(svc_live_\S+)/.exec(started.output)?.[1];
+    const key = /Live key\s*:\s*(svc_live_\S+)/.exec(started.output)?.[1];
     const org = /Demo org : (\S+)/.exec(started.output)?.[1];
     expect(key && org, started.output).toBeTruthy();
     expect(await getStatus(`http://127.0.0.1:${httpPort}/readyz`)).toBe(200);
@@ -207,7 +213,8 @@ describe('start as root with private directories', () => {
     // The CLI finds the running cluster (its location and password under DATA_DIR).
     const keys = await runCommand(['admin', 'key', 'list', '--org', org!, '--json'], env, app);
     expect(keys.code, keys.stderr).toBe(0);
-    expect(JSON.parse(keys.stdout)).toHaveLength(1);
+    // The demo org's two keys: one test, one live.
+    expect(JSON.parse(keys.stdout)).toHaveLength(2);
     // Given another EMBEDDED_PG_PORT, it still finds the cluster on the port the server started it on.
     const elsewhere = await runCommand(
       ['admin', 'key', 'list', '--org', org!, '--json'],
@@ -215,7 +222,7 @@ describe('start as root with private directories', () => {
       app,
     );
     expect(elsewhere.code, elsewhere.stderr).toBe(0);
-    expect(JSON.parse(elsewhere.stdout)).toHaveLength(1);
+    expect(JSON.parse(elsewhere.stdout)).toHaveLength(2);
     expect(await stopService(started.child)).toBe(0);
 
     // With nothing running, the CLI starts the cluster itself and stops it when done.

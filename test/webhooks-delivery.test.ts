@@ -81,9 +81,10 @@ describe('a delivery', () => {
       id: eventId,
       event: 'contact.created',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as unknown,
+      livemode: true,
       data,
     });
-    expect(Object.keys(envelope)).toEqual(['id', 'event', 'created_at', 'data']);
+    expect(Object.keys(envelope)).toEqual(['id', 'event', 'created_at', 'livemode', 'data']);
     expect(validators.ContactCreatedEvent(envelope)).toBe(true);
 
     expect(verifySignature(request!.rawBody, String(request!.headers['x-svc-signature']), [secret])).toMatchObject({

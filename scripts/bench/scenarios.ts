@@ -212,7 +212,14 @@ export function buildScenarios(fixture: BenchFixture, runTag: number): Scenario[
         write: (db, body) =>
           withDeps(db, (deps) =>
             calls.placeCall(deps, {
-              auth: { orgId: big.orgId, keyPrefix: 'bench', planId: 'bench', rateLimitPerMinute: 1 },
+              auth: {
+                orgId: big.orgId,
+                accountOrgId: big.orgId,
+                livemode: true,
+                keyPrefix: 'bench',
+                planId: 'bench',
+                rateLimitPerMinute: 1,
+              },
               body: body as never,
               idempotencyKey: undefined,
             }),

@@ -4,6 +4,7 @@ import type { Db } from '../database/connect.js';
 /** One entry to write. */
 export interface AuditInsert {
   orgId: string | null;
+  livemode: boolean;
   actor: string;
   action: string;
   target: string | null;
@@ -17,6 +18,7 @@ export async function insertAuditEntry(db: Db, entry: AuditInsert): Promise<void
     .insertInto('audit_log')
     .values({
       org_id: entry.orgId,
+      livemode: entry.livemode,
       actor: entry.actor,
       action: entry.action,
       target: entry.target,
@@ -30,19 +32,21 @@ export async function insertAuditEntry(db: Db, entry: AuditInsert): Promise<void
 export async function insertAuditEntryPerOrgOnPlan(db: Db, planId: string, entry: AuditInsert): Promise<void> {
   await db
     .insertInto('audit_log')
-    .columns(['org_id', 'actor', 'action', 'target', 'address', 'at'])
+    .columns(['org_id', 'livemode', 'actor', 'action', 'target', 'address', 'at'])
     .expression(
       db
         .selectFrom('orgs')
         .select((eb) => [
           'id',
+          eb.val(entry.livemode).as('livemode'),
           eb.val(entry.actor).as('actor'),
           eb.val(entry.action).as('action'),
           eb.val(entry.target).as('target'),
           eb.val(entry.address).as('address'),
           eb.val(entry.at).as('at'),
         ])
-        .where('plan_id', '=', planId),
+        .where('plan_id', '=', planId)
+        .where('live_org_id', 'is', null),
     )
     .execute();
 }
@@ -51,7 +55,7 @@ export async function insertAuditEntryPerOrgOnPlan(db: Db, planId: string, entry
 export async function listAuditRows(db: Db, orgId: string, limit: number) {
   return db
     .selectFrom('audit_log')
-    .select(['id', 'actor', 'action', 'target', 'address', 'at'])
+    .select(['id', 'livemode', 'actor', 'action', 'target', 'address', 'at'])
     .where('org_id', '=', orgId)
     .orderBy('id', 'desc')
     .limit(limit)

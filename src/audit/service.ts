@@ -10,6 +10,8 @@ export const CLI_ACTOR = 'cli';
 /** One change or sign-in to record; `at` defaults to now. */
 export interface AuditEntry {
   orgId: string | null;
+  /** Whether the change was made in live mode (the default) or test mode. */
+  livemode?: boolean;
   actor: string;
   action: string;
   target?: string | null;
@@ -21,6 +23,7 @@ export interface AuditEntry {
 function rowOf(entry: AuditEntry): audit.AuditInsert {
   return {
     orgId: entry.orgId,
+    livemode: entry.livemode ?? true,
     actor: entry.actor,
     action: entry.action,
     target: entry.target ?? null,
@@ -44,7 +47,7 @@ export async function recordPlanAudit(db: Db, planId: string, entry: Omit<AuditE
   await audit.insertAuditEntryPerOrgOnPlan(db, planId, row);
 }
 
-/** The org's newest `limit` entries, newest first. */
+/** The org's newest `limit` entries of both modes (each with `livemode`), newest first. */
 export async function listAudit(db: Db, orgId: string, limit: number) {
   return audit.listAuditRows(db, orgId, limit);
 }

@@ -14,6 +14,7 @@ import { DEFAULT_FROM_E164, findAgentInOrg, findOrg, hasActivePlan } from '../or
 import { confirmHold, holdFor, reserveHold, returnHold } from '../orgs/credits.js';
 import { ProviderRefusedError, type ProviderSettings, type VoiceProvider } from './provider/types.js';
 import { providerModule } from './provider/registry.js';
+import { simulatorProvider } from './provider/simulator/index.js';
 import { insertCall, type CallRow } from './queries.js';
 import {
   deletePlacement,
@@ -38,6 +39,30 @@ export interface PlaceCallRequest {
   auth: AuthContext;
   body: Schemas['CallCreate'];
   idempotencyKey: string | undefined;
+}
+
+/** What a placement dials through: the provider and the agent's settings for it. */
+interface Route {
+  provider: VoiceProvider;
+  settings: ProviderSettings;
+}
+
+/**
+ * Where a call of `auth`'s mode with `agent` goes: in test mode always the simulator (with no settings),
+ * whatever the agent's provider; in live mode the agent's provider, or DomainError upstream_error when
+ * this service cannot use it for the agent.
+ */
+function routeFor(
+  deps: AppDeps,
+  auth: AuthContext,
+  agent: { provider: string; provider_settings: ProviderSettings },
+): Route {
+  if (!auth.livemode) {
+    const simulator = deps.providers.get(simulatorProvider.name);
+    if (!simulator) throw new Error('the simulator is not among the configured providers');
+    return { provider: simulator, settings: {} };
+  }
+  return { provider: providerFor(deps, agent), settings: agent.provider_settings };
 }
 
 /** The agent's provider, or DomainError upstream_error when this service cannot use it for the agent. */
@@ -74,14 +99,14 @@ async function reservePlacement(
   now: Date,
 ): Promise<{ placement: PlacementRow; provider: VoiceProvider }> {
   const { auth, body } = request;
-  const agent = await findAgentInOrg(trx, auth.orgId, body.agent_id);
+  const agent = await findAgentInOrg(trx, auth.accountOrgId, body.agent_id);
   if (!agent) throw notFound('agent', 'agent_id');
   // Read now, not from the key cache: a plan removed a moment ago stops placements at once.
   if (!(await hasActivePlan(trx, auth.orgId)))
     throw new DomainError('forbidden', 'The organisation has no active plan.');
   const org = await findOrg(trx, auth.orgId);
   if (!org) throw new Error(`the authenticated org ${auth.orgId} does not exist`);
-  const provider = providerFor(deps, agent);
+  const { provider, settings } = routeFor(deps, auth, agent);
 
   const maxDurationSec = body.max_duration_sec ?? agent.max_duration_sec;
   const holdPaise = holdFor(maxDurationSec, agent.rate_paise_per_minute);
@@ -98,7 +123,7 @@ async function reservePlacement(
     agent_id: agent.id,
     state: 'pending',
     provider: provider.name,
-    provider_settings: agent.provider_settings,
+    provider_settings: settings,
     from_e164: body.from_e164 ?? agent.from_e164 ?? org.default_from_e164 ?? DEFAULT_FROM_E164,
     to_e164: body.to_e164,
     language: body.language ?? agent.language,

@@ -75,3 +75,17 @@ export function requiredUuid(values: Record<string, unknown>, name: string, what
   if (!UUID.test(value)) throw new UsageError(`--${name} must be ${what} (a UUID)`);
   return value;
 }
+
+/** The `--mode` option: `live` (the default) or `test`; throws UsageError for anything else. */
+export function modeOption(values: Record<string, unknown>): 'live' | 'test' {
+  const value = values.mode ?? 'live';
+  if (value === 'live' || value === 'test') return value;
+  throw new UsageError('--mode must be live or test');
+}
+
+/** The flag definition of `--mode`, for commands that act in one mode. */
+export const MODE_FLAG = {
+  type: 'string',
+  value: 'live|test',
+  help: 'the mode: live (the default) or test (test keys, test data and the test balance)',
+} as const;

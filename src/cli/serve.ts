@@ -116,14 +116,16 @@ function printBanner(
   if (base) lines.push(`  Base URL : ${base}/api/v1`, `  Docs     : ${base}/docs`, `  Dashboard: ${base}/dashboard`);
   lines.push(`  Database : ${start.database.embedded ? `embedded PostgreSQL (${config.dataDir})` : 'DATABASE_URL'}`);
   const { demo } = start;
-  if (demo?.apiKey && base) {
+  if (demo?.keys && base) {
     lines.push(
       `  Demo org : ${demo.orgId} (agent ${demo.agentId})`,
-      `  API key  : ${demo.apiKey}   (shown once; store it)`,
+      `  Test key : ${demo.keys.test}   (test mode: simulated calls, test credits)`,
+      `  Live key : ${demo.keys.live}   (live mode: the agent's voice provider, real credits)`,
+      '  Both keys are shown once; store them.',
       '',
-      '  Try it:',
+      '  Try it in test mode:',
       `  curl -s -X POST ${base}/api/v1/calls \\`,
-      `    -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\`,
+      `    -H "Authorization: Bearer ${demo.keys.test}" -H "Content-Type: application/json" \\`,
       `    -d '{"agent_id":"${demo.agentId}","to_e164":"+919812345678"}'`,
     );
     if (start.dashboardLink) {
@@ -134,7 +136,9 @@ function printBanner(
       );
     }
   } else if (demo) {
-    lines.push(`  Demo org : ${demo.orgId}; a new key: ${adminCommand()} key create --org ${demo.orgId}`);
+    lines.push(
+      `  Demo org : ${demo.orgId}; a new key: ${adminCommand()} key create --org ${demo.orgId} --mode test|live`,
+    );
   } else if (start.orgs === 0) {
     lines.push(
       '',
@@ -262,7 +266,7 @@ async function runSingle(role: Role): Promise<number> {
   const config = configOrExit();
   const database = await openForServing(config);
   const demo = database.embedded ? await seedDemoData(database.db) : null;
-  const dashboardLink = demo?.apiKey ? await inviteDemoAdmin(database.db, demo.orgId) : null;
+  const dashboardLink = demo?.keys ? await inviteDemoAdmin(database.db, demo.orgId) : null;
   const running = await startParts(config, database, {
     http: role !== 'worker',
     background: role !== 'api',
@@ -302,7 +306,7 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
   const config = configOrExit();
   const database = await openForServing(config);
   const demo = database.embedded ? await seedDemoData(database.db) : null;
-  const dashboardLink = demo?.apiKey ? await inviteDemoAdmin(database.db, demo.orgId) : null;
+  const dashboardLink = demo?.keys ? await inviteDemoAdmin(database.db, demo.orgId) : null;
   const logger = processLogger(config);
   cluster.setupPrimary({ args: ['serve'] });
   const roles: ChildRole[] = [

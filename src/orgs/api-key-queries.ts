@@ -1,8 +1,14 @@
 // SQL for API keys and the org/plan facts needed to authorise a request.
+import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 
 export interface KeyLookup {
+  /** The org the key's requests read and write: the live org, or its test twin for a test key. */
   orgId: string;
+  /** The live org the key belongs to (its agents, members and plan). */
+  accountOrgId: string;
+  /** Whether the key is a live key (its org is a live org). */
+  livemode: boolean;
   /** The SHA-256 of the key's secret, as bytes. */
   secretHash: Buffer;
   revoked: boolean;
@@ -42,6 +48,7 @@ export async function findKeyByPrefix(db: Db, prefix: string): Promise<KeyLookup
     .leftJoin('plans', (join) => join.onRef('plans.id', '=', 'orgs.plan_id').on('plans.active', '=', true))
     .select([
       'api_keys.org_id',
+      'orgs.live_org_id',
       'api_keys.secret_hash',
       'api_keys.revoked_at',
       'plans.id as plan_id',
@@ -52,6 +59,8 @@ export async function findKeyByPrefix(db: Db, prefix: string): Promise<KeyLookup
   if (!row) return undefined;
   return {
     orgId: row.org_id,
+    accountOrgId: row.live_org_id ?? row.org_id,
+    livemode: row.live_org_id === null,
     secretHash: Buffer.from(row.secret_hash, 'hex'),
     revoked: row.revoked_at !== null,
     planId: row.plan_id,
@@ -59,26 +68,49 @@ export async function findKeyByPrefix(db: Db, prefix: string): Promise<KeyLookup
   };
 }
 
-/** Lists an org's keys, newest first. */
-export async function listKeys(db: Db, orgId: string) {
+/** Lists the keys of the live org `liveOrgId` in both modes (each with `livemode`), newest first. */
+export async function listKeys(db: Db, liveOrgId: string) {
   return db
     .selectFrom('api_keys')
-    .select(['id', 'prefix', 'label', 'created_by', 'created_at', 'last_used_at', 'revoked_at'])
-    .where('org_id', '=', orgId)
-    .orderBy('created_at', 'desc')
+    .innerJoin('orgs', 'orgs.id', 'api_keys.org_id')
+    .select([
+      'api_keys.id',
+      'api_keys.prefix',
+      'api_keys.label',
+      'api_keys.created_by',
+      'api_keys.created_at',
+      'api_keys.last_used_at',
+      'api_keys.revoked_at',
+    ])
+    .select(sql<boolean>`orgs.live_org_id IS NULL`.as('livemode'))
+    .where((eb) => eb.or([eb('orgs.id', '=', liveOrgId), eb('orgs.live_org_id', '=', liveOrgId)]))
+    .orderBy('api_keys.created_at', 'desc')
     .execute();
 }
 
-/** Marks a key revoked (only within `orgId` when given); returns its org, or undefined when no unrevoked key has that prefix. */
-export async function revokeKey(db: Db, prefix: string, at: Date, orgId?: string): Promise<string | undefined> {
-  let query = db
+/**
+ * Marks a key revoked (only among the live org `liveOrgId`'s keys of either mode, when given); returns
+ * the live org it belongs to and its mode, or undefined when no unrevoked key has that prefix.
+ */
+export async function revokeKey(
+  db: Db,
+  prefix: string,
+  at: Date,
+  liveOrgId?: string,
+): Promise<{ accountOrgId: string; livemode: boolean } | undefined> {
+  const row = await db
     .updateTable('api_keys')
     .set({ revoked_at: at })
-    .where('prefix', '=', prefix)
-    .where('revoked_at', 'is', null);
-  if (orgId !== undefined) query = query.where('org_id', '=', orgId);
-  const row = await query.returning('org_id').executeTakeFirst();
-  return row?.org_id;
+    .from('orgs')
+    .whereRef('orgs.id', '=', 'api_keys.org_id')
+    .where('api_keys.prefix', '=', prefix)
+    .where('api_keys.revoked_at', 'is', null)
+    .$if(liveOrgId !== undefined, (query) =>
+      query.where((eb) => eb.or([eb('orgs.id', '=', liveOrgId!), eb('orgs.live_org_id', '=', liveOrgId!)])),
+    )
+    .returning(['api_keys.org_id', 'orgs.live_org_id'])
+    .executeTakeFirst();
+  return row && { accountOrgId: row.live_org_id ?? row.org_id, livemode: row.live_org_id === null };
 }
 
 /** Records that a key was used at `at`, unless a use within the minute before is already recorded. */

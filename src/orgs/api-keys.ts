@@ -4,10 +4,11 @@ import type { Db } from '../database/connect.js';
 import { recordAudit } from '../audit/service.js';
 import { DomainError } from '../errors.js';
 import * as keys from './api-key-queries.js';
+import { isLive, modeOf, orgForMode, type Mode } from './modes.js';
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const PREFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
-const KEY_PATTERN = /^svc_live_([a-z0-9]{8})_([A-Za-z0-9]{32})$/;
+const KEY_PATTERN = /^svc_(live|test)_([a-z0-9]{8})_([A-Za-z0-9]{32})$/;
 
 function randomString(alphabet: string, length: number): string {
   let out = '';
@@ -20,10 +21,10 @@ export function hashSecret(secret: string): string {
   return hash('sha256', secret, 'hex');
 }
 
-/** Splits a full key into prefix and secret; null when it is not of the documented form. */
-export function parseApiKey(key: string): { prefix: string; secret: string } | null {
+/** Splits a full key into its mode, prefix and secret; null when it is not of the documented form. */
+export function parseApiKey(key: string): { mode: Mode; prefix: string; secret: string } | null {
   const match = KEY_PATTERN.exec(key);
-  return match ? { prefix: match[1]!, secret: match[2]! } : null;
+  return match ? { mode: match[1] as Mode, prefix: match[2]!, secret: match[3]! } : null;
 }
 
 /** Whether `secret` hashes to `expectedHash` (raw bytes, as hashSecret's hex decodes), compared in constant time. */
@@ -33,16 +34,17 @@ export function secretMatches(secret: string, expectedHash: Buffer): boolean {
 }
 
 /**
- * The prefix named by `text`: the bare prefix, or a key written out from it (`svc_live_PREFIX`, the
- * masked key lists show, or the whole key). Anything else is returned as it is, to be looked up as is.
+ * The prefix named by `text`: the bare prefix, or a key written out from it (`svc_live_PREFIX` or
+ * `svc_test_PREFIX`, the masked key lists show, or the whole key). Anything else is returned as it is,
+ * to be looked up as is.
  */
 export function keyPrefixOf(text: string): string {
-  return /^svc_live_([a-z0-9]{8})(?:_.*)?$/s.exec(text)?.[1] ?? text;
+  return /^svc_(?:live|test)_([a-z0-9]{8})(?:_.*)?$/s.exec(text)?.[1] ?? text;
 }
 
-/** Masks a key for display: only the public prefix stays readable. */
-export function maskKey(prefix: string): string {
-  return `svc_live_${prefix}_${'*'.repeat(32)}`;
+/** Masks a key of `mode` for display: only its mode and public prefix stay readable. */
+export function maskKey(prefix: string, mode: Mode): string {
+  return `svc_${mode}_${prefix}_${'*'.repeat(32)}`;
 }
 
 /** The longest label a key may have. */
@@ -54,18 +56,23 @@ export interface KeyActor {
   address: string | null;
 }
 
-/** Issues a new key for an org and returns the full key (shown once) with its prefix. */
+/**
+ * Issues a new key of `mode` (live by default) for the live org `liveOrgId` and returns the full key
+ * (shown once) with its prefix; a test key belongs to the org's test twin.
+ */
 export async function issueApiKey(
   db: Db,
-  orgId: string,
-  options: { label?: string | null; createdBy?: string | null } = {},
+  liveOrgId: string,
+  options: { label?: string | null; createdBy?: string | null; mode?: Mode } = {},
 ): Promise<{ key: string; prefix: string; id: string }> {
+  const { mode = 'live', ...details } = options;
+  const orgId = await orgForMode(db, liveOrgId, mode);
   // randomBytes warms the CSPRNG pool; randomInt draws from the same CSPRNG without modulo bias.
   randomBytes(1);
   const prefix = randomString(PREFIX_ALPHABET, 8);
   const secret = randomString(ALPHANUMERIC, 32);
-  const row = await keys.insertApiKey(db, { orgId, prefix, secretHash: hashSecret(secret), ...options });
-  return { key: `svc_live_${prefix}_${secret}`, prefix, id: row.id };
+  const row = await keys.insertApiKey(db, { orgId, prefix, secretHash: hashSecret(secret), ...details });
+  return { key: `svc_${mode}_${prefix}_${secret}`, prefix, id: row.id };
 }
 
 /**
@@ -74,8 +81,8 @@ export async function issueApiKey(
  */
 export async function createApiKey(
   db: Db,
-  orgId: string,
-  input: { label: string | null },
+  liveOrgId: string,
+  input: { label: string | null; mode: Mode },
   by: KeyActor,
 ): Promise<{ key: string; prefix: string; id: string }> {
   const label = input.label?.trim() || null;
@@ -85,26 +92,41 @@ export async function createApiKey(
     });
   }
   return db.transaction().execute(async (trx) => {
-    const issued = await issueApiKey(trx, orgId, { label, createdBy: by.actor });
-    await recordAudit(trx, { orgId, ...by, action: 'api_key.created', target: maskKey(issued.prefix) });
+    const issued = await issueApiKey(trx, liveOrgId, { label, createdBy: by.actor, mode: input.mode });
+    await recordAudit(trx, {
+      orgId: liveOrgId,
+      livemode: isLive(input.mode),
+      ...by,
+      action: 'api_key.created',
+      target: maskKey(issued.prefix, input.mode),
+    });
     return issued;
   });
 }
 
-/** The org's keys (id, public prefix, label, creator, created, last used and revoked times), newest first. */
-export async function listKeys(db: Db, orgId: string) {
-  return keys.listKeys(db, orgId);
+/**
+ * The live org's keys of both modes (id, public prefix, mode, label, creator, created, last used and
+ * revoked times), newest first.
+ */
+export async function listKeys(db: Db, liveOrgId: string) {
+  return (await keys.listKeys(db, liveOrgId)).map(({ livemode, ...key }) => ({ ...key, mode: modeOf(livemode) }));
 }
 
 /**
- * Revokes the active key with this prefix (only among `orgId`'s keys when given) and records it in the
- * audit log; false when there is no such key.
+ * Revokes the active key with this prefix, of either mode (only among the live org `liveOrgId`'s keys
+ * when given), and records it in the audit log; false when there is no such key.
  */
-export async function revokeKey(db: Db, prefix: string, by: KeyActor, orgId?: string): Promise<boolean> {
+export async function revokeKey(db: Db, prefix: string, by: KeyActor, liveOrgId?: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const owner = await keys.revokeKey(trx, prefix, new Date(), orgId);
+    const owner = await keys.revokeKey(trx, prefix, new Date(), liveOrgId);
     if (owner === undefined) return false;
-    await recordAudit(trx, { orgId: owner, ...by, action: 'api_key.revoked', target: maskKey(prefix) });
+    await recordAudit(trx, {
+      orgId: owner.accountOrgId,
+      livemode: owner.livemode,
+      ...by,
+      action: 'api_key.revoked',
+      target: maskKey(prefix, modeOf(owner.livemode)),
+    });
     return true;
   });
 }

@@ -14,6 +14,9 @@ import { parseApiKey, secretMatches } from './api-keys.js';
 import { findKeyByPrefix, listActiveKeyPrefixes, markKeyUsed, type KeyLookup } from './api-key-queries.js';
 import { deleteFullAllowances, spendAuthFailure } from './auth-failure-queries.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from './policy.js';
+import { isLive } from './modes.js';
+
+type ParsedKey = NonNullable<ReturnType<typeof parseApiKey>>;
 
 /**
  * An LRU cache of at most `entries` entries whose storage grows with its contents. lru-cache allocates
@@ -27,9 +30,14 @@ function growingCache<K extends NonNullable<unknown>, V extends NonNullable<unkn
   return new LRUCache<K, V>({ ...options, maxSize: entries, sizeCalculation: () => 1 });
 }
 
-/** Who is calling: the org every query of the request is scoped to. */
+/** Who is calling: the org every query of the request is scoped to, and the mode its key is of. */
 export interface AuthContext {
+  /** The org whose data the request reads and writes: the live org, or its test twin for a test key. */
   orgId: string;
+  /** The live org the key belongs to: its agents serve both modes. */
+  accountOrgId: string;
+  /** Whether the key is a live key; a test key's calls only ever reach the simulator. */
+  livemode: boolean;
   keyPrefix: string;
   planId: string | null;
   rateLimitPerMinute: number;
@@ -101,7 +109,7 @@ export class ApiKeyAuthenticator {
   async authenticate(authorization: string | undefined, address: string): Promise<AuthContext | null> {
     const parsed = parseBearer(authorization);
     const cached = parsed ? this.known?.get(parsed.prefix) : undefined;
-    if (parsed && cached && isValid(cached, parsed.secret)) return this.accepted(cached, parsed.prefix);
+    if (parsed && cached && isValid(cached, parsed)) return this.accepted(cached, parsed.prefix);
     const exempt =
       parsed !== null &&
       (this.recentlyValid.has(parsed.prefix) ||
@@ -110,7 +118,7 @@ export class ApiKeyAuthenticator {
     if (!exempt) this.takeLocally(address);
     try {
       const lookup = parsed ? await this.lookup(parsed.prefix) : undefined;
-      if (parsed && lookup && isValid(lookup, parsed.secret)) {
+      if (parsed && lookup && isValid(lookup, parsed)) {
         if (!exempt) this.giveBackLocally(address);
         return this.accepted(lookup, parsed.prefix);
       }
@@ -207,19 +215,22 @@ export class ApiKeyAuthenticator {
   }
 }
 
-function parseBearer(authorization: string | undefined): { prefix: string; secret: string } | null {
+function parseBearer(authorization: string | undefined): ParsedKey | null {
   if (!authorization) return null;
   const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
   return match ? parseApiKey(match[1]!) : null;
 }
 
-function isValid(lookup: KeyLookup, secret: string): boolean {
-  return !lookup.revoked && secretMatches(secret, lookup.secretHash);
+/** Whether the key is active, of the mode it says, with the right secret. */
+function isValid(lookup: KeyLookup, key: ParsedKey): boolean {
+  return !lookup.revoked && lookup.livemode === isLive(key.mode) && secretMatches(key.secret, lookup.secretHash);
 }
 
 function contextOf(lookup: KeyLookup, prefix: string): AuthContext {
   return {
     orgId: lookup.orgId,
+    accountOrgId: lookup.accountOrgId,
+    livemode: lookup.livemode,
     keyPrefix: prefix,
     planId: lookup.planId,
     rateLimitPerMinute: lookup.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,

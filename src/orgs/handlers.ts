@@ -7,11 +7,11 @@ import * as orgs from './service.js';
 export const listAgents: OperationHandler<'listAgents'> = async ({ query, auth }, { db }) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
   const start = pageStart(query);
-  const { items, total, more } = await orgs.listAgentsPage(db, auth.orgId, { limit, ...start });
+  const { items, total, more } = await orgs.listAgentsPage(db, auth.accountOrgId, { limit, ...start });
   return { status: 200, body: { data: items, pagination: paginateFrom(start, limit, items.length, total, more) } };
 };
 
 /** getAgent: 200 with the agent. Errors: not_found. */
 export const getAgent: OperationHandler<'getAgent'> = async ({ params, auth }, { db }) => {
-  return { status: 200, body: { data: await orgs.getAgent(db, auth.orgId, params.id) } };
+  return { status: 200, body: { data: await orgs.getAgent(db, auth.accountOrgId, params.id) } };
 };

@@ -12,18 +12,30 @@ export async function insertOrg(db: Db, org: { name: string; planId: string | nu
     .executeTakeFirstOrThrow();
 }
 
-/** How many orgs there are. */
+/** How many orgs there are (test twins not counted). */
 export async function countOrgs(db: Db): Promise<number> {
   const row = await db
     .selectFrom('orgs')
     .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('live_org_id', 'is', null)
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
-/** An org by id, or undefined. */
+/** An org by id (live or a test twin), or undefined. */
 export async function findOrg(db: Db, orgId: string) {
   return db.selectFrom('orgs').selectAll().where('id', '=', orgId).executeTakeFirst();
+}
+
+/** A live org by id, or undefined (also for a test twin's id). */
+export async function findLiveOrg(db: Db, orgId: string) {
+  return db.selectFrom('orgs').selectAll().where('id', '=', orgId).where('live_org_id', 'is', null).executeTakeFirst();
+}
+
+/** The id of the live org's test twin, or undefined for an unknown or test org. */
+export async function findTestTwinId(db: Db, liveOrgId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('orgs').select('id').where('live_org_id', '=', liveOrgId).executeTakeFirst();
+  return row?.id;
 }
 
 /** The org with its plan's name, rate limit and state (null fields when it has no plan). */
@@ -64,7 +76,7 @@ export async function findPlan(db: Db, planId: string) {
 export async function listPlans(db: Db) {
   return db
     .selectFrom('plans')
-    .leftJoin('orgs', 'orgs.plan_id', 'plans.id')
+    .leftJoin('orgs', (join) => join.onRef('orgs.plan_id', '=', 'plans.id').on('orgs.live_org_id', 'is', null))
     .select(['plans.id', 'plans.name', 'plans.rate_limit_per_minute', 'plans.active'])
     .select((eb) => eb.fn.count<number>('orgs.id').as('orgs'))
     .groupBy('plans.id')
@@ -97,11 +109,12 @@ export async function updatePlan(
     .executeTakeFirst();
 }
 
-/** Every org with its plan id, balance and creation time, newest first. */
+/** Every live org with its plan id, balance and creation time, newest first. */
 export async function listOrgs(db: Db) {
   return db
     .selectFrom('orgs')
     .select(['id', 'name', 'plan_id', 'balance_paise', 'default_from_e164', 'created_at'])
+    .where('live_org_id', 'is', null)
     .orderBy('created_at', 'desc')
     .orderBy('id')
     .execute();
@@ -194,6 +207,28 @@ export async function moveCredits(
 }
 
 /**
+ * Sets the test twin `orgId`'s balance to `balancePaise` and appends a `reset` ledger row for the
+ * difference; returns the new balance, or null when `orgId` is not a test twin. Holds outstanding at
+ * the time come back on top of it when their calls end.
+ */
+export async function resetTestBalance(db: Db, orgId: string, balancePaise: number): Promise<number | null> {
+  const before = await db
+    .selectFrom('orgs')
+    .select('balance_paise')
+    .where('id', '=', orgId)
+    .where('live_org_id', 'is not', null)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!before) return null;
+  return moveCredits(db, {
+    orgId,
+    amountPaise: balancePaise - before.balance_paise,
+    kind: 'reset',
+    note: 'test balance reset',
+  });
+}
+
+/**
  * Moves an org's balance by `amountPaise` without a ledger row (a placement's hold, reserved until the
  * provider answers); a debit below zero changes nothing and returns false.
  */
@@ -239,7 +274,13 @@ export async function balanceAndLedgerSum(db: Db, orgId: string): Promise<{ bala
 
 /** The oldest org and the id of one of its agents ('' when it has none); undefined without orgs. */
 export async function firstOrgWithAgent(db: Db): Promise<{ orgId: string; agentId: string } | undefined> {
-  const org = await db.selectFrom('orgs').select('id').orderBy('created_at').limit(1).executeTakeFirst();
+  const org = await db
+    .selectFrom('orgs')
+    .select('id')
+    .where('live_org_id', 'is', null)
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
   if (!org) return undefined;
   const agent = await db.selectFrom('agents').select('id').where('org_id', '=', org.id).limit(1).executeTakeFirst();
   return { orgId: org.id, agentId: agent?.id ?? '' };

@@ -7,6 +7,7 @@ import { DomainError, notFound } from '../errors.js';
 import { toAgent, type Agent } from './mapper.js';
 import * as orgs from './queries.js';
 import * as agents from './agent-queries.js';
+import { orgForMode, type Mode } from './modes.js';
 import { AGENT_MAX_DURATION_BOUNDS, AGENT_NAME_MAX, AGENT_RATE_MAX, DEFAULT_AGENT, DEFAULT_PLAN_ID } from './policy.js';
 
 export { DEFAULT_FROM_E164 } from './policy.js';
@@ -129,11 +130,12 @@ export async function setAgentProvider(
   return agent;
 }
 
-/** Adds credits to an org (a top_up ledger row); returns the new balance. Throws DomainError. */
-export async function addCredits(db: Db, orgId: string, paise: number): Promise<number> {
+/** Adds credits to an org's balance in `mode` (a top_up ledger row); returns the new balance. Throws DomainError. */
+export async function addCredits(db: Db, liveOrgId: string, paise: number, mode: Mode = 'live'): Promise<number> {
   if (!Number.isSafeInteger(paise) || paise <= 0) throw refused('paise', '--paise must be a positive whole number');
-  if (!(await findOrgOrNull(db, orgId))) throw unknownOrg(orgId);
+  if (!(await findOrgOrNull(db, liveOrgId))) throw unknownOrg(liveOrgId);
   return db.transaction().execute(async (trx) => {
+    const orgId = await orgForMode(trx, liveOrgId, mode);
     const balance = await orgs.moveCredits(trx, { orgId, amountPaise: paise, kind: 'top_up', note: 'operator top-up' });
     // Balances are read as JavaScript numbers: above this they would no longer be exact.
     if (balance! > Number.MAX_SAFE_INTEGER) {
@@ -222,12 +224,13 @@ export async function findAgent(db: Db, orgId: string, agentId: string) {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The live org with this id, or null (an operator names orgs by their live id, never a test twin's). */
 async function findOrgOrNull(db: Db, orgId: string) {
   if (!UUID.test(orgId)) return null;
-  return (await orgs.findOrg(db, orgId)) ?? null;
+  return (await orgs.findLiveOrg(db, orgId)) ?? null;
 }
 
-/** The org's row; throws not_found (param org) for an unknown id. */
+/** The live org's row; throws not_found (param org) for an unknown id (or a test twin's). */
 export async function requireOrg(db: Db, orgId: string) {
   const org = await findOrgOrNull(db, orgId);
   if (!org) throw unknownOrg(orgId);

@@ -24,6 +24,8 @@ export interface StoredEvent {
   createdAt: Date;
   /** The W3C traceparent of the request that caused it, for the logs of its deliveries. */
   traceparent: string | null;
+  /** Whether it happened in live mode (its org's mode). */
+  livemode: boolean;
 }
 
 /** A delivery claimed for one attempt: leased to `lease.owner` until `lease.expiresAt`, with what to send where. */
@@ -53,6 +55,7 @@ interface ClaimedRow {
   data: unknown;
   event_created_at: Date;
   traceparent: string | null;
+  livemode: boolean;
   url: string;
   secret: string;
   previous_secrets: string[];
@@ -79,6 +82,7 @@ function claimedOf(row: ClaimedRow): ClaimedDelivery {
       data: row.data,
       createdAt: row.event_created_at,
       traceparent: row.traceparent,
+      livemode: row.livemode,
     },
     endpoint: {
       url: row.url,
@@ -170,7 +174,7 @@ export async function claimDeliveries(
     FROM claimable AS c, events AS e, webhooks AS w
     WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
     RETURNING d.id, d.webhook_id, d.org_id, d.attempt_count, d.created_at, d.lease_owner, d.lease_expires_at,
-              e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at, e.traceparent,
+              e.id AS event_id, e.kind, e.data, e.created_at AS event_created_at, e.traceparent, e.livemode,
               w.url, w.secret,
               ${liveSecrets('w', lease.now)} AS previous_secrets`.execute(db);
   return rows.map(claimedOf);
@@ -184,7 +188,7 @@ export async function claimDeliveries(
  */
 export async function insertClaimedTestDelivery(
   db: Db,
-  test: { orgId: string; webhookId: string; event: StoredEvent; maxInFlight: number },
+  test: { orgId: string; webhookId: string; event: Omit<StoredEvent, 'livemode'>; maxInFlight: number },
   lease: { now: Date; owner: string; expiresAt: Date },
   alsoInTransaction: (trx: Db) => Promise<void> = () => Promise.resolve(),
 ): Promise<ClaimedDelivery | 'not_found' | 'busy'> {
@@ -211,7 +215,7 @@ export async function insertClaimedTestDelivery(
       .executeTakeFirstOrThrow();
     if (Number(count) >= test.maxInFlight) return 'busy';
     const { event } = test;
-    await trx
+    const { livemode } = await trx
       .insertInto('events')
       .values({
         id: event.id,
@@ -221,7 +225,8 @@ export async function insertClaimedTestDelivery(
         created_at: event.createdAt,
         traceparent: event.traceparent,
       })
-      .execute();
+      .returning('livemode')
+      .executeTakeFirstOrThrow();
     const delivery = await trx
       .insertInto('webhook_deliveries')
       .values({
@@ -250,6 +255,7 @@ export async function insertClaimedTestDelivery(
       data: event.data,
       event_created_at: event.createdAt,
       traceparent: event.traceparent,
+      livemode,
       url: endpoint.url,
       secret: endpoint.secret,
       previous_secrets: endpoint.previous_secrets,

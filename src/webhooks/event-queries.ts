@@ -130,13 +130,13 @@ export async function listEventRows(
   orgId: string,
   filter: EventFilter,
   page: { limit: number; start: PageStart },
-): Promise<{ rows: Required<Omit<EventRow, 'traceparent'>>[]; total: number; more: boolean }> {
+): Promise<{ rows: ReadEvent[]; total: number; more: boolean }> {
   const { start, limit } = page;
   const cursor = 'cursor' in start ? start : undefined;
   const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
   const [found, counted] = await Promise.all([
     matchingEvents(db, orgId, filter)
-      .select(['id', 'org_id', 'kind', 'data', 'created_at'])
+      .select(['id', 'org_id', 'kind', 'data', 'created_at', 'livemode'])
       .$if(cursor !== undefined, (qb) =>
         qb.where(beyondCursor('events', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
       )
@@ -153,19 +153,32 @@ export async function listEventRows(
   return { rows: rows.map(eventOf), total: Number(counted.total), more };
 }
 
-function eventOf(row: { id: string; org_id: string; kind: string; data: unknown; created_at: Date }) {
-  return { id: row.id, orgId: row.org_id, kind: row.kind, data: row.data, createdAt: row.created_at };
+/** An event as the API reads it back: the stored row with its mode. */
+export type ReadEvent = ReturnType<typeof eventOf>;
+
+function eventOf(row: {
+  id: string;
+  org_id: string;
+  kind: string;
+  data: unknown;
+  created_at: Date;
+  livemode: boolean;
+}) {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    kind: row.kind,
+    data: row.data,
+    createdAt: row.created_at,
+    livemode: row.livemode,
+  };
 }
 
 /** The org's event with this id, or undefined (also for another org's event). */
-export async function findEventRow(
-  db: Db,
-  orgId: string,
-  id: string,
-): Promise<Required<Omit<EventRow, 'traceparent'>> | undefined> {
+export async function findEventRow(db: Db, orgId: string, id: string): Promise<ReadEvent | undefined> {
   const row = await db
     .selectFrom('events')
-    .select(['id', 'org_id', 'kind', 'data', 'created_at'])
+    .select(['id', 'org_id', 'kind', 'data', 'created_at', 'livemode'])
     .where('org_id', '=', orgId)
     .where('id', '=', id)
     .executeTakeFirst();

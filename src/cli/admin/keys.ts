@@ -1,6 +1,6 @@
 // `key create`, `key list` and `key revoke`: an org's API keys.
 import { DomainError } from '../../errors.js';
-import { optionalString, requiredUuid } from '../args.js';
+import { MODE_FLAG, modeOption, optionalString, requiredUuid } from '../args.js';
 import type { CommandGroup } from './command.js';
 import { table } from './table.js';
 
@@ -14,13 +14,16 @@ export const keyCommands: CommandGroup = {
     {
       name: 'key create',
       summary: 'issue an API key for an org; the full key is printed this once',
-      synopsis: '--org ORG_ID [--label LABEL]',
+      notes: 'A test key (svc_test_...) sees only test data: its calls go to the simulator and spend the test balance.',
+      synopsis: '--org ORG_ID [--mode live|test] [--label LABEL]',
       flags: {
         org: ORG_FLAG,
+        mode: MODE_FLAG,
         label: { type: 'string', value: 'LABEL', help: 'what the key is for, shown in lists (at most 100 characters)' },
       },
       run: async ({ values }, database) => {
         const orgId = requiredUuid(values, 'org', 'an org id');
+        const mode = modeOption(values);
         const [{ requireOrg }, { createApiKey }, { CLI_ACTOR }] = await Promise.all([
           import('../../orgs/service.js'),
           import('../../orgs/api-keys.js'),
@@ -29,16 +32,16 @@ export const keyCommands: CommandGroup = {
         const db = await database();
         await requireOrg(db, orgId);
         const label = optionalString(values, 'label') ?? null;
-        const { key, prefix } = await createApiKey(db, orgId, { label }, { actor: CLI_ACTOR, address: null });
+        const { key, prefix } = await createApiKey(db, orgId, { label, mode }, { actor: CLI_ACTOR, address: null });
         return {
-          human: `Created API key (shown once, store it now):\n${key}`,
-          json: { key, prefix, org_id: orgId, label: label?.trim() || null },
+          human: `Created ${mode} API key (shown once, store it now):\n${key}`,
+          json: { key, prefix, mode, org_id: orgId, label: label?.trim() || null },
         };
       },
     },
     {
       name: 'key list',
-      summary: "list an org's keys, masked, newest first, with state, creator and last use",
+      summary: "list an org's live and test keys, masked, newest first, with state, creator and last use",
       synopsis: '--org ORG_ID',
       flags: { org: ORG_FLAG },
       run: async ({ values }, database) => {
@@ -51,7 +54,8 @@ export const keyCommands: CommandGroup = {
         await requireOrg(db, orgId);
         const rows = (await listKeys(db, orgId)).map((key) => ({
           prefix: key.prefix,
-          masked: maskKey(key.prefix),
+          mode: key.mode,
+          masked: maskKey(key.prefix, key.mode),
           label: key.label,
           created_at: key.created_at.toISOString(),
           created_by: key.created_by,
@@ -60,9 +64,10 @@ export const keyCommands: CommandGroup = {
         }));
         return {
           human: table(
-            ['KEY', 'STATE', 'CREATED', 'BY', 'LAST USED', 'LABEL'],
+            ['KEY', 'MODE', 'STATE', 'CREATED', 'BY', 'LAST USED', 'LABEL'],
             rows.map((row) => [
               row.masked,
+              row.mode,
               row.revoked_at ? `revoked ${row.revoked_at}` : 'active',
               row.created_at,
               row.created_by ?? '',
@@ -79,12 +84,12 @@ export const keyCommands: CommandGroup = {
       name: 'key revoke',
       summary: 'revoke the active key with this prefix; it stops working within 30 seconds',
       notes:
-        'PREFIX is the 8 characters after svc_live_; the masked key key list shows, or the whole key, also names it.',
+        'PREFIX is the 8 characters after svc_live_ or svc_test_; the masked key key list shows, or the whole key, also names it.',
       synopsis: 'PREFIX',
       flags: {},
       args: ['PREFIX'],
       run: async ({ args: [prefix] }, database) => {
-        const [{ keyPrefixOf, maskKey, revokeKey }, { CLI_ACTOR }] = await Promise.all([
+        const [{ keyPrefixOf, revokeKey }, { CLI_ACTOR }] = await Promise.all([
           import('../../orgs/api-keys.js'),
           import('../../audit/service.js'),
         ]);
@@ -93,7 +98,7 @@ export const keyCommands: CommandGroup = {
           throw new DomainError('not_found', `no active key with prefix ${named}`);
         }
         return {
-          human: `Revoked key ${maskKey(named)}; it stops working within 30 seconds.`,
+          human: `Revoked the key with prefix ${named}; it stops working within 30 seconds.`,
           json: { prefix: named, revoked: true },
         };
       },

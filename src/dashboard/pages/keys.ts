@@ -96,7 +96,12 @@ function by(ctx: Koa.Context, session: Session) {
 
 /** POST: creates an API key and shows it once. */
 async function createKey(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  const { key } = await createApiKey(env.deps.db, session.orgId, { label: field(ctx, 'label') }, by(ctx, session));
+  const { key } = await createApiKey(
+    env.deps.db,
+    session.orgId,
+    { label: field(ctx, 'label'), mode: 'live' },
+    by(ctx, session),
+  );
   const shown = notice(
     'secret',
     html`<p><strong>Your new API key.</strong> Copy it now: it is shown this once and cannot be shown again.</p>

@@ -22,8 +22,14 @@ export function isEventKind(kind: string): kind is EventKind {
 }
 
 /** The body of every delivery of `event`: its envelope, as the spec's `WebhookEvent` shapes it. */
-export function eventEnvelope(event: Pick<StoredEvent, 'id' | 'kind' | 'data' | 'createdAt'>) {
-  return { id: event.id, event: event.kind, created_at: event.createdAt.toISOString(), data: event.data };
+export function eventEnvelope(event: Pick<StoredEvent, 'id' | 'kind' | 'data' | 'createdAt' | 'livemode'>) {
+  return {
+    id: event.id,
+    event: event.kind,
+    created_at: event.createdAt.toISOString(),
+    livemode: event.livemode,
+    data: event.data,
+  };
 }
 
 /**
