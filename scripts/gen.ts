@@ -17,7 +17,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import type { AnySchema } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { createSpecAjv } from '../src/contract/ajv.js';
-import type { Schema, SpecDocument } from '../test/support/spec/document.js';
+import type { Schema, SpecDocument } from '../src/conformance/spec/document.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const specPath = path.join(root, 'spec', 'openapi.yaml');

@@ -11,6 +11,8 @@ Commands:
   migrate [--status | --check]                     apply pending database migrations, or list them
   admin <command> ...                              the operator's commands (orgs, agents, keys, plans, ...)
   webhook:listen [options]                         a local HTTPS receiver that verifies, prints and forwards deliveries
+  conformance --base-url URL [options]             check a deployment against its published spec (a test key in
+                                                   VOICE_CALL_API_KEY; a live key only with --allow-live)
 
 Run \`voice-call-api <command> --help\` for a command's options. Every setting is an environment
 variable; see .env.example.
@@ -21,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   migrate: async () => ({ run: (await import('./cli/migrate.js')).migrate }),
   admin: async () => ({ run: (await import('./cli/admin/index.js')).admin }),
   'webhook:listen': async () => ({ run: (await import('./cli/webhook-listen.js')).webhookListen }),
+  conformance: async () => ({ run: (await import('./cli/conformance.js')).conformance }),
 };
 
 async function main(argv: string[]): Promise<number> {

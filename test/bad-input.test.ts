@@ -15,7 +15,7 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { snapshotTables } from './support/db-snapshot.js';
 import { plainRequest, rawExchange, type RawAnswer } from './support/raw-http.js';
 import { createOwnedOrg, exampleBody, operationById, pathIds, type OwnedOrg } from './support/spec-fixtures.js';
-import { pathParameterNames } from './support/spec/paths.js';
+import { pathParameterNames } from '../src/conformance/spec/paths.js';
 import { publishedOperations as operations } from './support/spec/published.js';
 import { answer, startReceiver, testTls, type Receiver } from './support/webhook-receiver.js';
 

@@ -9,12 +9,12 @@ import { openStateDir } from '../src/tools/listen/state-dir.js';
 import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
-import { refusedOrgKeys } from './support/refused-orgs.js';
+import { KEY_MODE_FLAGS, refusedOrgKeys } from './support/refused-orgs.js';
 import { startDeliveryProxy, type EditableEvent } from './support/delivery-proxy.js';
 import { parseJson } from './support/json.js';
 import { startMutatingProxy, type Mutation, type ProxiedResponse } from './support/mutating-proxy.js';
-import { runConformance, type ConformanceReport } from '../scripts/conformance/runner.js';
-import { formatReport } from '../scripts/conformance/report.js';
+import { runConformance, type ConformanceReport } from '../src/conformance/runner.js';
+import { formatReport } from '../src/conformance/report.js';
 
 const SEED = 20261126;
 const CASES = 3;
@@ -330,9 +330,11 @@ it(
     try {
       const run = await new Promise<{ code: number; stdout: string }>((resolve) => {
         execFile(
-          path.resolve('node_modules/.bin/tsx'),
+          process.execPath,
           [
-            'scripts/conformance/cli.ts',
+            'dist/src/main.js',
+            'conformance',
+            ...KEY_MODE_FLAGS,
             '--base-url',
             `${proxy.origin}/api/v1`,
             '--spec',

@@ -1,4 +1,4 @@
-// The conformance check (scripts/conformance) against the real app: a fixed seed, a bounded number of
+// The conformance check (src/conformance) against the real app: a fixed seed, a bounded number of
 // cases, and zero violations. Its own loopback receiver gets the webhook deliveries (the app trusts the
 // receiver's CA). Under `npm run test:prism` its traffic also passes through Prism.
 import { execFile } from 'node:child_process';
@@ -11,8 +11,8 @@ import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { refusedOrgKeys, roomyOrg } from './support/refused-orgs.js';
-import { runConformance } from '../scripts/conformance/runner.js';
-import { formatReport } from '../scripts/conformance/report.js';
+import { runConformance } from '../src/conformance/runner.js';
+import { formatReport } from '../src/conformance/report.js';
 
 const SEED = 20261121;
 const CASES = 12;
@@ -89,8 +89,8 @@ it('finds no violation of the published spec', { timeout: 240_000 }, async () =>
 it('prints its usage for --help and exits 0', async () => {
   const result = await new Promise<{ code: number; stdout: string }>((resolve) => {
     execFile(
-      path.resolve('node_modules/.bin/tsx'),
-      ['scripts/conformance/cli.ts', '--help'],
+      process.execPath,
+      ['dist/src/main.js', 'conformance', '--help'],
       { env: { ...process.env, VOICE_CALL_API_KEY: '' } },
       (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
     );

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { handlers } from '../src/http/handler-map.js';
 import { STATUS_BY_CODE } from '../src/http/errors.js';
 import { declaredCodes, errorCodeTable } from '../scripts/contract-coverage/contract.js';
-import { resolve } from './support/spec/document.js';
+import { resolve } from '../src/conformance/spec/document.js';
 import { publishedOperations as operations, publishedSpec as document } from './support/spec/published.js';
 
 describe('contract coverage', () => {

@@ -8,9 +8,9 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, rawRequest, startTestApp, type TestApp } from './support/app.js';
 import type { ErrorResponse } from './support/json.js';
 import { connectDatabase } from '../src/database/connect.js';
-import { resolve } from './support/spec/document.js';
-import type { Operation } from './support/spec/operations.js';
-import { fillPath } from './support/spec/paths.js';
+import { resolve } from '../src/conformance/spec/document.js';
+import type { Operation } from '../src/conformance/spec/operations.js';
+import { fillPath } from '../src/conformance/spec/paths.js';
 import { publishedOperations as operations, publishedSpec as document } from './support/spec/published.js';
 
 /** A request the spec calls valid: path examples and the first request-body example. */

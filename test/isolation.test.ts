@@ -8,8 +8,8 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import type { ErrorResponse } from './support/json.js';
 import { snapshotTables } from './support/db-snapshot.js';
-import type { Operation as SpecOperation } from './support/spec/operations.js';
-import { fillPath, pathParameterNames } from './support/spec/paths.js';
+import type { Operation as SpecOperation } from '../src/conformance/spec/operations.js';
+import { fillPath, pathParameterNames } from '../src/conformance/spec/paths.js';
 import { publishedOperations as operations } from './support/spec/published.js';
 import {
   BODY_FIXTURES,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { publishedOperations } from './support/spec/published.js';
-import { fillPath, pathParameterNames } from './support/spec/paths.js';
+import { fillPath, pathParameterNames } from '../src/conformance/spec/paths.js';
 import { rawExchange } from './support/raw-http.js';
 import { jsonBody, parseJson, type ErrorResponse, type Schemas } from './support/json.js';
 

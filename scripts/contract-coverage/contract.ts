@@ -1,6 +1,6 @@
 // What the spec declares per operation (statuses and error codes) and how much of it recorded answers reach.
-import type { SpecDocument } from '../../test/support/spec/document.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import type { SpecDocument } from '../../src/conformance/spec/document.js';
+import type { Operation } from '../../src/conformance/spec/operations.js';
 
 /** One answer a test app sent (see test/support/contract-recorder.ts). */
 export interface ContractRecord {

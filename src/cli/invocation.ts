@@ -5,7 +5,7 @@
 import path from 'node:path';
 
 /** The npm scripts of this package that run the executable (npm passes the name on to what it starts). */
-const OWN_SCRIPTS = new Set(['start', 'admin', 'migrate', 'webhook:listen']);
+const OWN_SCRIPTS = new Set(['start', 'admin', 'migrate', 'webhook:listen', 'conformance']);
 
 /** The command line that runs `admin` the way this process was started, without a trailing space. */
 export function adminCommand(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = process.argv): string {

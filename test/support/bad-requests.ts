@@ -1,11 +1,11 @@
 // Requests that each break one rule of an operation as the spec declares it: authentication, query and
 // path parameters, headers, and the body (syntax, content type, size, nesting, each field by its schema).
 import type { ErrorCode } from '../../src/errors.js';
-import { withBadValue, withExampleMembers } from './spec/bad-bodies.js';
-import { badParameterValues, badValues } from './spec/bad-values.js';
-import { fullWidth, nested, SQL_INJECTION } from './spec/hostile-input.js';
-import type { Operation } from './spec/operations.js';
-import { fillPath, pathParameterNames } from './spec/paths.js';
+import { withBadValue, withExampleMembers } from '../../src/conformance/spec/bad-bodies.js';
+import { badParameterValues, badValues } from '../../src/conformance/spec/bad-values.js';
+import { fullWidth, nested, SQL_INJECTION } from '../../src/conformance/spec/hostile-input.js';
+import type { Operation } from '../../src/conformance/spec/operations.js';
+import { fillPath, pathParameterNames } from '../../src/conformance/spec/paths.js';
 import { publishedSpec } from './spec/published.js';
 
 /** One bad request and the error code it must get. */

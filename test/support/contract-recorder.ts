@@ -6,7 +6,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import { inject } from 'vitest';
 import type { ContractRecord } from '../../scripts/contract-coverage/contract.js';
-import { matchOperation } from './spec/paths.js';
+import { matchOperation } from '../../src/conformance/spec/paths.js';
 import { publishedOperations, publishedSpec } from './spec/published.js';
 import { requiredResponseHeaders } from './spec/response-headers.js';
 

@@ -32,3 +32,9 @@ export async function refusedOrgKeys(
   const planless = await createTestOrg(db, { planId: null, credits: 1_000_000 });
   return { smallPlanKey: small.key, noCreditsKey: poor.key, noPlanKey: planless.key };
 }
+
+/**
+ * What `voice-call-api conformance` is told about the keys the tests make: they are live keys (the only
+ * kind there is yet), which it refuses without --allow-live. With test keys this becomes [].
+ */
+export const KEY_MODE_FLAGS: readonly string[] = ['--allow-live'];

@@ -4,8 +4,8 @@
 import { expect } from 'vitest';
 import type { Db } from '../../src/database/connect.js';
 import { createTestOrg, rawRequest, type TestApp, type TestOrg } from './app.js';
-import type { Operation } from './spec/operations.js';
-import { fillPath, pathParameterNames, pathPrefix } from './spec/paths.js';
+import type { Operation } from '../../src/conformance/spec/operations.js';
+import { fillPath, pathParameterNames, pathPrefix } from '../../src/conformance/spec/paths.js';
 import { publishedOperations } from './spec/published.js';
 
 /** An org with one resource of each kind. */

@@ -1,6 +1,6 @@
 // The response headers the spec marks `required: true` for an operation's status: what every such
 // answer of the app must carry.
-import { resolve, type Schema, type SpecDocument } from './document.js';
+import { resolve, type Schema, type SpecDocument } from '../../../src/conformance/spec/document.js';
 
 /** The lower-case names of the required headers of `status` (or its `4XX`-style range) for the operation at `path`/`method`. */
 export function requiredResponseHeaders(

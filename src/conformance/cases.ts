@@ -4,10 +4,10 @@ import fc from 'fast-check';
 import { arbitraryFor } from './arbitrary.js';
 import type { Expectation, SchemaJudge } from './judge.js';
 import type { RequestInput } from './request.js';
-import { withBadValue, withExampleMembers } from '../../test/support/spec/bad-bodies.js';
-import { badParameterValues, badValues, UNKNOWN_FIELD } from '../../test/support/spec/bad-values.js';
-import type { SpecDocument } from '../../test/support/spec/document.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import { withBadValue, withExampleMembers } from './spec/bad-bodies.js';
+import { badParameterValues, badValues, UNKNOWN_FIELD } from './spec/bad-values.js';
+import type { SpecDocument } from './spec/document.js';
+import type { Operation } from './spec/operations.js';
 
 /** An invalid request and the error it must get. */
 export interface InvalidCase {

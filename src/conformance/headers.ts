@@ -1,6 +1,6 @@
 // The response headers the spec declares for an operation's status, read from the spec itself, and
 // the problems with an answer's headers: a required one missing, or any declared one off its schema.
-import { resolve, type Schema, type SpecDocument } from '../../test/support/spec/document.js';
+import { resolve, type Schema, type SpecDocument } from './spec/document.js';
 
 /** One header the spec declares for a response: its name, whether required, and a pointer to its schema. */
 export interface DeclaredHeader {

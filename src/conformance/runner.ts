@@ -12,8 +12,8 @@ import { runScenarios } from './scenarios.js';
 import { loadSpec } from './spec-source.js';
 import { probeLoopback, type WebhookTarget } from './webhook-target.js';
 import { Session, type OperationTally, type Violation } from './session.js';
-import type { SpecDocument } from '../../test/support/spec/document.js';
-import { listOperations, type Operation } from '../../test/support/spec/operations.js';
+import type { SpecDocument } from './spec/document.js';
+import { listOperations, type Operation } from './spec/operations.js';
 
 /** How to run: where, as whom, how many cases, and what the deployment needs beyond the spec. */
 export interface ConformanceOptions extends FixtureOptions, RefusalKeys {

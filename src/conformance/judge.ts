@@ -1,10 +1,10 @@
 // Judges one exchange against the spec: declared status, body schema for that status, error envelope.
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { createSpecAjv, type SpecAjv } from '../../src/contract/ajv.js';
+import { createSpecAjv, type SpecAjv } from '../contract/ajv.js';
 import { declaredHeaders, headerValue } from './headers.js';
 import type { Exchange } from './http.js';
-import type { SpecDocument } from '../../test/support/spec/document.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import type { SpecDocument } from './spec/document.js';
+import type { Operation } from './spec/operations.js';
 
 /** What a case expects: a 2xx, any declared answer, or one error with its code and (when known) param. */
 export type Expectation =

@@ -9,10 +9,10 @@ import { triggerEvents } from './events.js';
 import { checkEventLog } from './event-log.js';
 import { exhaustMainOrg, refusals, type RefusalKeys } from './refusals.js';
 import type { Session } from './session.js';
-import type { ReceivedRequest } from '../../src/tools/https-receiver.js';
-import type { SpecDocument } from '../../test/support/spec/document.js';
-import type { Operation } from '../../test/support/spec/operations.js';
-import { pathParameterNames } from '../../test/support/spec/paths.js';
+import type { ReceivedRequest } from '../tools/https-receiver.js';
+import type { SpecDocument } from './spec/document.js';
+import type { Operation } from './spec/operations.js';
+import { pathParameterNames } from './spec/paths.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const notFound = (param?: string) =>

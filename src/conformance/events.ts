@@ -7,8 +7,8 @@ import { unique } from './hints.js';
 import type { SchemaJudge } from './judge.js';
 import type { LoopbackReceiver } from './receiver.js';
 import type { Session } from './session.js';
-import type { SpecDocument } from '../../test/support/spec/document.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import type { SpecDocument } from './spec/document.js';
+import type { Operation } from './spec/operations.js';
 
 /** How long the events of the placed calls may take to arrive. */
 const ARRIVAL_MS = 90_000;

@@ -5,7 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pageOf, type Finding, type Page } from './page.js';
 import type { Session } from './session.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import type { Operation } from './spec/operations.js';
 
 /** The page sizes each walk is made with, and how many items next to each end of the list it covers. */
 const PAGE_SIZES = [1, 2, 3];

@@ -1,7 +1,7 @@
 // A request as parts (path values, query, headers, body) and its assembly into an HTTP request.
 import type { HttpRequest } from './http.js';
-import type { Operation } from '../../test/support/spec/operations.js';
-import { fillPath } from '../../test/support/spec/paths.js';
+import type { Operation } from './spec/operations.js';
+import { fillPath } from './spec/paths.js';
 
 /** The parts of a request that cases generate and break. */
 export interface RequestInput {

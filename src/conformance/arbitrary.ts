@@ -1,6 +1,6 @@
 // JSON Schema (2020-12, as used by OpenAPI 3.1) -> fast-check arbitraries of valid values.
 import fc from 'fast-check';
-import { mergeAllOf, resolve, type Schema, type SpecDocument } from '../../test/support/spec/document.js';
+import { mergeAllOf, resolve, type Schema, type SpecDocument } from './spec/document.js';
 
 /** Upper bounds that keep generated requests small; the schema's own bounds apply below them. */
 const MAX_STRING = 40;

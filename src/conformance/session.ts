@@ -2,7 +2,7 @@
 import { buildRequest, type RequestInput } from './request.js';
 import { curlLine, send, type Exchange, type HttpRequest } from './http.js';
 import type { Expectation, SchemaJudge } from './judge.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import type { Operation } from './spec/operations.js';
 
 /** Why a request was sent: a generated valid request, one broken constraint, or a documented scenario. */
 export type CaseKind = 'valid' | 'invalid' | 'scenario';

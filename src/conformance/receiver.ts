@@ -1,9 +1,9 @@
 // The check's own webhook receiver: HTTPS on 127.0.0.1 with webhook:listen's CA (made in its state
 // folder if missing), so a server started to trust the listener trusts this receiver too. It answers
 // every request 200 and keeps it, so the scenarios can verify what the server signed.
-import { startHttpsReceiver, type ReceivedRequest } from '../../src/tools/https-receiver.js';
-import { defaultStateDir, openStateDir } from '../../src/tools/listen/state-dir.js';
-import { loadOrMakeTls } from '../../src/tools/listen/stored-tls.js';
+import { startHttpsReceiver, type ReceivedRequest } from '../tools/https-receiver.js';
+import { defaultStateDir, openStateDir } from '../tools/listen/state-dir.js';
+import { loadOrMakeTls } from '../tools/listen/stored-tls.js';
 
 /** A listening receiver: its URL, the CA file a server must trust, what it received. */
 export interface LoopbackReceiver {

@@ -7,7 +7,7 @@ import { eventKindOf } from './deliveries.js';
 import type { Exchange } from './http.js';
 import type { LoopbackReceiver } from './receiver.js';
 import type { Session } from './session.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import type { Operation } from './spec/operations.js';
 
 /** The pages of 100 events a walk reads at most before giving up on the events it has not reached. */
 const MAX_PAGES = 10;

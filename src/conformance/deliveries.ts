@@ -1,11 +1,11 @@
 // Judges every webhook delivery the check's receiver got: the event kind is one the spec declares,
 // the headers are those of its `webhooks` entry, the body matches the event's schema, and the
 // signature verifies with a secret the API handed out.
-import type { ReceivedRequest } from '../../src/tools/https-receiver.js';
-import { verifySignature } from '../../src/webhooks/delivery/verify.js';
+import type { ReceivedRequest } from '../tools/https-receiver.js';
+import { verifySignature } from '../webhooks/delivery/verify.js';
 import { declaredEvent, headerValue } from './headers.js';
 import type { SchemaJudge } from './judge.js';
-import type { SpecDocument } from '../../test/support/spec/document.js';
+import type { SpecDocument } from './spec/document.js';
 
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 

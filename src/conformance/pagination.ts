@@ -5,7 +5,7 @@ import type { Fixtures } from './fixtures.js';
 import { cursorWalks, unknownCursors } from './cursor-walks.js';
 import { pageOf, type Finding, type Page } from './page.js';
 import type { Session } from './session.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import type { Operation } from './spec/operations.js';
 
 /** The page size the scenario walks with, and how many items of a list it walks at most. */
 const PAGE = 2;

@@ -5,7 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { waitingOutRateLimits, type Exchange, type HttpRequest } from './http.js';
 import type { Session } from './session.js';
-import type { Operation } from '../../test/support/spec/operations.js';
+import type { Operation } from './spec/operations.js';
 
 /** Keys of orgs made to be refused, each optional, and whether the main org's rate limit may be used up. */
 export interface RefusalKeys {

@@ -3,7 +3,7 @@
 // document through (Prism answers 404 to paths the spec does not declare).
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import type { SpecDocument } from '../../test/support/spec/document.js';
+import type { SpecDocument } from './spec/document.js';
 
 /** The API root requests go to and the spec they are judged by. */
 export interface SpecSource {
