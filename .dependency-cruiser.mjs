@@ -61,6 +61,24 @@ export default {
       to: { path: '(^src/http/|/service\\.ts$|/handlers\\.ts$)' },
     },
     {
+      name: 'build-not-to-tests-or-scripts',
+      severity: 'error',
+      comment:
+        'The built executable is src/ and db/ alone (scripts/build.ts), and a production install has no test/ ' +
+        'or scripts/: nothing in src/ or db/ imports from them (the conformance check lives in src/conformance/).',
+      from: { path: '^(src|db)/' },
+      to: { path: '^(test|scripts)/' },
+    },
+    {
+      name: 'build-not-to-dev-dependencies',
+      severity: 'error',
+      comment:
+        'A production install prunes devDependencies: src/ and db/ import them for types only (erased by ' +
+        'the build); anything they need at run time is in dependencies.',
+      from: { path: '^(src|db)/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       comment: 'Every import resolves, so no dependency escapes the rules above unseen.',
