@@ -1,10 +1,12 @@
 // The production path, on a clean copy of the repository: exactly the Dockerfile's commands (`npm ci`,
 // `npm run build`, `npm prune --omit=dev`), then the built executable with production dependencies
 // only: `migrate`, `migrate --status`, `admin`, `serve` (started as the image's entrypoint starts it)
-// with MIGRATE_ON_START=false on the migrated database, and `webhook:listen --help`. No tsx, no
-// esbuild, nothing from devDependencies at run time.
+// with MIGRATE_ON_START=false on the migrated database, `webhook:listen --help`, and `conformance`
+// against that server (and its refusal of a live key). No tsx, no esbuild, nothing from
+// devDependencies at run time.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from './support/database.js';
+import { KEY_MODE_FLAGS } from './support/refused-orgs.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve('.');
@@ -41,6 +44,56 @@ async function sh(command: string, env: NodeJS.ProcessEnv = {}) {
     timeout: 240_000,
     maxBuffer: 64 * 1024 * 1024,
   });
+}
+
+/** Runs `command` with `args` in the copy, with `env` over the test's; resolves with its exit status and output. */
+function runIn(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      { cwd: copy, env: { ...process.env, ...env }, timeout: 240_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** `serve` started as the image's entrypoint starts it, with `env`; resolves with the process and the service root once its banner is out. */
+async function startBuiltServer(env: NodeJS.ProcessEnv): Promise<{ server: ChildProcess; base: string }> {
+  const [node, ...entrypointArgs] = await dockerfileEntrypoint();
+  const server = spawn(node!, [...entrypointArgs, 'serve', '--role', 'all'], {
+    cwd: copy,
+    env: { ...process.env, ...env, PORT: '0', MIGRATE_ON_START: 'false', TEST_DATABASE_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(server);
+  let output = '';
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner:\n${output}`)), 60_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Base URL : (http:\/\/[^\s]+)\/api\/v1/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    server.stdout.on('data', read);
+    server.stderr.on('data', read);
+  });
+  return { server, base };
+}
+
+/** Stops a server started by startBuiltServer with SIGINT; resolves with its exit status. */
+async function stopBuiltServer(server: ChildProcess): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+  server.kill('SIGINT');
+  return exited;
 }
 
 beforeAll(async () => {
@@ -201,35 +254,108 @@ describe('the production path', () => {
       key: string;
     };
 
-    const [node, ...entrypointArgs] = await dockerfileEntrypoint();
-    const server = spawn(node!, [...entrypointArgs, 'serve', '--role', 'all'], {
-      cwd: copy,
-      env: { ...process.env, ...env, PORT: '0', MIGRATE_ON_START: 'false', TEST_DATABASE_URL: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(server);
-    let output = '';
-    const base = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner:\n${output}`)), 60_000);
-      const read = (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /Base URL : (http:\/\/[^\s]+)\/api\/v1/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      };
-      server.stdout.on('data', read);
-      server.stderr.on('data', read);
-    });
+    const { server, base } = await startBuiltServer(env);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const listed = await fetch(`${base}/api/v1/calls`, { headers: { Authorization: `Bearer ${key.key}` } });
     expect(listed.status).toBe(200);
-    const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
-    server.kill('SIGINT');
-    expect(await exited).toBe(0);
+    expect(await stopBuiltServer(server)).toBe(0);
 
     const listen = await sh('node dist/src/main.js webhook:listen --help');
     expect(listen.stdout).toContain('webhook:listen');
   }, 120_000);
+});
+
+describe('the conformance check from the production install', () => {
+  /** `voice-call-api conformance ...` run as the image runs it (its entrypoint's node flags), with `env`. */
+  async function conformance(args: string[], env: NodeJS.ProcessEnv) {
+    const [node, ...entrypointArgs] = await dockerfileEntrypoint();
+    return runIn(node!, [...entrypointArgs, 'conformance', ...args], {
+      WEBHOOK_LISTEN_DIR: path.join(copy, '.conformance-listen'),
+      ...env,
+    });
+  }
+
+  it('passes against the built service, with a JUnit report', async () => {
+    const env = { DATABASE_URL: database.url };
+    const admin = async (args: string) =>
+      JSON.parse((await sh(`node dist/src/main.js admin ${args} --json`, env)).stdout) as Record<string, string>;
+    // A plan roomy enough that the run never waits out its own rate limit.
+    await sh('node dist/src/main.js admin plan create --id prod-roomy --name Roomy --rate-limit 1000000', env);
+    const org = await admin('org create --name Conformance --credits 1000000000 --plan prod-roomy');
+    const agent = await admin(`agent create --org ${org.id} --name Conformance`);
+    const key = await admin(`key create --org ${org.id}`);
+    // As an operator runs it, but for time: a body timeout under the request deadline (so a stalled body
+    // gets its documented 408, not the deadline's 503), calls that step four times a second, and bad
+    // keys not throttled.
+    const { server, base } = await startBuiltServer({
+      ...env,
+      BODY_TIMEOUT_MS: '4000',
+      SIMULATOR_STEP_MS: '250',
+      AUTH_FAILURES_PER_MINUTE: '100000',
+    });
+    try {
+      const junit = path.join(copy, 'conformance.xml');
+      const run = await conformance(
+        [
+          '--base-url',
+          `${base}/api/v1`,
+          '--agent-id',
+          agent.id!,
+          '--cases',
+          '1',
+          '--seed',
+          '7',
+          '--junit',
+          junit,
+          ...KEY_MODE_FLAGS,
+        ],
+        { VOICE_CALL_API_KEY: key.key },
+      );
+      expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+      // A whole run: every operation's cases went out, and none broke the spec.
+      const summary = /(\d+) requests, 0 violations \(seed 7\)/.exec(run.stdout);
+      expect(summary, run.stdout).not.toBeNull();
+      expect(Number(summary![1])).toBeGreaterThan(100);
+      expect(await readFile(junit, 'utf8')).toMatch(/<testsuites name="conformance" tests="[1-9]\d*" failures="0">/);
+    } finally {
+      expect(await stopBuiltServer(server)).toBe(0);
+    }
+  }, 240_000);
+
+  it('refuses a live key without --allow-live, before sending anything', async () => {
+    // A stand-in deployment that counts what reaches it.
+    let requests = 0;
+    const stand = createServer((_, response) => {
+      requests += 1;
+      response.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => stand.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}/api/v1`;
+    const live = `svc_live_abcd1234_${'a1'.repeat(16)}`;
+    const test = `svc_test_abcd1234_${'b2'.repeat(16)}`;
+    try {
+      // Through `npm run conformance`, which in a production install runs the build it has.
+      const refused = await runIn('npm', ['run', '-s', 'conformance', '--', '--base-url', baseUrl], {
+        VOICE_CALL_API_KEY: live,
+      });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('VOICE_CALL_API_KEY holds a live key');
+      expect(refused.stderr).toContain('dial real phones and spend real credits');
+      expect(refused.stderr).toContain('Use a test key (svc_test_...), or pass --allow-live');
+      // The keys of the orgs to be refused follow the same rule.
+      const refusalKey = await conformance(['--base-url', baseUrl], {
+        VOICE_CALL_API_KEY: test,
+        VOICE_CALL_NO_CREDITS_API_KEY: live,
+      });
+      expect(refusalKey.code).toBe(2);
+      expect(refusalKey.stderr).toContain('VOICE_CALL_NO_CREDITS_API_KEY holds a live key');
+      expect(requests).toBe(0);
+      // With --allow-live the same command goes to the stand-in (which has no spec to give: exit 3).
+      const allowed = await conformance(['--base-url', baseUrl, '--allow-live'], { VOICE_CALL_API_KEY: live });
+      expect(allowed.code, allowed.stderr).toBe(3);
+      expect(requests).toBeGreaterThan(0);
+    } finally {
+      await new Promise((resolve) => stand.close(resolve));
+    }
+  });
 });
