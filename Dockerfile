@@ -7,6 +7,11 @@
 #   docker build -t voice-call-api .
 #   docker run --rm -e DATABASE_URL=postgres://... voice-call-api migrate
 #   docker run -p 3000:3000 -e DATABASE_URL=postgres://... -e MIGRATE_ON_START=false voice-call-api serve --role api
+#
+# The same image runs the conformance check against a deployment (no database; a test key, see
+# docs/conformance.md for a CI job that keeps its JUnit report):
+#
+#   docker run --rm -e VOICE_CALL_API_KEY=svc_test_... voice-call-api conformance --base-url https://HOST/api/v1
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
