@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
 # Starts a fresh server (the build `npm start` runs, on its own embedded PostgreSQL in a temporary
-# DATA_DIR), creates a scale-plan org with an agent and a key through the operator CLI, and three orgs
-# to be refused (one on a small plan whose limit the check uses up, one without credits, one without a
-# plan), runs the build's `voice-call-api conformance` against it, and stops it. Extra arguments go to
-# the conformance check (e.g. --seed 7 --cases 50 --junit report.xml).
+# DATA_DIR), creates a scale-plan org with an agent and a test key through the operator CLI, and three
+# orgs to be refused (one on a small plan whose limit the check uses up, one without test credits, one
+# without a plan), runs the build's `voice-call-api conformance` against it in test mode, and stops it.
+# Extra arguments go to the conformance check (e.g. --seed 7 --cases 50 --junit report.xml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # One build up front (nothing when dist/ is current); every command below then runs it directly.
 npm run -s build
 admin() { node dist/src/main.js admin "$@"; }
-# The orgs' keys, and what the check is told about them: live keys until `admin key create` makes test
-# ones, so the check must be allowed them (with test keys: key_mode=(--mode test) live=()).
-key_mode=() live=(--allow-live)
 
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
@@ -45,26 +42,30 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 
-org=$(admin org create --name Conformance --credits 1000000000 --plan scale --json | field id)
+# Every key is a test key: the check dials nothing and spends only test credits.
+org=$(admin org create --name Conformance --plan scale --json | field id)
+admin credits reset --org "$org" --mode test --paise 1000000000 >/dev/null
 agent=$(admin agent create --org "$org" --name Conformance --json | field id)
-key=$(admin key create --org "$org" "${key_mode[@]}" --json | field key)
+key=$(admin key create --org "$org" --mode test --json | field key)
 
-# An org with an agent and a key, made with the given `org create` options; prints the key.
+# An org with an agent and a test key, with NAME's test balance and the given `org create` options;
+# prints the key.
 refused_org() {
   local id
-  id=$(admin org create --name "Conformance $1" "${@:2}" --json | field id)
+  id=$(admin org create --name "Conformance $1" "${@:3}" --json | field id)
+  admin credits reset --org "$id" --mode test --paise "$2" >/dev/null
   admin agent create --org "$id" --name Conformance --json >/dev/null
-  admin key create --org "$id" "${key_mode[@]}" --json | field key
+  admin key create --org "$id" --mode test --json | field key
 }
 admin plan create --id conformance-small --name "Conformance small" --rate-limit 5 >/dev/null
 export VOICE_CALL_SMALL_PLAN_API_KEY VOICE_CALL_NO_CREDITS_API_KEY VOICE_CALL_NO_PLAN_API_KEY
-VOICE_CALL_SMALL_PLAN_API_KEY=$(refused_org small-plan --credits 1000000 --plan conformance-small)
-VOICE_CALL_NO_CREDITS_API_KEY=$(refused_org no-credits --credits 0 --plan scale)
-VOICE_CALL_NO_PLAN_API_KEY=$(refused_org no-plan --credits 1000000 --no-plan)
+VOICE_CALL_SMALL_PLAN_API_KEY=$(refused_org small-plan 1000000 --plan conformance-small)
+VOICE_CALL_NO_CREDITS_API_KEY=$(refused_org no-credits 0 --plan scale)
+VOICE_CALL_NO_PLAN_API_KEY=$(refused_org no-plan 1000000 --no-plan)
 
 status=0
 VOICE_CALL_API_KEY="$key" node dist/src/main.js conformance --base-url "http://127.0.0.1:$port/api/v1" --agent-id "$agent" \
-  "${live[@]}" "$@" || status=$?
+  "$@" || status=$?
 if grep -q '"level":50' "$data_dir/server.log"; then
   echo "server logged errors during the run:"; grep '"level":50' "$data_dir/server.log" | head -20
   status=1

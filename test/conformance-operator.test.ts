@@ -1,5 +1,5 @@
-// `npm run conformance -- --base-url URL` with no other flag (but KEY_MODE_FLAGS, while the tests' keys
-// are live), against the built service started as an operator starts it (`node dist/src/main.js serve`, no test settings): no violation, nothing fetched
+// `npm run conformance -- --base-url URL` with no other flag, with test keys, against the built service
+// started as an operator starts it (`node dist/src/main.js serve`, no test settings): no violation, nothing fetched
 // from outside the machine, and notes that are true. Then the server is restarted with the settings
 // the note names, and the webhook cases it said were skipped run and pass.
 import { execFile } from 'node:child_process';
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { freePort } from './support/own-postgres.js';
 import type { TestOrg } from './support/app.js';
-import { KEY_MODE_FLAGS, refusedOrgKeys, roomyOrg } from './support/refused-orgs.js';
+import { refusedOrgKeys, roomyOrg } from './support/refused-orgs.js';
 import { killStarted, startService, stopService } from './support/service-process.js';
 
 let database: TestDatabase;
@@ -42,7 +42,7 @@ function conformance(
   return new Promise((resolve) => {
     execFile(
       'npm',
-      ['run', '--silent', 'conformance', '--', '--base-url', baseUrl, ...KEY_MODE_FLAGS],
+      ['run', '--silent', 'conformance', '--', '--base-url', baseUrl],
       { env, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) =>
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),

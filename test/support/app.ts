@@ -15,6 +15,7 @@ import type { Db } from '../../src/database/connect.js';
 import type { TestDatabase } from './database.js';
 import { createAgent, createOrg } from '../../src/orgs/service.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
+import { orgForMode, resetTestCredits, type Mode } from '../../src/orgs/modes.js';
 import { inject } from 'vitest';
 import { recordResponses } from './contract-recorder.js';
 import { prismFetch } from './prism-fetch.js';
@@ -119,28 +120,37 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
 }
 
 export interface TestOrg {
+  /** The org the key's data lives in: the live org, or its test twin for a test key. */
   orgId: string;
   agentId: string;
   key: string;
 }
 
-/** Creates an org (starter plan, 100000 paise by default) with one agent and one API key. */
+/**
+ * Creates an org (starter plan, 100000 paise by default) with one agent and one API key, live by
+ * default. With `mode: 'test'` the key is a test key, `credits` is the test balance (the live one
+ * stays 0) and `orgId` is the test twin's.
+ */
 export async function createTestOrg(
   db: Db,
   options: {
     credits?: number;
     planId?: string | null;
+    mode?: Mode;
     agent?: Parameters<typeof createAgent>[1] extends infer A ? Partial<A> : never;
   } = {},
 ): Promise<TestOrg> {
+  const mode = options.mode ?? 'live';
+  const credits = options.credits ?? 100_000;
   const org = await createOrg(db, {
     name: `Test org ${Math.random().toString(36).slice(2, 8)}`,
-    creditsPaise: options.credits ?? 100_000,
+    creditsPaise: mode === 'live' ? credits : 0,
     planId: options.planId === undefined ? 'starter' : options.planId,
   });
+  if (mode === 'test') await resetTestCredits(db, org.id, credits);
   const agent = await createAgent(db, { name: 'Test agent', ...options.agent, orgId: org.id });
-  const { key } = await issueApiKey(db, org.id);
-  return { orgId: org.id, agentId: agent.id, key };
+  const { key } = await issueApiKey(db, org.id, { mode });
+  return { orgId: await orgForMode(db, org.id, mode), agentId: agent.id, key };
 }
 
 /** What rawRequest answers: the status, the headers and the body parsed as JSON (else its text, or null). */

@@ -18,7 +18,7 @@ const ROOMY_PLAN_LIMIT = 1_000_000;
 export async function roomyOrg(db: Db): Promise<TestOrg> {
   const planId = `roomy-${Math.random().toString(36).slice(2, 8)}`;
   await createPlan(db, { id: planId, name: 'Roomy', rateLimitPerMinute: ROOMY_PLAN_LIMIT });
-  return createTestOrg(db, { planId, credits: 1_000_000_000 });
+  return createTestOrg(db, { planId, credits: 1_000_000_000, mode: 'test' });
 }
 
 /** Keys of three new orgs, named as the conformance check's options. */
@@ -27,14 +27,8 @@ export async function refusedOrgKeys(
 ): Promise<{ smallPlanKey: string; noCreditsKey: string; noPlanKey: string }> {
   const planId = `small-${Math.random().toString(36).slice(2, 8)}`;
   await createPlan(db, { id: planId, name: 'Small', rateLimitPerMinute: SMALL_PLAN_LIMIT });
-  const small = await createTestOrg(db, { planId, credits: 1_000_000 });
-  const poor = await createTestOrg(db, { planId: 'scale', credits: 0 });
-  const planless = await createTestOrg(db, { planId: null, credits: 1_000_000 });
+  const small = await createTestOrg(db, { planId, credits: 1_000_000, mode: 'test' });
+  const poor = await createTestOrg(db, { planId: 'scale', credits: 0, mode: 'test' });
+  const planless = await createTestOrg(db, { planId: null, credits: 1_000_000, mode: 'test' });
   return { smallPlanKey: small.key, noCreditsKey: poor.key, noPlanKey: planless.key };
 }
-
-/**
- * What `voice-call-api conformance` is told about the keys the tests make: they are live keys (the only
- * kind there is yet), which it refuses without --allow-live. With test keys this becomes [].
- */
-export const KEY_MODE_FLAGS: readonly string[] = ['--allow-live'];

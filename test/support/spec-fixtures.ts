@@ -3,6 +3,8 @@
 // sender that fills in an operation's path, body and headers.
 import { expect } from 'vitest';
 import type { Db } from '../../src/database/connect.js';
+import { issueApiKey } from '../../src/orgs/api-keys.js';
+import { orgForMode } from '../../src/orgs/modes.js';
 import { createTestOrg, rawRequest, type TestApp, type TestOrg } from './app.js';
 import type { Operation } from '../../src/conformance/spec/operations.js';
 import { fillPath, pathParameterNames, pathPrefix } from '../../src/conformance/spec/paths.js';
@@ -115,7 +117,27 @@ export async function createOwnedOrg(
   name: string,
   planId = 'scale',
 ): Promise<OwnedOrg> {
-  const org = await createTestOrg(db, { planId });
+  return ownResources(app, db, await createTestOrg(db, { planId }), receiverUrl, name);
+}
+
+/**
+ * The same resources as createOwnedOrg's, made through the API with a test key of `live`'s org: the
+ * org's test-mode twin owning one resource of each kind (the agent is the live org's, shared).
+ */
+export async function createOwnedTestMode(
+  app: TestApp,
+  db: Db,
+  live: TestOrg,
+  receiverUrl: string,
+  name: string,
+): Promise<OwnedOrg> {
+  const { key } = await issueApiKey(db, live.orgId, { mode: 'test' });
+  const org = { orgId: await orgForMode(db, live.orgId, 'test'), agentId: live.agentId, key };
+  return ownResources(app, db, org, receiverUrl, name);
+}
+
+/** Makes one resource of each kind for `org` through the API (see createOwnedOrg). */
+async function ownResources(app: TestApp, db: Db, org: TestOrg, receiverUrl: string, name: string): Promise<OwnedOrg> {
   const owned: OwnedOrg = {
     ...org,
     callId: '',
