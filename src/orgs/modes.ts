@@ -2,6 +2,7 @@
 // the database as the org is made): test keys belong to the twin, so everything scoped by org is kept
 // apart by mode. Members, agents and the plan are the live org's and serve both modes.
 import type { Db } from '../database/connect.js';
+import { recordAudit, type AuditEntry } from '../audit/service.js';
 import { DomainError } from '../errors.js';
 import { findTestTwinId, resetTestBalance } from './queries.js';
 
@@ -34,12 +35,14 @@ export async function orgForMode(db: Db, liveOrgId: string, mode: Mode): Promise
 
 /**
  * Sets the live org's test balance to `paise` (by default the opening balance) in one transaction,
- * with a `reset` ledger row; returns the new balance. Live balances are never reset.
+ * with a `reset` ledger row and `audit`'s entry when given; returns the new balance. Live balances are
+ * never reset.
  */
 export async function resetTestCredits(
   db: Db,
   liveOrgId: string,
   paise: number = OPENING_TEST_BALANCE_PAISE,
+  audit?: AuditEntry,
 ): Promise<number> {
   if (!Number.isSafeInteger(paise) || paise < 0) {
     throw new DomainError('invalid_request', '--paise must be a whole number of at least 0', { param: 'paise' });
@@ -47,6 +50,7 @@ export async function resetTestCredits(
   return db.transaction().execute(async (trx) => {
     const balance = await resetTestBalance(trx, await orgForMode(trx, liveOrgId, 'test'), paise);
     if (balance === null) throw new Error(`org ${liveOrgId} has no test twin`);
+    if (audit) await recordAudit(trx, audit);
     return balance;
   });
 }
