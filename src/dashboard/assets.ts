@@ -49,6 +49,12 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; min-width: 0; }
 [hidden] { display: none !important; }
+.test-banner { position: sticky; top: 0; z-index: 2; background: #7b341e; color: #fff; padding: 0.4rem 1.5rem; border-bottom: 3px solid #f6ad55; }
+.test-banner p { margin: 0; }
+html.test-mode { scroll-padding-top: 4rem; }
+button.mode-switch { background: #fff; color: var(--ink); border-color: #718096; }
+button.mode-switch[aria-pressed="true"] { background: #7b341e; border-color: #7b341e; color: #fff; }
+.mode-state { display: inline-block; margin-left: 0.35rem; padding: 0 0.4rem; border-radius: 999px; border: 1px solid currentColor; font-size: 0.85em; text-transform: uppercase; }
 `,
   },
   '/dashboard/assets/dashboard.js': {

@@ -1,4 +1,5 @@
 // How the dashboard writes times, money and keys for people.
+import type { Mode } from '../orgs/modes.js';
 
 /** A time to the minute, in UTC: `2026-11-26 09:41 UTC`; an em dash for none. */
 export function minute(at: Date | string | null | undefined): string {
@@ -39,7 +40,7 @@ export function callTime(ms: number): string {
   return `${Math.floor(tenths / 600)}:${seconds < 10 ? '0' : ''}${seconds.toFixed(1)}`;
 }
 
-/** A key as the dashboard shows it after creation: the public prefix only. */
-export function maskedKey(prefix: string): string {
-  return `svc_live_${prefix}_…`;
+/** A key of `mode` as the dashboard shows it after creation: its mode and public prefix only. */
+export function maskedKey(prefix: string, mode: Mode): string {
+  return `svc_${mode}_${prefix}_…`;
 }

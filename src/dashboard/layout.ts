@@ -1,7 +1,7 @@
 // The page shell: document head (this server's style sheet and script only), the navigation and who
 // is signed in, around a page's content.
 import { html, type HtmlValue, type SafeHtml } from './html.js';
-import type { Session } from '../members/sessions.js';
+import type { DashboardSession } from './mode.js';
 import { newFormNonce } from '../members/form-nonces.js';
 import { outside } from './outside-text.js';
 
@@ -17,7 +17,7 @@ const SECTIONS: Array<{ href: string; label: string; admin?: boolean }> = [
 ];
 
 /** The hidden field carrying the session's CSRF token; every form that changes something includes it. */
-export function csrfField(session: Session): SafeHtml {
+export function csrfField(session: DashboardSession): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${session.csrfToken}" />`;
 }
 
@@ -29,7 +29,37 @@ export function onceField(): SafeHtml {
   return html`<input type="hidden" name="_once" value="${newFormNonce()}" />`;
 }
 
-function navigation(session: Session, current: string | undefined): SafeHtml {
+/**
+ * The test-mode switch: a toggle button posting the other mode, then back to the section shown (its
+ * list page, since a record of one mode is not found in the other).
+ */
+function modeSwitch(session: DashboardSession, current: string | undefined): SafeHtml {
+  const test = session.mode === 'test';
+  return html`<form class="inline" method="post" action="/dashboard/mode">
+    ${csrfField(session)}<input type="hidden" name="next" value="${current ?? '/dashboard'}" />
+    <button
+      type="submit"
+      class="mode-switch"
+      name="mode"
+      value="${test ? 'live' : 'test'}"
+      aria-pressed="${String(test)}"
+    >
+      Test mode <span class="mode-state" aria-hidden="true">${test ? 'on' : 'off'}</span>
+    </button>
+  </form>`;
+}
+
+/** The banner shown on every page while the switch is on, so test data is never taken for live data. */
+function testModeBanner(): SafeHtml {
+  return html`<section class="test-banner" aria-label="Test mode">
+    <p>
+      <strong>Test mode: you are viewing test data.</strong> Keys, webhooks, calls, contacts and credits here are apart
+      from live data; test calls only reach the simulator.
+    </p>
+  </section>`;
+}
+
+function navigation(session: DashboardSession, current: string | undefined): SafeHtml {
   const items = SECTIONS.filter((section) => !section.admin || session.role === 'admin').map(
     (section) =>
       html`<li>
@@ -44,6 +74,7 @@ function navigation(session: Session, current: string | undefined): SafeHtml {
     </nav>
     <div class="who">
       <span>${outside(session.orgName)} · ${outside(session.email)} (${session.role})</span>
+      ${modeSwitch(session, current)}
       <form class="inline" method="post" action="/dashboard/logout">
         ${csrfField(session)}<button type="submit" class="secondary">Sign out</button>
       </form>
@@ -51,22 +82,31 @@ function navigation(session: Session, current: string | undefined): SafeHtml {
   </header>`;
 }
 
-/** A whole page: `title` in the tab and as its heading, the navigation when signed in, then `body`. */
-export function page(options: { title: string; session: Session | null; current?: string; body: HtmlValue }): string {
+/**
+ * A whole page: `title` in the tab and as its heading, the navigation when signed in, then `body`; in
+ * test mode the tab's title says so and a banner heads the page.
+ */
+export function page(options: {
+  title: string;
+  session: DashboardSession | null;
+  current?: string;
+  body: HtmlValue;
+}): string {
   const { title, session, current, body } = options;
+  const test = session?.mode === 'test';
   return html`<!doctype html>
-    <html lang="en">
+    <html lang="en" ${test ? html` class="test-mode"` : ''}>
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · Dashboard</title>
+        <title>${title}${test ? ' · Test mode' : ''} · Dashboard</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
         <script src="/dashboard/assets/dashboard.js" defer></script>
       </head>
       <body>
         <a class="skip" href="#content">Skip to content</a>
-        ${session ? navigation(session, current) : ''}
+        ${test ? testModeBanner() : ''} ${session ? navigation(session, current) : ''}
         <main id="content" tabindex="-1">
           <h1>${title}</h1>
           ${body}
@@ -78,7 +118,7 @@ export function page(options: { title: string; session: Session | null; current?
 /** What a confirmation page asks, and where its answer goes. */
 export interface Confirmation {
   title: string;
-  session: Session;
+  session: DashboardSession;
   current: string;
   /** The question, naming what the action changes. */
   question: HtmlValue;

@@ -1,6 +1,6 @@
-// How dashboard routes run: headers on every answer, the session looked up (sign-in page otherwise),
-// viewers kept to reading, state changes checked for origin and CSRF token, and the services' domain
-// errors shown as pages with their status.
+// How dashboard routes run: headers on every answer, the session looked up in the mode its test-mode
+// switch is on (sign-in page otherwise), viewers kept to reading, state changes checked for origin and
+// CSRF token, and the services' domain errors shown as pages with their status.
 import type Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type { AppDeps } from '../app-deps.js';
@@ -10,7 +10,8 @@ import { outside } from './outside-text.js';
 import { notice, page } from './layout.js';
 import { readSessionCookie } from './cookies.js';
 import { csrfMatches, isSameOrigin, setPageHeaders } from './security.js';
-import { loadSession, type Session, type SessionLifetimes } from '../members/sessions.js';
+import { loadSession, type SessionLifetimes } from '../members/sessions.js';
+import { inMode, readMode, type DashboardSession } from './mode.js';
 import type { HashPool } from '../members/hash-pool.js';
 import { claimFormNonce, isFormNonce, releaseFormNonce } from '../members/form-nonces.js';
 import { MAX_CSV_BYTES } from './policy.js';
@@ -27,7 +28,7 @@ export interface DashboardEnv {
 }
 
 /** A page's work, once its checks have passed (a route's handler, named after what it does). */
-export type PageHandler = (ctx: Koa.Context, session: Session, env: DashboardEnv) => Promise<void>;
+export type PageHandler = (ctx: Koa.Context, session: DashboardSession, env: DashboardEnv) => Promise<void>;
 
 const STATUS_OF: Partial<Record<DomainError['code'], number>> = {
   invalid_request: 400,
@@ -58,7 +59,7 @@ export function sendPage(ctx: Koa.Context, status: number, body: string): void {
 }
 
 /** Answers with a short page explaining why the request was not done. */
-export function sendProblem(ctx: Koa.Context, session: Session | null, status: number, message: string): void {
+export function sendProblem(ctx: Koa.Context, session: DashboardSession | null, status: number, message: string): void {
   // Never a dead end: signed out, the link leads to the sign-in page.
   const back = html`<p><a href="/dashboard">${session ? 'Back to the overview' : 'Back to the dashboard'}</a></p>`;
   sendPage(
@@ -78,7 +79,7 @@ export function redirectAfterPost(ctx: Koa.Context, location: string): void {
 async function runHandler(
   env: DashboardEnv,
   ctx: Koa.Context,
-  session: Session,
+  session: DashboardSession,
   handler: PageHandler,
 ): Promise<boolean> {
   try {
@@ -94,10 +95,11 @@ async function runHandler(
   }
 }
 
-/** The signed-in session of the request, or null. */
-export async function currentSession(env: DashboardEnv, ctx: Koa.Context): Promise<Session | null> {
+/** The signed-in session of the request, in the mode its switch is on, or null. */
+export async function currentSession(env: DashboardEnv, ctx: Koa.Context): Promise<DashboardSession | null> {
   const token = readSessionCookie(ctx);
-  return token ? loadSession(env.deps.db, token, env.lifetimes, env.deps.clock.now()) : null;
+  const session = token ? await loadSession(env.deps.db, token, env.lifetimes, env.deps.clock.now()) : null;
+  return session && inMode(env.deps.db, session, readMode(ctx));
 }
 
 /** The sign-in page, with the page to return to once signed in (a dashboard page of this site only). */
@@ -188,7 +190,12 @@ export function fields(ctx: Koa.Context, name: string): string[] {
  * input, a conflict) gives the nonce back, so the same form may be sent again; after any other
  * failure the change may have been made, so the nonce stays used.
  */
-async function runOnce(env: DashboardEnv, ctx: Koa.Context, session: Session, handler: PageHandler): Promise<void> {
+async function runOnce(
+  env: DashboardEnv,
+  ctx: Koa.Context,
+  session: DashboardSession,
+  handler: PageHandler,
+): Promise<void> {
   const nonce = field(ctx, '_once');
   if (!isFormNonce(nonce)) {
     sendProblem(ctx, session, 400, 'This form is incomplete; reload the page and try again. Nothing was changed.');

@@ -11,6 +11,7 @@ import { notice, page } from './layout.js';
 import { setPageHeaders } from './security.js';
 import { signInRoutes } from './pages/sign-in.js';
 import { overviewRoutes } from './pages/overview.js';
+import { modeSwitchRoutes } from './pages/mode-switch.js';
 import { keyRoutes } from './pages/keys.js';
 import { webhookRoutes } from './pages/webhooks.js';
 import { callRoutes } from './pages/calls.js';
@@ -77,6 +78,7 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
   };
   for (const [path, asset] of Object.entries(ASSETS)) router.get(path, serveAsset(asset));
   signInRoutes(router, env);
+  modeSwitchRoutes(router, env);
   overviewRoutes(router, env);
   keyRoutes(router, env);
   webhookRoutes(router, env);

@@ -1,8 +1,9 @@
 // The audit log, for admins: changes to keys, endpoints, members and plans from the dashboard and the
-// CLI, and sign-ins, newest first.
+// CLI, and sign-ins, newest first, each with its mode (test for changes to test data). The log is the
+// org's whole, whichever mode the dashboard shows.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { Session } from '../../members/sessions.js';
+import type { DashboardSession } from '../mode.js';
 import { listAudit } from '../../audit/service.js';
 import { sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
@@ -14,7 +15,7 @@ import { AUDIT_PAGE_SIZE } from '../policy.js';
 const CURRENT = '/dashboard/audit';
 
 /** GET: the org's latest audit entries, newest first. */
-async function showAudit(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function showAudit(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const entries = await listAudit(env.deps.db, session.orgId, AUDIT_PAGE_SIZE);
   const body = entries.length
     ? html`<table>
@@ -24,6 +25,7 @@ async function showAudit(ctx: Koa.Context, session: Session, env: DashboardEnv):
         <thead>
           <tr>
             <th scope="col">Time</th>
+            <th scope="col">Mode</th>
             <th scope="col">Who</th>
             <th scope="col">What</th>
             <th scope="col">On</th>
@@ -35,6 +37,7 @@ async function showAudit(ctx: Koa.Context, session: Session, env: DashboardEnv):
             (entry) =>
               html`<tr>
                 <td class="when">${second(entry.at)}</td>
+                <td>${entry.livemode ? 'Live' : 'Test'}</td>
                 <td>${outside(entry.actor)}</td>
                 <td>${outside(entry.action)}</td>
                 <td class="mono">${entry.target ? outside(entry.target) : '—'}</td>

@@ -1,12 +1,12 @@
-// Calls: the org's calls newest first, filtered by status, a page at a time; and each call's detail
-// (facts, LLM fields, credits debited, transcript, timeline).
+// Calls: the org's calls of the mode shown, newest first, filtered by status, a page at a time; and
+// each call's detail (facts, LLM fields, credits debited, transcript, timeline).
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { getCall, listCalls } from '../../calls/service.js';
 import { toCallDetail } from '../../calls/mapper.js';
 import { findAgent } from '../../orgs/service.js';
 import { CALL_STATUSES } from '../../calls/status.js';
-import type { Session } from '../../members/sessions.js';
+import type { DashboardSession } from '../mode.js';
 import { sendPage, uuidParam, view, pathParam, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
@@ -17,10 +17,10 @@ import { chosen, pageOf, pager, selectFilter } from './paging.js';
 const CURRENT = '/dashboard/calls';
 
 /** GET: the org's calls, newest first, filtered by status, a page at a time. */
-async function showCalls(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function showCalls(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const status = chosen(ctx, 'status', CALL_STATUSES);
   const { page: number, limit, offset } = pageOf(ctx);
-  const { rows, total } = await listCalls(env.deps.db, session.orgId, { status, limit, start: { offset } });
+  const { rows, total } = await listCalls(env.deps.db, session.modeOrgId, { status, limit, start: { offset } });
   const body = html`${selectFilter(CURRENT, 'status', 'Status', CALL_STATUSES, status)}
   ${
     rows.length
@@ -56,9 +56,14 @@ async function showCalls(ctx: Koa.Context, session: Session, env: DashboardEnv):
 }
 
 /** GET: one call's facts, LLM fields, credits, transcript and timeline. */
-async function showCall(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  const { call: row, timeline } = await getCall(env.deps.db, session.orgId, uuidParam(pathParam(ctx, 'id'), 'call'));
+async function showCall(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
+  const { call: row, timeline } = await getCall(
+    env.deps.db,
+    session.modeOrgId,
+    uuidParam(pathParam(ctx, 'id'), 'call'),
+  );
   const call = toCallDetail(row, timeline);
+  // Agents are the live org's and serve both modes.
   const agent = await findAgent(env.deps.db, session.orgId, call.agent_id);
   const fact = (label: string, value: string | number | null) =>
     html`<dt>${label}</dt>

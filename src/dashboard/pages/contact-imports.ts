@@ -3,7 +3,7 @@
 // takes longer than the form waits.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { Session } from '../../members/sessions.js';
+import type { DashboardSession } from '../mode.js';
 import type { ImportSummary } from '../../contacts/csv-import.js';
 import { getContactImport } from '../../contacts/service.js';
 import type { RowError } from '../../contacts/csv-rows.js';
@@ -57,8 +57,12 @@ export function importReport(summary: ImportSummary): SafeHtml {
 }
 
 /** GET: an import's progress, report or failure. */
-async function showImport(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  const found = await getContactImport(env.deps.db, session.orgId, uuidParam(pathParam(ctx, 'id'), 'contact import'));
+async function showImport(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
+  const found = await getContactImport(
+    env.deps.db,
+    session.modeOrgId,
+    uuidParam(pathParam(ctx, 'id'), 'contact import'),
+  );
   const rejections = found.rejections as Array<{ line: number; error: RowError }>;
   const stored = html`The first ${found.rows_committed} rows (through line ${found.last_line_committed}) were read:
   ${found.created} contacts created and ${found.updated} updated, each new one with its contact.created event;

@@ -1,6 +1,6 @@
-// Contacts: the org's contacts filtered by consent, a page at a time, and a CSV import (through the same
-// import as the CLI) that runs in the background: a short one answers with its per-row report, a longer
-// one sends the browser to its own page.
+// Contacts: the org's contacts of the mode shown, filtered by consent, a page at a time, and a CSV
+// import into that mode (through the same import as the CLI) that runs in the background: a short one
+// answers with its per-row report, a longer one sends the browser to its own page.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,7 +19,7 @@ import { outside, outsideBlock } from '../outside-text.js';
 import { csrfField, notice, page } from '../layout.js';
 import { minute } from '../format.js';
 import { MAX_CSV_BYTES } from '../policy.js';
-import type { Session } from '../../members/sessions.js';
+import { livemodeOf, type DashboardSession } from '../mode.js';
 import { chosen, pageOf, pager, selectFilter } from './paging.js';
 import type Koa from 'koa';
 
@@ -28,7 +28,7 @@ const CONSENTS = ['pre_call', 'website_form', 'manual', 'imported'] as const sat
   NonNullable<Contact['consent_capture']>
 >;
 
-function importForm(session: Session, csv: string): SafeHtml {
+function importForm(session: DashboardSession, csv: string): SafeHtml {
   return html`<h2>Import contacts from a CSV file</h2>
     <p class="muted">Columns: ${IMPORT_COLUMNS.join(', ')} (a header line first; phone_e164 is required).</p>
     <form method="post" action="${CURRENT}/import">
@@ -45,13 +45,13 @@ function importForm(session: Session, csv: string): SafeHtml {
 async function contactsPage(
   env: DashboardEnv,
   ctx: Koa.Context,
-  session: Session,
+  session: DashboardSession,
   shown: HtmlValue,
   csv = '',
 ): Promise<string> {
   const consent = chosen(ctx, 'consent', CONSENTS);
   const { page: number, limit, offset } = pageOf(ctx);
-  const { items, more } = await browseContacts(env.deps.db, session.orgId, {
+  const { items, more } = await browseContacts(env.deps.db, session.modeOrgId, {
     limit,
     offset,
     ...(consent ? { consent } : {}),
@@ -106,7 +106,7 @@ async function endedWithin(done: Promise<ImportSummary>, ms: number): Promise<Im
 }
 
 /** POST: imports the pasted CSV in the background; a short import answers with its report. */
-async function importCsv(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function importCsv(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const csv = field(ctx, 'csv');
   if (Buffer.byteLength(csv) > MAX_CSV_BYTES) {
     throw invalidField('csv', `must be at most ${MAX_CSV_BYTES / 1024 / 1024} MB; import bigger files with the CLI`);
@@ -121,9 +121,10 @@ async function importCsv(ctx: Koa.Context, session: Session, env: DashboardEnv):
   });
   let started;
   try {
-    started = await startBackgroundImport(env.deps, session.orgId, file, {
+    started = await startBackgroundImport(env.deps, session.modeOrgId, file, {
       audit: (importId) => ({
         orgId: session.orgId,
+        livemode: livemodeOf(session),
         actor: session.email,
         address: ctx.ip,
         action: 'contacts.imported',
@@ -155,7 +156,7 @@ async function importCsv(ctx: Koa.Context, session: Session, env: DashboardEnv):
 }
 
 /** GET: the org's contacts, filtered by consent, a page at a time, and the import form. */
-async function showContacts(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function showContacts(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   sendPage(ctx, 200, await contactsPage(env, ctx, session, null));
 }
 

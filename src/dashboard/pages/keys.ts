@@ -1,5 +1,6 @@
-// Integrations → API keys: the org's keys (masked), creating one (shown once, with a copy button) and
-// revoking one after a confirmation page. Keys go through the same code as `admin key create`.
+// Integrations → API keys: the org's keys of the mode shown (masked), creating one of that mode (shown
+// once, with a copy button) and revoking one after a confirmation page. Keys go through the same code as
+// `admin key create`.
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { createApiKey, listKeys, MAX_KEY_LABEL_LENGTH, revokeKey } from '../../orgs/api-keys.js';
@@ -17,19 +18,25 @@ import {
 import { html, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { maskedKey, minute } from '../format.js';
-import type { Session } from '../../members/sessions.js';
+import type { DashboardSession } from '../mode.js';
 import { outside } from '../outside-text.js';
 
 const CURRENT = '/dashboard/keys';
 
-async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | null): Promise<string> {
-  const keys = await listKeys(env.deps.db, session.orgId);
+/** The org's keys of the mode shown, newest first. */
+async function modeKeys(env: DashboardEnv, session: DashboardSession) {
+  return (await listKeys(env.deps.db, session.orgId)).filter((key) => key.mode === session.mode);
+}
+
+async function keysPage(env: DashboardEnv, session: DashboardSession, shown: SafeHtml | null): Promise<string> {
+  const keys = await modeKeys(env, session);
+  const test = session.mode === 'test';
   const admin = session.role === 'admin';
   const rows = keys.map(
     (key) =>
       html`<tr>
         <td>${key.label ? outside(key.label) : html`<span class="muted">No label</span>`}</td>
-        <td><code>${maskedKey(key.prefix)}</code></td>
+        <td><code>${maskedKey(key.prefix, key.mode)}</code></td>
         <td>
           ${minute(key.created_at)}${key.created_by ? html`<br /><span class="muted">by ${outside(key.created_by)}</span>` : ''}
         </td>
@@ -37,13 +44,13 @@ async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | n
         <td>
           ${key.revoked_at ? html`<span class="state-bad">Revoked ${minute(key.revoked_at)}</span>` : html`<span class="state-good">Active</span>`}
         </td>
-        ${admin ? html`<td>${key.revoked_at ? '' : html`<a class="button danger" href="/dashboard/keys/${key.prefix}/revoke" aria-label="Revoke ${maskedKey(key.prefix)}">Revoke</a>`}</td>` : ''}
+        ${admin ? html`<td>${key.revoked_at ? '' : html`<a class="button danger" href="/dashboard/keys/${key.prefix}/revoke" aria-label="Revoke ${maskedKey(key.prefix, key.mode)}">Revoke</a>`}</td>` : ''}
       </tr>`,
   );
   const table = keys.length
     ? html`<table>
         <caption class="muted">
-          Keys of ${outside(session.orgName)}, newest first
+          ${test ? 'Test keys' : 'Live keys'} of ${outside(session.orgName)}, newest first
         </caption>
         <thead>
           <tr>
@@ -59,9 +66,15 @@ async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | n
           ${rows}
         </tbody>
       </table>`
-    : html`<p>No API keys yet.</p>`;
+    : html`<p>No ${test ? 'test' : 'live'} API keys yet.</p>`;
+  const about = test
+    ? html`<p>
+        Test keys (<code>svc_test_…</code>) see only test data: their calls reach the simulator alone and spend test
+        credits. Switch test mode off to see live keys.
+      </p>`
+    : '';
   const form = admin
-    ? html`<h2>Create a key</h2>
+    ? html`<h2>Create a ${test ? 'test' : 'live'} key</h2>
         <form method="post" action="/dashboard/keys">
           ${csrfField(session)}${onceField()}
           <label for="label">Label (optional)</label>
@@ -76,11 +89,12 @@ async function keysPage(env: DashboardEnv, session: Session, shown: SafeHtml | n
           <button type="submit">Create API key</button>
         </form>`
     : '';
-  return page({ title: 'API keys', session, current: CURRENT, body: [shown, table, form] });
+  return page({ title: 'API keys', session, current: CURRENT, body: [shown, about, table, form] });
 }
 
-async function orgKey(env: DashboardEnv, session: Session, prefix: string) {
-  const key = (await listKeys(env.deps.db, session.orgId)).find((entry) => entry.prefix === prefix);
+/** The key with this prefix among the mode's keys; not_found for another mode's, as for another org's. */
+async function orgKey(env: DashboardEnv, session: DashboardSession, prefix: string) {
+  const key = (await modeKeys(env, session)).find((entry) => entry.prefix === prefix);
   if (!key) throw notFound('API key');
   return key;
 }
@@ -90,16 +104,16 @@ function alreadyRevoked(at: Date): DomainError {
   return new DomainError('invalid_state', `This key was already revoked, ${minute(at)}; nothing more to do.`);
 }
 
-function by(ctx: Koa.Context, session: Session) {
+function by(ctx: Koa.Context, session: DashboardSession) {
   return { actor: session.email, address: ctx.ip };
 }
 
-/** POST: creates an API key and shows it once. */
-async function createKey(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+/** POST: creates an API key of the mode shown and shows it once. */
+async function createKey(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const { key } = await createApiKey(
     env.deps.db,
     session.orgId,
-    { label: field(ctx, 'label'), mode: 'live' },
+    { label: field(ctx, 'label'), mode: session.mode },
     by(ctx, session),
   );
   const shown = notice(
@@ -112,11 +126,12 @@ async function createKey(ctx: Koa.Context, session: Session, env: DashboardEnv):
 }
 
 /** GET: the page asking to confirm a key's revocation. */
-async function confirmRevoke(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function confirmRevoke(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const key = await orgKey(env, session, pathParam(ctx, 'prefix')!);
   if (key.revoked_at) throw alreadyRevoked(key.revoked_at);
-  const question = html`Revoke <code>${maskedKey(key.prefix)}</code>${key.label ? html` (${outside(key.label)})` : ''}?
-    Requests with it are refused within 30 seconds. This cannot be undone.`;
+  const question = html`Revoke
+    <code>${maskedKey(key.prefix, key.mode)}</code>${key.label ? html` (${outside(key.label)})` : ''}? Requests with it
+    are refused within 30 seconds. This cannot be undone.`;
   const confirmation = confirmationPage({
     title: 'Revoke API key',
     session,
@@ -129,17 +144,18 @@ async function confirmRevoke(ctx: Koa.Context, session: Session, env: DashboardE
   sendPage(ctx, 200, confirmation);
 }
 
-/** POST: revokes the key. */
-async function revoke(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  if (!(await revokeKey(env.deps.db, pathParam(ctx, 'prefix')!, by(ctx, session), session.orgId))) {
-    const key = await orgKey(env, session, pathParam(ctx, 'prefix')!);
-    throw alreadyRevoked(key.revoked_at ?? new Date());
+/** POST: revokes the key (one of the mode shown). */
+async function revoke(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
+  const key = await orgKey(env, session, pathParam(ctx, 'prefix')!);
+  if (!(await revokeKey(env.deps.db, key.prefix, by(ctx, session), session.orgId))) {
+    const revoked = await orgKey(env, session, key.prefix);
+    throw alreadyRevoked(revoked.revoked_at ?? new Date());
   }
   redirectAfterPost(ctx, CURRENT);
 }
 
-/** GET: the org's API keys. */
-async function showKeys(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+/** GET: the org's API keys of the mode shown. */
+async function showKeys(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   sendPage(ctx, 200, await keysPage(env, session, null));
 }
 

@@ -29,7 +29,7 @@ import {
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, page, type Confirmation } from '../layout.js';
 import { minute } from '../format.js';
-import type { Session } from '../../members/sessions.js';
+import type { DashboardSession } from '../mode.js';
 import { requestOrigin } from '../security.js';
 
 const CURRENT = '/dashboard/members';
@@ -55,7 +55,7 @@ function linkNotice(base: string, email: string, token: string): SafeHtml {
 
 async function membersPage(
   env: DashboardEnv,
-  session: Session,
+  session: DashboardSession,
   shown: HtmlValue,
   typed: { email: string; role?: Role } = { email: '' },
 ): Promise<string> {
@@ -125,21 +125,21 @@ async function membersPage(
   return page({ title: 'Members', session, current: CURRENT, body: [shown, table, form] });
 }
 
-function by(ctx: Koa.Context, session: Session) {
+function by(ctx: Koa.Context, session: DashboardSession) {
   return { actor: session.email, address: ctx.ip };
 }
 
-async function otherMember(env: DashboardEnv, ctx: Koa.Context, session: Session) {
+async function otherMember(env: DashboardEnv, ctx: Koa.Context, session: DashboardSession) {
   return requireOtherMember(env.deps.db, session.orgId, uuidParam(pathParam(ctx, 'id'), 'member'), session.userId);
 }
 
 /** GET: the org's members, and the invite form for admins. */
-async function showMembers(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function showMembers(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   sendPage(ctx, 200, await membersPage(env, session, null));
 }
 
 /** POST: invites a member and shows their one-time link; a refused invitation shows the form again. */
-async function invite(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function invite(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const email = field(ctx, 'email');
   const role = ROLES.find((entry) => entry === field(ctx, 'role'));
   if (!role) {
@@ -159,7 +159,7 @@ async function invite(ctx: Koa.Context, session: Session, env: DashboardEnv): Pr
 /** What the confirmation page of each step on another member asks. */
 const CONFIRMATIONS: Record<
   'reset' | 'remove',
-  (member: UserRow, session: Session) => Pick<Confirmation, 'title' | 'question' | 'button' | 'once'>
+  (member: UserRow, session: DashboardSession) => Pick<Confirmation, 'title' | 'question' | 'button' | 'once'>
 > = {
   reset: (member) => ({
     title: 'Reset password',
@@ -192,14 +192,14 @@ function confirmStep(step: 'reset' | 'remove'): PageHandler {
 }
 
 /** POST: resets another member's password and shows their new one-time link. */
-async function reset(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function reset(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const member = await otherMember(env, ctx, session);
   const { token } = await resetMember(env.deps.db, member, { by: by(ctx, session), actingUserId: session.userId });
   sendPage(ctx, 200, await membersPage(env, session, linkNotice(linkBase(env, ctx), member.email, token)));
 }
 
 /** POST: removes another member. */
-async function remove(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function remove(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const member = await otherMember(env, ctx, session);
   await removeMember(env.deps.db, member, { by: by(ctx, session), actingUserId: session.userId });
   redirectAfterPost(ctx, CURRENT);

@@ -21,7 +21,8 @@ import { notice, page } from '../layout.js';
 import { acceptLink, findLink } from '../../members/service.js';
 import { MIN_PASSWORD_LENGTH, SIGN_IN_BUSY_RETRY_AFTER_SEC, SIGN_IN_FAILURE_WINDOW_MS } from '../../members/policy.js';
 import { isSameOrigin, setPageHeaders } from '../security.js';
-import { endSession, startSession, type Session } from '../../members/sessions.js';
+import { endSession, startSession } from '../../members/sessions.js';
+import { setModeCookie, type DashboardSession } from '../mode.js';
 import { signIn } from '../../members/sign-in.js';
 
 function signInForm(email: string, message: SafeHtml | null, next: string): string {
@@ -119,10 +120,11 @@ async function submitSignIn(ctx: Koa.Context, env: DashboardEnv): Promise<void> 
   redirectAfterPost(ctx, next);
 }
 
-/** POST /dashboard/logout: ends the session. */
-async function signOut(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+/** POST /dashboard/logout: ends the session; the next one starts in live mode. */
+async function signOut(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   await endSession(env.deps.db, session);
   clearSessionCookie(ctx, env.secureCookies);
+  setModeCookie(ctx, 'live', env.secureCookies);
   redirectAfterPost(ctx, '/dashboard/login');
 }
 

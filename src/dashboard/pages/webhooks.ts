@@ -1,6 +1,7 @@
-// Integrations → Webhooks: the org's endpoints with their health, adding one (secret shown once), and an
-// endpoint's page with its delivery log (filters, redelivery, retry now) and its controls: test send, secret
-// rotation, switching off and on, deletion after a confirmation page. All through src/webhooks/service.
+// Integrations → Webhooks: the org's endpoints of the mode shown with their health, adding one (secret
+// shown once), and an endpoint's page with its delivery log (filters, redelivery, retry now) and its
+// controls: test send, secret rotation, switching off and on, deletion after a confirmation page. All
+// through src/webhooks/service.
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { EVENT_KINDS } from '../../../generated/events.js';
@@ -25,7 +26,7 @@ import { confirmationPage, csrfField, notice, onceField, page } from '../layout.
 import { minute, second } from '../format.js';
 import { outside, outsideBlock } from '../outside-text.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
-import type { Session } from '../../members/sessions.js';
+import { livemodeOf, type DashboardSession } from '../mode.js';
 import { chosen } from './paging.js';
 
 const CURRENT = '/dashboard/webhooks';
@@ -37,7 +38,7 @@ function state(active: boolean): SafeHtml {
   return active ? html`<span class="state-good">Active</span>` : html`<span class="state-bad">Disabled</span>`;
 }
 
-function newEndpointForm(session: Session, url: string, events: string[]): SafeHtml {
+function newEndpointForm(session: DashboardSession, url: string, events: string[]): SafeHtml {
   const boxes = SUBSCRIBABLE.map(
     (kind) =>
       html`<label
@@ -60,11 +61,11 @@ function newEndpointForm(session: Session, url: string, events: string[]): SafeH
 
 async function listPage(
   env: DashboardEnv,
-  session: Session,
+  session: DashboardSession,
   extra: { shown?: HtmlValue; url?: string; events?: string[] } = {},
 ): Promise<string> {
   const { db, clock } = env.deps;
-  const { items } = await webhooks.listWebhooks(db, session.orgId, { limit: MAX_ENDPOINTS_PER_ORG, offset: 0 });
+  const { items } = await webhooks.listWebhooks(db, session.modeOrgId, { limit: MAX_ENDPOINTS_PER_ORG, offset: 0 });
   const failures = await webhooks.countRecentFailures(
     db,
     items.map((item) => item.id),
@@ -120,15 +121,15 @@ function outcomeOf(attempt: webhooks.DeliveryLogEntry): SafeHtml {
 async function endpointPage(
   env: DashboardEnv,
   ctx: Koa.Context,
-  session: Session,
+  session: DashboardSession,
   id: string,
   shown: HtmlValue = null,
 ): Promise<string> {
   const { db } = env.deps;
-  const endpoint = await webhooks.getWebhook(db, session.orgId, id);
+  const endpoint = await webhooks.getWebhook(db, session.modeOrgId, id);
   const outcome = chosen(ctx, 'outcome', OUTCOMES);
   const event = chosen(ctx, 'event', EVENT_KINDS);
-  const log = await webhooks.listEndpointLog(db, session.orgId, id, { limit: DELIVERY_LOG_SIZE, outcome, event });
+  const log = await webhooks.listEndpointLog(db, session.modeOrgId, id, { limit: DELIVERY_LOG_SIZE, outcome, event });
   const admin = session.role === 'admin';
   // A switched-off endpoint takes no redelivery or retry (the service refuses them): no button offers one.
   const redeliverable = admin && endpoint.active;
@@ -237,8 +238,9 @@ async function endpointPage(
   return page({ title: 'Webhook endpoint', session, current: CURRENT, body });
 }
 
-function by(ctx: Koa.Context, session: Session) {
-  return { orgId: session.orgId, actor: session.email, address: ctx.ip };
+/** Who made a change, for its audit entry: in the org's log (of both modes), with the mode it was made in. */
+function by(ctx: Koa.Context, session: DashboardSession) {
+  return { orgId: session.orgId, livemode: livemodeOf(session), actor: session.email, address: ctx.ip };
 }
 
 /** What the endpoint's page says after a form sent the browser back to it (`?done=`): what happened, honestly. */
@@ -271,11 +273,16 @@ const RETRY_DONE: Record<webhooks.RetryNowOutcome, string> = {
 };
 
 /** The service's refusal of a switched-off endpoint in the dashboard's words, when it is switched off. */
-async function inDashboardWords(env: DashboardEnv, session: Session, id: string, error: unknown): Promise<never> {
+async function inDashboardWords(
+  env: DashboardEnv,
+  session: DashboardSession,
+  id: string,
+  error: unknown,
+): Promise<never> {
   const switchedOff =
     error instanceof DomainError &&
     error.code === 'invalid_state' &&
-    !(await webhooks.getWebhook(env.deps.db, session.orgId, id)).active;
+    !(await webhooks.getWebhook(env.deps.db, session.modeOrgId, id)).active;
   if (switchedOff) {
     throw new DomainError('invalid_state', 'This endpoint is disabled; enable it to redeliver or retry its events.');
   }
@@ -288,18 +295,18 @@ function endpointId(ctx: Koa.Context): string {
 }
 
 /** GET: the org's endpoints. */
-async function showEndpoints(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function showEndpoints(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   sendPage(ctx, 200, await listPage(env, session));
 }
 
 /** POST: adds an endpoint and shows its signing secret once; a refused one shows the form again. */
-async function addEndpoint(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function addEndpoint(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const url = field(ctx, 'url').trim();
   const events = fields(ctx, 'events');
   try {
     const input = webhooks.checkWebhookCreate({ url, events });
     const audit = { ...by(ctx, session), action: 'webhook.created', target: input.url };
-    const { webhook, secret } = await webhooks.createWebhook(env.deps, session.orgId, input, audit);
+    const { webhook, secret } = await webhooks.createWebhook(env.deps, session.modeOrgId, input, audit);
     const shown = [
       secretNotice(secret, 'Endpoint added. Its signing secret:'),
       html`<p><a href="${CURRENT}/${webhook.id}">Open the endpoint's page</a></p>`,
@@ -317,15 +324,15 @@ async function addEndpoint(ctx: Koa.Context, session: Session, env: DashboardEnv
 }
 
 /** GET: one endpoint's page, with what a form that sent the browser back here did. */
-async function showEndpoint(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function showEndpoint(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const done = DONE_NOTICES.get(String(ctx.query.done));
   sendPage(ctx, 200, await endpointPage(env, ctx, session, endpointId(ctx), done ? notice('info', done) : null));
 }
 
 /** POST: sends the endpoint a test event. */
-async function sendTest(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function sendTest(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const id = endpointId(ctx);
-  await webhooks.sendTestEvent(env.deps, session.orgId, id, null, {
+  await webhooks.sendTestEvent(env.deps, session.modeOrgId, id, null, {
     ...by(ctx, session),
     action: 'webhook.test_sent',
     target: id,
@@ -334,35 +341,35 @@ async function sendTest(ctx: Koa.Context, session: Session, env: DashboardEnv): 
 }
 
 /** POST: queues a delivery's event again. */
-async function redeliver(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function redeliver(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const id = endpointId(ctx);
   const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
   const audit = { ...by(ctx, session), action: 'webhook.redelivered', target: deliveryId };
   // A page shown before the endpoint was switched off is refused in the dashboard's words.
   const { queued } = await webhooks
-    .redeliver(env.deps, session.orgId, id, deliveryId, audit)
+    .redeliver(env.deps, session.modeOrgId, id, deliveryId, audit)
     .catch((error: unknown) => inDashboardWords(env, session, id, error));
   redirectAfterPost(ctx, `${CURRENT}/${id}?done=${queued ? 'redelivery' : 'already-pending'}`);
 }
 
 /** POST: makes a pending delivery's next retry due now. */
-async function retryNow(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function retryNow(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const id = endpointId(ctx);
   const deliveryId = uuidParam(field(ctx, 'delivery_id'), 'delivery');
   const audit = { ...by(ctx, session), action: 'webhook.retried', target: deliveryId };
   const { outcome } = await webhooks
-    .retryNow(env.deps, session.orgId, id, deliveryId, audit)
+    .retryNow(env.deps, session.modeOrgId, id, deliveryId, audit)
     .catch((error: unknown) => inDashboardWords(env, session, id, error));
   redirectAfterPost(ctx, `${CURRENT}/${id}?done=${RETRY_DONE[outcome]}`);
 }
 
 /** POST: rotates the endpoint's signing secret and shows the new one once. */
-async function rotateSecret(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function rotateSecret(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const id = endpointId(ctx);
   const audit = { ...by(ctx, session), action: 'webhook.secret_rotated', target: id };
   const expirePrevious = field(ctx, 'expire_previous') === 'true';
   const { secret } = await webhooks
-    .rotateWebhookSecret(env.deps, session.orgId, id, { expirePrevious, audit })
+    .rotateWebhookSecret(env.deps, session.modeOrgId, id, { expirePrevious, audit })
     .catch((error: unknown) => {
       // Over the limit of replaced secrets in their grace: in the dashboard's words.
       if (error instanceof DomainError && error.code === 'invalid_state') {
@@ -388,14 +395,14 @@ function switchEndpoint(step: 'disable' | 'enable'): PageHandler {
   return async (ctx, session, env) => {
     const id = endpointId(ctx);
     const audit = { ...by(ctx, session), action: `webhook.${step}d`, target: id };
-    await webhooks.updateWebhook(env.deps, session.orgId, id, { active: step === 'enable' }, audit);
+    await webhooks.updateWebhook(env.deps, session.modeOrgId, id, { active: step === 'enable' }, audit);
     redirectAfterPost(ctx, `${CURRENT}/${id}`);
   };
 }
 
 /** GET: the page asking to confirm the endpoint's deletion. */
-async function confirmDelete(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
-  const endpoint = await webhooks.getWebhook(env.deps.db, session.orgId, endpointId(ctx));
+async function confirmDelete(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
+  const endpoint = await webhooks.getWebhook(env.deps.db, session.modeOrgId, endpointId(ctx));
   const question = html`Delete the endpoint <code>${outside(endpoint.url)}</code>? Nothing more is sent to it and its
     delivery log goes with it. This cannot be undone.`;
   const confirmation = confirmationPage({
@@ -411,11 +418,11 @@ async function confirmDelete(ctx: Koa.Context, session: Session, env: DashboardE
 }
 
 /** POST: deletes the endpoint. */
-async function deleteEndpoint(ctx: Koa.Context, session: Session, env: DashboardEnv): Promise<void> {
+async function deleteEndpoint(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const id = endpointId(ctx);
-  const endpoint = await webhooks.getWebhook(env.deps.db, session.orgId, id);
+  const endpoint = await webhooks.getWebhook(env.deps.db, session.modeOrgId, id);
   const audit = { ...by(ctx, session), action: 'webhook.deleted', target: endpoint.url };
-  await webhooks.deleteWebhook(env.deps, session.orgId, id, audit);
+  await webhooks.deleteWebhook(env.deps, session.modeOrgId, id, audit);
   redirectAfterPost(ctx, CURRENT);
 }
 
