@@ -4,7 +4,7 @@ import type { components } from './openapi.js';
 type Schemas = components['schemas'];
 
 /** Every event kind the service delivers: the keys of the spec's top-level `webhooks`. */
-export const EVENT_KINDS = ["call.completed","call.failed","call.no_answer","call.busy","call.canceled","contact.created","webhook.test"] as const;
+export const EVENT_KINDS = ["call.completed","call.failed","call.no_answer","call.busy","call.canceled","contact.created","balance.low","webhook.test"] as const;
 
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -16,6 +16,7 @@ export interface EventDataByKind {
   "call.busy": Schemas['CallBusyData'];
   "call.canceled": Schemas['CallCanceledData'];
   "contact.created": Schemas['ContactCreatedData'];
+  "balance.low": Schemas['BalanceLowData'];
   "webhook.test": Schemas['WebhookTestData'];
 }
 
@@ -27,6 +28,7 @@ export interface EventEnvelopeByKind {
   "call.busy": Schemas['CallBusyEvent'];
   "call.canceled": Schemas['CallCanceledEvent'];
   "contact.created": Schemas['ContactCreatedEvent'];
+  "balance.low": Schemas['BalanceLowEvent'];
   "webhook.test": Schemas['WebhookTestEvent'];
 }
 
@@ -49,5 +51,6 @@ export const EVENT_VALIDATORS = {
   "call.busy": { envelope: 'CallBusyEvent', headers: 'CallBusyHeaders' },
   "call.canceled": { envelope: 'CallCanceledEvent', headers: 'CallCanceledHeaders' },
   "contact.created": { envelope: 'ContactCreatedEvent', headers: 'ContactCreatedHeaders' },
+  "balance.low": { envelope: 'BalanceLowEvent', headers: 'BalanceLowHeaders' },
   "webhook.test": { envelope: 'WebhookTestEvent', headers: 'WebhookTestHeaders' },
 } as const;

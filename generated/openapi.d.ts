@@ -597,6 +597,30 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "balance.low": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * balance.low event
+         * @description The org's available balance fell below its low-balance threshold. Sent once per fall: the
+         *     next one comes only after the balance has been at or above the threshold again (usually after
+         *     a top-up) and then falls below it once more. In test mode it reports the test balance, with
+         *     `livemode: false`. See `BalanceLowData` for when exactly it fires and what it carries. Signed
+         *     as described under `createWebhook`.
+         */
+        post: operations["onBalanceLow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1029,13 +1053,13 @@ export type components = {
          * @description Every kind of event a delivery can carry.
          * @enum {string}
          */
-        EventKind: "call.completed" | "call.failed" | "call.no_answer" | "call.busy" | "call.canceled" | "contact.created" | "webhook.test";
+        EventKind: "call.completed" | "call.failed" | "call.no_answer" | "call.busy" | "call.canceled" | "contact.created" | "balance.low" | "webhook.test";
         /**
-         * @description The event kinds an endpoint can subscribe to. `agent.published`, `campaign.finished` and
-         *     `balance.low` are planned and not accepted yet.
+         * @description The event kinds an endpoint can subscribe to. `agent.published` and `campaign.finished` are
+         *     planned and not accepted yet.
          * @enum {string}
          */
-        SubscribableEventKind: "call.completed" | "call.failed" | "call.no_answer" | "call.busy" | "call.canceled" | "contact.created";
+        SubscribableEventKind: "call.completed" | "call.failed" | "call.no_answer" | "call.busy" | "call.canceled" | "contact.created" | "balance.low";
         WebhookCreate: {
             /**
              * Format: uri
@@ -1227,6 +1251,46 @@ export type components = {
             name: string | null;
             consent_capture: components["schemas"]["ConsentCapture"];
         };
+        /**
+         * @description What a `balance.low` event reports. It is sent when a movement of the org's available balance
+         *     takes it from at or above the org's low-balance threshold to below it. In practice that is
+         *     the hold of a call being placed (see `POST /calls`) or, in test mode, a reset of the test
+         *     balance; the end of a call never lowers the balance, since its hold is released as its charge
+         *     is taken, and the charge never exceeds the hold. While the balance stays below the threshold
+         *     no further `balance.low` is sent, however many calls follow. Once the balance is back at or
+         *     above the threshold (a top-up, or holds given back as calls end), the next fall sends one
+         *     again. Several calls placed at once that together cross the threshold send exactly one.
+         *
+         *     The threshold is a setting of the org, 10,000 paise (₹100) unless the operator sets another
+         *     with `voice-call-api admin org update --org ORG_ID --low-balance-threshold PAISE`. The default
+         *     leaves room for five more calls of an agent with the default settings (a 10-minute cap at
+         *     200 paise a minute holds 2,000 paise), which is time enough to top up before calls are refused
+         *     with `insufficient_credits`. `0` switches the event off. A change of the threshold sends
+         *     nothing by itself: the next fall across the new threshold does. The test balance follows
+         *     the live org's threshold.
+         */
+        BalanceLowData: {
+            /**
+             * Format: int64
+             * @description The available balance just after the fall, in paise: what new calls can hold. The holds of
+             *     calls in flight have already been taken from it.
+             */
+            balance_paise: number;
+            /**
+             * Format: int64
+             * @description The org's low-balance threshold at the time, in paise; `balance_paise` is below it.
+             */
+            threshold_paise: number;
+            /**
+             * Format: int64
+             * @description The sum of the holds reserved, at that moment, by the org's calls in flight in this mode:
+             *     calls being placed and calls that have not ended (a hold is a call's maximum duration in
+             *     whole minutes times its agent's rate). These return to the balance as the calls end, less
+             *     what each call is charged, so `balance_paise + held_paise` is the most the balance can come
+             *     back to without a top-up.
+             */
+            held_paise: number;
+        };
         WebhookTestData: {
             /** Format: uuid */
             webhook_id: string;
@@ -1385,6 +1449,30 @@ export type components = {
         };
         /**
          * @example {
+         *       "id": "evt_6d8f0b2c4e6a8c1e3b5d7f9a",
+         *       "event": "balance.low",
+         *       "created_at": "2026-11-21T10:02:44.518Z",
+         *       "livemode": true,
+         *       "data": {
+         *         "balance_paise": 9200,
+         *         "threshold_paise": 10000,
+         *         "held_paise": 6000
+         *       }
+         *     }
+         */
+        BalanceLowEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "balance.low";
+            created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+            data: components["schemas"]["BalanceLowData"];
+        };
+        /**
+         * @example {
          *       "id": "evt_8c1e3a5b7d9f2a4c6e8b0d1f",
          *       "event": "webhook.test",
          *       "created_at": "2026-11-21T09:40:00.000Z",
@@ -1411,7 +1499,7 @@ export type components = {
          *     below it is (each kind fixes `event`, and the call kinds also fix `data.status`). Receivers
          *     that subscribe to several kinds at one URL can type the body with this schema.
          */
-        WebhookEvent: components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallFailedEvent"] | components["schemas"]["CallNoAnswerEvent"] | components["schemas"]["CallBusyEvent"] | components["schemas"]["CallCanceledEvent"] | components["schemas"]["ContactCreatedEvent"] | components["schemas"]["WebhookTestEvent"];
+        WebhookEvent: components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallFailedEvent"] | components["schemas"]["CallNoAnswerEvent"] | components["schemas"]["CallBusyEvent"] | components["schemas"]["CallCanceledEvent"] | components["schemas"]["ContactCreatedEvent"] | components["schemas"]["BalanceLowEvent"] | components["schemas"]["WebhookTestEvent"];
         EventResponse: {
             data: components["schemas"]["WebhookEvent"];
         };
@@ -2976,6 +3064,47 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ContactCreatedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["DeliveryAccepted"];
+            "4XX": components["responses"]["DeliveryRejected"];
+            default: components["responses"]["DeliveryRefused"];
+        };
+    };
+    onBalanceLow: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event kind, the same as `event` in the body.
+                 * @example call.completed
+                 */
+                "x-svc-event": components["parameters"]["EventKindHeader"];
+                /**
+                 * @description A UUID that is new on every attempt. For de-duplication use the body's `id`, which stays the same across attempts.
+                 * @example 1b8d4f6a-3c5e-4a7b-9d2f-4e6a8c0b3d5f
+                 */
+                "x-svc-delivery": components["parameters"]["DeliveryIdHeader"];
+                /**
+                 * @description When the attempt was signed, in milliseconds since the Unix epoch; equal to `t` in the signature.
+                 * @example 1763717705120
+                 */
+                "x-svc-timestamp": components["parameters"]["TimestampHeader"];
+                /**
+                 * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
+                 * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
+                 */
+                "x-svc-signature": components["parameters"]["SignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BalanceLowEvent"];
             };
         };
         responses: {

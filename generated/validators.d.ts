@@ -17,6 +17,8 @@ export declare const CallCanceledEvent: Validator<EventEnvelopeByKind['call.canc
 export declare const CallCanceledHeaders: Validator<DeliveryHeaders<'call.canceled'>>;
 export declare const ContactCreatedEvent: Validator<EventEnvelopeByKind['contact.created']>;
 export declare const ContactCreatedHeaders: Validator<DeliveryHeaders<'contact.created'>>;
+export declare const BalanceLowEvent: Validator<EventEnvelopeByKind['balance.low']>;
+export declare const BalanceLowHeaders: Validator<DeliveryHeaders<'balance.low'>>;
 export declare const WebhookTestEvent: Validator<EventEnvelopeByKind['webhook.test']>;
 export declare const WebhookTestHeaders: Validator<DeliveryHeaders<'webhook.test'>>;
 export declare const ContactUpsert: Validator<components['schemas']['ContactUpsert']>;
