@@ -22,6 +22,10 @@ export interface OrgsTable {
   created_at: CreatedAt;
   /** Set on an org's test twin: the live org it belongs to (null on a live org). */
   live_org_id: Generated<string | null>;
+  /** Migration 031: balance.low is sent when the balance falls below this many paise (0: never). */
+  low_balance_threshold_paise: Generated<number>;
+  /** Migration 031: the holds of the org's calls in flight, taken from balance_paise and not yet given back. */
+  held_paise: Generated<number>;
 }
 
 export interface CreditLedgerTable {

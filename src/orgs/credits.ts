@@ -1,6 +1,9 @@
-// The credit rules of a call: the hold taken at placement and the settlement when it ends.
+// The credit rules of a call: the hold taken at placement and the settlement when it ends. Every
+// movement that takes a balance below its org's low-balance threshold emits balance.low in the
+// movement's own transaction, so the notice commits exactly when the movement does.
 import type { Db } from '../database/connect.js';
-import { appendLedgerRow, moveCredits, shiftBalance } from './queries.js';
+import { emitEvent } from '../webhooks/outbox.js';
+import { appendLedgerRow, giveHoldBack, settleHold, takeHold, type BalanceMove } from './queries.js';
 
 /** The hold for a call: its maximum duration rounded up to whole minutes, at the per-minute rate. */
 export function holdFor(maxDurationSec: number, ratePaisePerMinute: number): number {
@@ -13,29 +16,44 @@ export function chargeFor(durationSec: number | null, ratePaisePerMinute: number
   return Math.min(holdPaise, Math.ceil((durationSec * ratePaisePerMinute) / 60));
 }
 
-/** Releases a call's hold and takes its charge (ledger rows `release`, then `charge`). Throws if the charge does not fit, which the released hold rules out. */
+/** Emits balance.low for `orgId` in `trx` when `move` took its balance below the threshold. */
+export async function announceLowBalance(trx: Db, orgId: string, move: BalanceMove): Promise<void> {
+  if (!move.fellBelow) return;
+  await emitEvent(
+    trx,
+    orgId,
+    'balance.low',
+    { balance_paise: move.balancePaise, threshold_paise: move.thresholdPaise, held_paise: move.heldPaise },
+    null,
+  );
+}
+
+/**
+ * Gives a call's hold back and takes its charge in one movement (ledger rows `release`, then `charge`).
+ * Throws if the charge exceeds the hold, which chargeFor rules out.
+ */
 export async function settleCall(
   trx: Db,
   settlement: { orgId: string; callId: string; holdPaise: number; chargePaise: number },
 ): Promise<void> {
-  const { orgId, callId } = settlement;
-  if (settlement.holdPaise > 0) {
-    await moveCredits(trx, { orgId, amountPaise: settlement.holdPaise, kind: 'release', callId });
-  }
-  if (settlement.chargePaise > 0) {
-    const balance = await moveCredits(trx, { orgId, amountPaise: -settlement.chargePaise, kind: 'charge', callId });
-    if (balance === null) throw new Error(`charge of call ${callId} exceeds the balance after its hold was released`);
-  }
+  if (settlement.holdPaise === 0 && settlement.chargePaise === 0) return;
+  const move = await settleHold(trx, settlement);
+  if (!move) throw new Error(`charge of call ${settlement.callId} exceeds the balance after its hold was released`);
+  await announceLowBalance(trx, settlement.orgId, move);
 }
 
 /**
  * Reserves a placement's hold on the org's balance, without a ledger row yet: a provider that refuses
  * the call leaves no trace in the ledger (returnHold), one that accepts it gets its `hold` row
- * (confirmHold). False, changing nothing, when the hold does not fit.
+ * (confirmHold). False, changing nothing, when the hold does not fit. A hold that takes the balance
+ * below the threshold emits balance.low.
  */
 export async function reserveHold(trx: Db, hold: { orgId: string; paise: number }): Promise<boolean> {
   if (hold.paise === 0) return true;
-  return shiftBalance(trx, hold.orgId, -hold.paise);
+  const move = await takeHold(trx, hold.orgId, hold.paise);
+  if (!move) return false;
+  await announceLowBalance(trx, hold.orgId, move);
+  return true;
 }
 
 /** Records a reserved hold in the ledger once its call exists (the balance already reflects it). */
@@ -47,5 +65,7 @@ export async function confirmHold(trx: Db, hold: { orgId: string; callId: string
 /** Gives a reserved hold back to the balance when its placement comes to nothing. */
 export async function returnHold(trx: Db, hold: { orgId: string; paise: number }): Promise<void> {
   if (hold.paise === 0) return;
-  if (!(await shiftBalance(trx, hold.orgId, hold.paise))) throw new Error(`org ${hold.orgId} vanished`);
+  const move = await giveHoldBack(trx, hold.orgId, hold.paise);
+  if (!move) throw new Error(`org ${hold.orgId} vanished`);
+  await announceLowBalance(trx, hold.orgId, move);
 }

@@ -4,6 +4,7 @@
 import type { Db } from '../database/connect.js';
 import { recordAudit, type AuditEntry } from '../audit/service.js';
 import { DomainError } from '../errors.js';
+import { announceLowBalance } from './credits.js';
 import { findTestTwinId, resetTestBalance } from './queries.js';
 
 /** The mode a key, a request or a dashboard view works in. */
@@ -35,8 +36,8 @@ export async function orgForMode(db: Db, liveOrgId: string, mode: Mode): Promise
 
 /**
  * Sets the live org's test balance to `paise` (by default the opening balance) in one transaction,
- * with a `reset` ledger row and `audit`'s entry when given; returns the new balance. Live balances are
- * never reset.
+ * with a `reset` ledger row and `audit`'s entry when given (and balance.low, in test mode, when it
+ * takes the balance below the threshold); returns the new balance. Live balances are never reset.
  */
 export async function resetTestCredits(
   db: Db,
@@ -48,9 +49,11 @@ export async function resetTestCredits(
     throw new DomainError('invalid_request', '--paise must be a whole number of at least 0', { param: 'paise' });
   }
   return db.transaction().execute(async (trx) => {
-    const balance = await resetTestBalance(trx, await orgForMode(trx, liveOrgId, 'test'), paise);
-    if (balance === null) throw new Error(`org ${liveOrgId} has no test twin`);
+    const twinId = await orgForMode(trx, liveOrgId, 'test');
+    const move = await resetTestBalance(trx, twinId, paise);
+    if (move === null) throw new Error(`org ${liveOrgId} has no test twin`);
+    await announceLowBalance(trx, twinId, move);
     if (audit) await recordAudit(trx, audit);
-    return balance;
+    return move.balancePaise;
   });
 }

@@ -26,3 +26,12 @@ export const AGENT_MAX_DURATION_BOUNDS = { min: 15, max: 3600 } as const;
 
 /** The plan a new org gets unless the operator names another (or none). */
 export const DEFAULT_PLAN_ID = 'starter';
+
+/**
+ * A new org's low-balance threshold, in paise (₹100): room for five calls of an agent with the default
+ * settings (600 s at 200 paise a minute holds 2,000 paise). Migration 031 sets it as the column's default.
+ */
+export const DEFAULT_LOW_BALANCE_THRESHOLD_PAISE = 10_000;
+
+/** What a low-balance threshold may be, as told to an operator who gives another value. */
+export const LOW_BALANCE_THRESHOLD_RULE = `--low-balance-threshold must be a whole number of paise from 0 (off) to ${Number.MAX_SAFE_INTEGER}`;

@@ -113,7 +113,15 @@ export async function updatePlan(
 export async function listOrgs(db: Db) {
   return db
     .selectFrom('orgs')
-    .select(['id', 'name', 'plan_id', 'balance_paise', 'default_from_e164', 'created_at'])
+    .select([
+      'id',
+      'name',
+      'plan_id',
+      'balance_paise',
+      'low_balance_threshold_paise',
+      'default_from_e164',
+      'created_at',
+    ])
     .where('live_org_id', 'is', null)
     .orderBy('created_at', 'desc')
     .orderBy('id')
@@ -170,9 +178,48 @@ export async function updateAgentProvider(
     .executeTakeFirst();
 }
 
+/** An org's balance just after a movement, and whether that movement took it below its low-balance threshold. */
+export interface BalanceMove {
+  balancePaise: number;
+  /** The holds of the org's calls in flight, after the movement. */
+  heldPaise: number;
+  thresholdPaise: number;
+  /** The balance was at or above a threshold above 0 before the movement, and is below it now. */
+  fellBelow: boolean;
+}
+
+/**
+ * Moves an org's balance by `amountPaise` and its holds in flight by `heldPaise` in one UPDATE, which
+ * holds the org's row lock until the transaction ends; null, changing nothing, when the balance would
+ * go below zero. Under the lock the balance before is the balance after less the amount, so the
+ * comparison with the threshold sees each crossing exactly once, however many movements run at once.
+ */
+async function moveBalance(db: Db, orgId: string, amountPaise: number, heldPaise: number): Promise<BalanceMove | null> {
+  const row = await db
+    .updateTable('orgs')
+    .set({ balance_paise: sql`balance_paise + ${amountPaise}`, held_paise: sql`held_paise + ${heldPaise}` })
+    .where('id', '=', orgId)
+    .where(sql<boolean>`balance_paise + ${amountPaise} >= 0`)
+    .returning([
+      'balance_paise',
+      'held_paise',
+      'low_balance_threshold_paise',
+      sql<boolean>`low_balance_threshold_paise > 0 AND balance_paise < low_balance_threshold_paise
+        AND balance_paise - ${amountPaise} >= low_balance_threshold_paise`.as('fell_below'),
+    ])
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    balancePaise: row.balance_paise,
+    heldPaise: row.held_paise,
+    thresholdPaise: row.low_balance_threshold_paise,
+    fellBelow: row.fell_below,
+  };
+}
+
 /**
  * Moves an org's balance by `amount` and appends the matching ledger row, atomically. A debit that
- * would take the balance below zero changes nothing and returns null; otherwise returns the new balance.
+ * would take the balance below zero changes nothing and returns null; otherwise returns the movement.
  * Call inside a transaction when the movement pays for another state change.
  */
 export async function moveCredits(
@@ -184,15 +231,9 @@ export async function moveCredits(
     callId?: string | null;
     note?: string | null;
   },
-): Promise<number | null> {
-  const updated = await db
-    .updateTable('orgs')
-    .set({ balance_paise: sql`balance_paise + ${entry.amountPaise}` })
-    .where('id', '=', entry.orgId)
-    .where(sql<boolean>`balance_paise + ${entry.amountPaise} >= 0`)
-    .returning('balance_paise')
-    .executeTakeFirst();
-  if (!updated) return null;
+): Promise<BalanceMove | null> {
+  const moved = await moveBalance(db, entry.orgId, entry.amountPaise, 0);
+  if (!moved) return null;
   await db
     .insertInto('credit_ledger')
     .values({
@@ -203,15 +244,15 @@ export async function moveCredits(
       note: entry.note ?? null,
     })
     .execute();
-  return updated.balance_paise;
+  return moved;
 }
 
 /**
  * Sets the test twin `orgId`'s balance to `balancePaise` and appends a `reset` ledger row for the
- * difference; returns the new balance, or null when `orgId` is not a test twin. Holds outstanding at
+ * difference; returns the movement, or null when `orgId` is not a test twin. Holds outstanding at
  * the time come back on top of it when their calls end.
  */
-export async function resetTestBalance(db: Db, orgId: string, balancePaise: number): Promise<number | null> {
+export async function resetTestBalance(db: Db, orgId: string, balancePaise: number): Promise<BalanceMove | null> {
   const before = await db
     .selectFrom('orgs')
     .select('balance_paise')
@@ -229,21 +270,38 @@ export async function resetTestBalance(db: Db, orgId: string, balancePaise: numb
 }
 
 /**
- * Moves an org's balance by `amountPaise` without a ledger row (a placement's hold, reserved until the
- * provider answers); a debit below zero changes nothing and returns false.
+ * Takes a placement's hold of `holdPaise` from an org's balance and counts it as held, without a ledger
+ * row (it is reserved until the provider answers); null, changing nothing, when it does not fit.
  */
-export async function shiftBalance(db: Db, orgId: string, amountPaise: number): Promise<boolean> {
-  const updated = await db
-    .updateTable('orgs')
-    .set({ balance_paise: sql`balance_paise + ${amountPaise}` })
-    .where('id', '=', orgId)
-    .where(sql<boolean>`balance_paise + ${amountPaise} >= 0`)
-    .returning('id')
-    .executeTakeFirst();
-  return updated !== undefined;
+export async function takeHold(db: Db, orgId: string, holdPaise: number): Promise<BalanceMove | null> {
+  return moveBalance(db, orgId, -holdPaise, holdPaise);
 }
 
-/** Appends a ledger row for a balance change already made (see shiftBalance). */
+/** Gives a reserved hold back to the balance (no ledger row: none was written for it); null for an unknown org. */
+export async function giveHoldBack(db: Db, orgId: string, holdPaise: number): Promise<BalanceMove | null> {
+  return moveBalance(db, orgId, holdPaise, -holdPaise);
+}
+
+/**
+ * Settles a call in one movement: its hold is given back and its charge taken (no more than the hold),
+ * with the ledger rows `release` and `charge` (each only when not 0). Returns the movement.
+ */
+export async function settleHold(
+  db: Db,
+  settlement: { orgId: string; callId: string; holdPaise: number; chargePaise: number },
+): Promise<BalanceMove | null> {
+  const { orgId, callId, holdPaise, chargePaise } = settlement;
+  const moved = await moveBalance(db, orgId, holdPaise - chargePaise, -holdPaise);
+  if (!moved) return null;
+  const rows = [
+    { org_id: orgId, amount_paise: holdPaise, kind: 'release' as const, call_id: callId },
+    { org_id: orgId, amount_paise: -chargePaise, kind: 'charge' as const, call_id: callId },
+  ].filter((row) => row.amount_paise !== 0);
+  if (rows.length > 0) await db.insertInto('credit_ledger').values(rows).execute();
+  return moved;
+}
+
+/** Appends a ledger row for a balance change already made (see takeHold). */
 export async function appendLedgerRow(
   db: Db,
   entry: { orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId: string },
@@ -252,6 +310,17 @@ export async function appendLedgerRow(
     .insertInto('credit_ledger')
     .values({ org_id: entry.orgId, amount_paise: entry.amountPaise, kind: entry.kind, call_id: entry.callId })
     .execute();
+}
+
+/** Sets a live org's low-balance threshold (its test twin follows, by trigger); false when there is no such live org. */
+export async function setLowBalanceThreshold(db: Db, orgId: string, thresholdPaise: number): Promise<boolean> {
+  const result = await db
+    .updateTable('orgs')
+    .set({ low_balance_threshold_paise: thresholdPaise })
+    .where('id', '=', orgId)
+    .where('live_org_id', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** The org's balance and the sum of its ledger, for consistency checks. */

@@ -8,7 +8,14 @@ import { toAgent, type Agent } from './mapper.js';
 import * as orgs from './queries.js';
 import * as agents from './agent-queries.js';
 import { orgForMode, type Mode } from './modes.js';
-import { AGENT_MAX_DURATION_BOUNDS, AGENT_NAME_MAX, AGENT_RATE_MAX, DEFAULT_AGENT, DEFAULT_PLAN_ID } from './policy.js';
+import {
+  AGENT_MAX_DURATION_BOUNDS,
+  AGENT_NAME_MAX,
+  AGENT_RATE_MAX,
+  DEFAULT_AGENT,
+  DEFAULT_PLAN_ID,
+  LOW_BALANCE_THRESHOLD_RULE,
+} from './policy.js';
 
 export { DEFAULT_FROM_E164 } from './policy.js';
 
@@ -136,16 +143,30 @@ export async function addCredits(db: Db, liveOrgId: string, paise: number, mode:
   if (!(await findOrgOrNull(db, liveOrgId))) throw unknownOrg(liveOrgId);
   return db.transaction().execute(async (trx) => {
     const orgId = await orgForMode(trx, liveOrgId, mode);
-    const balance = await orgs.moveCredits(trx, { orgId, amountPaise: paise, kind: 'top_up', note: 'operator top-up' });
+    const move = await orgs.moveCredits(trx, { orgId, amountPaise: paise, kind: 'top_up', note: 'operator top-up' });
+    const balance = move!.balancePaise;
     // Balances are read as JavaScript numbers: above this they would no longer be exact.
-    if (balance! > Number.MAX_SAFE_INTEGER) {
+    if (balance > Number.MAX_SAFE_INTEGER) {
       throw refused(
         'paise',
         `--paise would take the balance above ${Number.MAX_SAFE_INTEGER} paise, the most it can hold`,
       );
     }
-    return balance!;
+    return balance;
   });
+}
+
+/**
+ * Sets a live org's low-balance threshold in paise (0 switches balance.low off); its test balance
+ * follows it. Sends nothing by itself: the next fall across the new threshold does. Throws DomainError
+ * invalid_request for a value that is not a whole number from 0 to the largest balance, not_found for
+ * an unknown org.
+ */
+export async function setLowBalanceThreshold(db: Db, liveOrgId: string, paise: number): Promise<void> {
+  if (!Number.isSafeInteger(paise) || paise < 0) {
+    throw refused('low-balance-threshold', LOW_BALANCE_THRESHOLD_RULE);
+  }
+  if (!(await orgs.setLowBalanceThreshold(db, liveOrgId, paise))) throw unknownOrg(liveOrgId);
 }
 
 /**

@@ -10,6 +10,8 @@ const SUMMARIES: { [K in EventKind]: (data: EventDataByKind[K]) => string } = {
   'call.busy': (data) => `call ${data.call_id} found the line busy`,
   'call.canceled': (data) => `call ${data.call_id} was canceled (${data.reason ?? 'no reason given'})`,
   'contact.created': (data) => `contact ${data.contact_id} created: ${data.name ?? '(no name)'} ${data.phone_e164}`,
+  'balance.low': (data) =>
+    `balance ${data.balance_paise} paise is below the threshold of ${data.threshold_paise} (${data.held_paise} held by calls in flight)`,
   'webhook.test': (data) => `test delivery to endpoint ${data.webhook_id}: ${data.message}`,
 };
 

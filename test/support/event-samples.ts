@@ -23,6 +23,7 @@ export function sampleEventData(): { [K in EventKind]: EventDataByKind[K] } {
       name: 'Asha Verma',
       consent_capture: 'manual',
     },
+    'balance.low': { balance_paise: 9200, threshold_paise: 10_000, held_paise: 6000 },
     'webhook.test': { webhook_id: randomUUID(), message: 'This is a test delivery.' },
   };
 }

@@ -1,5 +1,6 @@
-// `org create` and `org list`: the customers' accounts.
-import { optionalInteger, optionalString, required, UsageError } from '../args.js';
+// `org create`, `org update` and `org list`: the customers' accounts.
+import { LOW_BALANCE_THRESHOLD_RULE } from '../../orgs/policy.js';
+import { optionalInteger, optionalString, required, requiredUuid, UsageError } from '../args.js';
 import type { CommandGroup } from './command.js';
 import { table } from './table.js';
 
@@ -43,6 +44,29 @@ export const orgCommands: CommandGroup = {
       },
     },
     {
+      name: 'org update',
+      summary: "change an org's settings: its low-balance threshold (its test balance follows it)",
+      synopsis: '--org ORG_ID --low-balance-threshold PAISE',
+      flags: {
+        org: { type: 'string', value: 'ORG_ID', help: 'the org' },
+        'low-balance-threshold': {
+          type: 'string',
+          value: 'PAISE',
+          help: 'balance.low is sent when the balance falls below this (default 10000; 0 turns it off)',
+        },
+      },
+      run: async ({ values }, database) => {
+        const orgId = requiredUuid(values, 'org', 'an org id');
+        const threshold = lowBalanceThreshold(values);
+        const { setLowBalanceThreshold } = await import('../../orgs/service.js');
+        await setLowBalanceThreshold(await database(), orgId, threshold);
+        return {
+          human: `The low-balance threshold is now ${threshold} paise${threshold === 0 ? ' (balance.low is off)' : ''}, in live and test mode.`,
+          json: { id: orgId, low_balance_threshold_paise: threshold },
+        };
+      },
+    },
+    {
       name: 'org list',
       summary: 'list every org with its plan and balance, newest first',
       synopsis: '',
@@ -54,6 +78,7 @@ export const orgCommands: CommandGroup = {
           name: org.name,
           plan: org.plan_id,
           balance_paise: org.balance_paise,
+          low_balance_threshold_paise: org.low_balance_threshold_paise,
           from_e164: org.default_from_e164,
           created_at: org.created_at.toISOString(),
         }));
@@ -69,3 +94,13 @@ export const orgCommands: CommandGroup = {
     },
   ],
 };
+
+/** The `--low-balance-threshold` option, required: a whole number of paise from 0; UsageError otherwise. */
+function lowBalanceThreshold(values: Record<string, unknown>): number {
+  const value = values['low-balance-threshold'];
+  if (value === undefined) throw new UsageError('nothing to change: give --low-balance-threshold PAISE');
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(LOW_BALANCE_THRESHOLD_RULE);
+  }
+  return Number(value);
+}
