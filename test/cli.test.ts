@@ -260,6 +260,7 @@ describe('operator CLI', CLI_TESTS, () => {
       name: 'CLI org',
       plan: 'starter',
       balance_paise: 700,
+      low_balance_threshold_paise: 10_000,
       from_e164: null,
       created_at: expect.any(String) as unknown,
     });
@@ -468,6 +469,7 @@ describe('every command', CLI_TESTS, () => {
     expect(COMMANDS).toEqual([
       'org create',
       'org list',
+      'org update',
       'agent create',
       'agent list',
       'agent update',

@@ -1,4 +1,4 @@
-// `org create`, `org update` and `org list`: the customers' accounts.
+// `org create`, `org list` and `org update`: the customers' accounts.
 import { LOW_BALANCE_THRESHOLD_RULE } from '../../orgs/policy.js';
 import { optionalInteger, optionalString, required, requiredUuid, UsageError } from '../args.js';
 import type { CommandGroup } from './command.js';
@@ -44,29 +44,6 @@ export const orgCommands: CommandGroup = {
       },
     },
     {
-      name: 'org update',
-      summary: "change an org's settings: its low-balance threshold (its test balance follows it)",
-      synopsis: '--org ORG_ID --low-balance-threshold PAISE',
-      flags: {
-        org: { type: 'string', value: 'ORG_ID', help: 'the org' },
-        'low-balance-threshold': {
-          type: 'string',
-          value: 'PAISE',
-          help: 'balance.low is sent when the balance falls below this (default 10000; 0 turns it off)',
-        },
-      },
-      run: async ({ values }, database) => {
-        const orgId = requiredUuid(values, 'org', 'an org id');
-        const threshold = lowBalanceThreshold(values);
-        const { setLowBalanceThreshold } = await import('../../orgs/service.js');
-        await setLowBalanceThreshold(await database(), orgId, threshold);
-        return {
-          human: `The low-balance threshold is now ${threshold} paise${threshold === 0 ? ' (balance.low is off)' : ''}, in live and test mode.`,
-          json: { id: orgId, low_balance_threshold_paise: threshold },
-        };
-      },
-    },
-    {
       name: 'org list',
       summary: 'list every org with its plan and balance, newest first',
       synopsis: '',
@@ -89,6 +66,29 @@ export const orgCommands: CommandGroup = {
             'No orgs.',
           ),
           json: rows,
+        };
+      },
+    },
+    {
+      name: 'org update',
+      summary: "change an org's settings: its low-balance threshold (its test balance follows it)",
+      synopsis: '--org ORG_ID --low-balance-threshold PAISE',
+      flags: {
+        org: { type: 'string', value: 'ORG_ID', help: 'the org' },
+        'low-balance-threshold': {
+          type: 'string',
+          value: 'PAISE',
+          help: 'balance.low is sent when the balance falls below this (default 10000; 0 turns it off)',
+        },
+      },
+      run: async ({ values }, database) => {
+        const orgId = requiredUuid(values, 'org', 'an org id');
+        const threshold = lowBalanceThreshold(values);
+        const { setLowBalanceThreshold } = await import('../../orgs/service.js');
+        await setLowBalanceThreshold(await database(), orgId, threshold);
+        return {
+          human: `The low-balance threshold is now ${threshold} paise${threshold === 0 ? ' (balance.low is off)' : ''}, in live and test mode.`,
+          json: { id: orgId, low_balance_threshold_paise: threshold },
         };
       },
     },
