@@ -179,6 +179,19 @@ export interface ContactsTable {
   updated_at: UpdatedAt;
 }
 
+/** A number of an org that must not be dialed (migration 030); keyed by (org_id, phone_e164). */
+export interface SuppressionsTable {
+  org_id: string;
+  phone_e164: string;
+  id: Generated<string>;
+  reason: components['schemas']['SuppressionReason'];
+  note: string | null;
+  /** Where the entry was added: through the API or from the dashboard. */
+  created_by: 'api' | 'dashboard';
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
 type CallSchemas = components['schemas'];
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -365,6 +378,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   contacts: ContactsTable;
   contact_imports: ContactImportsTable;
+  suppressions: SuppressionsTable;
   calls: CallsTable;
   call_timeline: CallTimelineTable;
   call_status_counts: CallStatusCountsTable;

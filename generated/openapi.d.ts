@@ -20,10 +20,17 @@ export type paths = {
          * Place an outbound call
          * @description Asks the agent to call `to_e164`. The checks run in this order: request validation
          *     (`invalid_request`), the agent must belong to your org (`not_found`, param `agent_id`), the
-         *     org must have an active plan (`forbidden`), and the org must afford the call
-         *     (`insufficient_credits`). Then the agent's voice provider is asked to dial: when it refuses,
-         *     or the agent's provider is not available on this service, the answer is `502
-         *     upstream_error`, no call exists and nothing is charged.
+         *     org must have an active plan (`forbidden`), `to_e164` must not be on the org's do-not-call
+         *     list (`forbidden`, param `to_e164`; see `POST /suppressions`), and the org must afford the
+         *     call (`insufficient_credits`). A refused request holds no credits and leaves no call behind.
+         *     Then the agent's voice provider is asked to dial: when it refuses, or the agent's provider is
+         *     not available on this service, the answer is `502 upstream_error`, no call exists and nothing
+         *     is charged.
+         *
+         *     **Do-not-call list.** The list is read at the moment of the request, in the same transaction
+         *     that takes the hold, so a number suppressed a moment ago is not dialed, and one removed from
+         *     the list may be called at once. The list is the key's mode's own: a test key's call checks the
+         *     test list.
          *
          *     **When the provider does not answer in time.** The answer is `503 service_unavailable` with
          *     `Retry-After`, and the call is neither dialed again nor lost: the service checks with the
@@ -44,7 +51,8 @@ export type paths = {
          *     places no second call; the same key with a different body is refused with
          *     `409 idempotency_conflict`. Concurrent requests with one key create exactly one call (the
          *     later ones wait for the first one's outcome). Failed requests are not stored, so a retry
-         *     after an error runs again.
+         *     after an error runs again (a call refused because its number was on the do-not-call list is
+         *     placed by a retry with the same key once the number is removed).
          *
          *     The call starts in `queued`. Follow it with the `call.*` webhook events (recommended) or by
          *     polling `GET /calls/{id}`.
@@ -152,6 +160,69 @@ export type paths = {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the do-not-call list
+         * @description Returns the entries of the org's do-not-call list (of the key's mode), newest first by
+         *     `created_at` (ties broken by `id`), one page at a time. Updating an entry's reason does not
+         *     move it. The cursors take an entry's `id`.
+         */
+        get: operations["listSuppressions"];
+        put?: never;
+        /**
+         * Add a number to the do-not-call list
+         * @description Puts `phone_e164` on the org's do-not-call list: from that moment `POST /calls` to the number
+         *     is refused with `403 forbidden` naming `to_e164` (see `POST /calls`), until the entry is
+         *     removed with `DELETE /suppressions/{phone_e164}`. `reason` says why, as one of a fixed set of
+         *     values so it can be counted and filtered; `note` keeps free text of your own (a ticket
+         *     number, the words the person used).
+         *
+         *     Adding a number that is already on the list is not an error: the entry's `reason` and `note`
+         *     are replaced by the ones sent (an omitted `note` clears it) and the answer is `200` with the
+         *     entry, which keeps its `id`, `created_at` and `created_by`. A new entry is answered with `201`.
+         *     Repeating a request is therefore harmless.
+         *
+         *     The list belongs to the mode of the key: a test key adds to, lists and removes from the test
+         *     mode's own list, so the rule can be rehearsed (a suppressed number's `POST /calls` refused
+         *     with a test key) without touching the live list, and a live key's list never stops a test
+         *     call (or the reverse).
+         */
+        post: operations["createSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions/{phone_e164}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a number from the do-not-call list
+         * @description Takes the number off the org's do-not-call list (of the key's mode): from the `204` on,
+         *     `POST /calls` may dial it again. A number that is not on the list is answered with
+         *     `404 not_found` naming `phone_e164`, so a repeat of a removal says it found nothing to remove.
+         *     The request has no body.
+         */
+        delete: operations["deleteSuppression"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1050,6 +1121,46 @@ export type components = {
             pagination: components["schemas"]["Pagination"];
         };
         /**
+         * @description Why a number must not be called: `opted_out` (the person asked not to be called),
+         *     `do_not_call_registry` (the number is on a national do-not-call register, such as India's
+         *     NCPR), `complaint` (a complaint about calls to it), `wrong_number` (it does not reach the
+         *     person it was meant for), `other` (say why in `note`).
+         * @enum {string}
+         */
+        SuppressionReason: "opted_out" | "do_not_call_registry" | "complaint" | "wrong_number" | "other";
+        /** @description A number to put on the do-not-call list, keyed by `phone_e164`. */
+        SuppressionCreate: {
+            phone_e164: components["schemas"]["PhoneNumber"];
+            reason: components["schemas"]["SuppressionReason"];
+            /** @description Free text of your own about the entry; omitted or `null` stores none. */
+            note?: string | null;
+        };
+        /** @description An entry of the do-not-call list. */
+        Suppression: {
+            /**
+             * Format: uuid
+             * @description The entry's id, which the list's cursors take.
+             */
+            id: string;
+            phone_e164: components["schemas"]["PhoneNumber"];
+            reason: components["schemas"]["SuppressionReason"];
+            note: string | null;
+            /**
+             * @description Where the entry was added; a later change of its reason does not change it.
+             * @enum {string}
+             */
+            created_by: "api" | "dashboard";
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        SuppressionResponse: {
+            data: components["schemas"]["Suppression"];
+        };
+        SuppressionList: {
+            data: components["schemas"]["Suppression"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
          * @description Every kind of event a delivery can carry.
          * @enum {string}
          */
@@ -1728,6 +1839,14 @@ export type components = {
          */
         WebhookId: string;
         /**
+         * @description The number, in E.164 form. Percent-encode the `+` as `%2B` (as `encodeURIComponent` does); a
+         *     literal `+` is accepted too, since a path (unlike a query string) gives `+` no other meaning.
+         *     A space, or `%20`, is not a `+`: such a value is refused with `400 invalid_request` naming
+         *     `phone_e164`.
+         * @example +919876543210
+         */
+        SuppressedPhone: components["schemas"]["PhoneNumber"];
+        /**
          * @description The event's id (a delivery's `event_id`).
          * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
          */
@@ -1965,7 +2084,22 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["InsufficientCredits"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description The org has no active plan, or `to_e164` is on the org's do-not-call list (`forbidden`,
+             *     param `to_e164`). Nothing was held or stored.
+             */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
@@ -2199,6 +2333,168 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSuppressions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the list. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuppressionList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SuppressionCreate"];
+            };
+        };
+        responses: {
+            /** @description The number was already on the list; the entry with its new reason and note. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuppressionResponse"];
+                };
+            };
+            /** @description The number was added to the list. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuppressionResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The number, in E.164 form. Percent-encode the `+` as `%2B` (as `encodeURIComponent` does); a
+                 *     literal `+` is accepted too, since a path (unlike a query string) gives `+` no other meaning.
+                 *     A space, or `%20`, is not a `+`: such a value is refused with `400 invalid_request` naming
+                 *     `phone_e164`.
+                 * @example +919876543210
+                 */
+                phone_e164: components["parameters"]["SuppressedPhone"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. There is no body. */
+            204: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The number is not on the org's do-not-call list (`not_found`). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

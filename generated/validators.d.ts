@@ -23,3 +23,4 @@ export declare const WebhookTestEvent: Validator<EventEnvelopeByKind['webhook.te
 export declare const WebhookTestHeaders: Validator<DeliveryHeaders<'webhook.test'>>;
 export declare const ContactUpsert: Validator<components['schemas']['ContactUpsert']>;
 export declare const WebhookCreate: Validator<components['schemas']['WebhookCreate']>;
+export declare const SuppressionCreate: Validator<components['schemas']['SuppressionCreate']>;

@@ -23,6 +23,7 @@ import * as contactImports from './2026-11-29-026-contact-imports.js';
 import * as droppedDeliveries from './2026-11-29-027-dropped-deliveries.js';
 import * as voiceProviders from './2026-11-29-028-voice-providers.js';
 import * as testMode from './2026-11-29-029-test-mode.js';
+import * as suppressions from './2026-11-29-030-suppressions.js';
 import * as balanceLow from './2026-11-29-031-balance-low.js';
 
 export const migrations: Record<string, Migration> = {
@@ -49,5 +50,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-027-dropped-deliveries': droppedDeliveries,
   '2026-11-29-028-voice-providers': voiceProviders,
   '2026-11-29-029-test-mode': testMode,
+  '2026-11-29-030-suppressions': suppressions,
   '2026-11-29-031-balance-low': balanceLow,
 };

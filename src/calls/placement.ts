@@ -12,6 +12,7 @@ import { DomainError, notFound } from '../errors.js';
 import type { AuthContext } from '../orgs/authenticator.js';
 import { DEFAULT_FROM_E164, findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { confirmHold, holdFor, reserveHold, returnHold } from '../orgs/credits.js';
+import { refuseSuppressed } from '../suppressions/service.js';
 import { ProviderRefusedError, type ProviderSettings, type VoiceProvider } from './provider/types.js';
 import { providerModule } from './provider/registry.js';
 import { simulatorProvider } from './provider/simulator/index.js';
@@ -89,8 +90,9 @@ function providerFor(deps: AppDeps, agent: { provider: string; provider_settings
 
 /**
  * The first transaction: the pre-call checks in the documented order, the hold reserved and the
- * placement stored. Throws DomainError not_found (agent_id), forbidden, upstream_error (provider not
- * configured) or insufficient_credits, having written nothing.
+ * placement stored. Throws DomainError not_found (agent_id), forbidden (no plan; or param to_e164, a
+ * number on the do-not-call list), upstream_error (provider not configured) or insufficient_credits,
+ * having written nothing.
  */
 async function reservePlacement(
   trx: Db,
@@ -104,6 +106,8 @@ async function reservePlacement(
   // Read now, not from the key cache: a plan removed a moment ago stops placements at once.
   if (!(await hasActivePlan(trx, auth.orgId)))
     throw new DomainError('forbidden', 'The organisation has no active plan.');
+  // The mode's own list, read in this transaction: nothing is held or written for a listed number.
+  await refuseSuppressed(trx, auth.orgId, body.to_e164);
   const org = await findOrg(trx, auth.orgId);
   if (!org) throw new Error(`the authenticated org ${auth.orgId} does not exist`);
   const { provider, settings } = routeFor(deps, auth, agent);
@@ -263,8 +267,8 @@ function unknownOutcome(): DomainError {
 
 /**
  * Places a call, or with an Idempotency-Key replays the response of the key's first request (waiting
- * while that request is still with the provider). Throws DomainError not_found (agent_id), forbidden,
- * insufficient_credits, upstream_error (provider refused or not configured; nothing charged),
+ * while that request is still with the provider). Throws DomainError not_found (agent_id), forbidden
+ * (no plan, or a number on the do-not-call list), insufficient_credits, upstream_error (provider refused or not configured; nothing charged),
  * idempotency_conflict, or service_unavailable when the provider's answer never came (the call is then
  * reconciled with the provider: it ends up either placed once or voided with its hold returned).
  */

@@ -5,7 +5,7 @@ import { projectFile } from '../project-files.js';
 
 export type { Validator } from '../../generated/validators.js';
 
-/** Every validator generated from the spec: each event kind's envelope and headers, and ContactUpsert. */
+/** Every validator generated from the spec: each event kind's envelope and headers, and the extra request bodies (scripts/gen.ts). */
 export const validators = createRequire(import.meta.url)(projectFile('generated/validators.cjs')) as typeof Generated;
 
 /** The validation errors of the last failed check as `path message` lines (`/data/status must be ...`). */

@@ -2,12 +2,14 @@
 import type { HandlerMap } from '../contract/operations.js';
 import * as calls from '../calls/handlers.js';
 import * as contacts from '../contacts/handlers.js';
+import * as suppressions from '../suppressions/handlers.js';
 import * as webhooks from '../webhooks/handlers.js';
 import * as agents from '../orgs/handlers.js';
 
 export const handlers = {
   ...calls,
   ...contacts,
+  ...suppressions,
   ...webhooks,
   ...agents,
 } satisfies HandlerMap;

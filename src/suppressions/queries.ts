@@ -1,0 +1,110 @@
+// SQL for the do-not-call list: the upsert keyed by (org, number), removal, the dial-time lookup and the
+// newest-first lists (the API's with a total and cursors, the dashboard's without a count).
+import { sql } from 'kysely';
+import type { Db } from '../database/connect.js';
+import type { SuppressionsTable } from '../../db/schema.js';
+import type { PageStart } from '../contract/pagination.js';
+import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
+
+/** What an entry is added or changed with. */
+export interface SuppressionFields {
+  phone: string;
+  reason: SuppressionsTable['reason'];
+  note: string | null;
+  createdBy: SuppressionsTable['created_by'];
+}
+
+/**
+ * Adds the org's entry for the number, or replaces the reason and note of the one it has (its id,
+ * created_at and created_by stay); returns the row and whether it was inserted.
+ */
+export async function upsertSuppressionRow(db: Db, orgId: string, fields: SuppressionFields) {
+  return db
+    .insertInto('suppressions')
+    .values({
+      org_id: orgId,
+      phone_e164: fields.phone,
+      reason: fields.reason,
+      note: fields.note,
+      created_by: fields.createdBy,
+    })
+    .onConflict((conflict) =>
+      conflict.columns(['org_id', 'phone_e164']).doUpdateSet((eb) => ({
+        reason: eb.ref('excluded.reason'),
+        note: eb.ref('excluded.note'),
+        updated_at: sql`clock_timestamp()`,
+      })),
+    )
+    .returningAll()
+    .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
+    .executeTakeFirstOrThrow();
+}
+
+/** Removes the org's entry for the number; returns it, or undefined when the org has none. */
+export async function deleteSuppressionRow(db: Db, orgId: string, phone: string) {
+  return db
+    .deleteFrom('suppressions')
+    .where('org_id', '=', orgId)
+    .where('phone_e164', '=', phone)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The org's entry for the number, or undefined (the primary key's lookup: what a placement reads). */
+export async function findSuppressionRow(db: Db, orgId: string, phone: string) {
+  return db
+    .selectFrom('suppressions')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('phone_e164', '=', phone)
+    .executeTakeFirst();
+}
+
+/** Whether the org has an entry with this id (a cursor must name one). */
+export async function hasSuppressionId(db: Db, orgId: string, id: string): Promise<boolean> {
+  const found = await db
+    .selectFrom('suppressions')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return found !== undefined;
+}
+
+/** Up to `limit` + 1 of the org's entries from `offset`, newest first (ties by id), without counting the list. */
+export function browseSuppressionRows(db: Db, orgId: string, page: { limit: number; offset: number }) {
+  return db
+    .selectFrom('suppressions')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .offset(page.offset)
+    .execute();
+}
+
+/**
+ * One page of the org's entries, newest first (ties by id), with the list's total; `more` tells whether a
+ * cursor page has more beyond it (no entry passes an unknown cursor).
+ */
+export async function listSuppressionRows(db: Db, orgId: string, page: { limit: number } & PageStart) {
+  const base = db.selectFrom('suppressions').where('org_id', '=', orgId);
+  const cursor = 'cursor' in page ? page : undefined;
+  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
+  const [found, count] = await Promise.all([
+    base
+      .selectAll()
+      .$if(cursor !== undefined, (qb) =>
+        qb.where(beyondCursor('suppressions', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
+      )
+      .orderBy('created_at', order)
+      .orderBy('id', order)
+      .limit(cursor ? page.limit + 1 : page.limit)
+      .offset('offset' in page ? page.offset : 0)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  const { rows, more } = cursor ? cursorPage(found, page.limit, cursor.side) : { rows: found, more: false };
+  return { rows, total: Number(count.total), more };
+}
