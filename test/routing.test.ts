@@ -80,7 +80,10 @@ describe('routing', () => {
 
   it('answers 404 not_found to near misses of every path, outside the API root and beside it', async () => {
     const nearMisses = [
-      ...templates.map((template) => `${fillPath(template, { id: NIL, delivery_id: NIL })}/extra/more`),
+      ...templates.map(
+        (template) =>
+          `${fillPath(template, Object.fromEntries(pathParameterNames(template).map((name) => [name, NIL])))}/extra/more`,
+      ),
       '',
       '/',
       '/nope',

@@ -58,9 +58,12 @@ export function validInputs(
   return fc.sample(input, { seed, numRuns: count });
 }
 
-/** An id of the same shape as `id` that names nothing: its `prefix_` kept, every digit and letter after it zeroed. */
+/**
+ * An id of the same shape as `id` that names nothing: its `prefix_` (or a phone number's `+` and first
+ * digit, which may not be 0) kept, every digit and letter after it zeroed.
+ */
 function unknownId(id: string): string {
-  const [, prefix = '', rest = ''] = /^([a-z]+_)?(.*)$/s.exec(id) ?? [];
+  const [, prefix = '', rest = ''] = /^([a-z]+_|\+[1-9])?(.*)$/s.exec(id) ?? [];
   return prefix + rest.replace(/[0-9A-Za-z]/g, '0');
 }
 

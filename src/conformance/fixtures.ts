@@ -12,7 +12,7 @@ export interface FixtureOptions {
 export const NO_ENDPOINT = 'no webhook endpoint could be made (see the webhooks note above)';
 
 /** The collections whose ids fill path parameters. */
-export type Collection = 'calls' | 'webhooks' | 'deliveries' | 'contacts' | 'agents' | 'events';
+export type Collection = 'calls' | 'webhooks' | 'deliveries' | 'contacts' | 'agents' | 'events' | 'suppressions';
 
 const NO_AGENT =
   'the org has no agent (the API cannot create agents: make one with `admin agent create` or pass --agent-id)';
@@ -29,6 +29,7 @@ export class Fixtures {
   private sharedContact: Promise<string | undefined> | undefined;
   private sharedAgent: Promise<string | undefined> | undefined;
   private contacts = 0;
+  private suppressions = 0;
   private sharedEvent: Promise<string | undefined> | undefined;
 
   constructor(
@@ -94,6 +95,8 @@ export class Fixtures {
         return `no agent to address: ${NO_AGENT}`;
       case 'events':
         return 'the org lists no event although a contact was created (see listEvents)';
+      case 'suppressions':
+        return 'adding a number to the do-not-call list failed (see createSuppression)';
     }
   }
 
@@ -144,6 +147,21 @@ export class Fixtures {
     const make = () =>
       this.create('upsertContact', { phone_e164: phone, consent_capture: 'manual' }, (data) => String(data.id));
     return fresh ? make() : (this.sharedContact ??= make());
+  }
+
+  /**
+   * A number newly put on the org's do-not-call list (never one the check's calls dial), for a removal or
+   * the list's pages to use. Listed numbers the run did not remove are removed by its clean-up.
+   */
+  async suppression(): Promise<string | undefined> {
+    this.suppressions += 1;
+    const phone = `+9197${String(Date.now() + this.suppressions).slice(-8)}`;
+    const made = await this.create(
+      'createSuppression',
+      { phone_e164: phone, reason: 'other', note: 'made by the conformance check' },
+      (data) => String(data.phone_e164),
+    );
+    return made;
   }
 
   /** The id of an event of the org: the newest the API lists once the shared contact exists (its contact.created). */

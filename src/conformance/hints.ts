@@ -5,6 +5,7 @@
 import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import type { Expectation } from './judge.js';
 import type { RequestInput } from './request.js';
+import type { Operation } from './spec/operations.js';
 
 /** A generated request made valid for this deployment, what it should get, and why not success (for a note). */
 export interface Pinned {
@@ -22,8 +23,8 @@ export function unique(): string {
   return `${runTag}${counter}`;
 }
 
-/** Applies the prose rules to a generated valid request. */
-export async function pinValid(input: RequestInput, fixtures: Fixtures): Promise<Pinned> {
+/** Applies the prose rules to a generated valid request of `operation`. */
+export async function pinValid(operation: Operation, input: RequestInput, fixtures: Fixtures): Promise<Pinned> {
   const pinned: RequestInput = { ...input, headers: { ...input.headers } };
   let expectation: Expectation = { kind: 'success' };
   let unreachable: string | undefined;
@@ -59,7 +60,7 @@ export async function pinValid(input: RequestInput, fixtures: Fixtures): Promise
     }
     if (typeof body.to_e164 === 'string' && body.to_e164.endsWith('0005'))
       body.to_e164 = `${body.to_e164.slice(0, -1)}6`;
-    if (typeof body.phone_e164 === 'string' && !('consent_capture' in body)) {
+    if (operation.id === 'upsertContact' && typeof body.phone_e164 === 'string' && !('consent_capture' in body)) {
       const known = await fixtures.contactPhone();
       if (known) body.phone_e164 = known;
       else body.consent_capture = 'manual';

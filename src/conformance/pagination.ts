@@ -140,12 +140,13 @@ async function walk(session: Session, operation: Operation, path: Record<string,
   }
 }
 
-/** Makes sure each list has a few items (contacts, endpoints, deliveries, calls), then pages through every list. */
+/** Makes sure each list has a few items (contacts, endpoints, deliveries, calls, suppressions), then pages through every list. */
 export async function paging(session: Session, fixtures: Fixtures): Promise<void> {
   const lists = session.operations.filter((operation) => operation.isList && operation.method === 'GET');
   for (let made = 0; made < 3; made += 1) {
     await fixtures.contactId(true);
     await fixtures.call(true);
+    await fixtures.suppression();
   }
   const webhooks = [await fixtures.webhook(true), await fixtures.webhook(true), await fixtures.webhook(true)];
   const webhookId = webhooks[0];

@@ -14,6 +14,7 @@ import { probeLoopback, type WebhookTarget } from './webhook-target.js';
 import { Session, type OperationTally, type Violation } from './session.js';
 import type { SpecDocument } from './spec/document.js';
 import { listOperations, type Operation } from './spec/operations.js';
+import { removalOf } from './spec/paths.js';
 
 /** How to run: where, as whom, how many cases, and what the deployment needs beyond the spec. */
 export interface ConformanceOptions extends FixtureOptions, RefusalKeys {
@@ -73,7 +74,9 @@ async function pathValues(
                 ? await fixtures.agent()
                 : collection === 'events'
                   ? await fixtures.event()
-                  : undefined;
+                  : collection === 'suppressions'
+                    ? await fixtures.suppression()
+                    : undefined;
     if (!value) return { missing: collection };
     values[parameter.name] = value;
   }
@@ -93,16 +96,14 @@ async function runOperation(
   const consumes = operation.method === 'DELETE' || ('409' in operation.responses && operation.path.includes('{'));
   const inputs = validInputs(document, operation, judge, seed, cases);
   // What a generated request creates is deleted at once where the spec has a DELETE for it (an org may hold only 20 webhooks).
-  const removal = session.operations.find(
-    (candidate) => candidate.method === 'DELETE' && candidate.path === `${operation.path}/{id}`,
-  );
+  const removal = removalOf(session.operations, operation);
   for (const input of inputs) {
     const path = await pathValues(operation, fixtures, consumes);
     if ('missing' in path) {
       session.note(operation.id, `success path not checked: ${await fixtures.unavailable(path.missing)}`);
       break;
     }
-    const pinned = await pinValid({ ...input, path: path.values }, fixtures);
+    const pinned = await pinValid(operation, { ...input, path: path.values }, fixtures);
     if (pinned.unreachable && pinned.expectation.kind === 'error')
       session.note(
         operation.id,
@@ -116,14 +117,14 @@ async function runOperation(
       'generated valid request',
     );
     if (consumes) await fixtures.releaseFresh();
-    const created = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+    const created = removal && (exchange.json as { data?: Record<string, unknown> } | undefined)?.data?.[removal.param];
     if (exchange.status >= 200 && exchange.status < 300 && typeof created === 'string' && removal) {
       await session.call(
-        removal,
-        { path: { id: created }, query: {}, headers: {} },
+        removal.remove,
+        { path: { [removal.param]: created }, query: {}, headers: {} },
         { kind: 'success' },
         'scenario',
-        `cleanup: ${removal.id}`,
+        `cleanup: ${removal.remove.id}`,
       );
     }
   }
@@ -133,7 +134,7 @@ async function runOperation(
       ? found.values
       : Object.fromEntries(operation.parameters.filter((p) => p.in === 'path').map((p) => [p.name, randomUUID()]));
   const bases: RequestInput[] = [];
-  for (const input of inputs) bases.push((await pinValid({ ...input, path: shared }, fixtures)).input);
+  for (const input of inputs) bases.push((await pinValid(operation, { ...input, path: shared }, fixtures)).input);
   for (const testCase of invalidCases(document, operation, judge, bases, 'values' in found)) {
     await session.call(operation, testCase.input, testCase.expectation, 'invalid', testCase.label);
   }

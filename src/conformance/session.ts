@@ -3,6 +3,7 @@ import { buildRequest, type RequestInput } from './request.js';
 import { curlLine, send, type Exchange, type HttpRequest } from './http.js';
 import type { Expectation, SchemaJudge } from './judge.js';
 import type { Operation } from './spec/operations.js';
+import { pathParameterNames, removalOf } from './spec/paths.js';
 
 /** Why a request was sent: a generated valid request, one broken constraint, or a documented scenario. */
 export type CaseKind = 'valid' | 'invalid' | 'scenario';
@@ -31,8 +32,8 @@ export interface OperationTally {
 export class Session {
   readonly tallies = new Map<string, OperationTally>();
   readonly violations: Violation[] = [];
-  /** What 2xx answers created and nothing deleted yet, by `<DELETE path> <id>`: removed at the end whatever happens. */
-  private readonly created = new Map<string, { remove: Operation; id: string }>();
+  /** What 2xx answers created and nothing deleted yet, by `<DELETE path> <value>`: removed at the end whatever happens. */
+  private readonly created = new Map<string, { remove: Operation; param: string; value: string }>();
   /** Every webhook secret an answer returned (registration, rotation), to verify deliveries with. */
   readonly secrets = new Set<string>();
   /** Set when the run is interrupted: no case is sent after it, only clean-up. */
@@ -71,38 +72,34 @@ export class Session {
     this.interrupted = true;
   }
 
-  /** The DELETE operation that removes what a POST to `operation` creates, when the spec has one. */
-  private removalOf(operation: Operation): Operation | undefined {
-    return this.operations.find(
-      (candidate) => candidate.method === 'DELETE' && candidate.path === `${operation.path}/{id}`,
-    );
-  }
-
   /** Keeps track of what an answer created (any 2xx to a POST with a matching DELETE) or deleted. */
   private track(operation: Operation, input: RequestInput, exchange: Exchange): void {
     const ok = exchange.status >= 200 && exchange.status < 300;
     const secret = (exchange.json as { secret?: unknown } | undefined)?.secret;
     if (ok && typeof secret === 'string') this.secrets.add(secret);
     if (operation.method === 'DELETE' && (ok || exchange.status === 404)) {
-      this.created.delete(`${operation.path} ${input.path.id}`);
+      const [param] = pathParameterNames(operation.path);
+      if (param !== undefined) this.created.delete(`${operation.path} ${input.path[param]}`);
       return;
     }
-    const remove = operation.method === 'POST' ? this.removalOf(operation) : undefined;
-    const id = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
-    if (ok && remove && typeof id === 'string') this.created.set(`${remove.path} ${id}`, { remove, id });
+    const removal = operation.method === 'POST' ? removalOf(this.operations, operation) : undefined;
+    const data = (exchange.json as { data?: Record<string, unknown> } | undefined)?.data;
+    const value = removal && data?.[removal.param];
+    if (ok && removal && typeof value === 'string')
+      this.created.set(`${removal.remove.path} ${value}`, { ...removal, value });
   }
 
   /** Deletes everything the run created and did not delete (after every 2xx, whatever its status). */
   async removeCreated(): Promise<void> {
-    for (const { remove, id } of [...this.created.values()]) {
+    for (const { remove, param, value } of [...this.created.values()]) {
       await this.send(
         remove,
-        { path: { id }, query: {}, headers: {} },
+        { path: { [param]: value }, query: {}, headers: {} },
         { kind: 'declared' },
         'scenario',
         `cleanup: ${remove.id}`,
       );
-      this.created.delete(`${remove.path} ${id}`);
+      this.created.delete(`${remove.path} ${value}`);
     }
   }
 

@@ -105,9 +105,9 @@ function query(valid: ValidRequest): BadRequest[] {
   return bad;
 }
 
-/** An id of the same shape as `id` that names nothing: the nil UUID, or `evt_000…` for an event id. */
+/** An id of the same shape as `id` that names nothing: the nil UUID, `evt_000…` for an event id, `+90…0` for a number. */
 function zeroedId(id: string): string {
-  const [, prefix = '', rest = ''] = /^([a-z]+_)?(.*)$/s.exec(id) ?? [];
+  const [, prefix = '', rest = ''] = /^([a-z]+_|\+[1-9])?(.*)$/s.exec(id) ?? [];
   return prefix + rest.replace(/[0-9A-Za-z]/g, '0');
 }
 

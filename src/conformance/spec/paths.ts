@@ -36,3 +36,21 @@ export function matchOperation(operations: readonly Operation[], method: string,
     })
     .sort((a, b) => literals(b) - literals(a))[0];
 }
+
+/**
+ * The DELETE operation that removes what a POST to `operation` creates (`/webhooks` → `/webhooks/{id}`,
+ * `/suppressions` → `/suppressions/{phone_e164}`), with the name of its path parameter: the field of the
+ * created item that names it. Undefined when the spec has none.
+ */
+export function removalOf(
+  operations: readonly Operation[],
+  operation: Operation,
+): { remove: Operation; param: string } | undefined {
+  for (const candidate of operations) {
+    if (candidate.method !== 'DELETE') continue;
+    const [param, ...more] = pathParameterNames(candidate.path);
+    if (param !== undefined && more.length === 0 && candidate.path === `${operation.path}/{${param}}`)
+      return { remove: candidate, param };
+  }
+  return undefined;
+}
