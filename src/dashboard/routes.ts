@@ -17,6 +17,7 @@ import { webhookRoutes } from './pages/webhooks.js';
 import { callRoutes } from './pages/calls.js';
 import { contactRoutes } from './pages/contacts.js';
 import { contactImportRoutes } from './pages/contact-imports.js';
+import { suppressionRoutes } from './pages/suppressions.js';
 import { memberRoutes } from './pages/members.js';
 import { auditRoutes } from './pages/audit.js';
 
@@ -85,6 +86,7 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
   callRoutes(router, env);
   contactRoutes(router, env);
   contactImportRoutes(router, env);
+  suppressionRoutes(router, env);
   memberRoutes(router, env);
   auditRoutes(router, env);
   router.all('/dashboard{/*rest}', noSuchPage);

@@ -27,15 +27,16 @@ export function checkSuppressionCreate(input: unknown): SuppressionCreate {
 }
 
 /**
- * Puts the number on the org's list, or replaces the reason and note of its entry, with `audit` (when
- * given) in the same transaction; returns the entry and whether it is new.
+ * Puts the number on the org's list, or replaces the reason and note of its entry, with the audit entry
+ * `audit` makes (when given; told whether the entry is new) in the same transaction; returns the entry
+ * and whether it is new.
  */
 export async function addSuppression(
   db: Db,
   orgId: string,
   input: SuppressionCreate,
   source: SuppressionSource,
-  audit?: AuditEntry,
+  audit?: (created: boolean) => AuditEntry,
 ): Promise<{ suppression: Suppression; created: boolean }> {
   return db.transaction().execute(async (trx) => {
     const { inserted, ...row } = await suppressions.upsertSuppressionRow(trx, orgId, {
@@ -44,9 +45,23 @@ export async function addSuppression(
       note: input.note ?? null,
       createdBy: source,
     });
-    if (audit) await recordAudit(trx, audit);
+    if (audit) await recordAudit(trx, audit(inserted));
     return { suppression: toSuppression(row), created: inserted };
   });
+}
+
+/** The not_found of a number that is not on the org's list. */
+function notListed(): DomainError {
+  return new DomainError('not_found', "This number is not on your organisation's do-not-call list.", {
+    param: 'phone_e164',
+  });
+}
+
+/** The org's entry for the number; throws not_found (param phone_e164) when it is not on the list. */
+export async function findSuppression(db: Db, orgId: string, phone: string): Promise<Suppression> {
+  const row = await suppressions.findSuppressionRow(db, orgId, phone);
+  if (!row) throw notListed();
+  return toSuppression(row);
 }
 
 /**
@@ -55,11 +70,7 @@ export async function addSuppression(
  */
 export async function removeSuppression(db: Db, orgId: string, phone: string, audit?: AuditEntry): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    if (!(await suppressions.deleteSuppressionRow(trx, orgId, phone))) {
-      throw new DomainError('not_found', "This number is not on your organisation's do-not-call list.", {
-        param: 'phone_e164',
-      });
-    }
+    if (!(await suppressions.deleteSuppressionRow(trx, orgId, phone))) throw notListed();
     if (audit) await recordAudit(trx, audit);
   });
 }
