@@ -283,3 +283,48 @@ describe('the operator CLI', () => {
     ]);
   });
 });
+
+describe("the operator CLI on a test endpoint's webhooks", () => {
+  it("writes the org's audit log, in test mode, for a switch-off, a switch-on and a redelivery", async () => {
+    const live = await createTestOrg(database.db, { planId: 'scale' });
+    const { key } = await issueApiKey(database.db, live.orgId, { mode: 'test' });
+    const client = app.client(key);
+    const created = await client.POST('/webhooks', {
+      body: { url: `${receiver.url}/operator-${live.orgId}`, events: ['contact.created'] },
+    });
+    expect(created.response.status).toBe(201);
+    const webhookId = created.data!.data.id;
+    const sent = await client.POST('/webhooks/{id}/test', { params: { path: { id: webhookId } } });
+    expect(sent.response.status).toBe(200);
+    const delivery = await waitFor('the test delivery to end', async () =>
+      database.db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('webhook_id', '=', webhookId)
+        .where('status', '!=', 'pending')
+        .executeTakeFirst(),
+    );
+
+    for (const args of [
+      ['webhook', 'disable', webhookId],
+      ['webhook', 'enable', webhookId],
+      ['redeliver', delivery.id],
+    ]) {
+      const ran = await runAdmin(database.url, args);
+      expect(ran.code, ran.stderr).toBe(0);
+    }
+    const entries = await database.db
+      .selectFrom('audit_log')
+      .select(['org_id', 'livemode', 'action'])
+      .where('target', 'in', [webhookId, delivery.id])
+      .orderBy('id')
+      .execute();
+    expect(entries).toEqual(
+      ['webhook.disabled', 'webhook.enabled', 'webhook.redelivered'].map((action) => ({
+        org_id: live.orgId,
+        livemode: false,
+        action,
+      })),
+    );
+  });
+});

@@ -5,7 +5,7 @@ import type { Db } from '../database/connect.js';
 import { recordAudit, type AuditEntry } from '../audit/service.js';
 import { DomainError } from '../errors.js';
 import { announceLowBalance } from './credits.js';
-import { findTestTwinId, resetTestBalance } from './queries.js';
+import { findOrg, findTestTwinId, resetTestBalance } from './queries.js';
 
 /** The mode a key, a request or a dashboard view works in. */
 export type Mode = 'live' | 'test';
@@ -32,6 +32,16 @@ export async function orgForMode(db: Db, liveOrgId: string, mode: Mode): Promise
   const twin = await findTestTwinId(db, liveOrgId);
   if (!twin) throw new Error(`org ${liveOrgId} has no test twin`);
   return twin;
+}
+
+/**
+ * The live org that the org `orgId` (a live org or a test twin) belongs to, and whether `orgId` is the
+ * live one: whose audit log a change to its data goes to, and in which mode.
+ */
+export async function accountOf(db: Db, orgId: string): Promise<{ accountOrgId: string; livemode: boolean }> {
+  const org = await findOrg(db, orgId);
+  if (!org) throw new Error(`org ${orgId} does not exist`);
+  return { accountOrgId: org.live_org_id ?? org.id, livemode: org.live_org_id === null };
 }
 
 /**

@@ -2,7 +2,7 @@
 // redeliver one delivery, and replay an endpoint's failed deliveries since a time. The rules are the
 // API's (a switched-off endpoint gets nothing; one delivery of an event pending at a time); the org's
 // cap on redeliveries does not apply, a replay is bounded by its own limit instead.
-import { recordAudit } from '../audit/service.js';
+import { recordAudit, type AuditEntry } from '../audit/service.js';
 import type { Db } from '../database/connect.js';
 import { DomainError } from '../errors.js';
 import * as deliveries from './delivery-queries.js';
@@ -14,9 +14,23 @@ import { waitForSendsToEnd } from './delivery/in-flight.js';
 import { abandonDropped } from './endpoint-cleanup.js';
 import { queueRedelivery } from './service.js';
 import { notifyDeliveryWorkers } from './event-queries.js';
+import { accountOf } from '../orgs/modes.js';
 
 /** The most deliveries one replay queues. */
 export const MAX_REPLAY = 1_000;
+
+/**
+ * The audit entry of an operator's change to the data of `orgId`: in its live org's log (where the
+ * dashboard shows it), in the mode of the endpoint's org.
+ */
+async function operatorAudit(
+  db: Db,
+  orgId: string,
+  entry: Omit<AuditEntry, 'orgId' | 'livemode'>,
+): Promise<AuditEntry> {
+  const { accountOrgId, livemode } = await accountOf(db, orgId);
+  return { ...entry, orgId: accountOrgId, livemode };
+}
 
 function unknownEndpoint(id: string): DomainError {
   return new DomainError('not_found', `no webhook with id ${id}`, { param: 'webhook' });
@@ -43,12 +57,13 @@ export async function setWebhookActive(
   const { active, now, actor } = change;
   const orgId = await webhooks.findWebhookOrg(db, id);
   if (!orgId) throw unknownEndpoint(id);
+  const action = active ? 'webhook.enabled' : 'webhook.disabled';
+  const audit = await operatorAudit(db, orgId, { actor, action, target: id, at: now });
   const row = await db.transaction().execute(async (trx) => {
     if (!active && !(await webhooks.lockWebhookAgainstClaims(trx, orgId, id))) throw unknownEndpoint(id);
     const updated = await webhooks.updateWebhookRow(trx, orgId, id, { active, now });
     if (!updated) throw unknownEndpoint(id);
-    const action = active ? 'webhook.enabled' : 'webhook.disabled';
-    await recordAudit(trx, { orgId, actor, action, target: id, at: now });
+    await recordAudit(trx, audit);
     return updated;
   });
   if (active) return { webhook: toWebhook(row), orgId, abandoned: 0 };
@@ -96,6 +111,7 @@ export async function redeliverAny(
   const delivery = await deliveries.findAnyDelivery(db, deliveryId);
   if (!delivery) throw new DomainError('not_found', `no delivery with id ${deliveryId}`, { param: 'delivery' });
   const orgId = await requireActiveEndpoint(db, delivery.webhook_id);
+  const audit = await operatorAudit(db, orgId, { actor, action: 'webhook.redelivered', target: deliveryId, at: now });
   return db.transaction().execute(async (trx) => {
     const outcome = await queueRedelivery(trx, {
       orgId,
@@ -105,7 +121,7 @@ export async function redeliverAny(
     });
     if (outcome.queued) {
       await requireStillOn(trx, orgId, delivery.webhook_id);
-      await recordAudit(trx, { orgId, actor, action: 'webhook.redelivered', target: deliveryId, at: now });
+      await recordAudit(trx, audit);
     }
     return outcome;
   });
@@ -138,6 +154,12 @@ export async function replayDeliveries(
   const orgId = await requireActiveEndpoint(db, webhookId);
   const events = await deliveries.findUnsuccessfulEvents(db, webhookId, options.since, options.limit);
   if (options.dryRun) return { queued: events, madeDue: [], alreadyPending: [] };
+  const audit = await operatorAudit(db, orgId, {
+    actor: options.actor,
+    action: 'webhook.replayed',
+    target: webhookId,
+    at: options.now,
+  });
   return db.transaction().execute(async (trx) => {
     const report: ReplayReport = { queued: [], madeDue: [], alreadyPending: [] };
     for (const eventId of events) {
@@ -149,13 +171,7 @@ export async function replayDeliveries(
     if (report.madeDue.length > 0) await notifyDeliveryWorkers(trx, webhookId);
     if (report.queued.length > 0 || report.madeDue.length > 0) {
       await requireStillOn(trx, orgId, webhookId);
-      await recordAudit(trx, {
-        orgId,
-        actor: options.actor,
-        action: 'webhook.replayed',
-        target: webhookId,
-        at: options.now,
-      });
+      await recordAudit(trx, audit);
     }
     return report;
   });
