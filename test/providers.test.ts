@@ -235,6 +235,19 @@ describe('placement in two steps', () => {
     expect(refused.error!.error.code).toBe('upstream_error');
     expect(refused.error!.error.message).toContain('(vapi) is not configured');
     expect(await balanceAndLedgerSum(database.db, org.orgId)).toEqual({ balance: 50_000, ledgerSum: 50_000 });
+    const held = await database.db
+      .selectFrom('orgs')
+      .select('held_paise')
+      .where('id', '=', org.orgId)
+      .executeTakeFirstOrThrow();
+    expect(Number(held.held_paise)).toBe(0);
+  });
+
+  it('checks credits before the provider, in the order the spec gives: 402 when both would refuse', async () => {
+    const org = await createTestOrg(database.db, { credits: 0, agent: { provider: 'vapi' } });
+    const refused = await placed(org);
+    expect(refused.response.status).toBe(402);
+    expect(refused.error!.error.code).toBe('insufficient_credits');
   });
 
   it('an unanswered placement is reconciled, never dialed again, and replays as the one call', async () => {

@@ -110,7 +110,6 @@ async function reservePlacement(
   await refuseSuppressed(trx, auth.orgId, body.to_e164);
   const org = await findOrg(trx, auth.orgId);
   if (!org) throw new Error(`the authenticated org ${auth.orgId} does not exist`);
-  const { provider, settings } = routeFor(deps, auth, agent);
 
   const maxDurationSec = body.max_duration_sec ?? agent.max_duration_sec;
   const holdPaise = holdFor(maxDurationSec, agent.rate_paise_per_minute);
@@ -121,6 +120,8 @@ async function reservePlacement(
       `This call needs a hold of ${holdPaise} paise but only ${available} paise are available.`,
     );
   }
+  // Asked after the hold, as the spec orders the checks; its refusal rolls the hold back with the rest.
+  const { provider, settings } = routeFor(deps, auth, agent);
   const placement: PlacementRow = {
     id: randomUUID(),
     org_id: auth.orgId,
