@@ -3,6 +3,9 @@
 // their mode and reach only endpoints of that mode, each mode has its own rate-limit window, and the
 // operator's commands for test keys and the test balance. The matrix of foreign-mode ids answered 404
 // is in isolation.test.ts.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../generated/openapi.js';
 import { issueApiKey } from '../src/orgs/api-keys.js';
@@ -326,5 +329,52 @@ describe("the operator CLI on a test endpoint's webhooks", () => {
         action,
       })),
     );
+  });
+
+  it('lists the endpoints of the mode asked for, and imports contacts into that mode', async () => {
+    const live = await createTestOrg(database.db, { planId: 'scale' });
+    const { key } = await issueApiKey(database.db, live.orgId, { mode: 'test' });
+    const register = async (bearer: string, path: string) => {
+      const created = await app.client(bearer).POST('/webhooks', {
+        body: { url: `${receiver.url}/${path}`, events: ['contact.created'] },
+      });
+      expect(created.response.status).toBe(201);
+      return created.data!.data.id;
+    };
+    const liveEndpoint = await register(live.key, `cli-live-${live.orgId}`);
+    const testEndpoint = await register(key, `cli-test-${live.orgId}`);
+    const listed = async (...flags: string[]) => {
+      const ran = await runAdmin(database.url, ['webhook', 'list', '--org', live.orgId, ...flags, '--json']);
+      expect(ran.code, ran.stderr).toBe(0);
+      return parseJson<Array<{ id: string }>>(ran.stdout).map((endpoint) => endpoint.id);
+    };
+    expect(await listed()).toEqual([liveEndpoint]);
+    expect(await listed('--mode', 'live')).toEqual([liveEndpoint]);
+    expect(await listed('--mode', 'test')).toEqual([testEndpoint]);
+
+    const dir = await mkdtemp(path.join(tmpdir(), 'test-mode-import-'));
+    const file = path.join(dir, 'contacts.csv');
+    const phone = testNumber('3333');
+    await writeFile(file, `phone_e164,name,consent_capture\n${phone},Ravi,website_form\n`);
+    try {
+      const imported = await runAdmin(database.url, [
+        'contacts',
+        'import',
+        '--org',
+        live.orgId,
+        '--mode',
+        'test',
+        file,
+      ]);
+      expect(imported.code, imported.stderr).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const phones = async (bearer: string) =>
+      (await app.client(bearer).GET('/contacts', { params: { query: { limit: 100 } } })).data!.data.map(
+        (contact) => contact.phone_e164,
+      );
+    expect(await phones(key)).toEqual([phone]);
+    expect(await phones(live.key)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 // `contacts import`: load an org's contact book from a CSV file.
-import { requiredUuid } from '../args.js';
+import { MODE_FLAG, modeOption, requiredUuid } from '../args.js';
 import type { RowError } from '../../contacts/csv-rows.js';
 import type { CommandGroup } from './command.js';
 
@@ -28,23 +28,29 @@ the first row of a number is the one imported. The other rows are committed 1,00
 batch with its contact.created events, so the import never holds a database connection for long.
 A file that is not UTF-8, is empty, has an unknown column, a line over 1 MiB or broken CSV quoting is
 refused as a whole, before anything is written. The file is read in constant memory.
-One import per org runs at a time (dashboard or CLI): while another runs, this one is refused at once.
+One import per org and mode runs at a time (dashboard or CLI): while another runs, this one is refused at once.
 If an import fails part-way, the batches already committed stay stored and the message says through
 which line; import the same file again to finish: stored numbers are matched and counted as updated,
 and no contact.created event is sent twice.
 Exit status: 0 when every row was imported, 1 when any row was rejected (the others are imported).`,
-      synopsis: '--org ORG_ID FILE.csv',
-      flags: { org: { type: 'string', value: 'ORG_ID', help: 'the org whose contact book to fill' } },
+      synopsis: '--org ORG_ID [--mode live|test] FILE.csv',
+      flags: {
+        org: { type: 'string', value: 'ORG_ID', help: 'the org whose contact book to fill' },
+        mode: MODE_FLAG,
+      },
       args: ['FILE.csv'],
       run: async ({ values, args: [file] }, database) => {
-        const orgId = requiredUuid(values, 'org', 'an org id');
-        const [{ requireOrg }, { importContacts }, { cliLogger }] = await Promise.all([
+        const liveOrgId = requiredUuid(values, 'org', 'an org id');
+        const mode = modeOption(values);
+        const [{ requireOrg }, { importContacts }, { cliLogger }, { orgForMode }] = await Promise.all([
           import('../../orgs/service.js'),
           import('../../contacts/csv-import.js'),
           import('./logger.js'),
+          import('../../orgs/modes.js'),
         ]);
         const db = await database();
-        await requireOrg(db, orgId);
+        await requireOrg(db, liveOrgId);
+        const orgId = await orgForMode(db, liveOrgId, mode);
         const summary = await importContacts({ db, logger: cliLogger() }, orgId, file!, {
           source: 'cli',
           onProgress: (rows) => process.stderr.write(`… ${rows} rows read\n`),

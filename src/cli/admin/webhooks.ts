@@ -1,5 +1,5 @@
 // `webhook list`, `webhook disable`, `webhook enable`: any org's webhook endpoints.
-import { requiredUuid, uuidArgument } from '../args.js';
+import { MODE_FLAG, modeOption, requiredUuid, uuidArgument } from '../args.js';
 import type { AdminCommand, CommandGroup, Input } from './command.js';
 import { table } from './table.js';
 
@@ -42,18 +42,20 @@ export const webhookCommands: CommandGroup = {
   commands: [
     {
       name: 'webhook list',
-      summary: "list an org's endpoints, newest first, with their last delivery",
-      synopsis: '--org ORG_ID',
-      flags: { org: { type: 'string', value: 'ORG_ID', help: 'the org' } },
+      summary: "list an org's endpoints of one mode, newest first, with their last delivery",
+      synopsis: '--org ORG_ID [--mode live|test]',
+      flags: { org: { type: 'string', value: 'ORG_ID', help: 'the org' }, mode: MODE_FLAG },
       run: async ({ values }, database) => {
         const orgId = requiredUuid(values, 'org', 'an org id');
-        const [{ requireOrg }, { listOrgWebhooks }] = await Promise.all([
+        const mode = modeOption(values);
+        const [{ requireOrg }, { listOrgWebhooks }, { orgForMode }] = await Promise.all([
           import('../../orgs/service.js'),
           import('../../webhooks/operator.js'),
+          import('../../orgs/modes.js'),
         ]);
         const db = await database();
         await requireOrg(db, orgId);
-        const endpoints = await listOrgWebhooks(db, orgId);
+        const endpoints = await listOrgWebhooks(db, await orgForMode(db, orgId, mode));
         return {
           human: table(
             ['ID', 'STATE', 'LAST DELIVERY', 'URL', 'EVENTS'],
