@@ -80,6 +80,10 @@ describe('the do-not-call list page', { timeout: 180_000 }, () => {
     await addNumber(page, phone, 'complaint');
     expect(await statusText(page)).toContain('was already listed; its reason was changed');
     expect(await page.getByRole('row').filter({ hasText: phone }).textContent()).toContain('complaint');
+    // Reloading that answer sends the same form again: refused, so nothing is changed or audited twice.
+    const again = await page.reload();
+    expect(again!.status()).toBe(409);
+    await page.goto('/dashboard/suppressions');
 
     // Bad input is refused with the field named, and nothing is added.
     await page.getByLabel('Phone number (E.164)').fill('98123');

@@ -14,7 +14,7 @@ import type { Suppression } from '../../suppressions/mapper.js';
 import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html, type HtmlValue } from '../html.js';
 import { outside } from '../outside-text.js';
-import { confirmationPage, csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
 import { minute } from '../format.js';
 import { livemodeOf, type DashboardSession } from '../mode.js';
 import { pageOf, pager } from './paging.js';
@@ -34,7 +34,7 @@ const MAX_NOTE_LENGTH = 500;
 function addForm(session: DashboardSession): HtmlValue {
   return html`<h2>Add a number</h2>
     <form method="post" action="${CURRENT}">
-      ${csrfField(session)}
+      ${csrfField(session)}${onceField()}
       <label for="phone_e164">Phone number (E.164)</label>
       <input
         type="tel"
@@ -190,7 +190,8 @@ async function remove(ctx: Koa.Context, session: DashboardSession, env: Dashboar
 /** Registers the do-not-call list's pages. */
 export function suppressionRoutes(router: Router, env: DashboardEnv): void {
   router.get(CURRENT, view(env, showList));
-  router.post(CURRENT, formBody, action(env, add));
+  // One-time, so reloading the answer page does not add (and audit) the number again.
+  router.post(CURRENT, formBody, action(env, add, { once: true }));
   router.get(REMOVE, view(env, confirmRemove, { adminOnly: true }));
   router.post(REMOVE, formBody, action(env, remove));
 }
