@@ -14,6 +14,7 @@ import { runAdmin, type CliResult } from './support/cli.js';
 import { parseJson } from './support/json.js';
 import { waitFor } from './support/calls.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
+import { OPENING_TEST_BALANCE_PAISE } from '../src/orgs/modes.js';
 import { updateWebhookRow } from '../src/webhooks/queries.js';
 import { GROUPS } from '../src/cli/admin/commands.js';
 import { answer, startReceiver, testTls } from './support/webhook-receiver.js';
@@ -260,6 +261,7 @@ describe('operator CLI', CLI_TESTS, () => {
       name: 'CLI org',
       plan: 'starter',
       balance_paise: 700,
+      test_balance_paise: OPENING_TEST_BALANCE_PAISE,
       low_balance_threshold_paise: 10_000,
       from_e164: null,
       created_at: expect.any(String) as unknown,
@@ -268,9 +270,9 @@ describe('operator CLI', CLI_TESTS, () => {
     expect(times).toEqual([...times].sort((a, b) => b - a));
     const orgsHuman = await admin('org', 'list');
     expect(orgsHuman.code, orgsHuman.stderr).toBe(0);
-    expect(orgsHuman.stdout).toMatch(/^ID +NAME +PLAN +BALANCE \(PAISE\) +CREATED$/m);
-    expect(orgsHuman.stdout).toMatch(new RegExp(`^${older} +CLI org +starter +700 +\\d{4}-`, 'm'));
-    expect(orgsHuman.stdout).toMatch(new RegExp(`^${newer} +CLI org +none +0 `, 'm'));
+    expect(orgsHuman.stdout).toMatch(/^ID +NAME +PLAN +BALANCE \(PAISE\) +TEST BALANCE +CREATED$/m);
+    expect(orgsHuman.stdout).toMatch(new RegExp(`^${older} +CLI org +starter +700 +1000000 +\\d{4}-`, 'm'));
+    expect(orgsHuman.stdout).toMatch(new RegExp(`^${newer} +CLI org +none +0 +1000000 `, 'm'));
 
     const agents = await admin('agent', 'list', '--org', newer, '--json');
     expect(agents.code, agents.stderr).toBe(0);

@@ -109,22 +109,24 @@ export async function updatePlan(
     .executeTakeFirst();
 }
 
-/** Every live org with its plan id, balance and creation time, newest first. */
+/** Every live org with its plan id, live and test balances and creation time, newest first. */
 export async function listOrgs(db: Db) {
   return db
     .selectFrom('orgs')
+    .leftJoin('orgs as twin', 'twin.live_org_id', 'orgs.id')
     .select([
-      'id',
-      'name',
-      'plan_id',
-      'balance_paise',
-      'low_balance_threshold_paise',
-      'default_from_e164',
-      'created_at',
+      'orgs.id',
+      'orgs.name',
+      'orgs.plan_id',
+      'orgs.balance_paise',
+      'twin.balance_paise as test_balance_paise',
+      'orgs.low_balance_threshold_paise',
+      'orgs.default_from_e164',
+      'orgs.created_at',
     ])
-    .where('live_org_id', 'is', null)
-    .orderBy('created_at', 'desc')
-    .orderBy('id')
+    .where('orgs.live_org_id', 'is', null)
+    .orderBy('orgs.created_at', 'desc')
+    .orderBy('orgs.id')
     .execute();
 }
 

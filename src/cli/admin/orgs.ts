@@ -55,14 +55,22 @@ export const orgCommands: CommandGroup = {
           name: org.name,
           plan: org.plan_id,
           balance_paise: org.balance_paise,
+          test_balance_paise: org.test_balance_paise ?? 0,
           low_balance_threshold_paise: org.low_balance_threshold_paise,
           from_e164: org.default_from_e164,
           created_at: org.created_at.toISOString(),
         }));
         return {
           human: table(
-            ['ID', 'NAME', 'PLAN', 'BALANCE (PAISE)', 'CREATED'],
-            rows.map((org) => [org.id, org.name, org.plan ?? 'none', String(org.balance_paise), org.created_at]),
+            ['ID', 'NAME', 'PLAN', 'BALANCE (PAISE)', 'TEST BALANCE', 'CREATED'],
+            rows.map((org) => [
+              org.id,
+              org.name,
+              org.plan ?? 'none',
+              String(org.balance_paise),
+              String(org.test_balance_paise),
+              org.created_at,
+            ]),
             'No orgs.',
           ),
           json: rows,
