@@ -11,6 +11,8 @@ export interface PlansTable {
   name: string;
   rate_limit_per_minute: number;
   active: boolean;
+  /** Calls each org on the plan may have in progress at once; null for no cap. */
+  max_concurrent_calls: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface OrgsTable {

@@ -344,6 +344,7 @@ describe('operator CLI', CLI_TESTS, () => {
       id: 'enterprise',
       name: 'Enterprise',
       rate_limit_per_minute: 5000,
+      max_concurrent_calls: null,
       active: true,
     });
 
@@ -368,6 +369,7 @@ describe('operator CLI', CLI_TESTS, () => {
       id: 'enterprise',
       name: 'Enterprise XL',
       rate_limit_per_minute: 6000,
+      max_concurrent_calls: null,
       active: true,
     });
     expect(await rateLimitOf(key)).toBe('6000');
@@ -390,12 +392,33 @@ describe('operator CLI', CLI_TESTS, () => {
     const listed = await admin('plan', 'list', '--json');
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual([
-      { id: 'starter', name: 'Starter', rate_limit_per_minute: 120, active: true, orgs: expect.any(Number) as unknown },
-      { id: 'scale', name: 'Scale', rate_limit_per_minute: 1200, active: true, orgs: expect.any(Number) as unknown },
-      { id: 'enterprise', name: 'Enterprise XL', rate_limit_per_minute: 6000, active: true, orgs: 2 },
+      {
+        id: 'starter',
+        name: 'Starter',
+        rate_limit_per_minute: 120,
+        max_concurrent_calls: null,
+        active: true,
+        orgs: expect.any(Number) as unknown,
+      },
+      {
+        id: 'scale',
+        name: 'Scale',
+        rate_limit_per_minute: 1200,
+        max_concurrent_calls: null,
+        active: true,
+        orgs: expect.any(Number) as unknown,
+      },
+      {
+        id: 'enterprise',
+        name: 'Enterprise XL',
+        rate_limit_per_minute: 6000,
+        max_concurrent_calls: null,
+        active: true,
+        orgs: 2,
+      },
     ]);
     const human = await admin('plan', 'list');
-    expect(human.stdout).toMatch(/^enterprise +Enterprise XL +6000 +yes +2$/m);
+    expect(human.stdout).toMatch(/^enterprise +Enterprise XL +6000 +none +yes +2$/m);
 
     // Switched off: its orgs fall back to the default limit, and no org can be put on it.
     const off = await admin('plan', 'update', '--id', 'enterprise', '--active', 'false');
@@ -555,7 +578,7 @@ describe('every command', CLI_TESTS, () => {
       {
         args: ['plan', 'update', '--id', 'scale'],
         code: 2,
-        message: 'plan update needs --name, --rate-limit or --active',
+        message: 'plan update needs --name, --rate-limit, --max-concurrent-calls or --active',
       },
       {
         args: ['plan', 'update', '--id', 'scale', '--active', 'maybe'],

@@ -77,7 +77,7 @@ export async function listPlans(db: Db) {
   return db
     .selectFrom('plans')
     .leftJoin('orgs', (join) => join.onRef('orgs.plan_id', '=', 'plans.id').on('orgs.live_org_id', 'is', null))
-    .select(['plans.id', 'plans.name', 'plans.rate_limit_per_minute', 'plans.active'])
+    .select(['plans.id', 'plans.name', 'plans.rate_limit_per_minute', 'plans.active', 'plans.max_concurrent_calls'])
     .select((eb) => eb.fn.count<number>('orgs.id').as('orgs'))
     .groupBy('plans.id')
     .orderBy('plans.rate_limit_per_minute')
@@ -86,10 +86,19 @@ export async function listPlans(db: Db) {
 }
 
 /** Inserts a plan and returns its row; undefined when a plan with this id exists already. */
-export async function insertPlan(db: Db, plan: { id: string; name: string; rateLimitPerMinute: number }) {
+export async function insertPlan(
+  db: Db,
+  plan: { id: string; name: string; rateLimitPerMinute: number; maxConcurrentCalls: number | null },
+) {
   return db
     .insertInto('plans')
-    .values({ id: plan.id, name: plan.name, rate_limit_per_minute: plan.rateLimitPerMinute, active: true })
+    .values({
+      id: plan.id,
+      name: plan.name,
+      rate_limit_per_minute: plan.rateLimitPerMinute,
+      active: true,
+      max_concurrent_calls: plan.maxConcurrentCalls,
+    })
     .onConflict((oc) => oc.column('id').doNothing())
     .returningAll()
     .executeTakeFirst();
@@ -99,11 +108,16 @@ export async function insertPlan(db: Db, plan: { id: string; name: string; rateL
 export async function updatePlan(
   db: Db,
   planId: string,
-  changes: { name?: string; rateLimitPerMinute?: number; active?: boolean },
+  changes: { name?: string; rateLimitPerMinute?: number; active?: boolean; maxConcurrentCalls?: number | null },
 ) {
   return db
     .updateTable('plans')
-    .set({ name: changes.name, rate_limit_per_minute: changes.rateLimitPerMinute, active: changes.active })
+    .set({
+      name: changes.name,
+      rate_limit_per_minute: changes.rateLimitPerMinute,
+      active: changes.active,
+      max_concurrent_calls: changes.maxConcurrentCalls,
+    })
     .where('id', '=', planId)
     .returningAll()
     .executeTakeFirst();

@@ -54,6 +54,19 @@ function checkRateLimit(rateLimitPerMinute: number): number {
   return rateLimitPerMinute;
 }
 
+/** The largest concurrency cap the plans table stores (a PostgreSQL integer). */
+const CONCURRENCY_CAP_MAX = 2_147_483_647;
+
+/** A plan's concurrency cap, or null for none; throws invalid_request (param max-concurrent-calls) below 1. */
+function checkConcurrencyCap(cap: number | null): number | null {
+  if (cap !== null && (!Number.isInteger(cap) || cap < 1 || cap > CONCURRENCY_CAP_MAX))
+    throw refused(
+      'max-concurrent-calls',
+      `--max-concurrent-calls must be a whole number of calls from 1 to ${CONCURRENCY_CAP_MAX}, or none for no cap`,
+    );
+  return cap;
+}
+
 /** Throws invalid_request (param plan) unless the plan exists and is switched on, so an org may be put on it. */
 async function checkAssignable(db: Db, planId: string): Promise<void> {
   const plan = await orgs.findPlan(db, planId);
@@ -182,9 +195,13 @@ export async function setPlan(db: Db, orgId: string, planId: string | null): Pro
 /**
  * Creates a plan, switched on. Throws invalid_request for an id that is not 1 to 32 lowercase letters,
  * digits, '-' or '_' starting with a letter (or is "none", which means no plan), an empty name, a
- * rate limit that is not a positive whole number, or an id already taken.
+ * rate limit or concurrency cap that is not a positive whole number, or an id already taken. Without
+ * `maxConcurrentCalls` the plan sets no concurrency cap.
  */
-export async function createPlan(db: Db, input: { id: string; name: string; rateLimitPerMinute: number }) {
+export async function createPlan(
+  db: Db,
+  input: { id: string; name: string; rateLimitPerMinute: number; maxConcurrentCalls?: number | null },
+) {
   if (!PLAN_ID.test(input.id) || input.id === 'none') {
     throw refused(
       'id',
@@ -195,28 +212,32 @@ export async function createPlan(db: Db, input: { id: string; name: string; rate
     id: input.id,
     name: checkPlanName(input.name),
     rateLimitPerMinute: checkRateLimit(input.rateLimitPerMinute),
+    maxConcurrentCalls: checkConcurrencyCap(input.maxConcurrentCalls ?? null),
   });
   if (!plan) throw refused('id', `a plan with id ${input.id} exists already`);
   return plan;
 }
 
 /**
- * Changes a plan's name, rate limit or whether it is switched on; orgs on it see the change at their
- * next key lookup. Throws not_found for an unknown plan and invalid_request for bad values or no change.
+ * Changes a plan's name, rate limit, concurrency cap (null removes it) or whether it is switched on;
+ * orgs on it see a new rate limit at their next key lookup and a new cap at their next placement.
+ * Throws not_found for an unknown plan and invalid_request for bad values or no change.
  */
 export async function updatePlan(
   db: Db,
   planId: string,
-  changes: { name?: string; rateLimitPerMinute?: number; active?: boolean },
+  changes: { name?: string; rateLimitPerMinute?: number; active?: boolean; maxConcurrentCalls?: number | null },
 ) {
-  if (changes.name === undefined && changes.rateLimitPerMinute === undefined && changes.active === undefined) {
-    throw refused('id', 'nothing to change: give a new name, rate limit or active state');
+  if (Object.values(changes).every((value) => value === undefined)) {
+    throw refused('id', 'nothing to change: give a new name, rate limit, concurrency cap or active state');
   }
   const plan = await orgs.updatePlan(db, planId, {
     name: changes.name === undefined ? undefined : checkPlanName(changes.name),
     rateLimitPerMinute:
       changes.rateLimitPerMinute === undefined ? undefined : checkRateLimit(changes.rateLimitPerMinute),
     active: changes.active,
+    maxConcurrentCalls:
+      changes.maxConcurrentCalls === undefined ? undefined : checkConcurrencyCap(changes.maxConcurrentCalls),
   });
   if (!plan) throw unknownPlan(planId);
   return plan;
