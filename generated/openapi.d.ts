@@ -21,8 +21,9 @@ export type paths = {
          * @description Asks the agent to call `to_e164`. The checks run in this order: request validation
          *     (`invalid_request`), the agent must belong to your org (`not_found`, param `agent_id`), the
          *     org must have an active plan (`forbidden`), `to_e164` must not be on the org's do-not-call
-         *     list (`forbidden`, param `to_e164`; see `POST /suppressions`), and the org must afford the
-         *     call (`insufficient_credits`). A refused request holds no credits and leaves no call behind.
+         *     list (`forbidden`, param `to_e164`; see `POST /suppressions`), the org must be under its
+         *     plan's cap on calls in progress (`429 too_many_requests`), and the org must afford the call
+         *     (`insufficient_credits`). A refused request holds no credits and leaves no call behind.
          *     Then the agent's voice provider is asked to dial: when it refuses, or the agent's provider is
          *     not available on this service, the answer is `502 upstream_error`, no call exists and nothing
          *     is charged.
@@ -31,6 +32,14 @@ export type paths = {
          *     that takes the hold, so a number suppressed a moment ago is not dialed, and one removed from
          *     the list may be called at once. The list is the key's mode's own: a test key's call checks the
          *     test list.
+         *
+         *     **Calls in progress.** A plan may cap how many calls each org on it has in progress at once
+         *     (`queued`, `dialing`, `ringing` or `in_progress`, counting calls still being placed), whoever
+         *     starts them; most plans set no cap, and the service's operators set it per plan. At the cap
+         *     the request is refused with `429 too_many_requests`, a message naming the cap, and
+         *     `Retry-After: 5`; retry once one of your calls has ended. The check and the placement are one
+         *     transaction under a per-org lock, so concurrent requests never take the org past its cap. A
+         *     test key's calls are counted apart from live calls, each mode against the same cap.
          *
          *     **When the provider does not answer in time.** The answer is `503 service_unavailable` with
          *     `Retry-After`, and the call is neither dialed again nor lost: the service checks with the
@@ -2104,7 +2113,23 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description The org exceeded its rate limit, or already has as many calls in progress as its plan
+             *     allows (`too_many_requests`). Nothing was held or stored; retry after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitResetIfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
             503: components["responses"]["ServiceUnavailable"];

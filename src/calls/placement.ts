@@ -13,6 +13,7 @@ import type { AuthContext } from '../orgs/authenticator.js';
 import { DEFAULT_FROM_E164, findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { confirmHold, holdFor, reserveHold, returnHold } from '../orgs/credits.js';
 import { refuseSuppressed } from '../suppressions/service.js';
+import { refuseOverCallCap } from './concurrency.js';
 import { ProviderRefusedError, type ProviderSettings, type VoiceProvider } from './provider/types.js';
 import { providerModule } from './provider/registry.js';
 import { simulatorProvider } from './provider/simulator/index.js';
@@ -91,8 +92,8 @@ function providerFor(deps: AppDeps, agent: { provider: string; provider_settings
 /**
  * The first transaction: the pre-call checks in the documented order, the hold reserved and the
  * placement stored. Throws DomainError not_found (agent_id), forbidden (no plan; or param to_e164, a
- * number on the do-not-call list), upstream_error (provider not configured) or insufficient_credits,
- * having written nothing.
+ * number on the do-not-call list), too_many_requests (the plan's concurrency cap is reached),
+ * insufficient_credits or upstream_error (provider not configured), having written nothing.
  */
 async function reservePlacement(
   trx: Db,
@@ -111,6 +112,8 @@ async function reservePlacement(
   const org = await findOrg(trx, auth.orgId);
   if (!org) throw new Error(`the authenticated org ${auth.orgId} does not exist`);
 
+  // Takes the org's row lock, held to commit, so concurrent placements count each other's.
+  await refuseOverCallCap(trx, auth.orgId);
   const maxDurationSec = body.max_duration_sec ?? agent.max_duration_sec;
   const holdPaise = holdFor(maxDurationSec, agent.rate_paise_per_minute);
   if (!(await reserveHold(trx, { orgId: auth.orgId, paise: holdPaise }))) {
@@ -269,7 +272,7 @@ function unknownOutcome(): DomainError {
 /**
  * Places a call, or with an Idempotency-Key replays the response of the key's first request (waiting
  * while that request is still with the provider). Throws DomainError not_found (agent_id), forbidden
- * (no plan, or a number on the do-not-call list), insufficient_credits, upstream_error (provider refused or not configured; nothing charged),
+ * (no plan, or a number on the do-not-call list), too_many_requests (concurrency cap), insufficient_credits, upstream_error (provider refused or not configured; nothing charged),
  * idempotency_conflict, or service_unavailable when the provider's answer never came (the call is then
  * reconciled with the provider: it ends up either placed once or voided with its hold returned).
  */

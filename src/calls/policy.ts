@@ -17,3 +17,6 @@ export const IDEMPOTENCY_POLL_MS = 20;
 
 /** How long the worker waits before trying a call or placement again after its provider failed (ms). */
 export const PROVIDER_RETRY_MS = 5_000;
+
+/** Retry-After (seconds) answered to a POST /calls refused by the org's concurrency cap. */
+export const CONCURRENCY_RETRY_AFTER_S = 5;

@@ -1,0 +1,39 @@
+// The org-wide concurrency cap, a plan setting: how many calls an org may have in progress at once,
+// whoever starts them. Every path that starts a call asks here inside the transaction that stores its
+// placement, so the answer and the placement commit together under the org's row lock, across
+// processes. Test keys work in the org's test twin (same plan, own calls), so each mode has its own count.
+import type { Db } from '../database/connect.js';
+import { DomainError } from '../errors.js';
+import { countCallsInProgress, lockOrgCallCap } from './concurrency-queries.js';
+import { CONCURRENCY_RETRY_AFTER_S } from './policy.js';
+
+/** The org's cap and its calls in progress, as counted under the org's row lock. */
+export interface CallSlots {
+  cap: number;
+  inProgress: number;
+}
+
+/**
+ * Locks the org's row until `trx` ends and returns its cap with its calls in progress, or null when its
+ * plan sets no cap. A placement stored in `trx` after this is counted by every later caller.
+ */
+export async function lockCallSlots(trx: Db, orgId: string): Promise<CallSlots | null> {
+  const org = await lockOrgCallCap(trx, orgId);
+  if (!org) throw new Error(`org ${orgId} does not exist`);
+  if (org.cap === null) return null;
+  return { cap: org.cap, inProgress: await countCallsInProgress(trx, orgId) };
+}
+
+/**
+ * Decides whether the org may start one more call: returns when it may (the org's row stays locked
+ * until `trx` ends), throws DomainError too_many_requests with Retry-After when its cap is reached.
+ */
+export async function refuseOverCallCap(trx: Db, orgId: string): Promise<void> {
+  const slots = await lockCallSlots(trx, orgId);
+  if (slots === null || slots.inProgress < slots.cap) return;
+  throw new DomainError(
+    'too_many_requests',
+    `The organisation's plan allows at most ${slots.cap} calls in progress at once, and ${slots.inProgress} are in progress; retry in ${CONCURRENCY_RETRY_AFTER_S} seconds, once one has ended.`,
+    { headers: { 'Retry-After': String(CONCURRENCY_RETRY_AFTER_S) } },
+  );
+}
