@@ -161,7 +161,7 @@ export const planCommands: CommandGroup = {
           return updated;
         });
         return {
-          human: `Updated ${describePlan(plan)}; orgs on it see the change within API_KEY_CACHE_TTL_MS.`,
+          human: `Updated ${describePlan(plan)}; orgs on it see a new rate limit or state within API_KEY_CACHE_TTL_MS, a new cap on calls at their next placement.`,
           json: planJson(plan),
         };
       },
