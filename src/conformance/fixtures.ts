@@ -76,7 +76,7 @@ export class Fixtures {
       this.create('createCall', { agent_id: agentId, to_e164: CALL_NUMBER }, (data) => String(data.id));
     const agentId = await this.agent();
     if (fresh) return agentId ? place(agentId) : undefined;
-    return (this.sharedCall ??= agentId ? place(agentId) : this.existingCall());
+    return (this.sharedCall ??= agentId ? place(agentId) : this.firstListed('listCalls'));
   }
 
   /** Why no id of `collection` is available, for a note. */
@@ -103,15 +103,16 @@ export class Fixtures {
   /** Why a request naming an agent cannot succeed, when the org has none. */
   readonly noAgent = NO_AGENT;
 
-  private async existingCall(): Promise<string | undefined> {
-    const operation = this.session.operation('listCalls');
+  /** The id of the first item the list operation `operationId` answers, if the spec has it and the list any. */
+  private async firstListed(operationId: string): Promise<string | undefined> {
+    const operation = this.session.operation(operationId);
     if (!operation) return undefined;
     const exchange = await this.session.call(
       operation,
       { path: {}, query: { limit: 1 }, headers: {} },
       { kind: 'success' },
       'scenario',
-      'fixture: listCalls',
+      `fixture: ${operationId}`,
     );
     return (exchange.json as { data?: Array<{ id: string }> } | undefined)?.data?.[0]?.id;
   }
@@ -185,20 +186,7 @@ export class Fixtures {
   /** An agent of the org: the one the caller named, or the first the API lists. */
   async agent(): Promise<string | undefined> {
     if (this.options.agentId) return this.options.agentId;
-    return (this.sharedAgent ??= this.firstAgent());
-  }
-
-  private async firstAgent(): Promise<string | undefined> {
-    const operation = this.session.operation('listAgents');
-    if (!operation) return undefined;
-    const exchange = await this.session.call(
-      operation,
-      { path: {}, query: { limit: 1 }, headers: {} },
-      { kind: 'success' },
-      'scenario',
-      'fixture: listAgents',
-    );
-    return (exchange.json as { data?: Array<{ id: string }> } | undefined)?.data?.[0]?.id;
+    return (this.sharedAgent ??= this.firstListed('listAgents'));
   }
 
   /** Remembers a webhook a case created, so it is deleted at the end. */
