@@ -194,6 +194,66 @@ export interface SuppressionsTable {
   updated_at: UpdatedAt;
 }
 
+/** A campaign: a batch of an org's contacts called by one agent inside windows (migration 033). */
+export interface CampaignsTable {
+  id: Generated<string>;
+  org_id: string;
+  agent_id: string;
+  name: string;
+  status: Generated<'scheduled' | 'running' | 'paused' | 'completed' | 'canceled'>;
+  paused_reason: 'requested' | 'insufficient_credits' | null;
+  starts_at: Timestamp;
+  ends_at: Timestamp | null;
+  /** An IANA time zone name, in which the windows are read. */
+  timezone: string;
+  windows: Json<CampaignWindow[]>;
+  max_concurrency: number;
+  max_attempts: number;
+  /** The endings that are tried again: busy, no_answer, failed. */
+  retry_on: Generated<string[]>;
+  /** For `failed` in retry_on: the end reasons that are tried again. */
+  retry_failed_reasons: Generated<string[]>;
+  retry_interval_sec: number;
+  /** How the contacts were chosen, as the request said (ids or a filter). */
+  contact_selection: Json<Record<string, unknown>>;
+  metadata: Json<Record<string, string | number | boolean>>;
+  contacts_total: Generated<number>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  finished_at: Timestamp | null;
+}
+
+/** One calling window: on these days of the week, from start to end (local "HH:MM", end exclusive). */
+export interface CampaignWindow {
+  days: ('mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun')[];
+  start: string;
+  end: string;
+}
+
+/** One contact of a campaign, its attempts and where it stands (migration 033). */
+export interface CampaignContactsTable {
+  campaign_id: string;
+  contact_id: string;
+  org_id: string;
+  /** Its place in the campaign's list, from 1: contacts are dialed in this order. */
+  position: number;
+  phone_e164: string;
+  consent_capture: string;
+  state: Generated<
+    'pending' | 'calling' | 'completed' | 'failed' | 'no_answer' | 'busy' | 'skipped' | 'expired' | 'canceled'
+  >;
+  skip_reason: 'suppressed' | 'consent_excluded' | null;
+  attempts: Generated<number>;
+  last_call_id: string | null;
+  /** The last attempt's ending (a call status) and its reason, when it has ended. */
+  last_outcome: string | null;
+  last_reason: string | null;
+  next_attempt_at: Timestamp | null;
+  /** While `calling` without a placement yet: when a worker's claim lapses (it died) and the contact is due again. */
+  claimed_until: Timestamp | null;
+  updated_at: UpdatedAt;
+}
+
 type CallSchemas = components['schemas'];
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -224,6 +284,9 @@ export interface CallsTable {
   started_at: Timestamp | null;
   ended_at: Timestamp | null;
   created_at: Timestamp;
+  campaign_id: ColumnType<string | null, string | null | undefined, never>;
+  campaign_contact_id: ColumnType<string | null, string | null | undefined, never>;
+  campaign_attempt: ColumnType<number | null, number | null | undefined, never>;
 }
 
 /** A placement between its two transactions: pending while the provider is asked, unknown when it never answered. */
@@ -244,6 +307,9 @@ export interface CallPlacementsTable {
   idempotency_key: string | null;
   created_at: Timestamp;
   recover_at: Timestamp;
+  campaign_id: string | null;
+  campaign_contact_id: string | null;
+  campaign_attempt: number | null;
 }
 
 /** A provider's report, stored once under its key; applied_at null while it waits for its call. */
@@ -381,6 +447,8 @@ export interface Database {
   contacts: ContactsTable;
   contact_imports: ContactImportsTable;
   suppressions: SuppressionsTable;
+  campaigns: CampaignsTable;
+  campaign_contacts: CampaignContactsTable;
   calls: CallsTable;
   call_timeline: CallTimelineTable;
   call_status_counts: CallStatusCountsTable;

@@ -41,6 +41,15 @@ export interface PlaceCallRequest {
   auth: AuthContext;
   body: Schemas['CallCreate'];
   idempotencyKey: string | undefined;
+  /** For a campaign's call: which campaign, contact and attempt it is (dialed at most once each). */
+  campaign?: CampaignAttempt;
+}
+
+/** A campaign's attempt at one of its contacts. */
+export interface CampaignAttempt {
+  campaignId: string;
+  contactId: string;
+  attempt: number;
 }
 
 /** What a placement dials through: the provider and the agent's settings for it. */
@@ -140,6 +149,9 @@ async function reservePlacement(
     hold_paise: holdPaise,
     metadata: body.metadata ?? {},
     idempotency_key: request.idempotencyKey ?? null,
+    campaign_id: request.campaign?.campaignId ?? null,
+    campaign_contact_id: request.campaign?.contactId ?? null,
+    campaign_attempt: request.campaign?.attempt ?? null,
     created_at: now,
     // Past this, the process asking the provider has given up or died: recovery looks the call up.
     recover_at: new Date(now.getTime() + deps.config.providerTimeoutMs + PLACEMENT_RECOVERY_GRACE_MS),
@@ -181,6 +193,9 @@ export async function recordPlacedCall(
     provider_call_id: placed.providerCallId,
     next_step_at: placed.nextLookupAt ?? quietAt,
     created_at: placement.created_at,
+    campaign_id: placement.campaign_id,
+    campaign_contact_id: placement.campaign_contact_id,
+    campaign_attempt: placement.campaign_attempt,
   });
   await confirmHold(trx, { orgId: call.org_id, callId: call.id, paise: call.hold_paise });
   await insertTimelineEntry(trx, {

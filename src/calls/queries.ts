@@ -47,6 +47,9 @@ const LIST_COLUMNS = [
   'started_at',
   'ended_at',
   'created_at',
+  'campaign_id',
+  'campaign_contact_id',
+  'campaign_attempt',
 ] as const satisfies readonly (keyof CallListRow)[];
 
 // Prepared statements name their columns (never `*`): a column a later migration adds then changes
