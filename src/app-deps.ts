@@ -12,6 +12,8 @@ import { createReadiness, type Readiness } from './health/readiness.js';
 import { createMetrics, watchPool, type Metrics, type MetricsRole } from './observability/metrics.js';
 import type pg from 'pg';
 import { createImportRuntime, type ImportRuntime } from './contacts/import-runtime.js';
+import { createJobEngine, type JobEngine } from './jobs/engine.js';
+import { SERVICE_JOBS, type ServiceJobs } from './jobs/registry.js';
 
 export interface AppDeps {
   db: Db;
@@ -30,6 +32,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** The CSV contact imports this process runs in the background. */
   imports: ImportRuntime;
+  /** The job engine (src/jobs/): every process sends jobs, a worker process runs them. */
+  jobs: JobEngine<ServiceJobs>;
 }
 
 /** A name for this process, unique among the processes sharing a database. */
@@ -56,7 +60,8 @@ export function createAppDeps(parts: {
   role?: MetricsRole;
 }): AppDeps {
   const instanceId = parts.instanceId ?? newInstanceId();
-  const metrics = createMetrics(parts.role ?? 'all');
+  const role = parts.role ?? 'all';
+  const metrics = createMetrics(role);
   if (parts.pool) watchPool(metrics, parts.pool);
   // Every line this process logs names it.
   const logger = parts.instanceId ? parts.logger : parts.logger.child({ instance: instanceId });
@@ -71,13 +76,26 @@ export function createAppDeps(parts: {
     readiness: createReadiness(parts.config.databaseUrl, logger),
     metrics,
     imports: createImportRuntime(),
+    jobs: createJobEngine(SERVICE_JOBS, {
+      url: parts.config.databaseUrl,
+      config: parts.config,
+      logger,
+      metrics,
+      supervise: role !== 'api',
+    }),
   };
 }
 
 /**
  * Closes what createAppDeps opened besides the database pool: the delivery agent, the readiness probe,
- * and the background imports (each stops after its batch and records how far it got).
+ * the background imports (each stops after its batch and records how far it got), and the job engine's
+ * pool (a worker process has stopped the engine already, with its shutdown timeout).
  */
 export async function closeAppDeps(deps: AppDeps): Promise<void> {
-  await Promise.all([deps.delivery.close(), deps.readiness.close(), deps.imports.close()]);
+  await Promise.all([
+    deps.delivery.close(),
+    deps.readiness.close(),
+    deps.imports.close(),
+    deps.jobs.stop(deps.config.shutdownTimeoutMs),
+  ]);
 }

@@ -78,6 +78,10 @@ export interface Config {
   publicBaseUrl: string;
   /** Whether PUBLIC_BASE_URL was set: only then do dashboard links use it, not the request's address. */
   publicBaseUrlSet: boolean;
+  /** Connections the job engine's own pool may open (src/jobs/), beside dbPoolSize. */
+  jobPoolSize: number;
+  /** How often an idle job worker asks for new jobs of its kind. */
+  jobPollIntervalMs: number;
   /** How often the retention job runs, and how long history is kept. */
   retentionIntervalMs: number;
   deliveryRetentionDays: number;
@@ -227,6 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? httpUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL)
       : `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,
     publicBaseUrlSet: Boolean(env.PUBLIC_BASE_URL),
+    jobPoolSize: integer(env, 'JOB_POOL_SIZE', 4, 2, 50),
+    jobPollIntervalMs: integer(env, 'JOB_POLL_INTERVAL_MS', 1_000, 500, 60_000),
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     timelineRetentionDays: integer(env, 'TIMELINE_RETENTION_DAYS', 90, 1, 3650),

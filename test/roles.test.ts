@@ -140,6 +140,10 @@ const WORKER_SERIES = [
   'voice_call_webhook_event_to_first_attempt_seconds',
   'voice_call_retention_deleted_rows_total',
   'voice_call_retention_last_success_timestamp_seconds',
+  'voice_call_jobs_completed_total',
+  'voice_call_jobs_failed_total',
+  'voice_call_jobs_retried_total',
+  'voice_call_job_queue_depth',
 ];
 
 describe('an API served by two processes', () => {

@@ -1,5 +1,5 @@
 // `serve [--role api|worker|all] [--processes N]`: runs the service. The api role serves HTTP, the
-// worker role runs call progress, webhook delivery and retention, all does both; processes coordinate
+// worker role runs call progress, webhook delivery and the background jobs, all does both; processes coordinate
 // through PostgreSQL. With --processes N (api and all roles), N child processes share the HTTP port
 // (node:cluster), one more runs the background work of the all role, and the primary opens (and
 // migrates) the database, prints the banner and serves the metrics of them all.
@@ -16,7 +16,7 @@ import { seedDemoData, type DemoData } from '../orgs/demo.js';
 import { DEMO_ADMIN_EMAIL, inviteDemoAdmin } from '../members/demo.js';
 import { countOrgs } from '../orgs/service.js';
 import { startWorkers, type BackgroundWorker } from '../workers.js';
-import { watchWebhookQueue, type Metrics } from '../observability/metrics.js';
+import { watchJobQueues, watchWebhookQueue, type Metrics } from '../observability/metrics.js';
 import { startMetricsServer, type MetricsServer, type MetricsSource } from '../observability/metrics-server.js';
 import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
@@ -34,7 +34,7 @@ import {
 const USAGE = `Usage: voice-call-api serve [--role api|worker|all] [--processes N]
 
   --role api       serve the HTTP API only
-  --role worker    run call progress and webhook delivery only (no HTTP port)
+  --role worker    run call progress, webhook delivery and the background jobs only (no HTTP port)
   --role all       both (the default)
   --processes N    run N HTTP processes sharing the port (api and all roles; default 1)
 
@@ -174,7 +174,10 @@ async function startParts(
     instanceId: INSTANCE_ID,
     role: parts.http && parts.background ? 'all' : parts.http ? 'api' : 'worker',
   });
-  if (parts.background) watchWebhookQueue(deps.metrics, database.db);
+  if (parts.background) {
+    watchWebhookQueue(deps.metrics, database.db);
+    watchJobQueues(deps.metrics, () => deps.jobs.depths());
+  }
   await logProviderReadiness(deps);
   // Every address is bound before any background work starts, so a taken port stops nothing mid-way.
   const listener = parts.http ? requestListener(await createApp(deps)) : null;

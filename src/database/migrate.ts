@@ -1,18 +1,21 @@
-// Brings a database up to date: pending migrations from db/migrations in order, then the functions of
-// db/functions that are new or changed. Runs on a connection of its own, with the migration timeouts
+// Brings a database up to date: pending migrations from db/migrations in order, the functions of
+// db/functions that are new or changed, then the job engine's schema (pg-boss, src/jobs/schema.ts). Runs on a connection of its own, with the migration timeouts
 // rather than the request timeouts.
 import type { AnySchemaDb } from './any-schema.js';
 import { Migrator, type MigrationProvider } from 'kysely/migration';
 import { migrations } from '../../db/migrations/index.js';
 import { connectDatabase } from './connect.js';
 import { installFunctions } from './functions.js';
+import { jobSchemaCurrent, migrateJobSchema } from '../jobs/schema.js';
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
 
-/** What a migration run did: the migrations applied and the function files installed, by name. */
+/** What a migration run did: the migrations applied and the function files installed, by name, and the job schema's change. */
 export interface MigrationReport {
   migrations: string[];
   functions: string[];
+  /** pg-boss's schema, "pg-boss N" (or "pg-boss M to N" when upgraded); null when it was current. */
+  jobSchema: string | null;
 }
 
 /** How long migrations may take: each statement, and the wait for another process's migration lock. */
@@ -37,12 +40,12 @@ function migratorFor(db: AnySchemaDb): Migrator {
 }
 
 /**
- * Applies pending migrations, then installs new or changed database functions, calling `onApplied` for
- * each. Throws the first migration's error.
+ * Applies pending migrations, installs new or changed database functions, then installs or upgrades
+ * the job engine's schema, calling `onApplied` for each. Throws the first migration's error.
  */
 export async function migrateToLatest(
   db: AnySchemaDb,
-  onApplied: (kind: 'migration' | 'function', name: string) => void = () => undefined,
+  onApplied: (kind: 'migration' | 'function' | 'schema', name: string) => void = () => undefined,
 ): Promise<MigrationReport> {
   const { error, results } = await migratorFor(db).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error('a migration failed', { cause: error });
@@ -50,13 +53,17 @@ export async function migrateToLatest(
   for (const name of applied) onApplied('migration', name);
   const functions = await installFunctions(db);
   for (const name of functions) onApplied('function', name);
-  return { migrations: applied, functions };
+  const change = await migrateJobSchema(db);
+  const jobSchema = change && `pg-boss ${change.from === null ? '' : `${change.from} to `}${change.to}`;
+  if (jobSchema) onApplied('schema', jobSchema);
+  return { migrations: applied, functions, jobSchema };
 }
 
-/** The names of migrations not yet applied to the database, in order. */
+/** The names of migrations not yet applied to the database, in order, then "pg-boss" when its schema is behind. */
 export async function pendingMigrations(db: AnySchemaDb): Promise<string[]> {
   const known = await migratorFor(db).getMigrations();
-  return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+  const pending = known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+  return (await jobSchemaCurrent(db)) ? pending : [...pending, 'pg-boss'];
 }
 
 /** Every migration with when it was applied (null when pending), in order. */

@@ -2,7 +2,8 @@
 // the `voice_call_` prefix: HTTP requests by operation and status, requests in flight, rate-limit
 // refusals, webhook attempts by outcome, abandoned deliveries, the webhook queue's depth and age, the
 // database pool, call status changes, voice-provider placements, reports and lookups, rows the retention
-// job removed, CSV contact imports by outcome, and Node's own process metrics
+// job removed, background jobs completed, failed and retried and their queues, CSV contact imports by
+// outcome, and Node's own process metrics
 // (under their usual names). A process exports only the series of the parts it runs: an api process
 // has no webhook queue, a worker no HTTP requests.
 import { readFileSync } from 'node:fs';
@@ -35,6 +36,9 @@ export interface Metrics {
   callStatusChanges: Counter<'from' | 'to'>;
   retentionDeletedRows: Counter<'table'>;
   retentionLastSuccess: Gauge;
+  jobsCompleted: Counter<'job'>;
+  jobsFailed: Counter<'job'>;
+  jobsRetried: Counter<'job'>;
   eventToFirstAttempt: Histogram;
   contactImports: Counter<'outcome'>;
   /** Placements by provider and outcome: placed, refused, unknown (no answer in time), recovered, voided. */
@@ -149,6 +153,24 @@ export function createMetrics(role: MetricsRole): Metrics {
       name: `${METRIC_PREFIX}retention_last_success_timestamp_seconds`,
       help: 'When this process last completed a retention run (Unix time; 0 before the first).',
       aggregator: 'max',
+    }),
+    jobsCompleted: new Counter({
+      registers: [worker],
+      name: `${METRIC_PREFIX}jobs_completed_total`,
+      help: 'Runs of background jobs (src/jobs/) this process finished, by job.',
+      labelNames: ['job'],
+    }),
+    jobsFailed: new Counter({
+      registers: [worker],
+      name: `${METRIC_PREFIX}jobs_failed_total`,
+      help: 'Runs of background jobs that failed in this process, by job (each may be run again, see jobs_retried_total).',
+      labelNames: ['job'],
+    }),
+    jobsRetried: new Counter({
+      registers: [worker],
+      name: `${METRIC_PREFIX}jobs_retried_total`,
+      help: 'Runs of background jobs this process began again after an earlier run failed or its worker died, by job.',
+      labelNames: ['job'],
     }),
     eventToFirstAttempt: new Histogram({
       registers: [worker],
@@ -273,6 +295,35 @@ export function watchWebhookQueue(metrics: Metrics, db: Db): void {
     help: 'How long the oldest due delivery has been waiting (0 when none is due).',
     async collect() {
       this.set((await read()).oldestDueS);
+    },
+  });
+}
+
+/** A job queue's depth as the engine last counted it. */
+export interface JobQueueReading {
+  job: string;
+  ready: number;
+  deferred: number;
+  active: number;
+}
+
+/**
+ * Adds the job queues' depth (ready, deferred, running), read at each scrape from `read` (the engine's
+ * own counts; a cluster reports the largest reading: every process sees the same queues).
+ */
+export function watchJobQueues(metrics: Metrics, read: () => Promise<JobQueueReading[]>): void {
+  new Gauge({
+    registers: [metrics.registry],
+    aggregator: 'max',
+    name: `${METRIC_PREFIX}job_queue_depth`,
+    help: 'Background jobs by job and state: ready to run, deferred (due later), active (running), as the job engine last counted them.',
+    labelNames: ['job', 'state'],
+    async collect() {
+      for (const queue of await read()) {
+        this.set({ job: queue.job, state: 'ready' }, queue.ready);
+        this.set({ job: queue.job, state: 'deferred' }, queue.deferred);
+        this.set({ job: queue.job, state: 'active' }, queue.active);
+      }
     },
   });
 }
