@@ -1,13 +1,19 @@
-// Background work of the worker role: call progress, webhook delivery and the retention job.
+// Background work of the worker role: call progress, webhook delivery, and the job engine's jobs (the
+// retention job, the clean-up after webhook endpoint switch-offs and deletions).
 import type { AppDeps } from './app-deps.js';
 import type { BackgroundWorker } from './background-worker.js';
 import { startCallProgressWorker } from './calls/progress-worker.js';
 import { startDeliveryWorker } from './webhooks/delivery/worker.js';
-import { startRetentionWorker } from './maintenance/retention.js';
+import { scheduleRetention } from './maintenance/retention.js';
+import { scheduleEndpointCleanup } from './webhooks/endpoint-cleanup.js';
 
 export type { BackgroundWorker } from './background-worker.js';
 
-/** Starts every background worker. */
+/** Starts every background worker, and registers this process's jobs with the job engine. */
 export function startWorkers(deps: AppDeps): Promise<BackgroundWorker[]> {
-  return Promise.resolve([startCallProgressWorker(deps), startDeliveryWorker(deps), startRetentionWorker(deps)]);
+  // Registration waits out a database outage in the background; it never rejects.
+  void scheduleRetention(deps);
+  void scheduleEndpointCleanup(deps);
+  const jobs: BackgroundWorker = { stop: (timeoutMs) => deps.jobs.stop(timeoutMs) };
+  return Promise.resolve([startCallProgressWorker(deps), startDeliveryWorker(deps), jobs]);
 }

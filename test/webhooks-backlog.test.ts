@@ -12,6 +12,7 @@ import { runAdmin } from './support/cli.js';
 import { slowly, startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { contactCreated, emit, register, webhookEnv, type WebhookEnv } from './support/webhook-env.js';
 import { insertWebhook, markWebhookDeleted, updateWebhookRow } from '../src/webhooks/queries.js';
+import { scheduleEndpointCleanup } from '../src/webhooks/endpoint-cleanup.js';
 
 /** Issue 38's target: the switch-off answers at once with this many pending. */
 const BACKLOG = 100_000;
@@ -133,7 +134,7 @@ describe('deleting an endpoint with 10,000 pending deliveries', { timeout: 180_0
   });
 });
 
-describe("the delivery worker's sweep", { timeout: 180_000 }, () => {
+describe('the clean-up job', { timeout: 180_000 }, () => {
   it('finishes the clean-up of a switch-off or a deletion whose process stopped before doing it', async () => {
     const { db } = env.database;
     const endpoint = (url: string) =>
@@ -156,8 +157,8 @@ describe("the delivery worker's sweep", { timeout: 180_000 }, () => {
     expect(await deliveriesTotal(off.id, 'pending')).toBe(0);
     expect(await deliveriesTotal(off.id, 'abandoned')).toBe(5_000);
 
-    // A new worker sweeps at its first tick.
-    env.worker({ start: true, sweepIntervalMs: 100 });
+    // A worker process's clean-up job sweeps at its first run.
+    void scheduleEndpointCleanup(env.app.deps);
     await expect
       .poll(async () => storedStatuses(db, off.id), { timeout: 60_000, interval: 250 })
       .toEqual({ abandoned: 5_000 });

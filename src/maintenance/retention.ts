@@ -1,13 +1,12 @@
-// The retention job: every RETENTION_INTERVAL_MS a worker process removes history past its keeping
-// period, through each feature's own pruning: finished webhook deliveries and their events after
+// The retention job: once every RETENTION_INTERVAL_MS across the worker processes (a periodic job of
+// the job engine) one of them removes history past its keeping period, through each feature's own pruning: finished webhook deliveries and their events after
 // DELIVERY_RETENTION_DAYS (the last 100 attempts of each endpoint and their deliveries always stay),
 // call timeline entries after TIMELINE_RETENTION_DAYS, Idempotency-Key records once they have expired,
 // rate-limit buckets no longer counted, audit log entries and the records of ended CSV imports after
-// AUDIT_RETENTION_DAYS, and dashboard sessions, links and sign-in failures past their use. One process
-// at a time does it (an advisory lock).
+// AUDIT_RETENTION_DAYS, and dashboard sessions, links and sign-in failures past their use. A run and the
+// operator's `retention run` never overlap (an advisory lock).
 import { sql } from 'kysely';
 import type { AppDeps } from '../app-deps.js';
-import type { BackgroundWorker } from '../background-worker.js';
 import type { Db } from '../database/connect.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../calls/policy.js';
 import { pruneCallHistory } from '../calls/service.js';
@@ -102,37 +101,22 @@ async function prune(conn: Db, now: number, config: AppDeps['config']): Promise<
   };
 }
 
-/** Starts the retention job: a first run soon after start, then every interval. Never throws. */
-export function startRetentionWorker(deps: AppDeps): BackgroundWorker {
+/**
+ * Schedules the retention job on the job engine (the worker role); resolves once it is registered.
+ * Never rejects: a failed run is logged, and the next interval's run does its work.
+ */
+export function scheduleRetention(deps: AppDeps): Promise<void> {
   // Every table's counter exists from the start, so a rate over it is defined before the first removal.
   for (const table of RETENTION_TABLES) deps.metrics.retentionDeletedRows.inc({ table }, 0);
-  let running: Promise<void> = Promise.resolve();
-  const run = () => {
-    running = running.then(async () => {
-      try {
-        const report = await runRetention(deps);
-        if (!report) return;
-        deps.metrics.retentionLastSuccess.set(deps.clock.now().getTime() / 1000);
-        for (const [table, count] of Object.entries(report)) deps.metrics.retentionDeletedRows.inc({ table }, count);
-        const removed = Object.values(report).reduce((sum, count) => sum + count, 0);
-        deps.logger[removed > 0 ? 'info' : 'debug']({ removed: report }, 'retention removed old history');
-      } catch (error) {
-        deps.logger.warn({ err: error }, 'retention run failed; it runs again at the next interval');
-      }
-    });
-  };
-  // The first run waits a little, so a fleet restarting together does not prune at the same moment.
-  const first = setTimeout(run, Math.min(deps.config.retentionIntervalMs, 30_000 + Math.random() * 30_000));
-  const every = setInterval(run, deps.config.retentionIntervalMs);
-  first.unref();
-  every.unref();
-  return {
-    async stop(timeoutMs: number) {
-      clearTimeout(first);
-      clearInterval(every);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-      clearTimeout(timer);
-    },
-  };
+  return deps.jobs.every('maintenance.retention', deps.config.retentionIntervalMs, async () => {
+    const report = await runRetention(deps);
+    if (!report) {
+      deps.logger.info('retention skipped: the operator is running it');
+      return;
+    }
+    deps.metrics.retentionLastSuccess.set(deps.clock.now().getTime() / 1000);
+    for (const [table, count] of Object.entries(report)) deps.metrics.retentionDeletedRows.inc({ table }, count);
+    const removed = Object.values(report).reduce((sum, count) => sum + count, 0);
+    deps.logger[removed > 0 ? 'info' : 'debug']({ removed: report }, 'retention removed old history');
+  });
 }

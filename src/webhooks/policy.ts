@@ -100,5 +100,8 @@ export function parseRetryAfter(value: string | null, now: Date): number | null 
  */
 export const ENDPOINT_CLEANUP_BATCH = 1_000;
 
-/** Endpoints one sweep of the delivery worker cleans up after, at the most. */
+/** Endpoints one sweep of the clean-up job cleans up after, at the most. */
 export const ENDPOINT_CLEANUP_SWEEP = 20;
+
+/** How often the clean-up left unfinished by a process that stopped is completed (ms). */
+export const ENDPOINT_CLEANUP_EVERY_MS = 30_000;

@@ -5,7 +5,6 @@
 import type { AppDeps } from '../../app-deps.js';
 import type { BackgroundWorker } from '../../background-worker.js';
 import { claimDeliveries, findDueDeliveries, type ClaimedDelivery } from '../delivery-queries.js';
-import { sweepEndpointCleanup } from '../endpoint-cleanup.js';
 import { OutageTracker } from '../../database/outage.js';
 import { deliverOnce } from './deliver-once.js';
 import { listenForDeliveries, type DeliveryListener } from './notifications.js';
@@ -27,9 +26,6 @@ export interface DeliveryWorkerOptions {
 /** Claim passes run at once in a row after picks were lost to other processes. */
 const MAX_PASSES_AFTER_LOST_RACES = 3;
 
-/** How often the clean-up after switch-offs and deletions left unfinished by a process that stopped is completed. */
-const ENDPOINT_CLEANUP_EVERY_MS = 30_000;
-
 /** Delivers webhook events; several workers (in several processes) may share one database. */
 export class DeliveryWorker implements BackgroundWorker {
   private readonly options: DeliveryWorkerOptions;
@@ -43,7 +39,6 @@ export class DeliveryWorker implements BackgroundWorker {
   private queuedFill: Promise<number> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private listener: DeliveryListener | null = null;
-  private lastCleanup = 0;
   private passesAfterLostRaces = 0;
 
   constructor(
@@ -75,10 +70,7 @@ export class DeliveryWorker implements BackgroundWorker {
         this.deps.logger,
       );
     }
-    this.timer = setInterval(() => {
-      this.wake();
-      void this.cleanUpEndpoints();
-    }, this.options.sweepIntervalMs);
+    this.timer = setInterval(() => this.wake(), this.options.sweepIntervalMs);
     this.timer.unref();
     this.wake();
   }
@@ -126,25 +118,6 @@ export class DeliveryWorker implements BackgroundWorker {
 
   private backOff(error: unknown): void {
     this.pausedUntil = performance.now() + this.outage.failed(error);
-  }
-
-  private async cleanUpEndpoints(): Promise<void> {
-    const now = this.deps.clock.now();
-    if (now.getTime() - this.lastCleanup < ENDPOINT_CLEANUP_EVERY_MS) return;
-    this.lastCleanup = now.getTime();
-    try {
-      // A deletion this old has no send left in flight: every lease taken before it has lapsed.
-      const before = new Date(now.getTime() - this.deps.delivery.leaseMs);
-      const done = await sweepEndpointCleanup(this.deps.db, before);
-      if (done.abandoned > 0 || done.removed > 0) {
-        this.deps.logger.info(done, 'finished the clean-up after webhook endpoint switch-offs and deletions');
-      }
-    } catch (error) {
-      this.deps.logger.warn(
-        { err: error },
-        'could not finish the clean-up after webhook endpoint switch-offs and deletions',
-      );
-    }
   }
 
   /** Queues one claim pass after the current one; passes requested meanwhile share it. */
