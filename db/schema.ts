@@ -221,6 +221,11 @@ export interface CampaignsTable {
   created_at: CreatedAt;
   updated_at: UpdatedAt;
   finished_at: Timestamp | null;
+  /** Contacts with one of these consent values are skipped (consent_excluded) from creation (migration 034). */
+  exclude_consent_capture: Generated<ContactsTable['consent_capture'][]>;
+  /** The Idempotency-Key of the request that created it, while it is remembered, and its body's hash. */
+  idempotency_key: string | null;
+  request_hash: string | null;
 }
 
 /** One calling window: on these days of the week, from start to end (local "HH:MM", end exclusive). */

@@ -4,7 +4,7 @@ import type { components } from './openapi.js';
 type Schemas = components['schemas'];
 
 /** Every event kind the service delivers: the keys of the spec's top-level `webhooks`. */
-export const EVENT_KINDS = ["call.completed","call.failed","call.no_answer","call.busy","call.canceled","contact.created","balance.low","webhook.test"] as const;
+export const EVENT_KINDS = ["call.completed","call.failed","call.no_answer","call.busy","call.canceled","contact.created","balance.low","campaign.finished","webhook.test"] as const;
 
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -17,6 +17,7 @@ export interface EventDataByKind {
   "call.canceled": Schemas['CallCanceledData'];
   "contact.created": Schemas['ContactCreatedData'];
   "balance.low": Schemas['BalanceLowData'];
+  "campaign.finished": Schemas['Campaign'];
   "webhook.test": Schemas['WebhookTestData'];
 }
 
@@ -29,6 +30,7 @@ export interface EventEnvelopeByKind {
   "call.canceled": Schemas['CallCanceledEvent'];
   "contact.created": Schemas['ContactCreatedEvent'];
   "balance.low": Schemas['BalanceLowEvent'];
+  "campaign.finished": Schemas['CampaignFinishedEvent'];
   "webhook.test": Schemas['WebhookTestEvent'];
 }
 
@@ -52,5 +54,6 @@ export const EVENT_VALIDATORS = {
   "call.canceled": { envelope: 'CallCanceledEvent', headers: 'CallCanceledHeaders' },
   "contact.created": { envelope: 'ContactCreatedEvent', headers: 'ContactCreatedHeaders' },
   "balance.low": { envelope: 'BalanceLowEvent', headers: 'BalanceLowHeaders' },
+  "campaign.finished": { envelope: 'CampaignFinishedEvent', headers: 'CampaignFinishedHeaders' },
   "webhook.test": { envelope: 'WebhookTestEvent', headers: 'WebhookTestHeaders' },
 } as const;

@@ -237,6 +237,195 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List campaigns
+         * @description Returns the org's campaigns (of the key's mode), newest first by `created_at` (ties broken by
+         *     `id`), one page at a time, each with its counters. Filter by one `status`. The cursors take a
+         *     campaign's `id`.
+         */
+        get: operations["listCampaigns"];
+        put?: never;
+        /**
+         * Create a campaign
+         * @description Creates a campaign: one agent calls a fixed list of the org's contacts, inside the calling
+         *     windows of its schedule, at most `max_concurrency` at a time, retrying the endings its `retry`
+         *     policy names. Each call it places is an ordinary call (the same pre-call checks, hold, events
+         *     and `GET /calls` listing) that carries the campaign's id in `campaign_id`.
+         *
+         *     **The contacts** are chosen once, at creation, either by id (`contacts.contact_ids`, up to
+         *     1,000, called in the order given) or by a filter over the contact book
+         *     (`contacts.filter`, every contact of the org or those whose `consent_capture` is one of the
+         *     values given, called oldest contact first). Each chosen contact's number and consent are
+         *     copied into the campaign, so later changes to the contact book do not change it. A contact
+         *     whose `consent_capture` is in `exclude_consent_capture` is kept in the list but never called:
+         *     it is counted as skipped (`consent_excluded`) from the start. A number on the do-not-call list
+         *     is checked when it is about to be dialed (see `POST /suppressions`), and skipped
+         *     (`suppressed`) then.
+         *
+         *     **The checks**, in this order: request validation (`invalid_request`, naming the field; the
+         *     rules that a schema cannot say are below), the agent must belong to your org (`not_found`,
+         *     param `agent_id`), the org must have an active plan (`forbidden`), every id of
+         *     `contacts.contact_ids` must be a contact of your org (`not_found`, param
+         *     `contacts.contact_ids.<index>` of the first that is not), and the selection must hold at
+         *     least one contact (`invalid_request`, param `contacts`). A refused request creates nothing.
+         *
+         *     **Rules beyond the schema** (each `invalid_request` with the param shown):
+         *     `schedule.timezone` must be an IANA time zone name such as `Asia/Kolkata` (a bare offset such
+         *     as `+05:30` is not one); each window's `start` must be before its `end`
+         *     (`schedule.windows.<index>.end`); `schedule.ends_at` must be later than `schedule.starts_at`
+         *     and than the moment of the request (`schedule.ends_at`); `retry.failed_reasons` may be given
+         *     only when `retry.on` includes `failed` (`retry.failed_reasons`).
+         *
+         *     **Times.** `starts_at` may be omitted or in the past: the campaign then starts at once (its
+         *     `starts_at` is the moment of creation). Windows are read in the campaign's time zone, as the
+         *     local wall-clock time of each day, daylight-saving changes included; `end` `24:00` means the
+         *     end of the day.
+         *
+         *     **Idempotency.** As on `POST /calls`: for 24 hours the same `Idempotency-Key` with the same body
+         *     answers `201` with `Idempotent-Replayed: true` and the campaign the first request created (as
+         *     it is now) and creates nothing; the same key with a different body is refused with
+         *     `409 idempotency_conflict`. Concurrent requests with one key create one campaign. A refused
+         *     request keeps no key, so a retry runs again. Keys are the key's mode's own, and apart from
+         *     those of `POST /calls`.
+         *
+         *     The campaign starts `scheduled`; its dispatcher makes it `running` once `starts_at` has
+         *     passed, and `completed` once every contact has reached an ending. The `campaign.finished`
+         *     event reports the end with the final counters.
+         */
+        post: operations["createCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a campaign with its counters
+         * @description Returns one campaign: its settings as created, where it stands (`status`, and
+         *     `paused_reason` while paused) and its counters, read at the moment of the request.
+         */
+        get: operations["getCampaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a campaign
+         * @description Stops a `scheduled` or `running` campaign from placing calls: it becomes `paused` with
+         *     `paused_reason` `requested`. Its calls in progress go on to their end and are counted; nothing
+         *     new is dialed until `POST /campaigns/{id}/resume`. Pausing a campaign that is already paused
+         *     changes nothing and answers `200` with it as it is (a campaign paused for
+         *     `insufficient_credits` keeps that reason), so a repeated request is harmless. A `completed` or
+         *     `canceled` campaign is refused with `409 invalid_state`. The request has no body.
+         */
+        post: operations["pauseCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused campaign
+         * @description Lets a `paused` campaign place calls again, whatever paused it (a request, or
+         *     `insufficient_credits` once the org has topped up): it becomes `running` when its `starts_at`
+         *     has passed, else `scheduled`, and `paused_reason` becomes `null`. Resuming a campaign that is
+         *     `scheduled` or `running` changes nothing and answers `200` with it as it is. A `completed` or
+         *     `canceled` campaign is refused with `409 invalid_state`. The request has no body.
+         */
+        post: operations["resumeCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a campaign
+         * @description Ends a `scheduled`, `running` or `paused` campaign for good: it becomes `canceled`, and every
+         *     contact still waiting for a call (`pending`) becomes `canceled` with it, in one transaction.
+         *     Calls already in progress are not hung up; they end on their own and are counted (use
+         *     `POST /calls/{id}/cancel` to stop one). `campaign.finished` is sent, and `finished_at` set,
+         *     once the last of them has ended (at once when none is in progress). A campaign that is
+         *     already `completed` or `canceled` is refused with `409 invalid_state`. The request has no
+         *     body.
+         */
+        post: operations["cancelCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a campaign's contacts and their outcomes
+         * @description Returns the contacts of one campaign in the campaign's order (`position`, from 1), one page
+         *     at a time: the number copied at creation, where each stands (`state`, and `skip_reason` when
+         *     skipped), how many calls it has had, its last call and how that ended, and when it is due to
+         *     be called again. The cursors take a contact's `contact_id`. `pagination.total` is the
+         *     campaign's `counters.contacts_total`.
+         */
+        get: operations["listCampaignContacts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents": {
         parameters: {
             query?: never;
@@ -701,6 +890,28 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "campaign.finished": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * campaign.finished event
+         * @description A campaign ended (`completed`, or `canceled`) and none of its calls is still in progress: sent
+         *     once per campaign, with the campaign as `GET /campaigns/{id}` would return it then, final
+         *     counters included (`finished_at` is set). Signed as described under `createWebhook`.
+         */
+        post: operations["onCampaignFinished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -883,6 +1094,11 @@ export type components = {
             reason: components["schemas"]["CallEndReason"] | null;
             metadata: components["schemas"]["Metadata"];
             /**
+             * Format: uuid
+             * @description The campaign that placed the call (`GET /campaigns/{id}`); `null` for a call placed with `POST /calls`.
+             */
+            campaign_id: string | null;
+            /**
              * Format: date-time
              * @description When the recipient picked up; `null` if the call never connected.
              */
@@ -1030,6 +1246,11 @@ export type components = {
             reason: components["schemas"]["CallEndReason"] | null;
             metadata: components["schemas"]["Metadata"];
             /**
+             * Format: uuid
+             * @description The campaign that placed the call (`GET /campaigns/{id}`); `null` for a call placed with `POST /calls`.
+             */
+            campaign_id: string | null;
+            /**
              * Format: date-time
              * @description When the recipient picked up; `null` if the call never connected.
              */
@@ -1170,16 +1391,290 @@ export type components = {
             pagination: components["schemas"]["Pagination"];
         };
         /**
+         * @description Where a campaign is. `scheduled` (waiting for `starts_at`), `running` (placing calls inside
+         *     its windows), `paused` (placing nothing until resumed; `paused_reason` says why), `completed`
+         *     (every contact reached an ending, or `ends_at` passed) and `canceled` (by
+         *     `POST /campaigns/{id}/cancel`). The last two never change again.
+         * @enum {string}
+         */
+        CampaignStatus: "scheduled" | "running" | "paused" | "completed" | "canceled";
+        /**
+         * @description Why a campaign is paused: `requested` (`POST /campaigns/{id}/pause`) or `insufficient_credits`
+         *     (a call's hold could not be taken; top up, then resume it).
+         * @enum {string}
+         */
+        CampaignPausedReason: "requested" | "insufficient_credits";
+        /**
+         * @description A day of the week, in the campaign's time zone.
+         * @enum {string}
+         */
+        Weekday: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+        /**
+         * @description A calling window: on each of `days`, calls may start from `start` (included) until `end`
+         *     (excluded), local time in the campaign's time zone, 24-hour `HH:MM`. `end` may be `24:00`,
+         *     the end of the day; `start` must be before `end` (a window does not run past midnight: use
+         *     two). A contact is dialed only while one of the windows is open.
+         */
+        CampaignWindow: {
+            days: components["schemas"]["Weekday"][];
+            /**
+             * @description When the window opens, `HH:MM` from `00:00` to `23:59`.
+             * @example 09:30
+             */
+            start: string;
+            /**
+             * @description When the window closes, `HH:MM` from `00:01` to `24:00`; later than `start`.
+             * @example 18:00
+             */
+            end: string;
+        };
+        /**
+         * @description An IANA time zone name, such as `Asia/Kolkata`, `Europe/London` or `UTC`.
+         * @example Asia/Kolkata
+         */
+        TimeZoneName: string;
+        /** @description When the campaign may call. See `createCampaign` for the rules between the fields. */
+        CampaignScheduleCreate: {
+            /**
+             * Format: date-time
+             * @description When calling may begin; omitted or in the past, at once.
+             */
+            starts_at?: string;
+            /**
+             * Format: date-time
+             * @description When calling stops for good; the contacts not called by then count as `expired` and the
+             *     campaign completes. Omitted or `null`: no end.
+             */
+            ends_at?: string | null;
+            timezone: components["schemas"]["TimeZoneName"];
+            windows: components["schemas"]["CampaignWindow"][];
+        };
+        /** @description When the campaign calls, as stored. */
+        CampaignSchedule: {
+            starts_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When calling stops for good; `null` for no end.
+             */
+            ends_at: string | null;
+            timezone: components["schemas"]["TimeZoneName"];
+            windows: components["schemas"]["CampaignWindow"][];
+        };
+        /**
+         * @description A call ending that may be tried again.
+         * @enum {string}
+         */
+        RetryableEnding: "busy" | "no_answer" | "failed";
+        /**
+         * @description The reasons of a `failed` call that may be worth another attempt: the voice provider failed
+         *     (`provider_error`) or the call ran out of time (`timeout`). A carrier's rejection
+         *     (`carrier_rejected`) is not retried: it says the number cannot be reached.
+         * @enum {string}
+         */
+        RetryableFailureReason: "provider_error" | "timeout";
+        /**
+         * @description How a contact is called again. Without `retry` each contact gets one attempt. A contact whose
+         *     call ended in one of `on` (and, for `failed`, with one of `failed_reasons`) is called again
+         *     `interval_sec` after that call ended (and inside a window), until it has had `max_attempts`
+         *     calls; any other ending is final.
+         */
+        CampaignRetryCreate: {
+            /**
+             * Format: int32
+             * @description The most calls a contact gets, the first included; 1 when omitted.
+             */
+            max_attempts?: number;
+            /** @description The endings that are tried again; none when omitted. */
+            on?: components["schemas"]["RetryableEnding"][];
+            /**
+             * @description Only with `failed` in `on`: which reasons of a failed call are tried again. Omitted: both
+             *     (`provider_error` and `timeout`) when `on` includes `failed`, else none.
+             */
+            failed_reasons?: components["schemas"]["RetryableFailureReason"][];
+            /**
+             * Format: int32
+             * @description The wait between a call's end and the next attempt, in seconds (at least a minute, at most a week); 3600 when omitted.
+             */
+            interval_sec?: number;
+        };
+        /** @description How a contact is called again, as stored. */
+        CampaignRetry: {
+            /** Format: int32 */
+            max_attempts: number;
+            on: components["schemas"]["RetryableEnding"][];
+            failed_reasons: components["schemas"]["RetryableFailureReason"][];
+            /** Format: int32 */
+            interval_sec: number;
+        };
+        /** @description A choice over the contact book; `{}` chooses every contact of the org. */
+        CampaignContactFilter: {
+            /** @description Only contacts whose consent was captured one of these ways. */
+            consent_capture?: components["schemas"]["ConsentCapture"][];
+        };
+        /**
+         * @description Which contacts the campaign calls: exactly one of `contact_ids` (in that order) or `filter`
+         *     (oldest contact first).
+         */
+        CampaignContacts: {
+            /** @description Contacts of your org, each once. */
+            contact_ids?: string[];
+            filter?: components["schemas"]["CampaignContactFilter"];
+        };
+        /** @description A campaign to create. See `createCampaign` for the rules beyond this schema. */
+        CampaignCreate: {
+            /** @description A name of your own for the campaign. */
+            name: string;
+            /**
+             * Format: uuid
+             * @description The agent of your org that places the campaign's calls.
+             */
+            agent_id: string;
+            contacts: components["schemas"]["CampaignContacts"];
+            /** @description Contacts whose consent was captured one of these ways are skipped (`consent_excluded`), never called; none when omitted. */
+            exclude_consent_capture?: components["schemas"]["ConsentCapture"][];
+            schedule: components["schemas"]["CampaignScheduleCreate"];
+            /**
+             * Format: int32
+             * @description The most calls of the campaign in progress at once, 10 when omitted. The plan's cap on the org's calls in
+             *     progress (see `POST /calls`) still bounds them together with the org's other calls.
+             */
+            max_concurrency?: number;
+            retry?: components["schemas"]["CampaignRetryCreate"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description Contacts that will not be called, in all and by reason. */
+        CampaignSkippedCounters: {
+            total: components["schemas"]["CampaignCount"];
+            suppressed: components["schemas"]["CampaignCount"];
+            consent_excluded: components["schemas"]["CampaignCount"];
+        };
+        /**
+         * Format: int32
+         * @description A number of contacts.
+         */
+        CampaignCount: number;
+        /**
+         * @description Where the campaign's contacts stand, each counted once by its current state:
+         *     `pending + in_progress + completed + failed + no_answer + busy + expired + canceled +
+         *     skipped.total = contacts_total`. A contact waiting for another attempt is `pending`; the
+         *     ending states count each contact's final ending. `calls_placed` counts every call the
+         *     campaign placed (retries included) and `credits_charged_paise` what they cost.
+         */
+        CampaignCounters: {
+            contacts_total: components["schemas"]["CampaignCount"];
+            pending: components["schemas"]["CampaignCount"];
+            in_progress: components["schemas"]["CampaignCount"];
+            completed: components["schemas"]["CampaignCount"];
+            failed: components["schemas"]["CampaignCount"];
+            no_answer: components["schemas"]["CampaignCount"];
+            busy: components["schemas"]["CampaignCount"];
+            expired: components["schemas"]["CampaignCount"];
+            canceled: components["schemas"]["CampaignCount"];
+            skipped: components["schemas"]["CampaignSkippedCounters"];
+            calls_placed: components["schemas"]["CampaignCount"];
+            /** Format: int64 */
+            credits_charged_paise: number;
+        };
+        /** @description A campaign with its settings as created, its state and its counters. */
+        Campaign: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: uuid */
+            agent_id: string;
+            status: components["schemas"]["CampaignStatus"];
+            /** @description Why the campaign is paused; `null` unless `status` is `paused`. */
+            paused_reason: components["schemas"]["CampaignPausedReason"] | null;
+            contacts: components["schemas"]["CampaignContacts"];
+            exclude_consent_capture: components["schemas"]["ConsentCapture"][];
+            schedule: components["schemas"]["CampaignSchedule"];
+            /** Format: int32 */
+            max_concurrency: number;
+            retry: components["schemas"]["CampaignRetry"];
+            metadata: components["schemas"]["Metadata"];
+            counters: components["schemas"]["CampaignCounters"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When the campaign finished: completed or canceled, with none of its calls still in
+             *     progress (when `campaign.finished` was sent); `null` until then.
+             */
+            finished_at: string | null;
+        };
+        CampaignResponse: {
+            data: components["schemas"]["Campaign"];
+        };
+        CampaignList: {
+            data: components["schemas"]["Campaign"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description Where one contact of a campaign stands: `pending` (waiting for its first or next attempt),
+         *     `in_progress` (being called), an ending of its last call (`completed`, `failed`, `no_answer`,
+         *     `busy`) once no attempt follows, `skipped` (never called: see `skip_reason`), `expired` (not
+         *     reached before `ends_at`) or `canceled` (waiting when the campaign was canceled).
+         * @enum {string}
+         */
+        CampaignContactState: "pending" | "in_progress" | "completed" | "failed" | "no_answer" | "busy" | "skipped" | "expired" | "canceled";
+        /**
+         * @description Why a contact was skipped: its number was on the do-not-call list when it was to be dialed
+         *     (`suppressed`), or its `consent_capture` is one the campaign excludes (`consent_excluded`).
+         * @enum {string}
+         */
+        CampaignSkipReason: "suppressed" | "consent_excluded";
+        /** @description One contact of a campaign and its attempts. */
+        CampaignContact: {
+            /**
+             * Format: uuid
+             * @description The contact's id, which the list's cursors take.
+             */
+            contact_id: string;
+            phone_e164: components["schemas"]["PhoneNumber"];
+            /**
+             * Format: int32
+             * @description Its place in the campaign's order, from 1.
+             */
+            position: number;
+            state: components["schemas"]["CampaignContactState"];
+            /** @description Why it was skipped; `null` unless `state` is `skipped`. */
+            skip_reason: components["schemas"]["CampaignSkipReason"] | null;
+            /**
+             * Format: int32
+             * @description How many calls it has had.
+             */
+            attempts: number;
+            /**
+             * Format: uuid
+             * @description Its latest call (`GET /calls/{id}`); `null` before the first.
+             */
+            last_call_id: string | null;
+            /** @description How its latest call ended; `null` before the first call has ended. */
+            last_outcome: components["schemas"]["CallStatus"] | null;
+            /** @description Why its latest call ended without completing, when it did. */
+            last_reason: components["schemas"]["CallEndReason"] | null;
+            /**
+             * Format: date-time
+             * @description When its next attempt is due at the earliest (a window must also be open); `null` for a first
+             *     attempt, due as soon as a window is open, and when no attempt is waiting.
+             */
+            next_attempt_at: string | null;
+        };
+        CampaignContactList: {
+            data: components["schemas"]["CampaignContact"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
          * @description Every kind of event a delivery can carry.
          * @enum {string}
          */
-        EventKind: "call.completed" | "call.failed" | "call.no_answer" | "call.busy" | "call.canceled" | "contact.created" | "balance.low" | "webhook.test";
+        EventKind: "call.completed" | "call.failed" | "call.no_answer" | "call.busy" | "call.canceled" | "contact.created" | "balance.low" | "campaign.finished" | "webhook.test";
         /**
-         * @description The event kinds an endpoint can subscribe to. `agent.published` and `campaign.finished` are
-         *     planned and not accepted yet.
+         * @description The event kinds an endpoint can subscribe to. `agent.published` is planned and not accepted
+         *     yet.
          * @enum {string}
          */
-        SubscribableEventKind: "call.completed" | "call.failed" | "call.no_answer" | "call.busy" | "call.canceled" | "contact.created" | "balance.low";
+        SubscribableEventKind: "call.completed" | "call.failed" | "call.no_answer" | "call.busy" | "call.canceled" | "contact.created" | "balance.low" | "campaign.finished";
         WebhookCreate: {
             /**
              * Format: uri
@@ -1593,6 +2088,87 @@ export type components = {
         };
         /**
          * @example {
+         *       "id": "evt_4c6e8a0b2d4f6a8c0e2b4d6f",
+         *       "event": "campaign.finished",
+         *       "created_at": "2026-11-23T07:00:00.012Z",
+         *       "livemode": true,
+         *       "data": {
+         *         "id": "4b7e2d9a-1c3f-4a5e-8b6d-0f2a4c6e8b1d",
+         *         "name": "November renewals",
+         *         "agent_id": "3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b",
+         *         "status": "canceled",
+         *         "paused_reason": null,
+         *         "contacts": {
+         *           "filter": {
+         *             "consent_capture": [
+         *               "website_form"
+         *             ]
+         *           }
+         *         },
+         *         "exclude_consent_capture": [],
+         *         "schedule": {
+         *           "starts_at": "2026-11-21T09:30:00.000Z",
+         *           "ends_at": null,
+         *           "timezone": "Asia/Kolkata",
+         *           "windows": [
+         *             {
+         *               "days": [
+         *                 "mon",
+         *                 "tue",
+         *                 "wed",
+         *                 "thu",
+         *                 "fri"
+         *               ],
+         *               "start": "10:00",
+         *               "end": "18:00"
+         *             }
+         *           ]
+         *         },
+         *         "max_concurrency": 10,
+         *         "retry": {
+         *           "max_attempts": 1,
+         *           "on": [],
+         *           "failed_reasons": [],
+         *           "interval_sec": 3600
+         *         },
+         *         "metadata": {},
+         *         "counters": {
+         *           "contacts_total": 120,
+         *           "pending": 0,
+         *           "in_progress": 0,
+         *           "completed": 42,
+         *           "failed": 1,
+         *           "no_answer": 3,
+         *           "busy": 2,
+         *           "expired": 0,
+         *           "canceled": 70,
+         *           "skipped": {
+         *             "total": 2,
+         *             "suppressed": 2,
+         *             "consent_excluded": 0
+         *           },
+         *           "calls_placed": 49,
+         *           "credits_charged_paise": 9310
+         *         },
+         *         "created_at": "2026-11-21T09:30:00.000Z",
+         *         "updated_at": "2026-11-23T07:00:00.000Z",
+         *         "finished_at": "2026-11-23T07:00:00.000Z"
+         *       }
+         *     }
+         */
+        CampaignFinishedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "campaign.finished";
+            created_at: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+            data: components["schemas"]["Campaign"];
+        };
+        /**
+         * @example {
          *       "id": "evt_8c1e3a5b7d9f2a4c6e8b0d1f",
          *       "event": "webhook.test",
          *       "created_at": "2026-11-21T09:40:00.000Z",
@@ -1619,7 +2195,7 @@ export type components = {
          *     below it is (each kind fixes `event`, and the call kinds also fix `data.status`). Receivers
          *     that subscribe to several kinds at one URL can type the body with this schema.
          */
-        WebhookEvent: components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallFailedEvent"] | components["schemas"]["CallNoAnswerEvent"] | components["schemas"]["CallBusyEvent"] | components["schemas"]["CallCanceledEvent"] | components["schemas"]["ContactCreatedEvent"] | components["schemas"]["BalanceLowEvent"] | components["schemas"]["WebhookTestEvent"];
+        WebhookEvent: components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallFailedEvent"] | components["schemas"]["CallNoAnswerEvent"] | components["schemas"]["CallBusyEvent"] | components["schemas"]["CallCanceledEvent"] | components["schemas"]["ContactCreatedEvent"] | components["schemas"]["BalanceLowEvent"] | components["schemas"]["CampaignFinishedEvent"] | components["schemas"]["WebhookTestEvent"];
         EventResponse: {
             data: components["schemas"]["WebhookEvent"];
         };
@@ -1792,6 +2368,19 @@ export type components = {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description The campaign has ended (`completed` or `canceled`) and the action no longer applies (`invalid_state`). */
+        CampaignInvalidState: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description Any 2xx answer within 10 seconds marks the delivery as done. The body is ignored. */
         DeliveryAccepted: {
             headers: {
@@ -1860,6 +2449,25 @@ export type components = {
          * @example evt_2f6a9c1e4b7d0a3c5e8f1b4d
          */
         EventIdPath: components["schemas"]["EventId"];
+        /**
+         * @description The campaign's id.
+         * @example 4b7e2d9a-1c3f-4a5e-8b6d-0f2a4c6e8b1d
+         */
+        CampaignId: string;
+        /**
+         * @description A cursor: the `contact_id` of a contact of the campaign (normally the last one of the page you
+         *     have); the page holds the contacts after it in the campaign's order. The rules of the other
+         *     lists' `starting_after` apply (see `listCalls`).
+         * @example 5c8e1a2b-7f3d-4c9e-8b1a-2d3f4e5a6b7c
+         */
+        CampaignContactStartingAfter: string;
+        /**
+         * @description A cursor: the `contact_id` of a contact of the campaign (normally the first one of the page you
+         *     have); the page holds the contacts just before it, still in the campaign's order. The rules of
+         *     `starting_after` apply.
+         * @example 5c8e1a2b-7f3d-4c9e-8b1a-2d3f4e5a6b7c
+         */
+        CampaignContactEndingBefore: string;
         /**
          * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
          *     page holds the items that come after it in the list's order, with the same filters.
@@ -2520,6 +3128,356 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCampaigns: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the last one of the page you have); the
+                 *     page holds the items that come after it in the list's order, with the same filters.
+                 *     Cursor pages neither repeat nor skip an item when new ones are created while you page.
+                 *     Offset pages drift: an item created between two requests pushes every later item one place
+                 *     down, so the next offset page repeats the last item of the previous one (and an item that
+                 *     leaves the list, by its status changing or its removal, makes one be skipped). The id must
+                 *     name an item of this list in your organisation (an item the filters leave out still marks a
+                 *     place), or the request is `400 invalid_request` naming the parameter. A cursor is not
+                 *     combined with the other cursor or with a non-zero `offset` (`400 invalid_request` naming the
+                 *     cursor). With a cursor, `pagination.offset` is 0, `total` counts every item matching the
+                 *     filters, and `has_more` says whether items remain beyond the page in the direction of
+                 *     paging (after it for `starting_after`, before it for `ending_before`).
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description A cursor: the `id` of an item of the list (normally the first one of the page you have); the
+                 *     page holds the items just before it in the list's order, still in the list's order. The rules
+                 *     of `starting_after` apply.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
+                /**
+                 * @description Only campaigns currently in this status.
+                 * @example running
+                 */
+                status?: components["schemas"]["CampaignStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of campaigns. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique string you choose (a UUID works well) that makes retrying this request safe for
+                 *     24 hours.
+                 * @example 6f1c2a9e-lead-20931-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CampaignCreate"];
+            };
+        };
+        responses: {
+            /** @description The campaign was created (or, with `Idempotent-Replayed`, was created by an earlier request with the same key). */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The agent, or one of `contacts.contact_ids`, is not in your org (`not_found`, naming it). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description The `Idempotency-Key` was used with a different body (`idempotency_conflict`). */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id.
+                 * @example 4b7e2d9a-1c3f-4a5e-8b6d-0f2a4c6e8b1d
+                 */
+                id: components["parameters"]["CampaignId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id.
+                 * @example 4b7e2d9a-1c3f-4a5e-8b6d-0f2a4c6e8b1d
+                 */
+                id: components["parameters"]["CampaignId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, paused. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CampaignInvalidState"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id.
+                 * @example 4b7e2d9a-1c3f-4a5e-8b6d-0f2a4c6e8b1d
+                 */
+                id: components["parameters"]["CampaignId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, no longer paused. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CampaignInvalidState"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id.
+                 * @example 4b7e2d9a-1c3f-4a5e-8b6d-0f2a4c6e8b1d
+                 */
+                id: components["parameters"]["CampaignId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, canceled. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignResponse"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CampaignInvalidState"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCampaignContacts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description How many items to skip from the start of the list, in plain decimal digits. Items created
+                 *     between two requests shift the later ones, so consecutive offset pages can repeat an item (or
+                 *     skip one when an item leaves the list); `starting_after` pages do not.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description A cursor: the `contact_id` of a contact of the campaign (normally the last one of the page you
+                 *     have); the page holds the contacts after it in the campaign's order. The rules of the other
+                 *     lists' `starting_after` apply (see `listCalls`).
+                 * @example 5c8e1a2b-7f3d-4c9e-8b1a-2d3f4e5a6b7c
+                 */
+                starting_after?: components["parameters"]["CampaignContactStartingAfter"];
+                /**
+                 * @description A cursor: the `contact_id` of a contact of the campaign (normally the first one of the page you
+                 *     have); the page holds the contacts just before it, still in the campaign's order. The rules of
+                 *     `starting_after` apply.
+                 * @example 5c8e1a2b-7f3d-4c9e-8b1a-2d3f4e5a6b7c
+                 */
+                ending_before?: components["parameters"]["CampaignContactEndingBefore"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id.
+                 * @example 4b7e2d9a-1c3f-4a5e-8b6d-0f2a4c6e8b1d
+                 */
+                id: components["parameters"]["CampaignId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the campaign's contacts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignContactList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3426,6 +4384,47 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BalanceLowEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["DeliveryAccepted"];
+            "4XX": components["responses"]["DeliveryRejected"];
+            default: components["responses"]["DeliveryRefused"];
+        };
+    };
+    onCampaignFinished: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event kind, the same as `event` in the body.
+                 * @example call.completed
+                 */
+                "x-svc-event": components["parameters"]["EventKindHeader"];
+                /**
+                 * @description A UUID that is new on every attempt. For de-duplication use the body's `id`, which stays the same across attempts.
+                 * @example 1b8d4f6a-3c5e-4a7b-9d2f-4e6a8c0b3d5f
+                 */
+                "x-svc-delivery": components["parameters"]["DeliveryIdHeader"];
+                /**
+                 * @description When the attempt was signed, in milliseconds since the Unix epoch; equal to `t` in the signature.
+                 * @example 1763717705120
+                 */
+                "x-svc-timestamp": components["parameters"]["TimestampHeader"];
+                /**
+                 * @description `t=<timestamp>,v1=<hex>`: the hex HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint's
+                 *     secret. While replaced secrets are in their 24-hour grace period the header has one `v1` entry
+                 *     per live secret, newest first (at most five).
+                 * @example t=1763717705120,v1=3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
+                 */
+                "x-svc-signature": components["parameters"]["SignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CampaignFinishedEvent"];
             };
         };
         responses: {

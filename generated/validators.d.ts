@@ -19,6 +19,8 @@ export declare const ContactCreatedEvent: Validator<EventEnvelopeByKind['contact
 export declare const ContactCreatedHeaders: Validator<DeliveryHeaders<'contact.created'>>;
 export declare const BalanceLowEvent: Validator<EventEnvelopeByKind['balance.low']>;
 export declare const BalanceLowHeaders: Validator<DeliveryHeaders<'balance.low'>>;
+export declare const CampaignFinishedEvent: Validator<EventEnvelopeByKind['campaign.finished']>;
+export declare const CampaignFinishedHeaders: Validator<DeliveryHeaders<'campaign.finished'>>;
 export declare const WebhookTestEvent: Validator<EventEnvelopeByKind['webhook.test']>;
 export declare const WebhookTestHeaders: Validator<DeliveryHeaders<'webhook.test'>>;
 export declare const ContactUpsert: Validator<components['schemas']['ContactUpsert']>;

@@ -27,6 +27,7 @@ import * as suppressions from './2026-11-29-030-suppressions.js';
 import * as balanceLow from './2026-11-29-031-balance-low.js';
 import * as concurrentCallCap from './2026-11-29-032-concurrent-call-cap.js';
 import * as campaigns from './2026-11-29-033-campaigns.js';
+import * as campaignRequests from './2026-11-29-034-campaign-requests.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-031-balance-low': balanceLow,
   '2026-11-29-032-concurrent-call-cap': concurrentCallCap,
   '2026-11-29-033-campaigns': campaigns,
+  '2026-11-29-034-campaign-requests': campaignRequests,
 };

@@ -43,6 +43,7 @@ export function toCall(row: CallListRow): Schemas['Call'] {
     llm_outcome: row.llm_outcome,
     reason: row.reason,
     metadata: row.metadata,
+    campaign_id: row.campaign_id,
     started_at: iso(row.started_at),
     ended_at: iso(row.ended_at),
     created_at: row.created_at.toISOString(),

@@ -12,6 +12,8 @@ const SUMMARIES: { [K in EventKind]: (data: EventDataByKind[K]) => string } = {
   'contact.created': (data) => `contact ${data.contact_id} created: ${data.name ?? '(no name)'} ${data.phone_e164}`,
   'balance.low': (data) =>
     `balance ${data.balance_paise} paise is below the threshold of ${data.threshold_paise} (${data.held_paise} held by calls in flight)`,
+  'campaign.finished': (data) =>
+    `campaign ${data.id} (${data.name}) finished ${data.status}: ${data.counters.completed} of ${data.counters.contacts_total} contacts completed, ${data.counters.calls_placed} calls`,
   'webhook.test': (data) => `test delivery to endpoint ${data.webhook_id}: ${data.message}`,
 };
 
