@@ -276,8 +276,8 @@ export type paths = {
          *     `contacts.contact_ids.<index>` of the first that is not), and the selection must hold at
          *     least one contact (`invalid_request`, param `contacts`). A refused request creates nothing.
          *
-         *     **Rules beyond the schema** (each `invalid_request` with the param shown):
-         *     `schedule.timezone` must be an IANA time zone name such as `Asia/Kolkata` (a bare offset such
+         *     **Rules beyond the schema** (each `invalid_request` with the param shown): `contacts` holds
+         *     exactly one of `contact_ids` and `filter` (`contacts`); `schedule.timezone` must be an IANA time zone name such as `Asia/Kolkata` (a bare offset such
          *     as `+05:30` is not one); each window's `start` must be before its `end`
          *     (`schedule.windows.<index>.end`); `schedule.ends_at` must be later than `schedule.starts_at`
          *     and than the moment of the request (`schedule.ends_at`); `retry.failed_reasons` may be given
@@ -1438,12 +1438,14 @@ export type components = {
             /**
              * Format: date-time
              * @description When calling may begin; omitted or in the past, at once.
+             * @example 2026-12-01T04:30:00.000Z
              */
             starts_at?: string;
             /**
              * Format: date-time
              * @description When calling stops for good; the contacts not called by then count as `expired` and the
              *     campaign completes. Omitted or `null`: no end.
+             * @example 2026-12-05T12:30:00.000Z
              */
             ends_at?: string | null;
             timezone: components["schemas"]["TimeZoneName"];
@@ -1513,7 +1515,8 @@ export type components = {
         };
         /**
          * @description Which contacts the campaign calls: exactly one of `contact_ids` (in that order) or `filter`
-         *     (oldest contact first).
+         *     (oldest contact first); a request with both, or neither, is refused with `invalid_request`,
+         *     param `contacts`.
          */
         CampaignContacts: {
             /** @description Contacts of your org, each once. */

@@ -39,10 +39,14 @@ function isTimeZone(name: string): boolean {
 }
 
 /**
- * The rules of a creation that need no database and no clock: a known time zone, windows that open before
- * they close, failed_reasons only with `failed` retried. Throws invalid_request naming the field.
+ * The rules of a creation that need no database and no clock: one way of choosing contacts, a known time
+ * zone, windows that open before they close, failed_reasons only with `failed` retried. Throws
+ * invalid_request naming the field.
  */
 function checkCampaignRules(body: CampaignCreate): void {
+  if ((body.contacts.contact_ids === undefined) === (body.contacts.filter === undefined)) {
+    throw invalidField('contacts', 'must hold exactly one of contact_ids and filter');
+  }
   if (!isTimeZone(body.schedule.timezone))
     throw invalidField('schedule.timezone', 'must be an IANA time zone name, such as Asia/Kolkata');
   body.schedule.windows.forEach((window, index) => {

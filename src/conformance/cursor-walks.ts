@@ -3,7 +3,7 @@
 // the offset order puts next to its cursor (none skipped, none repeated) with `has_more` right, and
 // an id that names no item is refused as the spec says.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { pageOf, type Finding, type Page } from './page.js';
+import { itemId, pageOf, type Finding, type Page } from './page.js';
 import type { Session } from './session.js';
 import type { Operation } from './spec/operations.js';
 
@@ -47,7 +47,7 @@ function cursorPageProblems(page: Page, expected: Expected, walked: Set<string>)
     problems.push(
       `${asked}: has_more is ${String(pagination.has_more)}, but ${expected.more ? 'items remain' : 'no item remains'} beyond the page`,
     );
-  const got = page.data.map((item) => String(item.id));
+  const got = page.data.map((item) => String(itemId(item)));
   for (const id of got) {
     if (id === expected.at) problems.push(`${asked}: repeats the cursor item ${id}`);
     else if (walked.has(id)) problems.push(`${asked}: repeats ${id}, already on an earlier page of the walk`);
@@ -103,7 +103,7 @@ async function walkFrom(
     const page = pageOf(exchange);
     if (!page) return undefined;
     findings.push({ label, exchange, problems: cursorPageProblems(page, expected, walked) });
-    const got = page.data.map((item) => String(item.id));
+    const got = page.data.map((item) => String(itemId(item)));
     for (const id of got) walked.add(id);
     // The next cursor is the page's far end, as a client takes it; a page that leads nowhere ends the walk.
     const next = ids.indexOf((forward ? got.at(-1) : got[0]) ?? '');
@@ -125,7 +125,7 @@ export async function cursorWalks(
   reference: Page,
   total: number,
 ): Promise<Finding[] | undefined> {
-  const ids = reference.data.map((item) => String(item.id));
+  const ids = reference.data.map((item) => String(itemId(item)));
   if (!pagesByCursor(operation) || ids.length === 0) return [];
   const findings: Finding[] = [];
   // A list longer than the one-page read is walked from its head, where the offset order is known.

@@ -1,4 +1,4 @@
-// Resources the cases need (a contact, webhooks, calls, deliveries), created through the API and cleaned up after.
+// Resources the cases need (a contact, webhooks, calls, deliveries, campaigns), created through the API and cleaned up after.
 import type { Session } from './session.js';
 import type { WebhookTarget } from './webhook-target.js';
 
@@ -12,12 +12,27 @@ export interface FixtureOptions {
 export const NO_ENDPOINT = 'no webhook endpoint could be made (see the webhooks note above)';
 
 /** The collections whose ids fill path parameters. */
-export type Collection = 'calls' | 'webhooks' | 'deliveries' | 'contacts' | 'agents' | 'events' | 'suppressions';
+export type Collection =
+  'calls' | 'webhooks' | 'deliveries' | 'contacts' | 'agents' | 'events' | 'suppressions' | 'campaigns';
 
 const NO_AGENT =
   'the org has no agent (the API cannot create agents: make one with `admin agent create` or pass --agent-id)';
 
 const CALL_NUMBER = '+919812345678';
+
+/**
+ * The schedule of every campaign the check makes: a start a year ahead, so no contact of it is ever
+ * dialed by the deployment while the run, or its leftovers, last.
+ */
+export function campaignSchedule(): Record<string, unknown> {
+  const startsAt = new Date(Date.now() + 365 * 86_400_000);
+  return {
+    starts_at: startsAt.toISOString(),
+    ends_at: new Date(startsAt.getTime() + 86_400_000).toISOString(),
+    timezone: 'UTC',
+    windows: [{ days: ['mon'], start: '10:00', end: '11:00' }],
+  };
+}
 
 /** Creates resources on demand and remembers what to delete at the end. */
 export class Fixtures {
@@ -31,6 +46,7 @@ export class Fixtures {
   private contacts = 0;
   private suppressions = 0;
   private sharedEvent: Promise<string | undefined> | undefined;
+  private sharedCampaign: Promise<string | undefined> | undefined;
 
   constructor(
     private readonly session: Session,
@@ -97,6 +113,10 @@ export class Fixtures {
         return 'the org lists no event although a contact was created (see listEvents)';
       case 'suppressions':
         return 'adding a number to the do-not-call list failed (see createSuppression)';
+      case 'campaigns':
+        return (await this.agent())
+          ? 'creating a campaign failed (see createCampaign)'
+          : `no campaign to address: ${NO_AGENT}`;
     }
   }
 
@@ -163,6 +183,29 @@ export class Fixtures {
       (data) => String(data.phone_e164),
     );
     return made;
+  }
+
+  /**
+   * The id of a campaign over the shared contact, starting a year ahead (never dialed); `fresh` makes a
+   * new one the caller may pause, resume or cancel, over `contactIds` when given. Undefined without an agent.
+   */
+  async campaign(fresh = false, contactIds?: string[]): Promise<string | undefined> {
+    const make = async () => {
+      const agentId = await this.agent();
+      const chosen = contactIds ?? [await this.contactId()];
+      if (!agentId || chosen.some((id) => id === undefined)) return undefined;
+      return this.create(
+        'createCampaign',
+        {
+          name: 'made by the conformance check',
+          agent_id: agentId,
+          contacts: { contact_ids: chosen },
+          schedule: campaignSchedule(),
+        },
+        (data) => String(data.id),
+      );
+    };
+    return fresh ? make() : (this.sharedCampaign ??= make());
   }
 
   /** The id of an event of the org: the newest the API lists once the shared contact exists (its contact.created). */

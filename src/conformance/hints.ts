@@ -1,8 +1,9 @@
 // What the spec says in prose about valid requests, applied to generated ones so they stay valid:
 // referenced agents must exist, webhook URLs must be deliverable, Idempotency-Keys are single-use
 // per body, `consent_capture` is required for a new contact, the simulator refuses numbers ending 0005,
-// and a list's cursor must name one of its items.
-import { NO_ENDPOINT, type Fixtures } from './fixtures.js';
+// a list's cursor must name one of its items, and a campaign's contacts must be the org's and its
+// schedule coherent (the check's campaigns start a year ahead, so nothing is dialed).
+import { campaignSchedule, NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import type { Expectation } from './judge.js';
 import type { RequestInput } from './request.js';
 import type { Operation } from './spec/operations.js';
@@ -64,6 +65,14 @@ export async function pinValid(operation: Operation, input: RequestInput, fixtur
       const known = await fixtures.contactPhone();
       if (known) body.phone_e164 = known;
       else body.consent_capture = 'manual';
+    }
+    if (operation.id === 'createCampaign') {
+      const contactId = await fixtures.contactId();
+      if (contactId) body.contacts = { contact_ids: [contactId] };
+      body.schedule = campaignSchedule();
+      // failed_reasons apply only when failed is retried.
+      const { failed_reasons: _reasons, ...retry } = (body.retry ?? {}) as { on?: string[]; failed_reasons?: unknown };
+      if (body.retry && !retry.on?.includes('failed')) body.retry = retry;
     }
     pinned.body = body;
   }

@@ -4,7 +4,7 @@ import type { Exchange } from './http.js';
 
 /** The parts of a list answer the paging checks read. */
 export interface Page {
-  data: Array<{ id?: unknown; created_at?: unknown }>;
+  data: Array<{ id?: unknown; contact_id?: unknown; created_at?: unknown }>;
   pagination: { limit?: unknown; offset?: unknown; total?: unknown; has_more?: unknown };
 }
 
@@ -20,3 +20,6 @@ export interface Finding {
   exchange: Exchange;
   problems: string[];
 }
+
+/** What names an item for the list's cursors: its `id`, or a campaign's contact's `contact_id` (it has no id of its own). */
+export const itemId = (item: Page['data'][number]): unknown => item.id ?? item.contact_id;

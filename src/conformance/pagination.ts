@@ -1,9 +1,9 @@
 // Paging through every list the spec declares: `limit` and `offset` are honoured, `pagination`
 // agrees with the pages, items come newest first, no item shows up on two pages of a list that
 // does not change meanwhile, and cursor pages follow the offset order (cursor-walks.ts).
-import type { Fixtures } from './fixtures.js';
+import type { Collection, Fixtures } from './fixtures.js';
 import { cursorWalks, unknownCursors } from './cursor-walks.js';
-import { pageOf, type Finding, type Page } from './page.js';
+import { itemId, pageOf, type Finding, type Page } from './page.js';
 import type { Session } from './session.js';
 import type { Operation } from './spec/operations.js';
 
@@ -39,7 +39,7 @@ function orderProblems(items: Page['data']): string[] {
     const after = Date.parse(String(items[index]!.created_at));
     if (after > before)
       return [
-        `items are not newest first: ${String(items[index]!.id)} (created ${String(items[index]!.created_at)}) follows an older one`,
+        `items are not newest first: ${String(itemId(items[index]!))} (created ${String(items[index]!.created_at)}) follows an older one`,
       ];
   }
   return [];
@@ -51,7 +51,7 @@ const WALKS = 5;
 const FIRST_RETRY_PAUSE_MS = 500;
 
 /** The ids and total of a reference page, to tell whether the list changed between two reads. */
-const fingerprint = (page: Page) => JSON.stringify([page.pagination.total, page.data.map((item) => item.id)]);
+const fingerprint = (page: Page) => JSON.stringify([page.pagination.total, page.data.map(itemId)]);
 
 /**
  * Walks one list once: a one-page reference read, pages of two, a page past the end, the cursor
@@ -84,13 +84,13 @@ async function walkOnce(
     if (!page) return { findings, final: true };
     const problems = pageProblems(page, PAGE, offset, total);
     page.data.forEach((item, index) => {
-      const expected = reference.data[offset + index]?.id;
-      if (seen.has(item.id)) problems.push(`item ${String(item.id)} is on the page at offset ${seen.get(item.id)} too`);
-      else if (item.id !== expected)
-        problems.push(
-          `item ${offset + index} is ${String(item.id)}, but the one-page list has ${String(expected)} there`,
-        );
-      seen.set(item.id, offset);
+      const id = itemId(item);
+      const at = reference.data[offset + index];
+      const expected = at && itemId(at);
+      if (seen.has(id)) problems.push(`item ${String(id)} is on the page at offset ${seen.get(id)} too`);
+      else if (id !== expected)
+        problems.push(`item ${offset + index} is ${String(id)}, but the one-page list has ${String(expected)} there`);
+      seen.set(id, offset);
     });
     findings.push({ label: text, exchange, problems });
   }
@@ -114,7 +114,8 @@ async function walkOnce(
   const again = pageOf(
     await session.call(operation, input(100, 0), { kind: 'success' }, 'scenario', label('reference page, read again')),
   );
-  const sample = reference.data[0]?.id;
+  const head = reference.data[0];
+  const sample = head && itemId(head);
   return {
     findings,
     final: again !== undefined && fingerprint(again) === fingerprint(reference),
@@ -140,25 +141,37 @@ async function walk(session: Session, operation: Operation, path: Record<string,
   }
 }
 
-/** Makes sure each list has a few items (contacts, endpoints, deliveries, calls, suppressions), then pages through every list. */
+/**
+ * Makes sure each list has a few items (contacts, endpoints, deliveries, calls, suppressions, campaigns
+ * and a campaign's contacts), then pages through every list.
+ */
 export async function paging(session: Session, fixtures: Fixtures): Promise<void> {
   const lists = session.operations.filter((operation) => operation.isList && operation.method === 'GET');
+  const contactIds: Array<string | undefined> = [];
   for (let made = 0; made < 3; made += 1) {
-    await fixtures.contactId(true);
+    contactIds.push(await fixtures.contactId(true));
     await fixtures.call(true);
     await fixtures.suppression();
   }
   const webhooks = [await fixtures.webhook(true), await fixtures.webhook(true), await fixtures.webhook(true)];
   const webhookId = webhooks[0];
   for (let sent = 0; sent < 3; sent += 1) await fixtures.delivery(webhookId);
+  const chosen = contactIds.filter((id) => id !== undefined);
+  const campaignIds = [
+    await fixtures.campaign(true, chosen),
+    await fixtures.campaign(true, chosen),
+    await fixtures.campaign(true, chosen),
+  ];
   try {
     for (const operation of lists) {
-      const needsWebhook = operation.path.includes('{id}');
-      if (needsWebhook && !webhookId) {
-        session.note(operation.id, `paging not checked: ${await fixtures.unavailable('webhooks')}`);
+      // The one list under a path id is a resource's own: a campaign's contacts, or an endpoint's deliveries.
+      const collection: Collection = operation.path.startsWith('/campaigns/') ? 'campaigns' : 'webhooks';
+      const owner = collection === 'campaigns' ? campaignIds[0] : webhookId;
+      if (operation.path.includes('{id}') && !owner) {
+        session.note(operation.id, `paging not checked: ${await fixtures.unavailable(collection)}`);
         continue;
       }
-      await walk(session, operation, needsWebhook ? { id: webhookId! } : {});
+      await walk(session, operation, operation.path.includes('{id}') ? { id: owner! } : {});
     }
   } finally {
     await fixtures.releaseFresh();

@@ -76,7 +76,9 @@ async function pathValues(
                   ? await fixtures.event()
                   : collection === 'suppressions'
                     ? await fixtures.suppression()
-                    : undefined;
+                    : collection === 'campaigns'
+                      ? await fixtures.campaign(fresh)
+                      : undefined;
     if (!value) return { missing: collection };
     values[parameter.name] = value;
   }

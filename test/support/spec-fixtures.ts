@@ -24,6 +24,8 @@ export interface OwnedOrg extends TestOrg {
   idempotencyKey: string;
   /** A number on its do-not-call list, its own (no other org's or mode's fixture lists it). */
   suppressedPhone: string;
+  /** A campaign over its contacts (still scheduled: nothing dispatches). */
+  campaignId: string;
 }
 
 /** What each path parameter refers to, keyed `name@path prefix`. A new kind of path id needs a line here. */
@@ -35,6 +37,7 @@ const PATH_FIXTURES: Record<string, (org: OwnedOrg) => string> = {
   'delivery_id@/webhooks/{id}/deliveries/{delivery_id}': (org) => org.deliveryId,
   'id@/events/{id}': (org) => org.eventId,
   'phone_e164@/suppressions/{phone_e164}': (org) => org.suppressedPhone,
+  'id@/campaigns/{id}': (org) => org.campaignId,
 };
 
 /** Request-body fields that hold a resource's id (format uuid) or a value tied to the org. A new one needs a line here. */
@@ -110,7 +113,7 @@ export function sendOperation<T = unknown>(
 
 /**
  * Creates an org (on `planId`) and, through the API from the spec's examples, a webhook to
- * `receiverUrl`, a contact (which queues a delivery to it), a call and a do-not-call entry. Run the app without workers
+ * `receiverUrl`, a contact (which queues a delivery to it), a call, a campaign and a do-not-call entry. Run the app without workers
  * and with a slow simulator to keep them as they are.
  */
 export async function createOwnedOrg(
@@ -152,6 +155,7 @@ async function ownResources(app: TestApp, db: Db, org: TestOrg, receiverUrl: str
     idempotencyKey: `fixture-${name}`,
     // From the org's id: distinct for every org and mode, so a foreign one is never the caller's own.
     suppressedPhone: `+9170${String(parseInt(org.orgId.slice(0, 8), 16) % 1e8).padStart(8, '0')}`,
+    campaignId: '',
   };
   const create = async (id: string, status: number, key?: string) => {
     const operation = operationById(id);
@@ -169,6 +173,8 @@ async function ownResources(app: TestApp, db: Db, org: TestOrg, receiverUrl: str
   owned.webhookId = (await create('createWebhook', 201)).data.id;
   owned.contactId = (await create('upsertContact', 201)).data.id;
   owned.callId = (await create('createCall', 201, owned.idempotencyKey)).data.id;
+  // After the contact: the example chooses the org's contacts by their consent.
+  owned.campaignId = (await create('createCampaign', 201)).data.id;
   const suppression = operationById('createSuppression');
   const listed = await sendOperation(app, suppression, owned, suppression.path, {
     ...exampleBody(suppression, owned),
