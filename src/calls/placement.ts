@@ -38,12 +38,15 @@ type Schemas = components['schemas'];
 
 /** A call placement as the API received it. */
 export interface PlaceCallRequest {
-  auth: AuthContext;
+  auth: PlacingOrg;
   body: Schemas['CallCreate'];
   idempotencyKey: string | undefined;
   /** For a campaign's call: which campaign, contact and attempt it is (dialed at most once each). */
   campaign?: CampaignAttempt;
 }
+
+/** Whose call it is: the data org, its live org (for agents) and the mode. */
+export type PlacingOrg = Pick<AuthContext, 'orgId' | 'accountOrgId' | 'livemode'>;
 
 /** A campaign's attempt at one of its contacts. */
 export interface CampaignAttempt {
@@ -65,7 +68,7 @@ interface Route {
  */
 function routeFor(
   deps: AppDeps,
-  auth: AuthContext,
+  auth: PlacingOrg,
   agent: { provider: string; provider_settings: ProviderSettings },
 ): Route {
   if (!auth.livemode) {
@@ -282,6 +285,24 @@ function unknownOutcome(): DomainError {
     'The voice provider did not confirm the call in time; it is being checked with the provider and will not be dialed twice. Retry with the same Idempotency-Key to get its outcome.',
     { headers: { 'Retry-After': '5' } },
   );
+}
+
+/**
+ * Places a campaign's call: the same checks, hold and two transactions as placeCall, with `record` run
+ * inside the first transaction (the campaign's own bookkeeping for the attempt; it throws to abandon
+ * the placement). Throws as placeCall does (no Idempotency-Key is involved).
+ */
+export async function placeCampaignCall(
+  deps: AppDeps,
+  request: PlaceCallRequest & { campaign: CampaignAttempt },
+  record: (trx: Db, callId: string) => Promise<void>,
+): Promise<Schemas['CallCreated']> {
+  const { placement, provider } = await deps.db.transaction().execute(async (trx) => {
+    const reserved = await reservePlacement(trx, deps, request, deps.clock.now());
+    await record(trx, reserved.placement.id);
+    return reserved;
+  });
+  return dial(deps, placement, provider);
 }
 
 /**
