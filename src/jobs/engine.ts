@@ -31,6 +31,8 @@ export interface SendOptions {
   key?: string;
   /** The job runs at this time or later (at once when unset or past). */
   runAt?: Date;
+  /** With a key: a job of that key already waiting is moved to `runAt` (and given `data`) instead. */
+  replace?: boolean;
 }
 
 /** What a handler knows of the run it is in. */
@@ -47,7 +49,10 @@ export type JobHandler<T> = (data: T, run: JobRun) => Promise<void>;
 
 /** The job engine a process carries in AppDeps (`jobs`). */
 export interface JobEngine<R extends JobRegistry> {
-  /** Queues a job of kind `name`; resolves with its id, or null when `key` already has a job waiting. */
+  /**
+   * Queues a job of kind `name`; resolves with its id, or null when `key` already has a job waiting
+   * (with `replace`, that job is moved instead, and the id is the moved job's when pg-boss reports it).
+   */
   send<N extends JobName<R>>(name: N, data: JobData<R, N>, options?: SendOptions): Promise<string | null>;
   /**
    * Runs jobs of kind `name` in this process, up to `concurrency` at once (default 1); resolves once
@@ -141,11 +146,16 @@ class PgBossEngine<R extends JobRegistry> implements JobEngine<R> {
 
   async send<N extends JobName<R>>(name: N, data: JobData<R, N>, options: SendOptions = {}): Promise<string | null> {
     const boss = await this.ready();
-    return boss.send(name, data, {
+    const settings = {
       // A job without a key is its own key: the queue's policy then limits nothing.
       singletonKey: options.key ?? randomUUID(),
       ...(options.runAt ? { startAfter: options.runAt } : {}),
-    });
+    };
+    if (options.replace && options.key !== undefined) {
+      const answer = await boss.upsert(name, data, { ...settings, startAfter: options.runAt ?? new Date() });
+      return answer.jobs[0] ?? null;
+    }
+    return boss.send(name, data, settings);
   }
 
   async work<N extends JobName<R>>(
