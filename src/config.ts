@@ -82,6 +82,8 @@ export interface Config {
   jobPoolSize: number;
   /** How often an idle job worker asks for new jobs of its kind. */
   jobPollIntervalMs: number;
+  /** How often a worker looks for campaigns with work and no dispatch job waiting. */
+  campaignSweepIntervalMs: number;
   /** How often the retention job runs, and how long history is kept. */
   retentionIntervalMs: number;
   deliveryRetentionDays: number;
@@ -233,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrlSet: Boolean(env.PUBLIC_BASE_URL),
     jobPoolSize: integer(env, 'JOB_POOL_SIZE', 4, 2, 50),
     jobPollIntervalMs: integer(env, 'JOB_POLL_INTERVAL_MS', 1_000, 500, 60_000),
+    campaignSweepIntervalMs: integer(env, 'CAMPAIGN_SWEEP_INTERVAL_MS', 30_000, 1_000, 3_600_000),
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     timelineRetentionDays: integer(env, 'TIMELINE_RETENTION_DAYS', 90, 1, 3650),

@@ -1,11 +1,12 @@
 // Background work of the worker role: call progress, webhook delivery, and the job engine's jobs (the
-// retention job, the clean-up after webhook endpoint switch-offs and deletions).
+// retention job, the clean-up after webhook endpoint switch-offs and deletions, campaign dispatch).
 import type { AppDeps } from './app-deps.js';
 import type { BackgroundWorker } from './background-worker.js';
 import { startCallProgressWorker } from './calls/progress-worker.js';
 import { startDeliveryWorker } from './webhooks/delivery/worker.js';
 import { scheduleRetention } from './maintenance/retention.js';
 import { scheduleEndpointCleanup } from './webhooks/endpoint-cleanup.js';
+import { startCampaignDispatcher } from './campaigns/dispatch/worker.js';
 
 export type { BackgroundWorker } from './background-worker.js';
 
@@ -14,6 +15,7 @@ export function startWorkers(deps: AppDeps): Promise<BackgroundWorker[]> {
   // Registration waits out a database outage in the background; it never rejects.
   void scheduleRetention(deps);
   void scheduleEndpointCleanup(deps);
+  void startCampaignDispatcher(deps);
   const jobs: BackgroundWorker = { stop: (timeoutMs) => deps.jobs.stop(timeoutMs) };
   return Promise.resolve([startCallProgressWorker(deps), startDeliveryWorker(deps), jobs]);
 }

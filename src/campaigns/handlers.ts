@@ -2,15 +2,17 @@
 import type { OperationHandler } from '../contract/operations.js';
 import { DEFAULT_LIMIT, pageStart, paginateFrom } from '../contract/pagination.js';
 import * as campaigns from './service.js';
+import { wakeCampaign } from './dispatch/worker.js';
 
 /** createCampaign: 201 with the campaign (replays carry Idempotent-Replayed). Errors: see createCampaign in ./service.ts. */
-export const createCampaign: OperationHandler<'createCampaign'> = async ({ body, auth, headers }, { db, clock }) => {
-  const { campaign, replayed } = await campaigns.createCampaign(db, {
+export const createCampaign: OperationHandler<'createCampaign'> = async ({ body, auth, headers }, deps) => {
+  const { campaign, replayed } = await campaigns.createCampaign(deps.db, {
     auth,
     body,
     idempotencyKey: headers['Idempotency-Key'],
-    now: clock.now(),
+    now: deps.clock.now(),
   });
+  if (!replayed) await wakeCampaign(deps, campaign.id);
   return { status: 201, body: { data: campaign }, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
 };
 
@@ -38,17 +40,19 @@ export const pauseCampaign: OperationHandler<'pauseCampaign'> = async ({ params,
   body: { data: await campaigns.pauseCampaign(db, auth.orgId, params.id) },
 });
 
-/** resumeCampaign: 200 with the campaign no longer paused. Errors: not_found, invalid_state. */
-export const resumeCampaign: OperationHandler<'resumeCampaign'> = async ({ params, auth }, { db, clock }) => ({
-  status: 200,
-  body: { data: await campaigns.resumeCampaign(db, auth.orgId, params.id, clock.now()) },
-});
+/** resumeCampaign: 200 with the campaign no longer paused (its dispatch woken). Errors: not_found, invalid_state. */
+export const resumeCampaign: OperationHandler<'resumeCampaign'> = async ({ params, auth }, deps) => {
+  const campaign = await campaigns.resumeCampaign(deps.db, auth.orgId, params.id, deps.clock.now());
+  await wakeCampaign(deps, campaign.id);
+  return { status: 200, body: { data: campaign } };
+};
 
-/** cancelCampaign: 200 with the campaign canceled. Errors: not_found, invalid_state. */
-export const cancelCampaign: OperationHandler<'cancelCampaign'> = async ({ params, auth }, { db }) => ({
-  status: 200,
-  body: { data: await campaigns.cancelCampaign(db, auth.orgId, params.id) },
-});
+/** cancelCampaign: 200 with the campaign canceled (its dispatch woken to finish it). Errors: not_found, invalid_state. */
+export const cancelCampaign: OperationHandler<'cancelCampaign'> = async ({ params, auth }, deps) => {
+  const campaign = await campaigns.cancelCampaign(deps.db, auth.orgId, params.id);
+  await wakeCampaign(deps, campaign.id);
+  return { status: 200, body: { data: campaign } };
+};
 
 /** listCampaignContacts: the campaign's contacts in its order, by offset or cursor. Errors: not_found. */
 export const listCampaignContacts: OperationHandler<'listCampaignContacts'> = async (

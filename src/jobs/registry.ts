@@ -51,6 +51,9 @@ export function periodicKind(expirySeconds = JOB_DEFAULT_EXPIRY_S): JobKind<Peri
 export const SERVICE_JOBS = {
   'maintenance.retention': periodicKind(60 * 60),
   'webhooks.endpoint-cleanup': periodicKind(),
+  // A campaign's passes for a few seconds; a run whose worker died is run again (passes are safe to repeat).
+  'campaigns.dispatch': jobKind<{ campaignId: string }>({ retries: 3, expirySeconds: 300 }),
+  'campaigns.sweep': periodicKind(60),
 } as const satisfies JobRegistry;
 
 /** The type of the service's registry. */

@@ -1,0 +1,256 @@
+// SQL of the campaign dispatcher: the campaign read under its row lock, contacts claimed for dialing,
+// attempts recorded, ended attempts settled (retried or final), lapsed claims and lost placements given
+// back, what is left expired, and the campaign finished.
+import { sql } from 'kysely';
+import type { Db } from '../../database/connect.js';
+import type { Selectable } from 'kysely';
+import type { CampaignsTable } from '../../../db/schema.js';
+
+/** A campaign as the dispatcher reads it. */
+export type DispatchCampaign = Selectable<CampaignsTable> & { live_org_id: string | null };
+
+/** A contact claimed for dialing: its number, the attempt it is about to get and the claim's token. */
+export interface ClaimedContact {
+  contact_id: string;
+  phone_e164: string;
+  attempt: number;
+  /** The claim's lapse time as PostgreSQL wrote it (to the microsecond): only its holder knows it. */
+  claim: string;
+}
+
+/** The call statuses that end a call; each is also the state its contact ends in. */
+const CALL_ENDINGS = ['completed', 'failed', 'no_answer', 'busy', 'canceled'];
+
+/** The campaign with its org's live org (null for a live org), locked until `trx` ends when `lock`. */
+export async function readCampaign(db: Db, campaignId: string, lock: boolean): Promise<DispatchCampaign | undefined> {
+  let query = db
+    .selectFrom('campaigns')
+    .innerJoin('orgs', 'orgs.id', 'campaigns.org_id')
+    .selectAll('campaigns')
+    .select('orgs.live_org_id')
+    .where('campaigns.id', '=', campaignId);
+  if (lock) query = query.forNoKeyUpdate('campaigns');
+  return query.executeTakeFirst();
+}
+
+/** How many of the campaign's contacts are being called (claimed or dialed, not yet settled). */
+export async function countCalling(db: Db, campaignId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM campaign_contacts
+    WHERE campaign_id = ${campaignId} AND state = 'calling'`.execute(db);
+  return rows[0]!.n;
+}
+
+/**
+ * Claims up to `limit` due pending contacts (retries that are due first, then list order), skipping
+ * those whose consent is excluded (they end skipped at once); the others become `calling` with a claim
+ * that lapses at `claimedUntil` (plus random microseconds, which make the claim's token unique).
+ * Returns the claimed contacts and how many were skipped.
+ */
+export async function claimDueContacts(
+  trx: Db,
+  campaign: { id: string; excludedConsent: string[] },
+  limit: number,
+  now: Date,
+  claimedUntil: Date,
+): Promise<{ claimed: ClaimedContact[]; skipped: number }> {
+  const { rows } = await sql<{
+    contact_id: string;
+    phone_e164: string;
+    attempts: number;
+    state: string;
+    claim: string;
+  }>`
+    WITH due AS (
+      SELECT contact_id FROM campaign_contacts
+      WHERE campaign_id = ${campaign.id} AND state = 'pending'
+        AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})
+      ORDER BY next_attempt_at, position
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE campaign_contacts cc SET
+      state = CASE WHEN cc.consent_capture = ANY(${campaign.excludedConsent}::text[]) THEN 'skipped' ELSE 'calling' END,
+      skip_reason = CASE WHEN cc.consent_capture = ANY(${campaign.excludedConsent}::text[]) THEN 'consent_excluded' END,
+      claimed_until = CASE WHEN cc.consent_capture = ANY(${campaign.excludedConsent}::text[]) THEN NULL
+                           ELSE ${claimedUntil}::timestamptz + make_interval(secs => random() / 1000) END,
+      next_attempt_at = NULL,
+      updated_at = clock_timestamp()
+    FROM due
+    WHERE cc.campaign_id = ${campaign.id} AND cc.contact_id = due.contact_id
+    RETURNING cc.contact_id, cc.phone_e164, cc.attempts, cc.state, cc.claimed_until::text AS claim`.execute(trx);
+  const claimed = rows
+    .filter((row) => row.state === 'calling')
+    .map((row) => ({
+      contact_id: row.contact_id,
+      phone_e164: row.phone_e164,
+      attempt: row.attempts + 1,
+      claim: row.claim,
+    }));
+  return { claimed, skipped: rows.length - claimed.length };
+}
+
+/**
+ * Records that the claimed contact's attempt is being placed as call `callId`. False when the claim is
+ * no longer this dispatcher's (it lapsed, and the contact was given back or claimed again).
+ */
+export async function recordAttempt(
+  trx: Db,
+  campaignId: string,
+  contact: ClaimedContact,
+  callId: string,
+): Promise<boolean> {
+  const result = await sql`
+    UPDATE campaign_contacts SET attempts = ${contact.attempt}, last_call_id = ${callId}, claimed_until = NULL,
+      updated_at = clock_timestamp()
+    WHERE campaign_id = ${campaignId} AND contact_id = ${contact.contact_id} AND state = 'calling'
+      AND claimed_until = ${contact.claim}::timestamptz`.execute(trx);
+  return Number(result.numAffectedRows) === 1;
+}
+
+/** Gives claims still held back (pending, due at once), as when the campaign pauses mid-batch. */
+export async function releaseClaims(db: Db, campaignId: string, contacts: ClaimedContact[]): Promise<void> {
+  if (contacts.length === 0) return;
+  await sql`
+    UPDATE campaign_contacts cc SET state = 'pending', claimed_until = NULL, updated_at = clock_timestamp()
+    FROM unnest(${contacts.map((c) => c.contact_id)}::uuid[], ${contacts.map((c) => c.claim)}::timestamptz[])
+      AS held (contact_id, claim)
+    WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = held.contact_id
+      AND cc.state = 'calling' AND cc.claimed_until = held.claim`.execute(db);
+}
+
+/** Marks a claimed contact skipped: its number is on the do-not-call list at dial time. */
+export async function skipSuppressed(db: Db, campaignId: string, contact: ClaimedContact): Promise<void> {
+  await sql`
+    UPDATE campaign_contacts SET state = 'skipped', skip_reason = 'suppressed', claimed_until = NULL,
+      updated_at = clock_timestamp()
+    WHERE campaign_id = ${campaignId} AND contact_id = ${contact.contact_id} AND state = 'calling'
+      AND claimed_until = ${contact.claim}::timestamptz`.execute(db);
+}
+
+/**
+ * Settles an attempt the provider refused (no call exists): ended `failed` with reason provider_error,
+ * retried when the campaign retries that ending and attempts remain.
+ */
+export async function settleRefusedAttempt(
+  db: Db,
+  campaignId: string,
+  contactId: string,
+  attempt: number,
+  now: Date,
+): Promise<void> {
+  await sql`
+    WITH refused AS (
+      SELECT cc.contact_id, k.retry_interval_sec,
+             'failed' = ANY(k.retry_on) AND 'provider_error' = ANY(k.retry_failed_reasons)
+               AND ${attempt} < k.max_attempts AS retry
+      FROM campaign_contacts cc JOIN campaigns k ON k.id = cc.campaign_id
+      WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = ${contactId}
+        AND cc.state = 'calling' AND cc.attempts = ${attempt}
+      FOR UPDATE OF cc
+    )
+    UPDATE campaign_contacts cc SET
+      state = CASE WHEN r.retry THEN 'pending' ELSE 'failed' END,
+      next_attempt_at = CASE WHEN r.retry THEN ${now}::timestamptz + make_interval(secs => r.retry_interval_sec) END,
+      last_outcome = 'failed', last_reason = 'provider_error', updated_at = clock_timestamp()
+    FROM refused r
+    WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = r.contact_id`.execute(db);
+}
+
+/**
+ * Settles the campaign's attempts whose calls have ended: each contact takes its call's ending, or goes
+ * back to pending (due an interval after the end) when that ending is retried and attempts remain.
+ * Returns how many were settled.
+ */
+export async function settleEndedAttempts(db: Db, campaignId: string): Promise<number> {
+  const result = await sql`
+    WITH ended AS (
+      SELECT cc.contact_id, c.status, c.reason, c.ended_at, k.retry_interval_sec,
+             cc.attempts < k.max_attempts AND (
+               (c.status IN ('busy', 'no_answer') AND c.status = ANY(k.retry_on))
+               OR (c.status = 'failed' AND 'failed' = ANY(k.retry_on) AND c.reason = ANY(k.retry_failed_reasons))
+             ) AS retry
+      FROM campaign_contacts cc
+      JOIN campaigns k ON k.id = cc.campaign_id
+      JOIN calls c ON c.id = cc.last_call_id AND c.org_id = cc.org_id
+      WHERE cc.campaign_id = ${campaignId} AND cc.state = 'calling' AND cc.claimed_until IS NULL
+        AND c.status = ANY(${CALL_ENDINGS}::text[])
+      FOR UPDATE OF cc
+    )
+    UPDATE campaign_contacts cc SET
+      state = CASE WHEN e.retry THEN 'pending' ELSE e.status END,
+      next_attempt_at = CASE WHEN e.retry THEN e.ended_at + make_interval(secs => e.retry_interval_sec) END,
+      last_outcome = e.status, last_reason = e.reason, updated_at = clock_timestamp()
+    FROM ended e
+    WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = e.contact_id`.execute(db);
+  return Number(result.numAffectedRows);
+}
+
+/**
+ * Gives back what a dead or stopped dispatcher left: claims past `now` that never became a placement,
+ * and attempts whose placement came to nothing (voided: never dialed), which keep their attempt number.
+ * Returns how many contacts are due again.
+ */
+export async function recoverAbandonedAttempts(db: Db, campaignId: string, now: Date): Promise<number> {
+  const lapsed = await sql`
+    UPDATE campaign_contacts SET state = 'pending', claimed_until = NULL, updated_at = clock_timestamp()
+    WHERE campaign_id = ${campaignId} AND state = 'calling' AND claimed_until < ${now}`.execute(db);
+  const lost = await sql`
+    UPDATE campaign_contacts cc SET state = 'pending', attempts = cc.attempts - 1, updated_at = clock_timestamp()
+    WHERE cc.campaign_id = ${campaignId} AND cc.state = 'calling' AND cc.claimed_until IS NULL
+      AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.id = cc.last_call_id)
+      AND NOT EXISTS (SELECT 1 FROM call_placements p WHERE p.id = cc.last_call_id)`.execute(db);
+  return Number(lapsed.numAffectedRows) + Number(lost.numAffectedRows);
+}
+
+/** Ends every pending contact of the campaign as `expired` (its end time has passed); returns how many. */
+export async function expirePending(db: Db, campaignId: string): Promise<number> {
+  const result = await sql`
+    UPDATE campaign_contacts SET state = 'expired', next_attempt_at = NULL, updated_at = clock_timestamp()
+    WHERE campaign_id = ${campaignId} AND state = 'pending'`.execute(db);
+  return Number(result.numAffectedRows);
+}
+
+/** How many contacts are pending, and when the earliest of them is due (null: one is due now or never set). */
+export async function pendingSummary(
+  db: Db,
+  campaignId: string,
+): Promise<{ pending: number; dueNow: boolean; earliestRetry: Date | null }> {
+  const { rows } = await sql<{ pending: number; due_now: boolean; earliest: Date | null }>`
+    SELECT count(*)::int AS pending,
+           coalesce(bool_or(next_attempt_at IS NULL), false) AS due_now,
+           min(next_attempt_at) AS earliest
+    FROM campaign_contacts WHERE campaign_id = ${campaignId} AND state = 'pending'`.execute(db);
+  const row = rows[0]!;
+  return { pending: row.pending, dueNow: row.due_now, earliestRetry: row.earliest };
+}
+
+/** Sets the campaign's status and pause reason. */
+export async function setCampaignStatus(
+  db: Db,
+  campaignId: string,
+  status: DispatchCampaign['status'],
+  pausedReason: 'requested' | 'insufficient_credits' | null,
+): Promise<void> {
+  await sql`
+    UPDATE campaigns SET status = ${status}, paused_reason = ${pausedReason}, updated_at = clock_timestamp()
+    WHERE id = ${campaignId}`.execute(db);
+}
+
+/** Stamps the campaign finished at `at` (its final event is emitted in the same transaction). */
+export async function markFinished(db: Db, campaignId: string, at: Date): Promise<void> {
+  await sql`UPDATE campaigns SET finished_at = ${at}, updated_at = clock_timestamp() WHERE id = ${campaignId}`.execute(
+    db,
+  );
+}
+
+/** The campaigns that may have work: scheduled or running, or ended with attempts still to settle or to report. */
+export async function activeCampaignIds(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    SELECT id FROM campaigns WHERE status IN ('scheduled', 'running')
+    UNION ALL
+    SELECT id FROM campaigns WHERE status IN ('paused', 'canceled') AND finished_at IS NULL
+      AND (status = 'canceled' OR EXISTS (SELECT 1 FROM campaign_contacts cc
+                                         WHERE cc.campaign_id = campaigns.id AND cc.state = 'calling'))`.execute(db);
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,287 @@
+// The campaign dispatcher in one process, on an injected clock: windows read in the campaign's time
+// zone (across a daylight-saving change), its concurrency, the do-not-call list and consent checked at
+// dial time, the pause when credits run out and the resume, retries of the chosen endings only, the
+// end time, cancel, and campaign.finished once with counters that add up. Passes are run by hand
+// (runDispatchPass, what the worker's job runs), so each step is observed exactly.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestOrg, ManualClock, startTestApp, type TestApp } from './support/app.js';
+import { testNumber, waitFor } from './support/calls.js';
+import {
+  ALWAYS,
+  campaignCalls,
+  createCampaign,
+  createContacts,
+  fetchCampaign,
+  finishedEvents,
+} from './support/campaigns.js';
+import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
+import { addCredits } from '../src/orgs/service.js';
+
+let database: TestDatabase;
+let clock: ManualClock;
+let app: TestApp;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  clock = new ManualClock(Date.parse('2026-03-06T23:00:00Z'));
+  // No background work: each pass is run by the test, and calls stay where placing left them.
+  app = await startTestApp(database, { clock, workers: false });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+});
+
+/** Cancels the campaign's calls in progress through POST /calls/{id}/cancel. */
+async function cancelCalls(client: ReturnType<TestApp['client']>, campaignId: string): Promise<void> {
+  for (const call of await campaignCalls(database.db, campaignId)) {
+    const { response } = await client.POST('/calls/{id}/cancel', { params: { path: { id: call.id } } });
+    expect(response.status).toBe(200);
+  }
+}
+
+/** Counters that must add up to the contacts in all. */
+function sumOfStates(counters: Awaited<ReturnType<typeof fetchCampaign>>['counters']): number {
+  const { pending, in_progress, completed, failed, no_answer, busy, expired, canceled, skipped } = counters;
+  return pending + in_progress + completed + failed + no_answer + busy + expired + canceled + skipped.total;
+}
+
+describe('windows in the campaign time zone', () => {
+  it('waits for the first window after a daylight-saving change, then dials inside it only', async () => {
+    clock.set(Date.parse('2026-03-06T23:00:00Z')); // Friday 18:00 in New York (EST, UTC-5)
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const contacts = await createContacts(client, [testNumber('1111'), testNumber('1112')]);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: contacts },
+      max_concurrency: 1,
+      schedule: {
+        starts_at: '2026-03-06T12:00:00Z',
+        timezone: 'America/New_York',
+        windows: [{ days: ['mon'], start: '09:00', end: '10:00' }],
+      },
+    });
+    // Clocks go forward on Sunday 8 March: Monday 09:00 is 13:00 UTC (EDT), not 14:00 (EST).
+    const first = await runDispatchPass(app.deps, campaign.id);
+    expect(first).toEqual({ placed: 0, nextAt: new Date('2026-03-09T13:00:00Z') });
+    clock.set(Date.parse('2026-03-09T12:59:59Z'));
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(0);
+    clock.set(Date.parse('2026-03-09T13:00:00Z'));
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+    expect(await fetchCampaign(client, campaign.id)).toMatchObject({ status: 'running' });
+    // 10:00 local closes the window: the second contact waits for next Monday.
+    await cancelCalls(client, campaign.id);
+    clock.set(Date.parse('2026-03-09T14:00:00Z'));
+    const closed = await runDispatchPass(app.deps, campaign.id);
+    expect(closed).toEqual({ placed: 0, nextAt: new Date('2026-03-16T13:00:00Z') });
+    expect((await campaignCalls(database.db, campaign.id)).length).toBe(1);
+  });
+
+  it('reads the weekday in the campaign zone, not in UTC', async () => {
+    // Monday 00:30 in Kolkata is Sunday 19:00 UTC.
+    clock.set(Date.parse('2026-03-15T19:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const contacts = await createContacts(client, [testNumber('1113')]);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: contacts },
+      schedule: { timezone: 'Asia/Kolkata', windows: [{ days: ['mon'], start: '00:00', end: '01:00' }] },
+    });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+  });
+});
+
+describe('dial-time rules', () => {
+  it('never has more than max_concurrency calls in progress', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const numbers = Array.from({ length: 6 }, (_, i) => testNumber(`12${String(i).padStart(2, '0')}`));
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, numbers) },
+      max_concurrency: 2,
+    });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(2);
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(0);
+    const read = await fetchCampaign(client, campaign.id);
+    expect(read.counters).toMatchObject({ in_progress: 2, pending: 4, calls_placed: 2, contacts_total: 6 });
+  });
+
+  it('skips a number put on the do-not-call list after creation, and excluded consent', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const [listed, kept, imported] = [testNumber('1301'), testNumber('1302'), testNumber('1303')];
+    const ids = [
+      ...(await createContacts(client, [listed, kept])),
+      ...(await createContacts(client, [imported], 'imported')),
+    ];
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: ids },
+      exclude_consent_capture: ['imported'],
+    });
+    const added = await client.POST('/suppressions', { body: { phone_e164: listed, reason: 'opted_out' } });
+    expect(added.response.status).toBe(201);
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+    expect((await campaignCalls(database.db, campaign.id)).map((call) => call.to_e164)).toEqual([kept]);
+    const read = await fetchCampaign(client, campaign.id);
+    expect(read.counters.skipped).toEqual({ total: 2, suppressed: 1, consent_excluded: 1 });
+    const { data } = await client.GET('/campaigns/{id}/contacts', { params: { path: { id: campaign.id } } });
+    expect(data!.data.map((row) => [row.phone_e164, row.state, row.skip_reason])).toEqual([
+      [listed, 'skipped', 'suppressed'],
+      [kept, 'in_progress', null],
+      [imported, 'skipped', 'consent_excluded'],
+    ]);
+  });
+
+  it('pauses when a hold cannot be taken, and carries on when resumed', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    // One call's hold is 10 minutes at 200 paise a minute: there is enough for one call, not two.
+    const org = await createTestOrg(database.db, { credits: 3_000 });
+    const client = app.client(org.key);
+    const numbers = [testNumber('1401'), testNumber('1402'), testNumber('1403')];
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, numbers) },
+      max_concurrency: 3,
+    });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+    expect(await fetchCampaign(client, campaign.id)).toMatchObject({
+      status: 'paused',
+      paused_reason: 'insufficient_credits',
+      counters: { in_progress: 1, pending: 2 },
+    });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(0);
+    await addCredits(database.db, org.orgId, 10_000);
+    const resumed = await client.POST('/campaigns/{id}/resume', { params: { path: { id: campaign.id } } });
+    expect(resumed.data?.data).toMatchObject({ status: 'running', paused_reason: null });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(2);
+  });
+});
+
+describe('endings', () => {
+  it('expires what is left at the end time and finishes once', async () => {
+    clock.set(Date.parse('2026-04-06T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, [testNumber('1501'), testNumber('1502')]) },
+      schedule: {
+        starts_at: '2026-04-06T10:00:00Z',
+        ends_at: '2026-04-06T12:00:00Z',
+        timezone: 'UTC',
+        windows: [{ days: ['tue'], start: '09:00', end: '17:00' }],
+      },
+    });
+    // Monday: no window before the end, so the next pass is at the end.
+    expect(await runDispatchPass(app.deps, campaign.id)).toEqual({
+      placed: 0,
+      nextAt: new Date('2026-04-06T12:00:00Z'),
+    });
+    clock.set(Date.parse('2026-04-06T12:00:00Z'));
+    expect(await runDispatchPass(app.deps, campaign.id)).toEqual({ placed: 0, nextAt: null });
+    const read = await fetchCampaign(client, campaign.id);
+    expect(read).toMatchObject({ status: 'completed', counters: { expired: 2, contacts_total: 2 } });
+    expect(read.finished_at).not.toBeNull();
+    await runDispatchPass(app.deps, campaign.id);
+    const mine = await finishedEvents(client, campaign.id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.data).toMatchObject({ status: 'completed', counters: { expired: 2 } });
+  });
+
+  it('cancel: pending contacts are canceled, calls in progress end, then it finishes', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const numbers = [testNumber('1601'), testNumber('1602'), testNumber('1603')];
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, numbers) },
+      max_concurrency: 1,
+    });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+    const canceled = await client.POST('/campaigns/{id}/cancel', { params: { path: { id: campaign.id } } });
+    expect(canceled.data?.data).toMatchObject({ status: 'canceled', counters: { canceled: 2, in_progress: 1 } });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(0);
+    expect((await fetchCampaign(client, campaign.id)).finished_at).toBeNull();
+    // The call in progress ends (here by its own cancel): only then is the campaign finished.
+    await cancelCalls(client, campaign.id);
+    expect(await runDispatchPass(app.deps, campaign.id)).toEqual({ placed: 0, nextAt: null });
+    const read = await fetchCampaign(client, campaign.id);
+    expect(read).toMatchObject({ status: 'canceled', counters: { canceled: 3, in_progress: 0, calls_placed: 1 } });
+    expect(read.finished_at).not.toBeNull();
+    expect(sumOfStates(read.counters)).toBe(3);
+  });
+});
+
+describe('retries and the final event, with calls walked by the simulator', () => {
+  let worked: TestApp;
+  let workedClock: ManualClock;
+
+  beforeAll(async () => {
+    workedClock = new ManualClock(Date.parse('2026-05-01T10:00:00Z'));
+    worked = await startTestApp(database, { clock: workedClock, config: { simulatorStepMs: 1_000 } });
+  });
+
+  afterAll(async () => {
+    await worked?.close();
+  });
+
+  it('retries only the chosen endings, and sends campaign.finished once with counters that add up', async () => {
+    const org = await createTestOrg(database.db);
+    const client = worked.client(org.key);
+    const numbers = {
+      busy: testNumber('0001'),
+      noAnswer: testNumber('0002'),
+      rejected: testNumber('0003'),
+      providerError: testNumber('0004'),
+      completed: testNumber('9999'),
+    };
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, Object.values(numbers)) },
+      max_concurrency: 5,
+      retry: { max_attempts: 2, on: ['busy', 'failed'], failed_reasons: ['provider_error'], interval_sec: 60 },
+      schedule: { timezone: 'UTC', windows: ALWAYS },
+    });
+    // Simulated time runs a second at a time while the test runs passes; the worker walks the calls.
+    const read = await waitFor(
+      'the campaign to finish',
+      async () => {
+        workedClock.advance(1_000);
+        await runDispatchPass(worked.deps, campaign.id);
+        const current = await fetchCampaign(client, campaign.id);
+        return current.finished_at !== null && current;
+      },
+      60_000,
+    );
+    const calls = await campaignCalls(database.db, campaign.id);
+    const attemptsOf = (to: string) => calls.filter((call) => call.to_e164 === to).map((call) => call.attempt);
+    expect(attemptsOf(numbers.busy)).toEqual([1, 2]);
+    expect(attemptsOf(numbers.noAnswer)).toEqual([1]);
+    expect(attemptsOf(numbers.rejected)).toEqual([1]);
+    expect(attemptsOf(numbers.providerError)).toEqual([1, 2]);
+    expect(attemptsOf(numbers.completed)).toEqual([1]);
+    expect(read).toMatchObject({
+      status: 'completed',
+      counters: { contacts_total: 5, completed: 1, busy: 1, no_answer: 1, failed: 2, pending: 0, calls_placed: 7 },
+    });
+    expect(sumOfStates(read.counters)).toBe(5);
+    const charged = await sql<{ paise: string }>`
+      SELECT coalesce(sum(credits_debited_paise), 0) AS paise FROM calls WHERE campaign_id = ${campaign.id}`.execute(
+      database.db,
+    );
+    expect(read.counters.credits_charged_paise).toBe(Number(charged.rows[0]!.paise));
+    const mine = await finishedEvents(client, campaign.id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.data.counters).toEqual(read.counters);
+  });
+});
