@@ -96,10 +96,16 @@ export interface BenchSession {
   /** The service's environment (add NODE_EXTRA_CA_CERTS and the like before starting it). */
   serviceEnv: NodeJS.ProcessEnv;
   /**
-   * Starts the service as `npm start` does, plus `args` and node flags; resolves once /readyz is 200, or
-   * once its output matches `ready` when given (a process without an HTTP port).
+   * Starts the service as `npm start` does, plus `args`, node flags and settings over `serviceEnv`;
+   * resolves once /readyz is 200, or once its output matches `ready` when given (a process without an
+   * HTTP port).
    */
-  startService(options?: { args?: string[]; nodeArgs?: string[]; ready?: RegExp }): Promise<Child>;
+  startService(options?: {
+    args?: string[];
+    nodeArgs?: string[];
+    env?: NodeJS.ProcessEnv;
+    ready?: RegExp;
+  }): Promise<Child>;
   /**
    * Captures the SQL of the scenarios' floors and starts both floor servers, with npm start's node flags
    * plus `nodeArgs`.
@@ -109,7 +115,7 @@ export interface BenchSession {
   load(
     server: Child,
     next: Scenario['service'],
-    options: { seconds: number; warmupSec?: number; connections?: number; serverCpuMs?: () => number },
+    options: { seconds: number; warmupSec?: number; connections?: number; rate?: number; serverCpuMs?: () => number },
   ): Promise<LoadResult>;
   close(): Promise<void>;
 }
@@ -163,7 +169,7 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
     startService: async (extra = {}) => {
       const child = await startChild(command.script, {
         args: [...command.args, ...(extra.args ?? [])],
-        env: serviceEnv,
+        env: { ...serviceEnv, ...extra.env },
         ready: extra.ready ?? SERVICE_READY,
         timeoutMs: 60_000,
         nodeArgs: [...command.nodeArgs, ...(extra.nodeArgs ?? [])],
@@ -213,6 +219,7 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
         connections: run.connections ?? CONNECTIONS,
         durationSec: run.seconds,
         warmupSec: run.warmupSec ?? WARMUP_SEC,
+        ...(run.rate === undefined ? {} : { rate: run.rate }),
         serverCpuMs: run.serverCpuMs ?? (() => cpuMs(server.pid)),
       }),
     close: async () => {

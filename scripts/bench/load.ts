@@ -19,6 +19,8 @@ export interface LoadOptions {
   connections: number;
   durationSec: number;
   warmupSec: number;
+  /** Requests a second over all connections; as fast as answered when unset. */
+  rate?: number;
   /** The server process's CPU time so far in ms, read around the measured run. */
   serverCpuMs: () => number;
 }
@@ -53,6 +55,7 @@ function fire(options: LoadOptions, durationSec: number, latencies: number[] | n
         connections: options.connections,
         duration: durationSec,
         timeout: 10,
+        ...(options.rate === undefined ? {} : { overallRate: options.rate }),
         requests: [{ setupRequest: (request) => ({ ...request, ...options.next() }) }],
       },
       (error: unknown, result) =>

@@ -4,6 +4,7 @@ import type { ProviderPlacementReport } from './provider-placement.js';
 import type { LoadResult } from './load.js';
 import { median } from './repeat.js';
 import type { DeliveryScaleRow } from './delivery-scale.js';
+import type { CampaignDispatchReport } from './campaign-dispatch.js';
 import type { ScaleOutRow } from './scale-out.js';
 import type { WebhookReport } from './webhooks.js';
 
@@ -57,6 +58,8 @@ export interface BenchReport {
   scaleOut: ScaleOutRow[] | null;
   /** Backlog drain rates with 1, 2 and 4 worker processes over 1, 100 and 1,000 endpoints (null when not run). */
   deliveryScale: DeliveryScaleRow[] | null;
+  /** A 100,000-contact campaign dispatched by one worker process (null when not run). */
+  campaignDispatch: CampaignDispatchReport | null;
   /** POST /calls through a Vapi agent: time added above the provider's own (null when not run). */
   providerPlacement: ProviderPlacementReport | null;
   startup: { readyMs: number[]; medianMs: number };
@@ -90,6 +93,11 @@ const DELIVERIES_PER_SECOND = 1500;
 /** The most time a placement may add above its provider's own, at the median and the 99th percentile. */
 const PLACEMENT_OVERHEAD_P50_MS = 15;
 const PLACEMENT_OVERHEAD_P99_MS = 40;
+
+/** Placements a second one worker process must reach on a campaign's steady state (issue 42). */
+const CAMPAIGN_PLACEMENTS_PER_SECOND = 300;
+/** How much slower another org's GET /calls p99 may be while a campaign dials, against idle. */
+const CAMPAIGN_LIST_P99 = 1.5;
 
 /** The issue's bound on a dashboard page's server time at p99, for the 1,000,000-call org. */
 const DASHBOARD_P99_MS = 50;
@@ -169,6 +177,29 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets'>): BenchRepo
       target: `POST /calls placement overhead p99 <= ${PLACEMENT_OVERHEAD_P99_MS} ms above the provider (${where})`,
       measured: `${ms(placement.overheadP99)} ms`,
       met: placement.overheadP99 <= PLACEMENT_OVERHEAD_P99_MS && placement.errors === 0,
+    });
+  }
+  const campaign = report.campaignDispatch;
+  if (campaign) {
+    targets.push({
+      target: `campaign dispatch, one worker process: steady placements/s >= ${CAMPAIGN_PLACEMENTS_PER_SECOND}`,
+      measured: `${campaign.steadyPerSecond.toFixed(0)}/s`,
+      met: campaign.steadyPerSecond >= CAMPAIGN_PLACEMENTS_PER_SECOND,
+    });
+    targets.push({
+      target: `campaign dispatch: calls in progress never above max_concurrency ${campaign.maxConcurrency}`,
+      measured: `${campaign.peakInProgress} at most`,
+      met: campaign.peakInProgress <= campaign.maxConcurrency && campaign.peakCalling <= campaign.maxConcurrency,
+    });
+    targets.push({
+      target: 'campaign dispatch: worker resident memory < 250 MiB',
+      measured: `${campaign.workerPeakRssMiB.toFixed(0)} MiB`,
+      met: campaign.workerPeakRssMiB < 250,
+    });
+    targets.push({
+      target: `campaign dispatch: another org's GET /calls p99 <= ${CAMPAIGN_LIST_P99} x idle`,
+      measured: `${ratio(campaign.listP99Ratio)} x (${ms(campaign.listDuring.p99)} vs ${ms(campaign.listIdle.p99)} ms)`,
+      met: campaign.listP99Ratio <= CAMPAIGN_LIST_P99,
     });
   }
   targets.push({
@@ -311,6 +342,57 @@ export function formatReport(report: BenchReport): string {
           row.seconds.toFixed(1),
           String(row.missing),
         ]),
+      ),
+    );
+  }
+  const campaign = report.campaignDispatch;
+  if (campaign) {
+    const runsOf = (pick: (run: CampaignDispatchReport['runs'][number]) => number, digits = 0) =>
+      campaign.runs.map((run) => pick(run).toFixed(digits)).join(', ');
+    out.push(
+      '',
+      table(
+        [
+          `Campaign of ${campaign.contacts.toLocaleString('en')} contacts, max_concurrency ${campaign.maxConcurrency}, one worker process, calls of about 1 s`,
+          'value',
+          'runs',
+        ],
+        [
+          [`Placed in ${campaign.seconds} s`, String(campaign.placed), runsOf((run) => run.placed)],
+          ['Placements/s overall', campaign.perSecond.toFixed(0), runsOf((run) => run.perSecond)],
+          [
+            `Placements/s from ${campaign.steadyAfterSec} s on (steady state)`,
+            campaign.steadyPerSecond.toFixed(0),
+            runsOf((run) => run.steadyPerSecond),
+          ],
+          [
+            'First placement after creation (ms)',
+            campaign.firstPlacementMs.toFixed(0),
+            runsOf((run) => run.firstPlacementMs),
+          ],
+          [
+            'Calls in progress / contacts being called, highest sample',
+            `${campaign.peakInProgress} / ${campaign.peakCalling}`,
+            runsOf((run) => run.peakInProgress),
+          ],
+          [
+            'Call progress: most overdue step (ms)',
+            campaign.peakProgressLagMs.toFixed(0),
+            runsOf((run) => run.peakProgressLagMs),
+          ],
+          [
+            'Worker resident memory: after start / peak (MiB)',
+            `${campaign.workerIdleRssMiB.toFixed(0)} / ${campaign.workerPeakRssMiB.toFixed(0)}`,
+            runsOf((run) => run.workerPeakRssMiB),
+          ],
+          ['Worker CPU (% of one core)', campaign.workerCpuPercent.toFixed(0), runsOf((run) => run.workerCpuPercent)],
+          [
+            `Another org's GET /calls at ${campaign.listRate}/s: p99 idle / during (ms)`,
+            `${ms(campaign.listIdle.p99)} / ${ms(campaign.listDuring.p99)}`,
+            campaign.listP99Ratios.map(ratio).join(', '),
+          ],
+          ['Cancel to finished (s)', campaign.drainSeconds.toFixed(1), runsOf((run) => run.drainSeconds, 1)],
+        ],
       ),
     );
   }

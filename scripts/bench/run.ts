@@ -1,13 +1,15 @@
 // `npm run bench`: seeds the benchmark database, starts the real service and the bare floors (one that
 // prepares the statements the service prepares, one that does not) as child processes on loopback,
-// runs every scenario, the webhook delivery test, the start-up and memory measurements and the
-// scale-out phase, then prints the report and writes bench-report.json. Stops by itself (60-minute
-// watchdog). Options: --duration=SECONDS (per measured run, default 10),
+// runs every scenario, the webhook delivery test, the start-up and memory measurements, the campaign
+// dispatch and scale-out phases, then prints the report and writes bench-report.json. Stops by itself
+// (60-minute watchdog). Options: --duration=SECONDS (per measured run, default 10),
 // --repeat=N (runs per row, reported as their median; default 3),
-// --only=NAME,... (scenario names, `webhooks`, `provider-placement`, `delivery-scale` or `scale-out`),
+// --only=NAME,... (scenario names, `webhooks`, `provider-placement`, `delivery-scale`,
+// `campaign-dispatch` or `scale-out`),
 // --placement-concurrency=N (placements in flight in the provider-placement phase, default 50),
-// --profile (CPU profile of the measured server in .data/bench-profiles; `npm run bench:profile` reads
-// one by layer).
+// --campaign-seconds=N (how long each campaign dispatch run dials, default 60),
+// --profile (CPU profile of the measured server, and of the campaign dispatch's worker, in
+// .data/bench-profiles; `npm run bench:profile` reads one by layer).
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,6 +30,12 @@ import {
 import { median, medianLoad, repeat } from './repeat.js';
 import { benchScaleOut, type ScaleOutRow } from './scale-out.js';
 import { benchDeliveryScale, type DeliveryScaleRow } from './delivery-scale.js';
+import {
+  benchCampaignDispatch,
+  CAMPAIGN_SECONDS,
+  CAMPAIGN_SIMULATOR_STEP_MS,
+  type CampaignDispatchReport,
+} from './campaign-dispatch.js';
 import { buildScenarios } from './scenarios.js';
 import {
   benchProviderPlacement,
@@ -196,6 +204,32 @@ async function main(): Promise<void> {
       });
     }
 
+    // With the service stopped: one worker process dispatching a 100,000-contact campaign, an API process beside it.
+    let campaignDispatch: CampaignDispatchReport | null = null;
+    if (wanted('campaign-dispatch')) {
+      // Calls of about a second; the sweep at its shortest, so a dispatch job handed over is picked up soon.
+      const env = { SIMULATOR_STEP_MS: String(CAMPAIGN_SIMULATOR_STEP_MS), CAMPAIGN_SWEEP_INTERVAL_MS: '1000' };
+      const calls = allScenarios.find((scenario) => scenario.name === 'calls-big')!;
+      campaignDispatch = await benchCampaignDispatch({
+        db: database.db,
+        startApi: () => session.startService({ args: ['--role', 'api'], env }),
+        startWorker: () =>
+          session.startService({
+            args: ['--role', 'worker'],
+            env,
+            nodeArgs: profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve('.data/bench-profiles')] : [],
+            ready: /Voice-call API is running \(role worker\)/,
+          }),
+        list: calls.service,
+        load: (server, next, run) => session.load(server, next, run),
+        cpuMs,
+        seconds: Number(option('campaign-seconds') ?? CAMPAIGN_SECONDS),
+        listSeconds: durationSec * 2,
+        repetitions,
+        log,
+      });
+    }
+
     // Last, with nothing else of the benchmark running: 1, 2 and 4 API-only processes.
     let scaleOut: ScaleOutRow[] | null = null;
     if (wanted('scale-out')) {
@@ -234,6 +268,7 @@ async function main(): Promise<void> {
       webhooks,
       scaleOut,
       deliveryScale,
+      campaignDispatch,
       providerPlacement,
       startup: { readyMs, medianMs: median(readyMs) },
       memory: { idleRssMiB, peakRssMiB },
