@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../src/database/connect.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
 import type { LoadResult, RequestSpec } from './load.js';
-import { sampleRss, rssMiB, type Child } from './processes.js';
+import { postgresCpuMs, sampleRss, rssMiB, type Child } from './processes.js';
 import { median, medianLoad, medianOf, repeat } from './repeat.js';
 
 /** Contacts of the campaign's org, all in the campaign. */
@@ -59,8 +59,11 @@ export interface CampaignDispatchRun {
   /** The worker's resident memory after start and at its peak, in MiB. */
   workerIdleRssMiB: number;
   workerPeakRssMiB: number;
-  /** The worker's CPU share of one core over the run, in percent. */
+  /** The worker's and PostgreSQL's CPU shares of one core over the run, in percent. */
   workerCpuPercent: number;
+  postgresCpuPercent: number;
+  /** How long POST /campaigns took (it stores the campaign's 100,000 contacts), in ms. */
+  createMs: number;
   /** The other org's GET /calls with the worker idle, and while the campaign dials. */
   listIdle: LoadResult;
   listDuring: LoadResult;
@@ -225,6 +228,8 @@ async function runOnce(
 
     const rss = sampleRss(worker.pid, 100);
     const cpuBefore = options.cpuMs(worker.pid);
+    const postgresBefore = postgresCpuMs();
+    const createStarted = performance.now();
     const created = await api<{ data: { id: string; created_at: string } }>(
       apiServer.address,
       org.key,
@@ -241,6 +246,7 @@ async function runOnce(
         max_concurrency: CAMPAIGN_MAX_CONCURRENCY,
       },
     );
+    const createMs = performance.now() - createStarted;
     const campaignId = created.data.id;
     const startedAt = Date.parse(created.data.created_at);
     const sampler = sampleCampaign(db, campaignId);
@@ -249,7 +255,9 @@ async function runOnce(
     const listDuring = await options.load(apiServer, options.list, listOptions);
     await sleep(Math.max(0, untilMs(options.seconds)));
     const peak = await sampler.stop();
-    const workerCpuPercent = (100 * (options.cpuMs(worker.pid) - cpuBefore)) / (Date.now() - startedAt);
+    const elapsedMs = Date.now() - startedAt;
+    const workerCpuPercent = (100 * (options.cpuMs(worker.pid) - cpuBefore)) / elapsedMs;
+    const postgresCpuPercent = (100 * (postgresCpuMs() - postgresBefore)) / elapsedMs;
 
     const cancelAt = performance.now();
     await api(apiServer.address, org.key, 'POST', `/campaigns/${campaignId}/cancel`);
@@ -286,6 +294,8 @@ async function runOnce(
       workerIdleRssMiB,
       workerPeakRssMiB,
       workerCpuPercent,
+      postgresCpuPercent,
+      createMs,
       listIdle,
       listDuring,
       drainSeconds,
@@ -294,7 +304,8 @@ async function runOnce(
       `campaign dispatch: ${run.placed} placed in ${options.seconds} s, ${run.perSecond.toFixed(0)}/s overall, ` +
         `${run.steadyPerSecond.toFixed(0)}/s steady; in progress at most ${run.peakInProgress} (${run.samples} samples), ` +
         `calling at most ${run.peakCalling}; progress lag at most ${run.peakProgressLagMs.toFixed(0)} ms; ` +
-        `worker RSS ${run.workerIdleRssMiB.toFixed(0)} -> ${run.workerPeakRssMiB.toFixed(0)} MiB, CPU ${run.workerCpuPercent.toFixed(0)}%; ` +
+        `worker RSS ${run.workerIdleRssMiB.toFixed(0)} -> ${run.workerPeakRssMiB.toFixed(0)} MiB, CPU ${run.workerCpuPercent.toFixed(0)}% (PostgreSQL ${run.postgresCpuPercent.toFixed(0)}%); ` +
+        `created in ${run.createMs.toFixed(0)} ms; ` +
         `GET /calls p99 ${listIdle.p99.toFixed(1)} ms idle, ${listDuring.p99.toFixed(1)} ms during; drained in ${drainSeconds.toFixed(1)} s`,
     );
     return run;

@@ -385,7 +385,12 @@ export function formatReport(report: BenchReport): string {
             `${campaign.workerIdleRssMiB.toFixed(0)} / ${campaign.workerPeakRssMiB.toFixed(0)}`,
             runsOf((run) => run.workerPeakRssMiB),
           ],
-          ['Worker CPU (% of one core)', campaign.workerCpuPercent.toFixed(0), runsOf((run) => run.workerCpuPercent)],
+          [
+            'CPU % of one core: worker / PostgreSQL',
+            `${campaign.workerCpuPercent.toFixed(0)} / ${campaign.postgresCpuPercent.toFixed(0)}`,
+            runsOf((run) => run.workerCpuPercent),
+          ],
+          ['POST /campaigns (ms)', campaign.createMs.toFixed(0), runsOf((run) => run.createMs)],
           [
             `Another org's GET /calls at ${campaign.listRate}/s: p99 idle / during (ms)`,
             `${ms(campaign.listIdle.p99)} / ${ms(campaign.listDuring.p99)}`,
