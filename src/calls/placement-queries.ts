@@ -13,13 +13,21 @@ export type NewPlacement = Omit<Insertable<CallPlacementsTable>, 'metadata' | 'p
 
 /** Stores a placement. */
 export async function insertPlacement(db: Db, placement: NewPlacement): Promise<void> {
+  await insertPlacements(db, [placement]);
+}
+
+/** Stores placements in one statement. */
+export async function insertPlacements(db: Db, placements: NewPlacement[]): Promise<void> {
+  if (placements.length === 0) return;
   await db
     .insertInto('call_placements')
-    .values({
-      ...placement,
-      metadata: JSON.stringify(placement.metadata),
-      provider_settings: JSON.stringify(placement.provider_settings),
-    })
+    .values(
+      placements.map((placement) => ({
+        ...placement,
+        metadata: JSON.stringify(placement.metadata),
+        provider_settings: JSON.stringify(placement.provider_settings),
+      })),
+    )
     .execute();
 }
 

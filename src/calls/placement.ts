@@ -11,9 +11,9 @@ import type { Db } from '../database/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import type { AuthContext } from '../orgs/authenticator.js';
 import { DEFAULT_FROM_E164, findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
-import { confirmHold, holdFor, reserveHold, returnHold } from '../orgs/credits.js';
-import { refuseSuppressed } from '../suppressions/service.js';
-import { refuseOverCallCap } from './concurrency.js';
+import { confirmHold, holdFor, reserveHold, reserveHolds, returnHold } from '../orgs/credits.js';
+import { findSuppressed, refuseSuppressed } from '../suppressions/service.js';
+import { lockCallSlots, refuseOverCallCap } from './concurrency.js';
 import { ProviderRefusedError, type ProviderSettings, type VoiceProvider } from './provider/types.js';
 import { providerModule } from './provider/registry.js';
 import { simulatorProvider } from './provider/simulator/index.js';
@@ -22,6 +22,7 @@ import {
   deletePlacement,
   isKeyPlacementUnknown,
   insertPlacement,
+  insertPlacements,
   lockPlacement,
   markPlacementUnknown,
   type PlacementRow,
@@ -235,7 +236,11 @@ type FirstStep =
   | { kind: 'placement'; placement: PlacementRow; provider: VoiceProvider };
 
 /** Asks the provider for a reserved placement and settles it; see placeCall for what it throws. */
-async function dial(deps: AppDeps, placement: PlacementRow, provider: VoiceProvider): Promise<Schemas['CallCreated']> {
+export async function dialPlacement(
+  deps: AppDeps,
+  placement: PlacementRow,
+  provider: VoiceProvider,
+): Promise<Schemas['CallCreated']> {
   const labels = { provider: provider.name };
   const started = performance.now();
   let placed;
@@ -287,22 +292,115 @@ function unknownOutcome(): DomainError {
   );
 }
 
+/** A campaign's batch of attempts, all placed for one org and mode by one agent with the same metadata. */
+export interface CampaignBatch {
+  auth: PlacingOrg;
+  agentId: string;
+  metadata: Schemas['CallCreate']['metadata'];
+  attempts: Array<CampaignAttempt & { toE164: string }>;
+}
+
 /**
- * Places a campaign's call: the same checks, hold and two transactions as placeCall, with `record` run
- * inside the first transaction (the campaign's own bookkeeping for the attempt; it throws to abandon
- * the placement). Throws as placeCall does (no Idempotency-Key is involved).
+ * What a batch's first transaction made of one attempt: a reserved placement, or why not (its number is
+ * on the do-not-call list, its campaign did not record it, the org's cap or its credits ran out first).
  */
-export async function placeCampaignCall(
+export type BatchedReservation =
+  | { outcome: 'reserved'; placement: PlacementRow }
+  | { outcome: 'suppressed' | 'not_recorded' | 'call_cap' | 'insufficient_credits' };
+
+/**
+ * A campaign batch's first transaction: each attempt goes through the checks of POST /calls in their
+ * order, the batch-wide ones once (agent, plan, then the org's row lock with its cap counted once), the
+ * do-not-call list read for all numbers in one statement; attempts past the cap, then past the credits,
+ * are refused in the batch's order. `record` (the campaign's bookkeeping) is given the attempts about to
+ * be placed and returns the contact ids it recorded; only those get their hold (one movement for all) and
+ * their placement (one statement). Returns the provider and each attempt's reservation, in order.
+ * Throws DomainError not_found (agent_id), forbidden (no plan) or upstream_error (provider not
+ * configured), having written nothing.
+ */
+export async function reserveCampaignPlacements(
   deps: AppDeps,
-  request: PlaceCallRequest & { campaign: CampaignAttempt },
-  record: (trx: Db, callId: string) => Promise<void>,
-): Promise<Schemas['CallCreated']> {
-  const { placement, provider } = await deps.db.transaction().execute(async (trx) => {
-    const reserved = await reservePlacement(trx, deps, request, deps.clock.now());
-    await record(trx, reserved.placement.id);
-    return reserved;
+  batch: CampaignBatch,
+  record: (trx: Db, attempts: Array<{ attempt: CampaignAttempt; callId: string }>) => Promise<Set<string>>,
+): Promise<{ provider: VoiceProvider | null; reservations: BatchedReservation[] }> {
+  const { auth } = batch;
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const agent = await findAgentInOrg(trx, auth.accountOrgId, batch.agentId);
+    if (!agent) throw notFound('agent', 'agent_id');
+    if (!(await hasActivePlan(trx, auth.orgId)))
+      throw new DomainError('forbidden', 'The organisation has no active plan.');
+    const suppressed = await findSuppressed(
+      trx,
+      auth.orgId,
+      batch.attempts.map((attempt) => attempt.toE164),
+    );
+    const slots = await lockCallSlots(trx, auth.orgId);
+    // Read under the org's row lock: the balance cannot move before the holds are taken.
+    const org = await findOrg(trx, auth.orgId);
+    if (!org) throw new Error(`the placing org ${auth.orgId} does not exist`);
+    const holdPaise = holdFor(agent.max_duration_sec, agent.rate_paise_per_minute);
+    let free = slots === null ? Number.POSITIVE_INFINITY : Math.max(0, slots.cap - slots.inProgress);
+    let affordable = holdPaise === 0 ? Number.POSITIVE_INFINITY : Math.floor(org.balance_paise / holdPaise);
+    const reservations: Array<BatchedReservation | null> = batch.attempts.map((attempt) => {
+      if (suppressed.has(attempt.toE164)) return { outcome: 'suppressed' };
+      if (free === 0) return { outcome: 'call_cap' };
+      if (affordable === 0) return { outcome: 'insufficient_credits' };
+      free -= 1;
+      affordable -= 1;
+      return null;
+    });
+    const chosen = reservations.flatMap((reservation, index) => (reservation === null ? [index] : []));
+    if (chosen.length === 0) return { provider: null, reservations: reservations as BatchedReservation[] };
+    // Asked after the checks above, as for one call; its refusal rolls the whole batch back.
+    const { provider, settings } = routeFor(deps, auth, agent);
+    const placements = new Map(
+      chosen.map((index) => {
+        const attempt = batch.attempts[index]!;
+        const placement: PlacementRow = {
+          id: randomUUID(),
+          org_id: auth.orgId,
+          agent_id: agent.id,
+          state: 'pending',
+          provider: provider.name,
+          provider_settings: settings,
+          from_e164: agent.from_e164 ?? org.default_from_e164 ?? DEFAULT_FROM_E164,
+          to_e164: attempt.toE164,
+          language: agent.language,
+          max_duration_sec: agent.max_duration_sec,
+          rate_paise_per_minute: agent.rate_paise_per_minute,
+          hold_paise: holdPaise,
+          metadata: batch.metadata ?? {},
+          idempotency_key: null,
+          campaign_id: attempt.campaignId,
+          campaign_contact_id: attempt.contactId,
+          campaign_attempt: attempt.attempt,
+          created_at: now,
+          recover_at: new Date(now.getTime() + deps.config.providerTimeoutMs + PLACEMENT_RECOVERY_GRACE_MS),
+        };
+        return [index, placement] as const;
+      }),
+    );
+    const recorded = await record(
+      trx,
+      chosen.map((index) => ({ attempt: batch.attempts[index]!, callId: placements.get(index)!.id })),
+    );
+    const kept: PlacementRow[] = [];
+    for (const index of chosen) {
+      const placement = placements.get(index)!;
+      if (recorded.has(batch.attempts[index]!.contactId)) {
+        kept.push(placement);
+        reservations[index] = { outcome: 'reserved', placement };
+      } else {
+        reservations[index] = { outcome: 'not_recorded' };
+      }
+    }
+    if (!(await reserveHolds(trx, { orgId: auth.orgId, paise: holdPaise, count: kept.length }))) {
+      throw new Error(`the holds of org ${auth.orgId} no longer fit under its row lock`);
+    }
+    await insertPlacements(trx, kept);
+    return { provider, reservations: reservations as BatchedReservation[] };
   });
-  return dial(deps, placement, provider);
 }
 
 /**
@@ -328,7 +426,8 @@ export async function placeCall(
       return { kind: 'placement', ...(await reservePlacement(trx, deps, request, now)) };
     });
     if (step.kind === 'replay') return { call: step.call, replayed: true };
-    if (step.kind === 'placement') return { call: await dial(deps, step.placement, step.provider), replayed: false };
+    if (step.kind === 'placement')
+      return { call: await dialPlacement(deps, step.placement, step.provider), replayed: false };
     // Its provider never answered: nothing to wait for until reconciliation settles it.
     if (await isKeyPlacementUnknown(deps.db, orgId, key!)) throw unknownOutcome();
     const response = await awaitResponse(deps.db, {

@@ -56,6 +56,16 @@ export async function reserveHold(trx: Db, hold: { orgId: string; paise: number 
   return true;
 }
 
+/**
+ * Reserves `count` holds of `paise` each in one movement (a campaign's batch, under the org's row lock
+ * its caller holds): the balance and the holds in flight move as `count` reserveHold calls would, and
+ * balance.low is emitted when the movement crosses the threshold. False, changing nothing, when they
+ * do not all fit.
+ */
+export async function reserveHolds(trx: Db, holds: { orgId: string; paise: number; count: number }): Promise<boolean> {
+  return reserveHold(trx, { orgId: holds.orgId, paise: holds.paise * holds.count });
+}
+
 /** Records a reserved hold in the ledger once its call exists (the balance already reflects it). */
 export async function confirmHold(trx: Db, hold: { orgId: string; callId: string; paise: number }): Promise<void> {
   if (hold.paise === 0) return;

@@ -60,6 +60,18 @@ export async function findSuppressionRow(db: Db, orgId: string, phone: string) {
     .executeTakeFirst();
 }
 
+/** Which of `phones` are on the org's list (one statement for a batch of numbers). */
+export async function suppressedAmong(db: Db, orgId: string, phones: string[]): Promise<Set<string>> {
+  if (phones.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('suppressions')
+    .select('phone_e164')
+    .where('org_id', '=', orgId)
+    .where('phone_e164', 'in', phones)
+    .execute();
+  return new Set(rows.map((row) => row.phone_e164));
+}
+
 /** Whether the org has an entry with this id (a cursor must name one). */
 export async function hasSuppressionId(db: Db, orgId: string, id: string): Promise<boolean> {
   const found = await db

@@ -89,6 +89,11 @@ export async function refuseSuppressed(db: Db, orgId: string, phone: string): Pr
   );
 }
 
+/** Which of `phones` are on the org's list now (a campaign's batch reads it at dial time, like refuseSuppressed). */
+export async function findSuppressed(db: Db, orgId: string, phones: string[]): Promise<Set<string>> {
+  return suppressions.suppressedAmong(db, orgId, phones);
+}
+
 /** One page of the org's list in API form; a cursor must be an entry of the org (else invalid_request). */
 export async function listSuppressions(
   db: Db,

@@ -5,7 +5,8 @@
 // dispatcher thought dead); the campaign's row lock and the attempt's compare-and-set keep every rule.
 import type { AppDeps } from '../../app-deps.js';
 import { DomainError } from '../../errors.js';
-import { placeCampaignCall } from '../../calls/placement.js';
+import { dialPlacement, reserveCampaignPlacements, type BatchedReservation } from '../../calls/placement.js';
+import type { VoiceProvider } from '../../calls/provider/types.js';
 import { isDialable, nextDialableAt, type CampaignSchedule } from '../schedule.js';
 import { finishCampaign } from './finish.js';
 import {
@@ -14,7 +15,7 @@ import {
   expirePending,
   pendingSummary,
   readCampaign,
-  recordAttempt,
+  recordAttempts,
   recoverAbandonedAttempts,
   releaseClaims,
   setCampaignStatus,
@@ -24,7 +25,7 @@ import {
   type ClaimedContact,
   type DispatchCampaign,
 } from './queries.js';
-import { BUSY_PASS_MS, CLAIM_BATCH, CLAIM_LEASE_MS, HALT_WAIT_MS, PLACEMENT_LANES } from './policy.js';
+import { BUSY_PASS_MS, CLAIM_BATCH, CLAIM_LEASE_MS, HALT_WAIT_MS, PLACEMENT_BATCH, PLACEMENT_LANES } from './policy.js';
 
 /** What a pass did and when the campaign needs the next one (null: not until something wakes it). */
 export interface PassResult {
@@ -34,9 +35,6 @@ export interface PassResult {
 
 /** Why placing stopped early: the org ran out of credits, hit its call cap, or cannot place at all now. */
 export type Halt = 'insufficient_credits' | 'call_cap' | 'cannot_place';
-
-/** Thrown inside a placement's first transaction when the contact's claim is no longer ours. */
-class ClaimLost extends Error {}
 
 /** The campaign's schedule in the shape the schedule module reads. */
 function scheduleOf(campaign: DispatchCampaign): CampaignSchedule {
@@ -120,49 +118,109 @@ function nextPassAt(
   return nextDialableAt(schedule, due) ?? campaign.ends_at;
 }
 
-/** Places the claimed contacts, a few at a time; stops early (giving unplaced claims back) on a halt. */
+/** A placement reserved by a batch's first transaction. */
+type PlacementRow = Extract<BatchedReservation, { outcome: 'reserved' }>['placement'];
+
+/** A halt's reason when a batch's attempt was refused for it, else null. */
+function haltOf(reservation: BatchedReservation): Halt | null {
+  if (reservation.outcome === 'call_cap') return 'call_cap';
+  if (reservation.outcome === 'insufficient_credits') return 'insufficient_credits';
+  return null;
+}
+
+/**
+ * Places the claimed contacts: batches of PLACEMENT_BATCH go through the placement's first transaction
+ * one after another (each under one org row lock), and their placements are asked of the provider by
+ * PLACEMENT_LANES lanes meanwhile. Stops reserving on a halt; claims not reserved are given back.
+ */
 async function placeClaimed(
   deps: AppDeps,
   campaign: DispatchCampaign,
   claimed: ClaimedContact[],
 ): Promise<{ placed: number; halt: Halt | null }> {
-  const queue = [...claimed];
+  const dialQueue: Array<{ contact: ClaimedContact; placement: PlacementRow; provider: VoiceProvider }> = [];
   let placed = 0;
   let halt: Halt | null = null;
-  const failures: Error[] = [];
+  let failure: unknown = null;
+  let reserving = true;
+  const idle: Array<() => void> = [];
+  const waitForWork = () => new Promise<void>((resolve) => idle.push(resolve));
+  const wakeAll = () => {
+    for (const resolve of idle.splice(0)) resolve();
+  };
   const lane = async () => {
-    while (halt === null && failures.length === 0) {
-      const contact = queue.shift();
-      if (!contact) return;
+    while (failure === null) {
+      const next = dialQueue.shift();
+      if (!next) {
+        if (!reserving) return;
+        await waitForWork();
+        continue;
+      }
       try {
-        const outcome = await placeOne(deps, campaign, contact);
-        if (outcome === 'placed') placed += 1;
-        else if (outcome !== 'skipped') halt = outcome;
+        if ((await dialOne(deps, campaign, next.contact, next.placement, next.provider)) === 'placed') placed += 1;
       } catch (error) {
-        failures.push(error instanceof Error ? error : new Error(String(error)));
+        failure = error;
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PLACEMENT_LANES, queue.length) }, lane));
-  // Claims not placed (a halt, or a database error) are due again at once rather than at their lapse.
-  await releaseClaims(deps.db, campaign.id, queue);
-  if (failures[0]) throw failures[0];
+  const lanes = Array.from({ length: Math.min(PLACEMENT_LANES, claimed.length) }, lane);
+  const unreserved: ClaimedContact[] = [];
+  let start = 0;
+  try {
+    for (; start < claimed.length; start += PLACEMENT_BATCH) {
+      const batch = claimed.slice(start, start + PLACEMENT_BATCH);
+      if (halt !== null || failure !== null) {
+        unreserved.push(...batch);
+        continue;
+      }
+      const reserved = await reserveBatch(deps, campaign, batch);
+      if ('halt' in reserved) {
+        halt = reserved.halt;
+        unreserved.push(...batch);
+        continue;
+      }
+      const suppressed: ClaimedContact[] = [];
+      for (const [index, reservation] of reserved.reservations.entries()) {
+        const contact = batch[index]!;
+        if (reservation.outcome === 'reserved') {
+          dialQueue.push({ contact, placement: reservation.placement, provider: reserved.provider! });
+        } else if (reservation.outcome === 'suppressed') {
+          suppressed.push(contact);
+        } else if (reservation.outcome !== 'not_recorded') {
+          halt ??= haltOf(reservation);
+          unreserved.push(contact);
+        }
+      }
+      wakeAll();
+      await skipSuppressed(deps.db, campaign.id, suppressed);
+    }
+  } catch (error) {
+    failure ??= error;
+    // The batch that failed wrote nothing (its transaction rolled back): it and the rest are given back.
+    unreserved.push(...claimed.slice(start));
+  } finally {
+    reserving = false;
+    wakeAll();
+  }
+  await Promise.all(lanes);
+  // Claims not reserved (a halt, or a database error) are due again at once rather than at their lapse.
+  await releaseClaims(deps.db, campaign.id, unreserved);
+  if (failure !== null) throw failure instanceof Error ? failure : new Error('placing failed', { cause: failure });
   return { placed, halt };
 }
 
 /**
- * Places one claimed contact's attempt as a call of the campaign's org and mode. Returns 'placed',
- * 'skipped' (suppressed, refused by the provider, claim lost, or its outcome still being checked) or
- * the reason placing must stop; the contact's claim is given back on a halt.
+ * A batch's first transaction (see reserveCampaignPlacements), its attempts recorded in it. A refusal of
+ * the whole batch (no plan, the agent gone, its provider not configured) halts placing as cannot_place.
  */
-async function placeOne(
+async function reserveBatch(
   deps: AppDeps,
   campaign: DispatchCampaign,
-  contact: ClaimedContact,
-): Promise<'placed' | 'skipped' | Halt> {
-  let recorded = false;
+  batch: ClaimedContact[],
+): Promise<{ provider: VoiceProvider | null; reservations: BatchedReservation[] } | { halt: Halt }> {
+  const byContact = new Map(batch.map((contact) => [contact.contact_id, contact]));
   try {
-    await placeCampaignCall(
+    return await reserveCampaignPlacements(
       deps,
       {
         auth: {
@@ -170,50 +228,52 @@ async function placeOne(
           accountOrgId: campaign.live_org_id ?? campaign.org_id,
           livemode: campaign.live_org_id === null,
         },
-        body: { agent_id: campaign.agent_id, to_e164: contact.phone_e164, metadata: campaign.metadata },
-        idempotencyKey: undefined,
-        campaign: { campaignId: campaign.id, contactId: contact.contact_id, attempt: contact.attempt },
+        agentId: campaign.agent_id,
+        metadata: campaign.metadata,
+        attempts: batch.map((contact) => ({
+          campaignId: campaign.id,
+          contactId: contact.contact_id,
+          attempt: contact.attempt,
+          toE164: contact.phone_e164,
+        })),
       },
-      async (trx, callId) => {
-        if (!(await recordAttempt(trx, campaign.id, contact, callId))) throw new ClaimLost();
-        recorded = true;
-      },
+      (trx, attempts) =>
+        recordAttempts(
+          trx,
+          campaign.id,
+          attempts.map(({ attempt, callId }) => ({ contact: byContact.get(attempt.contactId)!, callId })),
+        ),
     );
-    return 'placed';
   } catch (error) {
-    if (error instanceof ClaimLost) return 'skipped';
     if (!(error instanceof DomainError)) throw error;
-    return settleRefusal(deps, campaign, contact, error, recorded);
+    deps.logger.warn(
+      { campaignId: campaign.id, code: error.code, err: error },
+      'a campaign cannot place calls now; it tries again later',
+    );
+    return { halt: 'cannot_place' };
   }
 }
 
-/** What a refused placement means for the contact and the pass; see placeOne. */
-async function settleRefusal(
+/**
+ * Asks the provider for one reserved placement and settles it as placeCall does. Returns 'placed', or
+ * 'skipped' when the provider refused it (the attempt ends failed, or is retried) or its outcome is still
+ * being checked (the attempt settles from the reconciled call). Database errors propagate.
+ */
+async function dialOne(
   deps: AppDeps,
   campaign: DispatchCampaign,
   contact: ClaimedContact,
-  error: DomainError,
-  recorded: boolean,
-): Promise<'skipped' | Halt> {
-  const give = () => releaseClaims(deps.db, campaign.id, [contact]);
-  if (error.code === 'forbidden' && error.param === 'to_e164') {
-    await skipSuppressed(deps.db, campaign.id, contact);
+  placement: PlacementRow,
+  provider: VoiceProvider,
+): Promise<'placed' | 'skipped'> {
+  try {
+    await dialPlacement(deps, placement, provider);
+    return 'placed';
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    if (error.code === 'upstream_error') {
+      await settleRefusedAttempt(deps.db, campaign.id, contact.contact_id, contact.attempt, deps.clock.now());
+    }
     return 'skipped';
   }
-  if (error.code === 'insufficient_credits' || error.code === 'too_many_requests') {
-    await give();
-    return error.code === 'insufficient_credits' ? 'insufficient_credits' : 'call_cap';
-  }
-  if (recorded && error.code === 'upstream_error') {
-    await settleRefusedAttempt(deps.db, campaign.id, contact.contact_id, contact.attempt, deps.clock.now());
-    return 'skipped';
-  }
-  // The provider's answer never came: the placement is reconciled and the attempt settles from it.
-  if (recorded && error.code === 'service_unavailable') return 'skipped';
-  await give();
-  deps.logger.warn(
-    { campaignId: campaign.id, code: error.code, err: error },
-    'a campaign cannot place calls now; it tries again later',
-  );
-  return 'cannot_place';
 }

@@ -3,7 +3,10 @@
 /** Contacts one pass claims at the most (each then placed by one of the lanes). */
 export const CLAIM_BATCH = 200;
 
-/** Placements one dispatcher runs at once. */
+/** Claimed contacts whose checks, holds and placements one transaction makes (under one org row lock). */
+export const PLACEMENT_BATCH = 50;
+
+/** Placements one dispatcher asks its provider for (and settles) at once. */
 export const PLACEMENT_LANES = 16;
 
 /** How long a claim holds a contact before another dispatcher may take it (its holder died). */

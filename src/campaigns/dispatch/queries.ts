@@ -91,21 +91,26 @@ export async function claimDueContacts(
 }
 
 /**
- * Records that the claimed contact's attempt is being placed as call `callId`. False when the claim is
- * no longer this dispatcher's (it lapsed, and the contact was given back or claimed again).
+ * Records that the claimed contacts' attempts are being placed as the given calls, in one statement.
+ * Returns the contact ids recorded; a contact whose claim is no longer this dispatcher's (it lapsed, and
+ * the contact was given back or claimed again) is left out.
  */
-export async function recordAttempt(
+export async function recordAttempts(
   trx: Db,
   campaignId: string,
-  contact: ClaimedContact,
-  callId: string,
-): Promise<boolean> {
-  const result = await sql`
-    UPDATE campaign_contacts SET attempts = ${contact.attempt}, last_call_id = ${callId}, claimed_until = NULL,
+  attempts: Array<{ contact: ClaimedContact; callId: string }>,
+): Promise<Set<string>> {
+  if (attempts.length === 0) return new Set();
+  const { rows } = await sql<{ contact_id: string }>`
+    UPDATE campaign_contacts cc SET attempts = a.attempt, last_call_id = a.call_id, claimed_until = NULL,
       updated_at = clock_timestamp()
-    WHERE campaign_id = ${campaignId} AND contact_id = ${contact.contact_id} AND state = 'calling'
-      AND claimed_until = ${contact.claim}::timestamptz`.execute(trx);
-  return Number(result.numAffectedRows) === 1;
+    FROM unnest(${attempts.map((a) => a.contact.contact_id)}::uuid[], ${attempts.map((a) => a.contact.claim)}::timestamptz[],
+                ${attempts.map((a) => a.contact.attempt)}::smallint[], ${attempts.map((a) => a.callId)}::uuid[])
+      AS a (contact_id, claim, attempt, call_id)
+    WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = a.contact_id AND cc.state = 'calling'
+      AND cc.claimed_until = a.claim
+    RETURNING cc.contact_id`.execute(trx);
+  return new Set(rows.map((row) => row.contact_id));
 }
 
 /** Gives claims still held back (pending, due at once), as when the campaign pauses mid-batch. */
@@ -119,13 +124,16 @@ export async function releaseClaims(db: Db, campaignId: string, contacts: Claime
       AND cc.state = 'calling' AND cc.claimed_until = held.claim`.execute(db);
 }
 
-/** Marks a claimed contact skipped: its number is on the do-not-call list at dial time. */
-export async function skipSuppressed(db: Db, campaignId: string, contact: ClaimedContact): Promise<void> {
+/** Marks claimed contacts skipped: their numbers are on the do-not-call list at dial time. */
+export async function skipSuppressed(db: Db, campaignId: string, contacts: ClaimedContact[]): Promise<void> {
+  if (contacts.length === 0) return;
   await sql`
-    UPDATE campaign_contacts SET state = 'skipped', skip_reason = 'suppressed', claimed_until = NULL,
+    UPDATE campaign_contacts cc SET state = 'skipped', skip_reason = 'suppressed', claimed_until = NULL,
       updated_at = clock_timestamp()
-    WHERE campaign_id = ${campaignId} AND contact_id = ${contact.contact_id} AND state = 'calling'
-      AND claimed_until = ${contact.claim}::timestamptz`.execute(db);
+    FROM unnest(${contacts.map((c) => c.contact_id)}::uuid[], ${contacts.map((c) => c.claim)}::timestamptz[])
+      AS held (contact_id, claim)
+    WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = held.contact_id AND cc.state = 'calling'
+      AND cc.claimed_until = held.claim`.execute(db);
 }
 
 /**
