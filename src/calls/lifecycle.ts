@@ -127,8 +127,9 @@ export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause:
     llm_sentiment: talk?.analysis.sentiment ?? null,
     llm_outcome: talk?.analysis.outcome ?? null,
   });
-  await settleCall(trx, { orgId: call.org_id, callId: call.id, holdPaise: call.hold_paise, chargePaise: charge });
   await recordStatusChange(trx, ended, ending.at);
+  // As late as the event order allows: the org's row stays locked from here to the commit.
+  await settleCall(trx, { orgId: call.org_id, callId: call.id, holdPaise: call.hold_paise, chargePaise: charge });
   await emitEnding(trx, ended, cause);
   return ended;
 }

@@ -93,6 +93,13 @@ export async function ingestReports(
   }
   const moves: CallMove[] = [];
   for (const { call, reports } of byCall.values()) {
+    // Before the changes: the org's rows they lock (credits, counters) are then held for less.
+    await markProviderEventsApplied(
+      trx,
+      reports.map((report) => report.id),
+      call.id,
+      now,
+    );
     const after = await withStatusCount(trx, call, async (locked) => {
       let current = locked;
       for (const { event } of reports) {
@@ -102,12 +109,6 @@ export async function ingestReports(
       }
       return current;
     });
-    await markProviderEventsApplied(
-      trx,
-      reports.map((report) => report.id),
-      call.id,
-      now,
-    );
     moves.push({ from: call.status, call: after });
   }
   return { results, moves };

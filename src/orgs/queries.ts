@@ -300,21 +300,21 @@ export async function giveHoldBack(db: Db, orgId: string, holdPaise: number): Pr
 
 /**
  * Settles a call in one movement: its hold is given back and its charge taken (no more than the hold),
- * with the ledger rows `release` and `charge` (each only when not 0). Returns the movement.
+ * with the ledger rows `release` and `charge` (each only when not 0). Returns the movement, or null when
+ * the balance would go below zero (its ledger rows are written all the same: the caller rolls back).
  */
 export async function settleHold(
   db: Db,
   settlement: { orgId: string; callId: string; holdPaise: number; chargePaise: number },
 ): Promise<BalanceMove | null> {
   const { orgId, callId, holdPaise, chargePaise } = settlement;
-  const moved = await moveBalance(db, orgId, holdPaise - chargePaise, -holdPaise);
-  if (!moved) return null;
   const rows = [
     { org_id: orgId, amount_paise: holdPaise, kind: 'release' as const, call_id: callId },
     { org_id: orgId, amount_paise: -chargePaise, kind: 'charge' as const, call_id: callId },
   ].filter((row) => row.amount_paise !== 0);
+  // The ledger rows first, so the org's row is locked for the movement only; the caller rolls both back on null.
   if (rows.length > 0) await db.insertInto('credit_ledger').values(rows).execute();
-  return moved;
+  return moveBalance(db, orgId, holdPaise - chargePaise, -holdPaise);
 }
 
 /** Appends a ledger row for a balance change already made (see takeHold). */
