@@ -284,4 +284,32 @@ describe('retries and the final event, with calls walked by the simulator', () =
     expect(mine).toHaveLength(1);
     expect(mine[0]!.data.counters).toEqual(read.counters);
   });
+
+  it('does not retry a call that ends after its campaign was canceled', async () => {
+    const org = await createTestOrg(database.db);
+    const client = worked.client(org.key);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, [testNumber('0001')]) },
+      retry: { max_attempts: 3, on: ['busy'], interval_sec: 60 },
+      schedule: { timezone: 'UTC', windows: ALWAYS },
+    });
+    expect((await runDispatchPass(worked.deps, campaign.id)).placed).toBe(1);
+    const canceled = await client.POST('/campaigns/{id}/cancel', { params: { path: { id: campaign.id } } });
+    expect(canceled.data?.data).toMatchObject({ status: 'canceled', counters: { in_progress: 1 } });
+    const read = await waitFor(
+      'the canceled campaign to finish',
+      async () => {
+        workedClock.advance(1_000);
+        await runDispatchPass(worked.deps, campaign.id);
+        const current = await fetchCampaign(client, campaign.id);
+        return current.finished_at !== null && current;
+      },
+      60_000,
+    );
+    // The busy ending would have been retried; the campaign is canceled, so the contact is too.
+    expect(read.counters).toMatchObject({ canceled: 1, busy: 0, pending: 0, calls_placed: 1 });
+    expect(await campaignCalls(database.db, campaign.id)).toHaveLength(1);
+    expect(await finishedEvents(client, campaign.id)).toHaveLength(1);
+  });
 });

@@ -12,6 +12,7 @@ import { finishCampaign } from './finish.js';
 import {
   claimDueContacts,
   countCalling,
+  cancelPending,
   expirePending,
   pendingSummary,
   readCampaign,
@@ -59,10 +60,12 @@ export async function runDispatchPass(deps: AppDeps, campaignId: string): Promis
     if (status === 'scheduled' && now >= campaign.starts_at) status = 'running';
     const ended = campaign.ends_at !== null && now >= campaign.ends_at;
     if (ended && status !== 'canceled' && status !== 'completed') await expirePending(trx, campaignId);
+    // A canceled campaign calls no one again: an attempt that came back for a retry ends canceled.
+    if (status === 'canceled') await cancelPending(trx, campaignId);
     const calling = await countCalling(trx, campaignId);
     const pending = await pendingSummary(trx, campaignId);
     // Done once nothing is left to call and nothing is being called (a retry may still come back).
-    const settled = pending.pending === 0 && calling === 0;
+    const settled = !pending.any && calling === 0;
     if (settled && (status === 'running' || (ended && status !== 'canceled'))) status = 'completed';
     if (status !== campaign.status) {
       await setCampaignStatus(trx, campaignId, status, status === 'paused' ? campaign.paused_reason : null);
@@ -107,7 +110,7 @@ export async function runDispatchPass(deps: AppDeps, campaignId: string): Promis
 /** When an idle campaign (nothing being called) next has something to do, or null for never by itself. */
 function nextPassAt(
   campaign: DispatchCampaign,
-  pending: { pending: number; dueNow: boolean; earliestRetry: Date | null },
+  pending: { any: boolean; dueNow: boolean; earliestRetry: Date | null },
   now: Date,
 ): Date | null {
   if (campaign.status === 'paused' || campaign.status === 'canceled' || campaign.status === 'completed') return null;

@@ -219,18 +219,31 @@ export async function expirePending(db: Db, campaignId: string): Promise<number>
   return Number(result.numAffectedRows);
 }
 
-/** How many contacts are pending, and when the earliest of them is due (null: one is due now or never set). */
+/**
+ * Whether any contact is pending, whether one is due now (a first attempt), and the earliest retry
+ * time. Three index probes, never a count: a campaign may have 100,000 contacts pending.
+ */
 export async function pendingSummary(
   db: Db,
   campaignId: string,
-): Promise<{ pending: number; dueNow: boolean; earliestRetry: Date | null }> {
-  const { rows } = await sql<{ pending: number; due_now: boolean; earliest: Date | null }>`
-    SELECT count(*)::int AS pending,
-           coalesce(bool_or(next_attempt_at IS NULL), false) AS due_now,
-           min(next_attempt_at) AS earliest
-    FROM campaign_contacts WHERE campaign_id = ${campaignId} AND state = 'pending'`.execute(db);
+): Promise<{ any: boolean; dueNow: boolean; earliestRetry: Date | null }> {
+  const { rows } = await sql<{ any: boolean; due_now: boolean; earliest: Date | null }>`
+    SELECT EXISTS (SELECT 1 FROM campaign_contacts
+                   WHERE campaign_id = ${campaignId} AND state = 'pending') AS any,
+           EXISTS (SELECT 1 FROM campaign_contacts
+                   WHERE campaign_id = ${campaignId} AND state = 'pending' AND next_attempt_at IS NULL) AS due_now,
+           (SELECT min(next_attempt_at) FROM campaign_contacts
+            WHERE campaign_id = ${campaignId} AND state = 'pending') AS earliest`.execute(db);
   const row = rows[0]!;
-  return { pending: row.pending, dueNow: row.due_now, earliestRetry: row.earliest };
+  return { any: row.any, dueNow: row.due_now, earliestRetry: row.earliest };
+}
+
+/** Ends every pending contact of a canceled campaign as `canceled` (a retry that came back after the cancel). */
+export async function cancelPending(db: Db, campaignId: string): Promise<number> {
+  const result = await sql`
+    UPDATE campaign_contacts SET state = 'canceled', next_attempt_at = NULL, updated_at = clock_timestamp()
+    WHERE campaign_id = ${campaignId} AND state = 'pending'`.execute(db);
+  return Number(result.numAffectedRows);
 }
 
 /** Sets the campaign's status and pause reason. */
