@@ -169,6 +169,21 @@ export async function findContactRow(db: Db, orgId: string, id: string) {
   return db.selectFrom('contacts').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
+/** The org's contacts whose id is one of `ids` or whose number is one of `phones`: id and number of each. */
+export function findContactKeys(db: Db, orgId: string, ids: readonly string[], phones: readonly string[]) {
+  return db
+    .selectFrom('contacts')
+    .select(['id', 'phone_e164'])
+    .where('org_id', '=', orgId)
+    .where((eb) =>
+      eb.or([
+        eb('id', '=', eb.fn.any(sql<string[]>`${ids}::uuid[]`)),
+        eb('phone_e164', '=', eb.fn.any(sql<string[]>`${phones}::text[]`)),
+      ]),
+    )
+    .execute();
+}
+
 /**
  * Up to `limit` + 1 of an org's contacts from `offset`, newest first (ties by id): a page and whether
  * another follows, without counting the whole list (the dashboard's pages, which must stay fast for

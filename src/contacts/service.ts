@@ -72,6 +72,19 @@ export async function browseContacts(
   return { items: rows.slice(0, page.limit).map(toContact), more: rows.length > page.limit };
 }
 
+/**
+ * The org's contacts named by id (among `ids`, which must be UUIDs) or by number (among `phones`), as
+ * their id and number; names that match no contact are simply absent.
+ */
+export async function findContactsByIdOrPhone(
+  db: Db,
+  orgId: string,
+  names: { ids: readonly string[]; phones: readonly string[] },
+): Promise<Array<{ id: string; phone_e164: string }>> {
+  if (names.ids.length === 0 && names.phones.length === 0) return [];
+  return contacts.findContactKeys(db, orgId, names.ids, names.phones);
+}
+
 /** One page of the org's contacts in API form; a cursor must be a contact of the org (else invalid_request). */
 export async function listContacts(
   db: Db,

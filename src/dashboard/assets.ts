@@ -1,5 +1,6 @@
 // The dashboard's only style sheet and script, served from this process (no other origin, no build).
-// The script adds copy buttons and moves the focus to a form's error; every page works without it.
+// The script adds copy buttons, reads picked CSV files into their forms, starts a time-zone picker on the
+// browser's zone and moves the focus to a form's error; every page works without it.
 
 /** Where each asset is served and what it holds. */
 export const ASSETS = {
@@ -54,6 +55,9 @@ dl.facts dd { margin: 0; min-width: 0; }
 html.test-mode { scroll-padding-top: 4rem; }
 button.mode-switch { background: #fff; color: var(--ink); border-color: #718096; }
 button.mode-switch[aria-pressed="true"] { background: #7b341e; border-color: #7b341e; color: #fff; }
+.field-error { color: var(--bad); font-weight: 600; margin: 0.25rem 0; }
+[aria-invalid="true"] { border-color: var(--bad); border-width: 2px; }
+progress { vertical-align: middle; margin-right: 0.5rem; }
 .mode-state { display: inline-block; margin-left: 0.35rem; padding: 0 0.4rem; border-radius: 999px; border: 1px solid currentColor; font-size: 0.85em; text-transform: uppercase; }
 `,
   },
@@ -71,7 +75,7 @@ document.querySelectorAll('button[data-copy]').forEach(function (button) {
     });
   });
 });
-// A file picked for the contacts import is read into the CSV field, so the form needs no multipart body.
+// A CSV file picked (contacts import, campaign contacts) is read into its text field, so the form needs no multipart body.
 document.querySelectorAll('input[type="file"][data-into]').forEach(function (input) {
   var target = document.getElementById(input.getAttribute('data-into'));
   if (!target) return;
@@ -80,6 +84,11 @@ document.querySelectorAll('input[type="file"][data-into]').forEach(function (inp
     var file = input.files && input.files[0];
     if (file) file.text().then(function (text) { target.value = text; });
   });
+});
+// A time-zone picker shown fresh starts on the browser's own zone, when the picker lists it.
+document.querySelectorAll('select[data-local-zone]').forEach(function (select) {
+  var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  for (var i = 0; i < select.options.length; i += 1) if (select.options[i].value === zone) select.value = zone;
 });
 // A page that answers a form with an error takes the focus to it, so it is read before anything else.
 var problem = document.querySelector('.notice.error');

@@ -12,6 +12,7 @@ const SECTIONS: Array<{ href: string; label: string; admin?: boolean }> = [
   { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/calls', label: 'Calls' },
   { href: '/dashboard/contacts', label: 'Contacts' },
+  { href: '/dashboard/campaigns', label: 'Campaigns' },
   { href: '/dashboard/suppressions', label: 'Do-not-call list' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/audit', label: 'Audit log', admin: true },
@@ -54,8 +55,8 @@ function modeSwitch(session: DashboardSession, current: string | undefined): Saf
 function testModeBanner(): SafeHtml {
   return html`<section class="test-banner" aria-label="Test mode">
     <p>
-      <strong>Test mode: you are viewing test data.</strong> Keys, webhooks, calls, contacts, the do-not-call list and
-      credits here are apart from live data; test calls only reach the simulator.
+      <strong>Test mode: you are viewing test data.</strong> Keys, webhooks, calls, contacts, campaigns, the do-not-call
+      list and credits here are apart from live data; test calls only reach the simulator.
     </p>
   </section>`;
 }

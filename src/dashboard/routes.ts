@@ -18,6 +18,8 @@ import { callRoutes } from './pages/calls.js';
 import { contactRoutes } from './pages/contacts.js';
 import { contactImportRoutes } from './pages/contact-imports.js';
 import { suppressionRoutes } from './pages/suppressions.js';
+import { campaignRoutes } from './pages/campaigns.js';
+import { campaignFormRoutes } from './pages/campaigns-new.js';
 import { memberRoutes } from './pages/members.js';
 import { auditRoutes } from './pages/audit.js';
 
@@ -87,6 +89,8 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
   contactRoutes(router, env);
   contactImportRoutes(router, env);
   suppressionRoutes(router, env);
+  campaignFormRoutes(router, env);
+  campaignRoutes(router, env);
   memberRoutes(router, env);
   auditRoutes(router, env);
   router.all('/dashboard{/*rest}', noSuchPage);
