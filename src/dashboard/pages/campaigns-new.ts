@@ -437,8 +437,11 @@ function bodyOf(values: FormValues, contacts: Schemas['CampaignContacts']): { bo
   return { body, rows };
 }
 
-/** The id of the form field an API param is about (`schedule.windows.1.start` → the row's opening time). */
-function fieldOf(param: string, rows: number[], source: FormValues['source']): string {
+/**
+ * The id of the form field an API param is about (`schedule.windows.1.start` → the row's opening time),
+ * or null for one the form has no field for.
+ */
+function fieldOf(param: string, rows: number[], source: FormValues['source']): string | null {
   const window = /^schedule\.windows\.(\d+)(?:\.(days|start|end))?/.exec(param);
   if (window) return `w${rows[Number(window[1])] ?? 0}_${window[2] ?? 'days'}`;
   const prefixes: Array<[string, string]> = [
@@ -457,10 +460,15 @@ function fieldOf(param: string, rows: number[], source: FormValues['source']): s
     ['retry.interval_sec', 'interval_sec'],
     ['retry', 'retry_on'],
   ];
-  return prefixes.find(([prefix]) => param === prefix || param.startsWith(`${prefix}.`))?.[1] ?? 'name';
+  return prefixes.find(([prefix]) => param === prefix || param.startsWith(`${prefix}.`))?.[1] ?? null;
 }
 
-function addProblem(problems: Problems, id: string, message: string): void {
+/** Notes `message` next to the field `id`, or above the form (naming `param`) when no field is about it. */
+function addProblem(problems: Problems, id: string | null, message: string, param = ''): void {
+  if (id === null) {
+    problems.general = `${param}: ${message}`;
+    return;
+  }
   const list = problems.byField.get(id) ?? problems.byField.set(id, []).get(id)!;
   if (!list.includes(message)) list.push(message);
 }
@@ -522,10 +530,11 @@ async function create(ctx: Koa.Context, session: DashboardSession, env: Dashboar
       const id = fieldOf(param, rows, values.source);
       // A CSV already refused stood in for by a filter: its own report says what is wrong.
       if (csvRefused && (id === 'csv' || id === 'consent')) continue;
-      for (const message of messages) addProblem(problems, id, message);
+      for (const message of messages) addProblem(problems, id, message, param);
     }
   }
-  if (problems.byField.size === 0 && problems.csvLines.length === 0) {
+  let status = 400;
+  if (problems.byField.size === 0 && problems.csvLines.length === 0 && !problems.general) {
     try {
       const { campaign } = await createCampaign(db, {
         auth: { orgId: session.modeOrgId, accountOrgId: session.orgId },
@@ -538,15 +547,16 @@ async function create(ctx: Koa.Context, session: DashboardSession, env: Dashboar
       return;
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      if (error.code === 'forbidden') problems.general = error.message;
-      else if (error.code === 'invalid_request' || error.code === 'not_found') {
-        const param = error.param ?? 'name';
+      if (error.code === 'forbidden') {
+        problems.general = error.message;
+        status = 403;
+      } else if (error.code === 'invalid_request' || error.code === 'not_found') {
+        const param = error.param ?? '';
         const message = error.details?.[param]?.[0] ?? error.message.replace(`${param}: `, '');
-        addProblem(problems, fieldOf(param, rows, values.source), message);
+        addProblem(problems, fieldOf(param, rows, values.source), message, param);
       } else throw error;
     }
   }
-  const status = problems.general ? 403 : 400;
   sendPage(ctx, status, formPage(session, await agentsOf(env, session), values, problems));
 }
 

@@ -307,20 +307,22 @@ async function showCampaign(ctx: Koa.Context, session: DashboardSession, env: Da
 }
 
 /**
- * A POST handler that pauses or resumes the campaign, audited as `campaign.<step>d` when it changed,
- * and back to its page saying what happened.
+ * A POST handler that pauses or resumes the campaign and, when that changed it, writes the audit entry
+ * `campaign.<step>d` in the same transaction; then back to its page saying what happened.
  */
 function moveCampaign(step: 'pause' | 'resume'): PageHandler {
   return async (ctx, session, env) => {
-    const { db, clock } = env.deps;
     const id = campaignId(ctx);
-    const before = await getCampaign(db, session.modeOrgId, id);
-    const after =
-      step === 'pause'
-        ? await pauseCampaign(db, session.modeOrgId, id)
-        : await resumeCampaign(db, session.modeOrgId, id, clock.now());
-    const changed = after.status !== before.status;
-    if (changed) await recordAudit(db, { ...auditedBy(ctx, session), action: `campaign.${step}d`, target: id });
+    const changed = await env.deps.db.transaction().execute(async (trx) => {
+      const before = await getCampaign(trx, session.modeOrgId, id);
+      const after =
+        step === 'pause'
+          ? await pauseCampaign(trx, session.modeOrgId, id)
+          : await resumeCampaign(trx, session.modeOrgId, id, env.deps.clock.now());
+      if (after.status === before.status) return false;
+      await recordAudit(trx, { ...auditedBy(ctx, session), action: `campaign.${step}d`, target: id });
+      return true;
+    });
     redirectAfterPost(ctx, `${campaignPath(id)}?done=${changed ? `${step}d` : `already-${step}d`}`);
   };
 }
