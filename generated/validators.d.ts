@@ -26,3 +26,4 @@ export declare const WebhookTestHeaders: Validator<DeliveryHeaders<'webhook.test
 export declare const ContactUpsert: Validator<components['schemas']['ContactUpsert']>;
 export declare const WebhookCreate: Validator<components['schemas']['WebhookCreate']>;
 export declare const SuppressionCreate: Validator<components['schemas']['SuppressionCreate']>;
+export declare const CampaignCreate: Validator<components['schemas']['CampaignCreate']>;

@@ -8,7 +8,7 @@
 //   openapi.d.ts                 openapi-typescript types of the published document
 //   events.ts                    the event registry: kinds, payload, envelope and delivery-header types
 //   validators.cjs / .d.ts       Ajv standalone validators: each kind's envelope and headers, ContactUpsert,
-//                                WebhookCreate, SuppressionCreate
+//                                WebhookCreate, SuppressionCreate, CampaignCreate
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +34,7 @@ const VERIFY_EXAMPLES = [
 ] as const;
 
 /** Request-body schemas validated outside openapi-backend (the CSV import's rows, the dashboard's new endpoints and do-not-call entries). */
-const EXTRA_VALIDATED_SCHEMAS = ['ContactUpsert', 'WebhookCreate', 'SuppressionCreate'] as const;
+const EXTRA_VALIDATED_SCHEMAS = ['ContactUpsert', 'WebhookCreate', 'SuppressionCreate', 'CampaignCreate'] as const;
 
 /** A node of the spec (a schema, an operation, a parameter...), typed as the spec walkers type it. */
 type Node = Schema;

@@ -3,9 +3,12 @@
 // client may ask for (pause, resume, cancel). The dispatcher (./dispatch/) moves campaigns and their
 // contacts on from there. The org is the key's (or the dashboard's mode's), so live and test keep
 // separate campaigns.
+import type { ErrorObject } from 'ajv';
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../database/connect.js';
+import { recordAudit, type AuditEntry } from '../audit/service.js';
 import { unknownCursor, type PageStart } from '../contract/pagination.js';
+import { validators } from '../contract/validators.js';
 import { DomainError, invalidField, notFound } from '../errors.js';
 import { findAgentInOrg, hasActivePlan } from '../orgs/service.js';
 import type { AuthContext } from '../orgs/authenticator.js';
@@ -18,6 +21,14 @@ import { DEFAULT_MAX_CONCURRENCY, DEFAULT_RETRIED_FAILURES, DEFAULT_RETRY_INTERV
 type Schemas = components['schemas'];
 type CampaignCreate = Schemas['CampaignCreate'];
 type CampaignStatus = Schemas['CampaignStatus'];
+
+/**
+ * What is wrong with a campaign creation made outside the API pipeline (the dashboard's form) against
+ * the spec's CampaignCreate schema, as the API would check its body: Ajv's errors, none when it is valid.
+ */
+export function campaignCreateProblems(input: unknown): ErrorObject[] {
+  return validators.CampaignCreate(input) ? [] : ((validators.CampaignCreate.errors ?? []) as ErrorObject[]);
+}
 
 /** A campaign creation as the API received it. */
 export interface CreateCampaignRequest {
@@ -101,11 +112,13 @@ async function withCounters(db: Db, row: campaigns.CampaignRow): Promise<Campaig
  * schema (invalid_request), the key (idempotency_conflict for another body), the agent (not_found,
  * param agent_id), the plan (forbidden), the end against the moment of the request (invalid_request),
  * the contact ids (not_found, param contacts.contact_ids.<index>) and that one contact at least is
- * chosen (invalid_request, param contacts). A refused request writes nothing.
+ * chosen (invalid_request, param contacts). A refused request writes nothing. The audit entry `audit`
+ * makes for the new campaign (when given) is written in the same transaction; a replay writes none.
  */
 export async function createCampaign(
   db: Db,
   request: CreateCampaignRequest,
+  audit?: (campaignId: string) => AuditEntry,
 ): Promise<{ campaign: Campaign; replayed: boolean }> {
   const { auth, body, idempotencyKey: key, now } = request;
   checkCampaignRules(body);
@@ -162,6 +175,7 @@ export async function createCampaign(
     }
     if (total === 0) throw invalidField('contacts', 'chooses no contact: the filter matches none of your contacts');
     const row = await campaigns.setContactsTotal(trx, inserted.id, total);
+    if (audit) await recordAudit(trx, audit(row.id));
     return { campaign: await withCounters(trx, row), replayed: false };
   });
 }
@@ -237,9 +251,9 @@ export async function resumeCampaign(db: Db, orgId: string, id: string, now: Dat
 /**
  * Cancels a scheduled, running or paused campaign and, in the same transaction, its contacts still
  * waiting for a call; contacts being called are left to their calls' ends. Throws not_found (param id);
- * invalid_state when already completed or canceled.
+ * invalid_state when already completed or canceled. `audit` (when given) is written in the same transaction.
  */
-export async function cancelCampaign(db: Db, orgId: string, id: string): Promise<Campaign> {
+export async function cancelCampaign(db: Db, orgId: string, id: string, audit?: AuditEntry): Promise<Campaign> {
   return db.transaction().execute(async (trx) => {
     const canceled = await campaigns.moveCampaign(trx, { orgId, id }, ['scheduled', 'running', 'paused'], {
       status: 'canceled',
@@ -247,6 +261,7 @@ export async function cancelCampaign(db: Db, orgId: string, id: string): Promise
     });
     if (!canceled) throw ended((await requireCampaign(trx, orgId, id)).status, 'canceled');
     await campaigns.cancelPendingContacts(trx, id);
+    if (audit) await recordAudit(trx, audit);
     return withCounters(trx, canceled);
   });
 }

@@ -3,18 +3,14 @@
 // picked time zone, a few calling windows (rows to fill, no script needed), concurrency and retries. It
 // is checked against the spec's CampaignCreate and then by the same service as the API; whatever is
 // refused is shown next to its field, and the form comes back as it was sent.
-import { readFileSync } from 'node:fs';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { ValidateFunction } from 'ajv';
 import type { components } from '../../../generated/openapi.js';
-import { createCampaign } from '../../campaigns/service.js';
-import { recordAudit } from '../../audit/service.js';
+import { campaignCreateProblems, createCampaign } from '../../campaigns/service.js';
+import { wakeCampaign } from '../../campaigns/dispatch/worker.js';
 import { listAgents } from '../../orgs/service.js';
-import { createSpecAjv } from '../../contract/ajv.js';
 import { messagesByField } from '../../contract/validation-messages.js';
 import { DomainError } from '../../errors.js';
-import { projectFile } from '../../project-files.js';
 import {
   action,
   field,
@@ -473,19 +469,6 @@ function addProblem(problems: Problems, id: string | null, message: string, para
   if (!list.includes(message)) list.push(message);
 }
 
-let campaignCreateSchema: ValidateFunction | undefined;
-
-/** The spec's CampaignCreate schema, compiled from the published document on first use. */
-function campaignCreateValidator(): ValidateFunction {
-  if (!campaignCreateSchema) {
-    const ajv = createSpecAjv();
-    ajv.addSchema(JSON.parse(readFileSync(projectFile('generated/openapi.json'), 'utf8')) as object, 'spec');
-    campaignCreateSchema = ajv.getSchema('spec#/components/schemas/CampaignCreate');
-    if (!campaignCreateSchema) throw new Error('the published spec has no CampaignCreate schema');
-  }
-  return campaignCreateSchema;
-}
-
 /** The org's agents for the picker (agents are the live org's and serve both modes). */
 async function agentsOf(env: DashboardEnv, session: DashboardSession) {
   return (await listAgents(env.deps.db, session.orgId)).map((agent) => ({ id: agent.id, name: agent.name }));
@@ -524,9 +507,9 @@ async function create(ctx: Koa.Context, session: DashboardSession, env: Dashboar
   }
   const csvRefused = values.source === 'csv' && !('contact_ids' in contacts);
   const { body, rows } = bodyOf(values, contacts);
-  const validate = campaignCreateValidator();
-  if (!validate(body)) {
-    for (const [param, messages] of messagesByField(validate.errors ?? [], { data: body })) {
+  const schemaProblems = campaignCreateProblems(body);
+  if (schemaProblems.length > 0) {
+    for (const [param, messages] of messagesByField(schemaProblems, { data: body })) {
       const id = fieldOf(param, rows, values.source);
       // A CSV already refused stood in for by a filter: its own report says what is wrong.
       if (csvRefused && (id === 'csv' || id === 'consent')) continue;
@@ -536,13 +519,17 @@ async function create(ctx: Koa.Context, session: DashboardSession, env: Dashboar
   let status = 400;
   if (problems.byField.size === 0 && problems.csvLines.length === 0 && !problems.general) {
     try {
-      const { campaign } = await createCampaign(db, {
-        auth: { orgId: session.modeOrgId, accountOrgId: session.orgId },
-        body: body as Schemas['CampaignCreate'],
-        idempotencyKey: undefined,
-        now: clock.now(),
-      });
-      await recordAudit(db, { ...auditedBy(ctx, session), action: 'campaign.created', target: campaign.id });
+      const { campaign } = await createCampaign(
+        db,
+        {
+          auth: { orgId: session.modeOrgId, accountOrgId: session.orgId },
+          body: body as Schemas['CampaignCreate'],
+          idempotencyKey: undefined,
+          now: clock.now(),
+        },
+        (id) => ({ ...auditedBy(ctx, session), action: 'campaign.created', target: id }),
+      );
+      await wakeCampaign(env.deps, campaign.id);
       redirectAfterPost(ctx, `${campaignPath(campaign.id)}?done=created`);
       return;
     } catch (error) {

@@ -15,6 +15,7 @@ import {
 } from '../../campaigns/service.js';
 import type { Campaign } from '../../campaigns/mapper.js';
 import { recordAudit } from '../../audit/service.js';
+import { wakeCampaign } from '../../campaigns/dispatch/worker.js';
 import { findAgent } from '../../orgs/service.js';
 import {
   action,
@@ -323,6 +324,8 @@ function moveCampaign(step: 'pause' | 'resume'): PageHandler {
       await recordAudit(trx, { ...auditedBy(ctx, session), action: `campaign.${step}d`, target: id });
       return true;
     });
+    // A resumed campaign's dispatch waits for nothing.
+    if (changed && step === 'resume') await wakeCampaign(env.deps, id);
     redirectAfterPost(ctx, `${campaignPath(id)}?done=${changed ? `${step}d` : `already-${step}d`}`);
   };
 }
@@ -349,8 +352,12 @@ async function confirmCancel(ctx: Koa.Context, session: DashboardSession, env: D
 /** POST: cancels the campaign (invalid_state when it has ended), audited, and back to its page. */
 async function cancel(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const id = campaignId(ctx);
-  await cancelCampaign(env.deps.db, session.modeOrgId, id);
-  await recordAudit(env.deps.db, { ...auditedBy(ctx, session), action: 'campaign.canceled', target: id });
+  await cancelCampaign(env.deps.db, session.modeOrgId, id, {
+    ...auditedBy(ctx, session),
+    action: 'campaign.canceled',
+    target: id,
+  });
+  await wakeCampaign(env.deps, id);
   redirectAfterPost(ctx, `${campaignPath(id)}?done=canceled`);
 }
 
