@@ -1,6 +1,7 @@
 // The events the check triggers itself: an endpoint at its receiver subscribed to every kind, a new
-// contact, and calls to the simulator's numbers for each ending (busy, no answer, failed twice,
-// completed, canceled). Each must arrive; every delivery the receiver got is then judged.
+// contact, calls to the simulator's numbers for each ending (busy, no answer, failed twice, completed,
+// canceled), and a one-contact campaign run to its end. Each must arrive; every delivery the receiver
+// got is then judged.
 import { deliveryProblems, eventKindOf, replayCurl } from './deliveries.js';
 import type { Fixtures } from './fixtures.js';
 import { unique } from './hints.js';
@@ -53,7 +54,7 @@ const arrived = (receiver: LoopbackReceiver, awaited: Awaited) =>
   );
 
 /**
- * Triggers contact.created and every call.* event; the function it returns waits for each to reach
+ * Triggers contact.created, every call.* event and campaign.finished; the function it returns waits for each to reach
  * the receiver (calls take a while: call it after the other scenarios).
  */
 export async function triggerEvents(
@@ -120,9 +121,39 @@ export async function triggerEvents(
         kinds: ['call.canceled', 'call.completed'],
       });
     }
+    const campaign = await runCampaign(session, agentId, contactId);
+    if (campaign) awaited.push({ about: `the campaign ${campaign}`, id: campaign, kinds: ['campaign.finished'] });
   } else session.note(placeCall.id, `call events not checked: ${fixtures.noAgent}`);
   return () => awaitArrivals(session, receiver, awaited, webhookId);
 }
+
+/** Creates a campaign of the one contact, dialable at once, so that it runs to its end; returns its id. */
+async function runCampaign(session: Session, agentId: string, contactId: string | undefined) {
+  const create = session.operation('createCampaign');
+  if (!create || !contactId) return undefined;
+  const exchange = await session.call(
+    create,
+    {
+      path: {},
+      query: {},
+      headers: {},
+      body: {
+        name: 'conformance: one contact to its end',
+        agent_id: agentId,
+        contacts: { contact_ids: [contactId] },
+        schedule: { timezone: 'UTC', windows: [{ days: WEEK, start: '00:00', end: '24:00' }] },
+      },
+    },
+    { kind: 'success' },
+    'scenario',
+    'events: a campaign of one contact',
+  );
+  const id = (exchange.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** Every day of the week, as a campaign window names them. */
+const WEEK = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 /** Waits for every awaited event; one that does not arrive in time is a violation. */
 async function awaitArrivals(
