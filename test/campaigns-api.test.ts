@@ -325,6 +325,13 @@ describe('POST /campaigns', () => {
         'contacts.contact_ids',
       ],
       [
+        'a repeated contact id in other letter case',
+        () => ({ contacts: { contact_ids: [contact, contact.toUpperCase()] } }),
+        400,
+        'invalid_request',
+        'contacts.contact_ids.1',
+      ],
+      [
         'a contact id that is no uuid',
         () => ({ contacts: { contact_ids: ['nope'] } }),
         400,
@@ -439,6 +446,21 @@ describe('POST /campaigns', () => {
         'schedule.ends_at',
       ],
       ['an end in the past', () => schedule({ ends_at: hourAgo() }), 400, 'invalid_request', 'schedule.ends_at'],
+      // The format lets a leap second through; no Date holds one.
+      [
+        'a start on a leap second',
+        () => schedule({ starts_at: '2030-06-30T23:59:60Z' }),
+        400,
+        'invalid_request',
+        'schedule.starts_at',
+      ],
+      [
+        'an end on a leap second',
+        () => schedule({ ends_at: '2030-06-30T23:59:60Z' }),
+        400,
+        'invalid_request',
+        'schedule.ends_at',
+      ],
       ['a concurrency of 0', () => ({ max_concurrency: 0 }), 400, 'invalid_request', 'max_concurrency'],
       ['a concurrency over 1000', () => ({ max_concurrency: 1001 }), 400, 'invalid_request', 'max_concurrency'],
       ['no attempt', () => ({ retry: { max_attempts: 0 } }), 400, 'invalid_request', 'retry.max_attempts'],

@@ -50,7 +50,18 @@ function isTimeZone(name: string): boolean {
 }
 
 /**
- * The rules of a creation that need no database and no clock: one way of choosing contacts, a known time
+ * The instant a date-time field names; invalid_request for one the spec's format lets through but no
+ * Date holds (a leap second, which PostgreSQL would read as the next minute).
+ */
+function instantOf(param: string, value: string): Date {
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw invalidField(param, 'must be a date-time such as 2026-11-21T09:30:00Z');
+  return at;
+}
+
+/**
+ * The rules of a creation that need no database and no clock: one way of choosing contacts, each id once
+ * (the schema's uniqueItems compares text, so the same id in other letter case passes it), a known time
  * zone, windows that open before they close, failed_reasons only with `failed` retried. Throws
  * invalid_request naming the field.
  */
@@ -58,6 +69,17 @@ function checkCampaignRules(body: CampaignCreate): void {
   if ((body.contacts.contact_ids === undefined) === (body.contacts.filter === undefined)) {
     throw invalidField('contacts', 'must hold exactly one of contact_ids and filter');
   }
+  const firstIndex = new Map<string, number>();
+  body.contacts.contact_ids?.forEach((id, index) => {
+    const earlier = firstIndex.get(id.toLowerCase());
+    if (earlier !== undefined) {
+      throw invalidField(
+        `contacts.contact_ids.${index}`,
+        `names the same contact as contacts.contact_ids.${earlier}; each contact is called once`,
+      );
+    }
+    firstIndex.set(id.toLowerCase(), index);
+  });
   if (!isTimeZone(body.schedule.timezone))
     throw invalidField('schedule.timezone', 'must be an IANA time zone name, such as Asia/Kolkata');
   body.schedule.windows.forEach((window, index) => {
@@ -73,10 +95,10 @@ function checkCampaignRules(body: CampaignCreate): void {
 
 /** The start of the campaign (the request's moment when omitted or past), checked against its end. */
 function checkedStart(body: CampaignCreate, now: Date): Date {
-  const asked = body.schedule.starts_at === undefined ? now : new Date(body.schedule.starts_at);
+  const asked = body.schedule.starts_at === undefined ? now : instantOf('schedule.starts_at', body.schedule.starts_at);
   const startsAt = asked < now ? now : asked;
   const endsAt = body.schedule.ends_at;
-  if (endsAt !== undefined && endsAt !== null && new Date(endsAt) <= startsAt) {
+  if (endsAt !== undefined && endsAt !== null && instantOf('schedule.ends_at', endsAt) <= startsAt) {
     throw invalidField(
       'schedule.ends_at',
       asked < now ? 'must be in the future' : 'must be later than schedule.starts_at',
