@@ -17,6 +17,7 @@ import {
   finishedEvents,
 } from './support/campaigns.js';
 import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
+import { activeCampaignIds } from '../src/campaigns/dispatch/queries.js';
 import { addCredits } from '../src/orgs/service.js';
 
 let database: TestDatabase;
@@ -195,6 +196,32 @@ describe('endings', () => {
     const mine = await finishedEvents(client, campaign.id);
     expect(mine).toHaveLength(1);
     expect(mine[0]!.data).toMatchObject({ status: 'completed', counters: { expired: 2 } });
+  });
+
+  it('ends a paused campaign at its end time too: the pass is queued for it, and the sweep finds it', async () => {
+    clock.set(Date.parse('2026-04-06T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, [testNumber('1511'), testNumber('1512')]) },
+      schedule: { ends_at: '2026-04-06T12:00:00Z', timezone: 'UTC', windows: ALWAYS },
+    });
+    const paused = await client.POST('/campaigns/{id}/pause', { params: { path: { id: campaign.id } } });
+    expect(paused.data?.data).toMatchObject({ status: 'paused' });
+    expect(await runDispatchPass(app.deps, campaign.id)).toEqual({
+      placed: 0,
+      nextAt: new Date('2026-04-06T12:00:00Z'),
+    });
+    expect(await activeCampaignIds(database.db, clock.now())).not.toContain(campaign.id);
+    clock.set(Date.parse('2026-04-06T12:00:00Z'));
+    expect(await activeCampaignIds(database.db, clock.now())).toContain(campaign.id);
+    expect(await runDispatchPass(app.deps, campaign.id)).toEqual({ placed: 0, nextAt: null });
+    const read = await fetchCampaign(client, campaign.id);
+    expect(read).toMatchObject({ status: 'completed', paused_reason: null, counters: { expired: 2 } });
+    expect(read.finished_at).not.toBeNull();
+    expect(await finishedEvents(client, campaign.id)).toHaveLength(1);
+    expect(await activeCampaignIds(database.db, clock.now())).not.toContain(campaign.id);
   });
 
   it('cancel: pending contacts are canceled, calls in progress end, then it finishes', async () => {

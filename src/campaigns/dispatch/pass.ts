@@ -107,13 +107,18 @@ export async function runDispatchPass(deps: AppDeps, campaignId: string): Promis
   return { placed, nextAt: nextPassAt(campaign, step.pending, now) };
 }
 
-/** When an idle campaign (nothing being called) next has something to do, or null for never by itself. */
+/**
+ * When an idle campaign (nothing being called) next has something to do: its next window (or due retry
+ * inside one), or its end; null for never by itself (a paused campaign without an end).
+ */
 function nextPassAt(
   campaign: DispatchCampaign,
   pending: { any: boolean; dueNow: boolean; earliestRetry: Date | null },
   now: Date,
 ): Date | null {
-  if (campaign.status === 'paused' || campaign.status === 'canceled' || campaign.status === 'completed') return null;
+  if (campaign.status === 'canceled' || campaign.status === 'completed') return null;
+  // A paused campaign dials nothing, but its end still expires what is left and completes it.
+  if (campaign.status === 'paused') return campaign.ends_at;
   const schedule = scheduleOf(campaign);
   let due = campaign.starts_at > now ? campaign.starts_at : now;
   if (!pending.dueNow && pending.earliestRetry !== null && pending.earliestRetry > due) due = pending.earliestRetry;

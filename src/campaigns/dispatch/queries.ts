@@ -265,13 +265,17 @@ export async function markFinished(db: Db, campaignId: string, at: Date): Promis
   );
 }
 
-/** The campaigns that may have work: scheduled or running, or ended with attempts still to settle or to report. */
-export async function activeCampaignIds(db: Db): Promise<string[]> {
+/**
+ * The campaigns that may have work at `now`: scheduled or running; canceled and not yet reported; or
+ * paused with attempts still to settle, or past its end (which completes it).
+ */
+export async function activeCampaignIds(db: Db, now: Date): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
     SELECT id FROM campaigns WHERE status IN ('scheduled', 'running')
     UNION ALL
     SELECT id FROM campaigns WHERE status IN ('paused', 'canceled') AND finished_at IS NULL
-      AND (status = 'canceled' OR EXISTS (SELECT 1 FROM campaign_contacts cc
-                                         WHERE cc.campaign_id = campaigns.id AND cc.state = 'calling'))`.execute(db);
+      AND (status = 'canceled' OR ends_at <= ${now}
+           OR EXISTS (SELECT 1 FROM campaign_contacts cc
+                      WHERE cc.campaign_id = campaigns.id AND cc.state = 'calling'))`.execute(db);
   return rows.map((row) => row.id);
 }

@@ -46,7 +46,7 @@ export async function dispatchCampaign(deps: AppDeps, campaignId: string, signal
 
 /** Queues a pass for every campaign that may have work and has no job waiting. */
 export async function sweepCampaigns(deps: AppDeps): Promise<void> {
-  for (const campaignId of await activeCampaignIds(deps.db)) {
+  for (const campaignId of await activeCampaignIds(deps.db, deps.clock.now())) {
     await deps.jobs.send('campaigns.dispatch', { campaignId }, { key: campaignId });
   }
 }
