@@ -224,6 +224,32 @@ describe('endings', () => {
     expect(await activeCampaignIds(database.db, clock.now())).not.toContain(campaign.id);
   });
 
+  it('turns a scheduled campaign running at its start, before its first window opens', async () => {
+    clock.set(Date.parse('2026-04-06T10:00:00Z')); // a Monday
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, [testNumber('1521')]) },
+      schedule: {
+        starts_at: '2026-04-06T12:00:00Z',
+        timezone: 'UTC',
+        windows: [{ days: ['tue'], start: '09:00', end: '17:00' }],
+      },
+    });
+    expect(await runDispatchPass(app.deps, campaign.id)).toEqual({
+      placed: 0,
+      nextAt: new Date('2026-04-06T12:00:00Z'),
+    });
+    expect(await fetchCampaign(client, campaign.id)).toMatchObject({ status: 'scheduled' });
+    clock.set(Date.parse('2026-04-06T12:00:00Z'));
+    expect(await runDispatchPass(app.deps, campaign.id)).toEqual({
+      placed: 0,
+      nextAt: new Date('2026-04-07T09:00:00Z'),
+    });
+    expect(await fetchCampaign(client, campaign.id)).toMatchObject({ status: 'running' });
+  });
+
   it('cancel: pending contacts are canceled, calls in progress end, then it finishes', async () => {
     clock.set(Date.parse('2026-04-01T10:00:00Z'));
     const org = await createTestOrg(database.db);

@@ -108,8 +108,8 @@ export async function runDispatchPass(deps: AppDeps, campaignId: string): Promis
 }
 
 /**
- * When an idle campaign (nothing being called) next has something to do: its next window (or due retry
- * inside one), or its end; null for never by itself (a paused campaign without an end).
+ * When an idle campaign (nothing being called) next has something to do: its start, its next window (or
+ * due retry inside one), or its end; null for never by itself (a paused campaign without an end).
  */
 function nextPassAt(
   campaign: DispatchCampaign,
@@ -119,6 +119,8 @@ function nextPassAt(
   if (campaign.status === 'canceled' || campaign.status === 'completed') return null;
   // A paused campaign dials nothing, but its end still expires what is left and completes it.
   if (campaign.status === 'paused') return campaign.ends_at;
+  // A scheduled campaign is running from its start, whether or not a window is open then.
+  if (campaign.status === 'scheduled' && campaign.starts_at > now) return campaign.starts_at;
   const schedule = scheduleOf(campaign);
   let due = campaign.starts_at > now ? campaign.starts_at : now;
   if (!pending.dueNow && pending.earliestRetry !== null && pending.earliestRetry > due) due = pending.earliestRetry;
