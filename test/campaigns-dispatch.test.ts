@@ -44,6 +44,12 @@ async function cancelCalls(client: ReturnType<TestApp['client']>, campaignId: st
   }
 }
 
+/** How many claimed contacts the dispatcher has counted with `outcome` so far. */
+async function placementsCounted(outcome: string): Promise<number> {
+  const { values } = await app.deps.metrics.campaignPlacements.get();
+  return values.find((value) => value.labels.outcome === outcome)?.value ?? 0;
+}
+
 /** Counters that must add up to the contacts in all. */
 function sumOfStates(counters: Awaited<ReturnType<typeof fetchCampaign>>['counters']): number {
   const { pending, in_progress, completed, failed, no_answer, busy, expired, canceled, skipped } = counters;
@@ -130,7 +136,10 @@ describe('dial-time rules', () => {
     });
     const added = await client.POST('/suppressions', { body: { phone_e164: listed, reason: 'opted_out' } });
     expect(added.response.status).toBe(201);
+    const [placedBefore, suppressedBefore] = [await placementsCounted('placed'), await placementsCounted('suppressed')];
     expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+    expect(await placementsCounted('placed')).toBe(placedBefore + 1);
+    expect(await placementsCounted('suppressed')).toBe(suppressedBefore + 1);
     expect((await campaignCalls(database.db, campaign.id)).map((call) => call.to_e164)).toEqual([kept]);
     const read = await fetchCampaign(client, campaign.id);
     expect(read.counters.skipped).toEqual({ total: 2, suppressed: 1, consent_excluded: 1 });
@@ -153,7 +162,9 @@ describe('dial-time rules', () => {
       contacts: { contact_ids: await createContacts(client, numbers) },
       max_concurrency: 3,
     });
+    const lackingBefore = await placementsCounted('insufficient_credits');
     expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+    expect(await placementsCounted('insufficient_credits')).toBe(lackingBefore + 2);
     expect(await fetchCampaign(client, campaign.id)).toMatchObject({
       status: 'paused',
       paused_reason: 'insufficient_credits',

@@ -2,8 +2,8 @@
 // the `voice_call_` prefix: HTTP requests by operation and status, requests in flight, rate-limit
 // refusals, webhook attempts by outcome, abandoned deliveries, the webhook queue's depth and age, the
 // database pool, call status changes, voice-provider placements, reports and lookups, rows the retention
-// job removed, background jobs completed, failed and retried and their queues, CSV contact imports by
-// outcome, and Node's own process metrics
+// job removed, background jobs completed, failed and retried and their queues, campaign placements by
+// outcome, CSV contact imports by outcome, and Node's own process metrics
 // (under their usual names). A process exports only the series of the parts it runs: an api process
 // has no webhook queue, a worker no HTTP requests.
 import { readFileSync } from 'node:fs';
@@ -41,6 +41,8 @@ export interface Metrics {
   jobsRetried: Counter<'job'>;
   eventToFirstAttempt: Histogram;
   contactImports: Counter<'outcome'>;
+  /** Campaign contacts a dispatch pass claimed, by outcome: placed, refused, unknown, suppressed, or given back (by halt). */
+  campaignPlacements: Counter<'outcome'>;
   /** Placements by provider and outcome: placed, refused, unknown (no answer in time), recovered, voided. */
   providerPlacements: Counter<'provider' | 'outcome'>;
   providerPlacementSeconds: Histogram<'provider'>;
@@ -70,6 +72,17 @@ const ATTEMPT_OUTCOMES = Object.keys({
   invalid_payload: true,
   other: true,
 } satisfies Record<components['schemas']['WebhookFailureKind'] | 'success', true>);
+
+/** Every outcome of a campaign contact a dispatch pass claimed. */
+const CAMPAIGN_PLACEMENT_OUTCOMES = [
+  'placed',
+  'refused',
+  'unknown',
+  'suppressed',
+  'call_cap',
+  'insufficient_credits',
+  'cannot_place',
+] as const;
 
 /** Every move a call can make: from "none" to queued (a new call), and each one the status chain allows. */
 const CALL_MOVES = [
@@ -185,6 +198,15 @@ export function createMetrics(role: MetricsRole): Metrics {
       labelNames: ['outcome'],
       collect() {
         for (const outcome of ['done', 'failed', 'refused']) this.inc({ outcome }, 0);
+      },
+    }),
+    campaignPlacements: new Counter({
+      registers: [worker],
+      name: `${METRIC_PREFIX}campaign_placements_total`,
+      help: "Campaign contacts a dispatch pass claimed, by outcome: placed, refused (by the provider), unknown (being checked with it), suppressed, or given back because of the org's call cap (call_cap), its credits (insufficient_credits) or a fault outside the campaign (cannot_place).",
+      labelNames: ['outcome'],
+      collect() {
+        for (const outcome of CAMPAIGN_PLACEMENT_OUTCOMES) this.inc({ outcome }, 0);
       },
     }),
     providerPlacements: new Counter({

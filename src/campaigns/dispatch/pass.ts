@@ -150,6 +150,7 @@ async function placeClaimed(
 ): Promise<{ placed: number; halt: Halt | null }> {
   const dialQueue: Array<{ contact: ClaimedContact; placement: PlacementRow; provider: VoiceProvider }> = [];
   let placed = 0;
+  const counted = (outcome: string, contacts = 1) => deps.metrics.campaignPlacements.inc({ outcome }, contacts);
   let halt: Halt | null = null;
   let failure: unknown = null;
   let reserving = true;
@@ -180,12 +181,14 @@ async function placeClaimed(
     for (; start < claimed.length; start += PLACEMENT_BATCH) {
       const batch = claimed.slice(start, start + PLACEMENT_BATCH);
       if (halt !== null || failure !== null) {
+        if (failure === null) counted(halt!, batch.length);
         unreserved.push(...batch);
         continue;
       }
       const reserved = await reserveBatch(deps, campaign, batch);
       if ('halt' in reserved) {
         halt = reserved.halt;
+        counted(halt, batch.length);
         unreserved.push(...batch);
         continue;
       }
@@ -195,9 +198,11 @@ async function placeClaimed(
         if (reservation.outcome === 'reserved') {
           dialQueue.push({ contact, placement: reservation.placement, provider: reserved.provider! });
         } else if (reservation.outcome === 'suppressed') {
+          counted('suppressed');
           suppressed.push(contact);
         } else if (reservation.outcome !== 'not_recorded') {
           halt ??= haltOf(reservation);
+          counted(reservation.outcome);
           unreserved.push(contact);
         }
       }
@@ -278,10 +283,13 @@ async function dialOne(
 ): Promise<'placed' | 'skipped'> {
   try {
     await dialPlacement(deps, placement, provider);
+    deps.metrics.campaignPlacements.inc({ outcome: 'placed' });
     return 'placed';
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
-    if (error.code === 'upstream_error') {
+    const refused = error.code === 'upstream_error';
+    deps.metrics.campaignPlacements.inc({ outcome: refused ? 'refused' : 'unknown' });
+    if (refused) {
       await settleRefusedAttempt(deps.db, campaign.id, contact.contact_id, contact.attempt, deps.clock.now());
     }
     return 'skipped';
