@@ -5,7 +5,8 @@
 // (runDispatchPass, what the worker's job runs), so each step is observed exactly.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { randomUUID } from 'node:crypto';
+import { blocksAnother, createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import {
@@ -17,7 +18,7 @@ import {
   finishedEvents,
 } from './support/campaigns.js';
 import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
-import { activeCampaignIds } from '../src/campaigns/dispatch/queries.js';
+import { activeCampaignIds, recoverAbandonedAttempts } from '../src/campaigns/dispatch/queries.js';
 import { addCredits } from '../src/orgs/service.js';
 
 let database: TestDatabase;
@@ -175,6 +176,45 @@ describe('dial-time rules', () => {
     const resumed = await client.POST('/campaigns/{id}/resume', { params: { path: { id: campaign.id } } });
     expect(resumed.data?.data).toMatchObject({ status: 'running', paused_reason: null });
     expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(2);
+  });
+});
+
+describe('recovery beside another pass', () => {
+  it('gives a lost attempt back only while the contact still names the lost placement', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const phone = testNumber('1701');
+    const [contactId] = await createContacts(client, [phone]);
+    const campaign = await createCampaign(client, { agent_id: org.agentId, contacts: { contact_ids: [contactId!] } });
+    // Attempt 1 was recorded for a placement that came to nothing: a pass may give it back.
+    const lostId = randomUUID();
+    await sql`UPDATE campaign_contacts SET state = 'calling', attempts = 1, last_call_id = ${lostId}
+              WHERE campaign_id = ${campaign.id}`.execute(database.db);
+    const renewed = randomUUID();
+    let recovered: Promise<number> | undefined;
+    // Another pass gives it back and records attempt 1 again, for a new placement; before it commits,
+    // this pass has already found the attempt lost and waits for the contact's row.
+    await database.db.transaction().execute(async (trx) => {
+      await sql`UPDATE campaign_contacts SET last_call_id = ${renewed}, updated_at = clock_timestamp()
+                WHERE campaign_id = ${campaign.id}`.execute(trx);
+      await sql`
+        INSERT INTO call_placements (id, org_id, agent_id, state, provider, provider_settings, from_e164, to_e164,
+          language, max_duration_sec, rate_paise_per_minute, hold_paise, metadata, created_at, recover_at,
+          campaign_id, campaign_contact_id, campaign_attempt)
+        VALUES (${renewed}, ${org.orgId}, ${org.agentId}, 'pending', 'simulator', '{}', '+919800000000', ${phone},
+          'en-IN', 600, 200, 2000, '{}', now(), now() + interval '1 hour', ${campaign.id}, ${contactId}, 1)`.execute(
+        trx,
+      );
+      recovered = recoverAbandonedAttempts(database.db, campaign.id, clock.now());
+      await waitFor('the other pass to wait for the row', () => blocksAnother(trx));
+    });
+    expect(await recovered).toBe(0);
+    const { rows } = await sql<{ state: string; attempts: number; last_call_id: string }>`
+      SELECT state, attempts, last_call_id FROM campaign_contacts WHERE campaign_id = ${campaign.id}`.execute(
+      database.db,
+    );
+    expect(rows).toEqual([{ state: 'calling', attempts: 1, last_call_id: renewed }]);
   });
 });
 

@@ -203,11 +203,21 @@ export async function recoverAbandonedAttempts(db: Db, campaignId: string, now: 
   const lapsed = await sql`
     UPDATE campaign_contacts SET state = 'pending', claimed_until = NULL, updated_at = clock_timestamp()
     WHERE campaign_id = ${campaignId} AND state = 'calling' AND claimed_until < ${now}`.execute(db);
+  // Each attempt found lost is given back only while the contact still names that placement: a pass
+  // running beside this one may have given it back and recorded a new attempt meanwhile, and a row
+  // changed under this statement is checked again against its new version (not against the snapshot
+  // the lost attempt was found in, where the new placement would be missing).
   const lost = await sql`
+    WITH lost AS (
+      SELECT cc.contact_id, cc.last_call_id FROM campaign_contacts cc
+      WHERE cc.campaign_id = ${campaignId} AND cc.state = 'calling' AND cc.claimed_until IS NULL
+        AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.id = cc.last_call_id)
+        AND NOT EXISTS (SELECT 1 FROM call_placements p WHERE p.id = cc.last_call_id)
+    )
     UPDATE campaign_contacts cc SET state = 'pending', attempts = cc.attempts - 1, updated_at = clock_timestamp()
-    WHERE cc.campaign_id = ${campaignId} AND cc.state = 'calling' AND cc.claimed_until IS NULL
-      AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.id = cc.last_call_id)
-      AND NOT EXISTS (SELECT 1 FROM call_placements p WHERE p.id = cc.last_call_id)`.execute(db);
+    FROM lost
+    WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = lost.contact_id
+      AND cc.last_call_id = lost.last_call_id AND cc.state = 'calling' AND cc.claimed_until IS NULL`.execute(db);
   return Number(lapsed.numAffectedRows) + Number(lost.numAffectedRows);
 }
 
