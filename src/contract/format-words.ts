@@ -21,6 +21,15 @@ const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
   ],
   ['^req_[0-9a-f]{16}$', 'must be a request id: req_ followed by 16 lower-case hexadecimal digits'],
   ['^evt_[0-9a-zA-Z]{24}$', 'must be an event id: evt_ followed by 24 letters or digits'],
+  ['^([01][0-9]|2[0-3]):[0-5][0-9]$', 'must be a time of day as HH:MM in 24-hour form, from 00:00 to 23:59'],
+  [
+    '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$',
+    'must be a time of day as HH:MM in 24-hour form, from 00:00 to 24:00 (the end of the day)',
+  ],
+  [
+    '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$',
+    'must be an IANA time zone name, like Asia/Kolkata or America/New_York',
+  ],
 ]);
 
 /** The words for each string format the spec uses, by the format's name. */
