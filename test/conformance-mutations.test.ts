@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStateDir } from '../src/tools/listen/state-dir.js';
 import { loadOrMakeTls } from '../src/tools/listen/stored-tls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
-import { refusedOrgKeys } from './support/refused-orgs.js';
+import { startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { refusedOrgKeys, roomyOrg } from './support/refused-orgs.js';
 import { startDeliveryProxy, type EditableEvent } from './support/delivery-proxy.js';
 import { parseJson } from './support/json.js';
 import { startMutatingProxy, type Mutation, type ProxiedResponse } from './support/mutating-proxy.js';
@@ -69,7 +69,7 @@ function editJson<T>(response: ProxiedResponse, change: (json: T) => void): Prox
 
 /** Runs the check through a proxy making `mutation`, with a fresh org; returns the report and the org. */
 async function runThrough(mutation: Mutation): Promise<{ report: ConformanceReport; org: TestOrg }> {
-  const org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000, mode: 'test' });
+  const org = await roomyOrg(database.db);
   const proxy = await startMutatingProxy(app.baseUrl, mutation);
   try {
     const report = await runConformance({
@@ -313,7 +313,7 @@ it(
   'exits 1 from the command line, with the spec from --spec, curl lines, JUnit and JSON reports, and no key printed',
   { timeout: 180_000 },
   async () => {
-    const org = await createTestOrg(database.db, { planId: 'scale', credits: 1_000_000_000, mode: 'test' });
+    const org = await roomyOrg(database.db);
     // The proxy also hides the published spec, as Prism does (it answers 404 to a path the spec does
     // not declare): the check takes the spec from the file named by --spec.
     const proxy = await startMutatingProxy(app.baseUrl, {
