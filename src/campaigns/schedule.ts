@@ -52,6 +52,14 @@ export function isKnownTimeZone(name: string): boolean {
   }
 }
 
+/**
+ * The wall-clock time in `timezone` at instant `at` (milliseconds), counted as if that wall time were
+ * UTC: what a clock on the wall reads there. Throws RangeError for an unknown zone.
+ */
+export function wallClockAt(timezone: string, at: number): number {
+  return wallTime(formatterFor(timezone), at);
+}
+
 /** Whether a campaign with `schedule` may dial at `at`. Throws RangeError for an unknown zone or window time. */
 export function isDialable(schedule: CampaignSchedule, at: Date): boolean {
   const t = at.getTime();

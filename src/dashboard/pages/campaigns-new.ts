@@ -24,7 +24,8 @@ import {
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { csrfField, notice, onceField, page } from '../layout.js';
 import { outside } from '../outside-text.js';
-import { instantOfLocal, isZoneName, zoneNames } from '../local-time.js';
+import { instantOfLocal, zoneNames } from '../local-time.js';
+import { isKnownTimeZone } from '../../campaigns/schedule.js';
 import type { DashboardSession } from '../mode.js';
 import { CAMPAIGNS, auditedBy, campaignPath } from './campaigns.js';
 import { CAMPAIGN_CSV_COLUMNS, contactsOfCsv, type CsvLineProblem } from './campaigns-csv.js';
@@ -406,7 +407,7 @@ function bodyOf(values: FormValues, contacts: Schemas['CampaignContacts']): { bo
   const rows = values.windows.flatMap((row, index) =>
     row.days.length > 0 || row.start !== '' || row.end !== '' ? [index] : [],
   );
-  const zoneKnown = isZoneName(values.timezone);
+  const zoneKnown = isKnownTimeZone(values.timezone);
   // A local time that cannot be read is sent as typed, for the schema to refuse it in its words.
   const instant = (local: string) =>
     zoneKnown ? (instantOfLocal(local, values.timezone)?.toISOString() ?? local) : local;
