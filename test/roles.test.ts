@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { freePort } from './support/own-postgres.js';
 import {
   killServerProcesses,
   serverEnvironment,
@@ -101,19 +102,21 @@ describe('one API process and two worker processes', () => {
 });
 
 /**
- * Starts `serve --role <role> --processes 2` with its metrics on a random port and its API on the next
- * one, logging at info unless `env` says otherwise.
+ * Starts `serve --role <role> --processes 2` with its metrics and its API on free ports below the
+ * ephemeral range (see freePort), logging at info unless `env` says otherwise.
  */
 async function startPrimary(
   role: 'api' | 'all',
   env: Record<string, string> = {},
 ): Promise<{ primary: ServerProcess; metricsPort: number }> {
-  const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+  const metricsPort = await freePort();
+  let apiPort = await freePort();
+  while (apiPort === metricsPort) apiPort = await freePort();
   const primary = await startServerProcess(
     await serverEnvironment(database.url, {
       LOG_LEVEL: 'info',
       METRICS_PORT: String(metricsPort),
-      PORT: String(metricsPort + 1),
+      PORT: String(apiPort),
       ...env,
     }),
     60_000,
@@ -180,7 +183,7 @@ describe('an API served by two processes', () => {
 
 describe('a worker process', () => {
   it('exports the background series, with known labels at 0, and none of the API', { timeout: 120_000 }, async () => {
-    const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+    const metricsPort = await freePort();
     const worker = await startServerProcess(
       await serverEnvironment(database.url, { LOG_LEVEL: 'warn', METRICS_PORT: String(metricsPort) }),
       60_000,
