@@ -35,6 +35,8 @@ export class Readiness {
   private drainingSince: number | null = null;
   private downSince: number | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** Whether a probe started while the database was down is still waiting for its answer. */
+  private probing = false;
 
   constructor(
     private readonly probe: DatabaseProbe | null,
@@ -84,7 +86,17 @@ export class Readiness {
   }
 
   private async probeWhileDown(): Promise<void> {
-    if (this.downSince === null || !this.probe || !(await this.probe.check())) return;
+    // One probe at a time: on a slow machine a check can outlast the interval, and two checks that both
+    // succeed would report the recovery twice.
+    if (this.downSince === null || !this.probe || this.probing) return;
+    this.probing = true;
+    let answered: boolean;
+    try {
+      answered = await this.probe.check();
+    } finally {
+      this.probing = false;
+    }
+    if (!answered || this.downSince === null) return;
     this.logger.info({ outageMs: Date.now() - this.downSince }, 'database available again');
     this.downSince = null;
     if (this.timer) clearInterval(this.timer);
