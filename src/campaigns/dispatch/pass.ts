@@ -8,11 +8,11 @@ import { DomainError } from '../../errors.js';
 import { dialPlacement, reserveCampaignPlacements, type BatchedReservation } from '../../calls/placement.js';
 import type { VoiceProvider } from '../../calls/provider/types.js';
 import { isDialable, nextDialableAt, type CampaignSchedule } from '../schedule.js';
+import { cancelPendingContacts } from '../queries.js';
 import { finishCampaign } from './finish.js';
 import {
   claimDueContacts,
   countCalling,
-  cancelPending,
   expirePending,
   pendingSummary,
   readCampaign,
@@ -61,7 +61,7 @@ export async function runDispatchPass(deps: AppDeps, campaignId: string): Promis
     const ended = campaign.ends_at !== null && now >= campaign.ends_at;
     if (ended && status !== 'canceled' && status !== 'completed') await expirePending(trx, campaignId);
     // A canceled campaign calls no one again: an attempt that came back for a retry ends canceled.
-    if (status === 'canceled') await cancelPending(trx, campaignId);
+    if (status === 'canceled') await cancelPendingContacts(trx, campaignId);
     const calling = await countCalling(trx, campaignId);
     const pending = await pendingSummary(trx, campaignId);
     // Done once nothing is left to call and nothing is being called (a retry may still come back).

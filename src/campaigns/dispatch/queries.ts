@@ -248,14 +248,6 @@ export async function pendingSummary(
   return { any: row.any, dueNow: row.due_now, earliestRetry: row.earliest };
 }
 
-/** Ends every pending contact of a canceled campaign as `canceled` (a retry that came back after the cancel). */
-export async function cancelPending(db: Db, campaignId: string): Promise<number> {
-  const result = await sql`
-    UPDATE campaign_contacts SET state = 'canceled', next_attempt_at = NULL, updated_at = clock_timestamp()
-    WHERE campaign_id = ${campaignId} AND state = 'pending'`.execute(db);
-  return Number(result.numAffectedRows);
-}
-
 /** Sets the campaign's status and pause reason. */
 export async function setCampaignStatus(
   db: Db,
