@@ -5,9 +5,9 @@ import type { Db } from '../database/connect.js';
 import { emitEvent, type EventDataByKind, type EventKind } from '../webhooks/outbox.js';
 import type { Conversation, ProviderCallRef, ProviderEnding, ProviderEvent } from './provider/types.js';
 import { updateCallInStatus, type CallChanges, type CallRow } from './queries.js';
-import { shiftStatusCount } from './status-count-queries.js';
+import { countStatusChange, settleEndedCall } from './org-writes.js';
 import { insertTimelineEntry } from './timeline-queries.js';
-import { chargeFor, settleCall } from '../orgs/credits.js';
+import { chargeFor } from '../orgs/credits.js';
 import { canTransition, isTerminal, type CallStatus, type TerminalStatus } from './status.js';
 
 /** How a call ends. */
@@ -61,7 +61,7 @@ export async function withStatusCount(
   change: (call: CallRow) => Promise<CallRow>,
 ): Promise<CallRow> {
   const changed = await change(call);
-  if (changed.status !== call.status) await shiftStatusCount(trx, call.org_id, call.status, changed.status);
+  if (changed.status !== call.status) await countStatusChange(trx, call.org_id, call.status, changed.status);
   return changed;
 }
 
@@ -107,8 +107,8 @@ async function emitEnding(trx: Db, call: CallRow, cause: Cause): Promise<void> {
 }
 
 /**
- * Ends a locked call: sets the outcome, releases the hold and charges the connected seconds, writes
- * the timeline and emits the status's event (with `cause`), all in `trx` (run it inside withStatusCount).
+ * Ends a locked call: sets the outcome, writes the timeline, emits the status's event (with `cause`),
+ * then releases the hold and charges the connected seconds, all in `trx` (run it inside withStatusCount).
  * Throws on a forbidden move.
  */
 export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause: Cause): Promise<CallRow> {
@@ -128,9 +128,9 @@ export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause:
     llm_outcome: talk?.analysis.outcome ?? null,
   });
   await recordStatusChange(trx, ended, ending.at);
-  // As late as the event order allows: the org's row stays locked from here to the commit.
-  await settleCall(trx, { orgId: call.org_id, callId: call.id, holdPaise: call.hold_paise, chargePaise: charge });
   await emitEnding(trx, ended, cause);
+  // Last: the org's row stays locked from here to the commit (a balance.low it causes follows the call's event).
+  await settleEndedCall(trx, call.org_id, { callId: call.id, holdPaise: call.hold_paise, chargePaise: charge });
   return ended;
 }
 

@@ -28,7 +28,7 @@ import {
   type PlacementRow,
 } from './placement-queries.js';
 import { lockProviderCallId } from './provider-event-queries.js';
-import { shiftStatusCount } from './status-count-queries.js';
+import { countStatusChange } from './org-writes.js';
 import { insertTimelineEntry } from './timeline-queries.js';
 import { awaitResponse, claimOrReplay, forgetKey, rememberResponse } from './idempotency.js';
 import { applyWaitingReports } from './provider-events.js';
@@ -214,7 +214,7 @@ export async function recordPlacedCall(
   }
   const current = await applyWaitingReports(trx, provider, call, now);
   // Last, and once, like every counter write (see withStatusCount).
-  await shiftStatusCount(trx, call.org_id, null, current.status);
+  await countStatusChange(trx, call.org_id, null, current.status);
   return call;
 }
 

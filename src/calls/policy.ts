@@ -3,8 +3,11 @@
 /** How long an Idempotency-Key of POST /calls is remembered. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-/** Calls one process advances at once. */
+/** Lanes of the progress worker in one process, each advancing its own calls. */
 export const PROGRESS_LANES = 8;
+
+/** Calls of providers without a lookup rate limit one lane advances in one transaction at the most. */
+export const PROGRESS_BATCH = 25;
 
 /** The idle progress worker looks for due calls every simulated second, and at least this often (ms). */
 export const PROGRESS_IDLE_WAIT_MS = { min: 10 } as const;

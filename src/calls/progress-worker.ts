@@ -5,12 +5,21 @@
 // flight where it stands, and recovers placements a killed process left between its two transactions.
 import type { AppDeps } from '../app-deps.js';
 import type { BackgroundWorker } from '../background-worker.js';
-import { claimDueCall, lockCall } from './queries.js';
+import { claimDueCalls, lockCall, type CallRow } from './queries.js';
 import { claimDuePlacement, schedulePlacementRecovery } from './placement-queries.js';
-import { reconcileCall, recoverPlacement, type StatusStep } from './reconcile.js';
+import {
+  applyLookup,
+  hangUpIfDue,
+  lookUpCall,
+  recoverPlacement,
+  type CallLookup,
+  type StatusStep,
+} from './reconcile.js';
+import { withOrgWritesBatched } from './org-writes.js';
+import type { VoiceProvider } from './provider/types.js';
 import { scheduleCall } from './lifecycle.js';
 import { OutageTracker } from '../database/outage.js';
-import { PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES, PROVIDER_RETRY_MS } from './policy.js';
+import { PROGRESS_BATCH, PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES, PROVIDER_RETRY_MS } from './policy.js';
 import { LookupGate } from './lookup-gate.js';
 
 /** Moves a claimed call's next step to `at` (it stays leased until then). */
@@ -21,57 +30,145 @@ async function retryCallAt(deps: AppDeps, call: { id: string; org_id: string }, 
   });
 }
 
+/** A claimed call's lookup and the provider it came from. */
+interface LookedUp {
+  provider: VoiceProvider;
+  lookup: CallLookup;
+}
+
 /**
- * Recovers the most overdue placement, or else advances the most overdue call, if any; returns whether
- * one was due, and counts a status change in the metrics. Placements go first: they are few, each holds
- * credits and an Idempotency-Key, and calls looked up again and again must not keep them waiting. A
- * provider that is not configured here, or fails, is tried again later. Throws on database errors.
+ * Claims due calls: a batch of those whose providers answer lookups without a rate limit (the
+ * simulator), else the single most overdue call of any provider, so a rate-limited provider's calls
+ * never wait at its gate past their lease.
  */
-export async function advanceOneDueCall(deps: AppDeps, gate: LookupGate): Promise<boolean> {
+async function claimCalls(deps: AppDeps, now: Date, leaseUntil: Date): Promise<CallRow[]> {
+  const unlimited = deps.providers
+    .all()
+    .filter((provider) => !Number.isFinite(provider.lookupsPerSecond))
+    .map((provider) => provider.name);
+  if (unlimited.length > 0) {
+    const batch = await claimDueCalls(deps.db, { now, leaseUntil, limit: PROGRESS_BATCH, providers: unlimited });
+    if (batch.length > 0) return batch;
+  }
+  return claimDueCalls(deps.db, { now, leaseUntil, limit: 1 });
+}
+
+/** Looks claimed calls up (a failure or an unconfigured provider puts the call off); returns the lookups made. */
+async function lookUpClaimed(deps: AppDeps, gate: LookupGate, calls: CallRow[], retryAt: Date): Promise<LookedUp[]> {
+  const looked = await Promise.all(
+    calls.map(async (call): Promise<LookedUp | null> => {
+      const provider = deps.providers.get(call.provider);
+      if (!provider) {
+        deps.logger.warn(
+          { provider: call.provider, callId: call.id },
+          'a call in flight uses a provider this process is not configured for',
+        );
+        await retryCallAt(deps, call, retryAt);
+        return null;
+      }
+      await gate.take(provider);
+      try {
+        return { provider, lookup: await lookUpCall(deps, provider, call) };
+      } catch (error) {
+        deps.logger.warn(
+          { provider: provider.name, callId: call.id, err: error },
+          'a call could not be brought up to date; tried again later',
+        );
+        await retryCallAt(deps, call, retryAt);
+        return null;
+      }
+    }),
+  );
+  return looked.filter((entry) => entry !== null);
+}
+
+/**
+ * Applies the lookups, all in one transaction with the org-wide writes batched; when that fails, each
+ * in a transaction of its own, so one call's fault leaves the others' progress (and is put off itself).
+ * Returns each call as it then stands, null for one put off.
+ */
+async function applyLookups(deps: AppDeps, looked: LookedUp[], retryAt: Date): Promise<Array<CallRow | null>> {
+  if (looked.length > 1) {
+    try {
+      return await deps.db.transaction().execute((trx) =>
+        withOrgWritesBatched(trx, async () => {
+          const after: CallRow[] = [];
+          for (const { provider, lookup } of looked) after.push(await applyLookup(deps, trx, provider, lookup, null));
+          return after;
+        }),
+      );
+    } catch {
+      // Rolled back whole; the calls one by one below show (and log) which of them fails.
+    }
+  }
+  return Promise.all(
+    looked.map(async ({ provider, lookup }) => {
+      try {
+        return await deps.db.transaction().execute((trx) => applyLookup(deps, trx, provider, lookup, null));
+      } catch (error) {
+        deps.logger.warn(
+          { provider: provider.name, callId: lookup.call.id, err: error },
+          'a call could not be brought up to date; tried again later',
+        );
+        await retryCallAt(deps, lookup.call, retryAt);
+        return null;
+      }
+    }),
+  );
+}
+
+/** Recovers the most overdue placement, if one is due; returns whether one was. Throws on database errors. */
+async function recoverOnePlacement(deps: AppDeps, gate: LookupGate, leaseUntil: Date, retryAt: Date) {
+  const placement = await claimDuePlacement(deps.db, deps.clock.now(), leaseUntil);
+  if (!placement) return false;
+  const provider = deps.providers.get(placement.provider);
+  try {
+    if (!provider) throw new Error(`provider ${placement.provider} is not configured in this process`);
+    await gate.take(provider);
+    const step = await recoverPlacement(deps, provider, placement);
+    if (step && step.from !== step.to) deps.metrics.callStatusChanges.inc(step);
+  } catch (error) {
+    deps.logger.warn(
+      { provider: placement.provider, callId: placement.id, err: error },
+      'a placement could not be settled; tried again later',
+    );
+    await schedulePlacementRecovery(deps.db, placement.id, retryAt);
+  }
+  return true;
+}
+
+/**
+ * Recovers the most overdue placement, or else advances the calls due (see claimCalls), if any; returns
+ * whether there was work, and counts status changes in the metrics. Placements go first: they are few,
+ * each holds credits and an Idempotency-Key, and calls looked up again and again must not keep them
+ * waiting. A provider that is not configured here, or fails, is tried again later. Throws on database
+ * errors.
+ */
+export async function advanceDueCalls(deps: AppDeps, gate: LookupGate): Promise<boolean> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + deps.config.providerTimeoutMs * 2 + PROVIDER_RETRY_MS);
   const retryAt = new Date(now.getTime() + PROVIDER_RETRY_MS);
-  let step: StatusStep | null = null;
-  const placement = await claimDuePlacement(deps.db, now, leaseUntil);
-  if (placement) {
-    const provider = deps.providers.get(placement.provider);
+  if (await recoverOnePlacement(deps, gate, leaseUntil, retryAt)) return true;
+  const calls = await claimCalls(deps, now, leaseUntil);
+  if (calls.length === 0) return false;
+  const looked = await lookUpClaimed(deps, gate, calls, retryAt);
+  const applied = await applyLookups(deps, looked, retryAt);
+  for (const [index, { provider, lookup }] of looked.entries()) {
+    const after = applied[index];
+    if (!after) continue;
+    let step: StatusStep;
     try {
-      if (!provider) throw new Error(`provider ${placement.provider} is not configured in this process`);
-      await gate.take(provider);
-      step = await recoverPlacement(deps, provider, placement);
+      step = await hangUpIfDue(deps, provider, lookup, after, null);
     } catch (error) {
       deps.logger.warn(
-        { provider: placement.provider, callId: placement.id, err: error },
-        'a placement could not be settled; tried again later',
+        { provider: provider.name, callId: lookup.call.id, err: error },
+        'a call could not be hung up at its deadline; tried again later',
       );
-      await schedulePlacementRecovery(deps.db, placement.id, retryAt);
-      return true;
+      await retryCallAt(deps, lookup.call, retryAt);
+      continue;
     }
-  } else {
-    const call = await claimDueCall(deps.db, now, leaseUntil);
-    if (!call) return false;
-    const provider = deps.providers.get(call.provider);
-    if (!provider) {
-      deps.logger.warn(
-        { provider: call.provider, callId: call.id },
-        'a call in flight uses a provider this process is not configured for',
-      );
-      await retryCallAt(deps, call, retryAt);
-      return true;
-    }
-    await gate.take(provider);
-    try {
-      step = await reconcileCall(deps, provider, call, null);
-    } catch (error) {
-      deps.logger.warn(
-        { provider: provider.name, callId: call.id, err: error },
-        'a call could not be brought up to date; tried again later',
-      );
-      await retryCallAt(deps, call, retryAt);
-      return true;
-    }
+    if (step.from !== step.to) deps.metrics.callStatusChanges.inc(step);
   }
-  if (step && step.from !== step.to) deps.metrics.callStatusChanges.inc(step);
   return true;
 }
 
@@ -105,7 +202,7 @@ export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
     while (!stopping) {
       let advanced = false;
       try {
-        advanced = await advanceOneDueCall(deps, gate);
+        advanced = await advanceDueCalls(deps, gate);
         outage.succeeded();
       } catch (error) {
         const wait = outage.failed(error);

@@ -8,25 +8,41 @@ import type { InboundEvent, ProviderEvent } from './provider/types.js';
 /** A stored provider report. */
 export type StoredProviderEvent = Selectable<ProviderEventsTable>;
 
-/** Stores a report unless one with its key is stored already; returns its row id, or null for a duplicate. */
-export async function insertProviderEvent(
+/** A report to store, and the call it is applied to at once (null: found, or held, afterwards). */
+export interface ReportToStore {
+  event: InboundEvent;
+  appliedTo: string | null;
+}
+
+/**
+ * Stores the reports whose keys are not stored yet, in one statement (a report applied at once is
+ * stored as applied to its call at `receivedAt`); returns the new rows' ids by key. A key stored
+ * before, or repeated in `reports`, is absent from the map or maps to its first report's row.
+ */
+export async function insertProviderEvents(
   db: Db,
-  row: { provider: string; event: InboundEvent; receivedAt: Date },
-): Promise<number | null> {
+  provider: string,
+  reports: readonly ReportToStore[],
+  receivedAt: Date,
+): Promise<Map<string, number>> {
+  if (reports.length === 0) return new Map();
   const inserted = await db
     .insertInto('provider_events')
-    .values({
-      provider: row.provider,
-      dedupe_key: row.event.dedupeKey,
-      call_id: row.event.callId,
-      provider_call_id: row.event.providerCallId,
-      event: JSON.stringify(row.event.event),
-      received_at: row.receivedAt,
-    })
+    .values(
+      reports.map(({ event, appliedTo }) => ({
+        provider,
+        dedupe_key: event.dedupeKey,
+        call_id: appliedTo ?? event.callId,
+        provider_call_id: event.providerCallId,
+        event: JSON.stringify(event.event),
+        received_at: receivedAt,
+        applied_at: appliedTo === null ? null : receivedAt,
+      })),
+    )
     .onConflict((oc) => oc.columns(['provider', 'dedupe_key']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  return inserted?.id ?? null;
+    .returning(['id', 'dedupe_key'])
+    .execute();
+  return new Map(inserted.map((row) => [row.dedupe_key, row.id]));
 }
 
 /** Marks stored reports applied to `callId` at `at`. */

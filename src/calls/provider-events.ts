@@ -7,7 +7,7 @@ import type { InboundEvent, VoiceProvider } from './provider/types.js';
 import { lockProviderCall, type CallRow } from './queries.js';
 import { lockPlacement } from './placement-queries.js';
 import {
-  insertProviderEvent,
+  insertProviderEvents,
   lockProviderCallId,
   markProviderEventsApplied,
   storedEvent,
@@ -62,25 +62,33 @@ async function target(trx: Db, provider: string, event: InboundEvent): Promise<C
  * Stores `events` of `provider` once each and applies those naming a known call, in order, in `trx`
  * (events it emits carry `cause`); returns each report's result and the calls moved. Reports for calls
  * not (yet) known are kept, waiting. With `cutAtDeadline`, a connected call takes no report dated after
- * its max_duration_sec (the caller hangs it up at that moment).
+ * its max_duration_sec (the caller hangs it up at that moment). `locked` is a call the caller has locked
+ * already: reports naming it are stored as applied to it, without looking it up again.
  */
 export async function ingestReports(
   trx: Db,
   provider: VoiceProvider,
   events: readonly InboundEvent[],
-  options: { now: Date; cause: Cause; cutAtDeadline: boolean },
+  options: { now: Date; cause: Cause; cutAtDeadline: boolean; locked?: CallRow },
 ): Promise<{ results: ReportResult[]; moves: CallMove[] }> {
-  const { now, cause } = options;
+  const { now, cause, locked } = options;
+  const reports = events.map((reported) => {
+    const event = { ...reported, ...idsOf(reported) };
+    return { event, appliedTo: locked && namesCall(locked, event) ? locked.id : null };
+  });
+  const stored = await insertProviderEvents(trx, provider.name, reports, now);
   const results: ReportResult[] = [];
   const byCall = new Map<string, { call: CallRow; reports: Array<{ id: number; event: InboundEvent }> }>();
-  for (const reported of events) {
-    const event = { ...reported, ...idsOf(reported) };
-    const id = await insertProviderEvent(trx, { provider: provider.name, event, receivedAt: now });
-    if (id === null) {
+  if (locked) byCall.set(locked.id, { call: locked, reports: [] });
+  const unmarked: Array<{ id: number; callId: string }> = [];
+  for (const { event, appliedTo } of reports) {
+    const id = stored.get(event.dedupeKey);
+    stored.delete(event.dedupeKey);
+    if (id === undefined) {
       results.push('duplicate');
       continue;
     }
-    const cached = byCall.get(event.callId ?? '')?.call;
+    const cached = appliedTo === null ? byCall.get(event.callId ?? '')?.call : locked;
     const found = cached && namesCall(cached, event) ? cached : await target(trx, provider.name, event);
     if (typeof found === 'string') {
       results.push(found);
@@ -90,24 +98,26 @@ export async function ingestReports(
     const entry = byCall.get(found.id) ?? { call: found, reports: [] };
     entry.reports.push({ id, event });
     byCall.set(found.id, entry);
+    if (appliedTo === null) unmarked.push({ id, callId: found.id });
   }
   const moves: CallMove[] = [];
-  for (const { call, reports } of byCall.values()) {
+  for (const { call, reports: applied } of byCall.values()) {
+    if (applied.length === 0) continue;
     // Before the changes: the org's rows they lock (credits, counters) are then held for less.
     await markProviderEventsApplied(
       trx,
-      reports.map((report) => report.id),
+      unmarked.filter((report) => report.callId === call.id).map((report) => report.id),
       call.id,
       now,
     );
-    const after = await withStatusCount(trx, call, async (locked) => {
-      let current = locked;
-      for (const { event } of reports) {
-        const deadline = options.cutAtDeadline ? hangUpDeadline(current, provider.secondMs) : null;
+    const after = await withStatusCount(trx, call, async (current) => {
+      let moved = current;
+      for (const { event } of applied) {
+        const deadline = options.cutAtDeadline ? hangUpDeadline(moved, provider.secondMs) : null;
         if (deadline && event.event.at > deadline) break;
-        current = await applyProviderEvent(trx, current, event.event, provider.secondMs, cause);
+        moved = await applyProviderEvent(trx, moved, event.event, provider.secondMs, cause);
       }
-      return current;
+      return moved;
     });
     moves.push({ from: call.status, call: after });
   }

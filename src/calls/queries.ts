@@ -86,26 +86,33 @@ export async function lockCall(db: Db, orgId: string, id: string): Promise<CallR
 }
 
 /**
- * Takes the call most overdue for a step by `now`, skipping rows others hold, and moves its next step
- * to `leaseUntil` (so a process that dies mid-step leaves it to another): one statement, no lock kept.
+ * Takes up to `limit` calls most overdue for a step by `now` (of `providers` only, when given), skipping
+ * rows others hold, and moves their next step to `leaseUntil` (so a process that dies mid-step leaves
+ * them to another): one statement, no lock kept. Returns them in id order.
  */
-export async function claimDueCall(db: Db, now: Date, leaseUntil: Date): Promise<CallRow | undefined> {
-  return db
+export async function claimDueCalls(
+  db: Db,
+  claim: { now: Date; leaseUntil: Date; limit: number; providers?: readonly string[] },
+): Promise<CallRow[]> {
+  const { now, leaseUntil, limit, providers } = claim;
+  const claimed = await db
     .updateTable('calls')
     .set({ next_step_at: leaseUntil })
-    .where('id', '=', (eb) =>
-      eb
+    .where('id', 'in', (eb) => {
+      const due = eb
         .selectFrom('calls')
         .select('id')
         .where('next_step_at', 'is not', null)
-        .where('next_step_at', '<=', now)
+        .where('next_step_at', '<=', now);
+      return (providers ? due.where('provider', 'in', providers) : due)
         .orderBy('next_step_at')
-        .limit(1)
+        .limit(limit)
         .forUpdate()
-        .skipLocked(),
-    )
+        .skipLocked();
+    })
     .returningAll()
-    .executeTakeFirst();
+    .execute();
+  return claimed.sort((a, b) => a.id.localeCompare(b.id));
 }
 
 /** Locks and returns the call of `provider` with our id `callId` or its id `providerCallId`, if any. */

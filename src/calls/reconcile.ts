@@ -3,6 +3,7 @@
 // does not know ends failed (provider_error) with its hold released. Placements whose provider never
 // answered are settled the same way: placed once, or voided.
 import type { AppDeps } from '../app-deps.js';
+import type { Db } from '../database/connect.js';
 import type { Conversation, LookupResult, VoiceProvider } from './provider/types.js';
 import { lockCall, type CallRow } from './queries.js';
 import type { PlacementRow } from './placement-queries.js';
@@ -85,6 +86,76 @@ async function hangUpAtDeadline(
   });
 }
 
+/** What a provider said of a call when it was looked up (outside any transaction), and when. */
+export interface CallLookup {
+  call: CallRow;
+  found: LookupResult;
+  at: Date;
+}
+
+/** Looks `call` up with `provider`; throws on the provider's transport failures. */
+export async function lookUpCall(deps: AppDeps, provider: VoiceProvider, call: CallRow): Promise<CallLookup> {
+  const found = await lookUp(deps, provider, providerRef(call));
+  return { call, found, at: deps.clock.now() };
+}
+
+/**
+ * Applies a lookup to its call in `trx` (events it emits carry `cause`): what the provider reported,
+ * or the end of a call it does not know, and when the call is next looked at. Returns the call as it
+ * then stands (a connected call past its deadline is left for hangUpIfDue).
+ */
+export async function applyLookup(
+  deps: AppDeps,
+  trx: Db,
+  provider: VoiceProvider,
+  lookup: CallLookup,
+  cause: Cause,
+): Promise<CallRow> {
+  const { call, found, at: now } = lookup;
+  const locked = await lockCall(trx, call.org_id, call.id);
+  if (!locked || isTerminal(locked.status)) return locked ?? call;
+  if (!found.found) {
+    deps.logger.warn(
+      { provider: provider.name, callId: call.id },
+      'the voice provider does not know this call; it ends failed',
+    );
+    return withStatusCount(trx, locked, (current) =>
+      endCall(trx, current, { status: 'failed', reason: 'provider_error', at: now, conversation: null }, cause),
+    );
+  }
+  const { moves } = await ingestReports(trx, provider, found.events, { now, cause, cutAtDeadline: true, locked });
+  const current = moves.find((move) => move.call.id === locked.id)?.call ?? locked;
+  if (isTerminal(current.status)) return current;
+  const deadline = hangUpDeadline(current, provider.secondMs);
+  if (deadline && deadline <= now) return current;
+  return scheduleCall(trx, current, nextLookAt(deps, provider, current, found.nextLookupAt, now));
+}
+
+/**
+ * Hangs up a call the lookup found connected past its deadline (see hangUpAtDeadline); returns the
+ * call's status before the lookup and after.
+ */
+export async function hangUpIfDue(
+  deps: AppDeps,
+  provider: VoiceProvider,
+  lookup: CallLookup,
+  after: CallRow,
+  cause: Cause,
+): Promise<StatusStep> {
+  const deadline = hangUpDeadline(after, provider.secondMs);
+  const ended =
+    deadline && deadline <= lookup.at
+      ? await hangUpAtDeadline(
+          deps,
+          provider,
+          after,
+          { deadline, reported: reportedConversation(after, lookup.found) },
+          cause,
+        )
+      : after;
+  return { from: lookup.call.status, to: ended.status };
+}
+
 /**
  * Brings `call` up to date with `provider` (events it emits carry `cause`); returns its status before
  * and after. Throws on the provider's transport failures and on database errors.
@@ -95,33 +166,9 @@ export async function reconcileCall(
   call: CallRow,
   cause: Cause,
 ): Promise<StatusStep> {
-  const found = await lookUp(deps, provider, providerRef(call));
-  const now = deps.clock.now();
-  const after = await deps.db.transaction().execute(async (trx) => {
-    const locked = await lockCall(trx, call.org_id, call.id);
-    if (!locked || isTerminal(locked.status)) return locked ?? call;
-    if (!found.found) {
-      deps.logger.warn(
-        { provider: provider.name, callId: call.id },
-        'the voice provider does not know this call; it ends failed',
-      );
-      return withStatusCount(trx, locked, (current) =>
-        endCall(trx, current, { status: 'failed', reason: 'provider_error', at: now, conversation: null }, cause),
-      );
-    }
-    const { moves } = await ingestReports(trx, provider, found.events, { now, cause, cutAtDeadline: true });
-    const current = moves.find((move) => move.call.id === locked.id)?.call ?? locked;
-    if (isTerminal(current.status)) return current;
-    const deadline = hangUpDeadline(current, provider.secondMs);
-    if (deadline && deadline <= now) return current;
-    return scheduleCall(trx, current, nextLookAt(deps, provider, current, found.nextLookupAt, now));
-  });
-  const deadline = hangUpDeadline(after, provider.secondMs);
-  const ended =
-    deadline && deadline <= now
-      ? await hangUpAtDeadline(deps, provider, after, { deadline, reported: reportedConversation(after, found) }, cause)
-      : after;
-  return { from: call.status, to: ended.status };
+  const lookup = await lookUpCall(deps, provider, call);
+  const after = await deps.db.transaction().execute((trx) => applyLookup(deps, trx, provider, lookup, cause));
+  return hangUpIfDue(deps, provider, lookup, after, cause);
 }
 
 /**

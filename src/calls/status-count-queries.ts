@@ -6,29 +6,27 @@ import type { CallStatusCountsTable } from '../../db/schema.js';
 type CallStatus = CallStatusCountsTable['status'];
 
 /**
- * Moves one call of an org from status `from` (null for a new call) to `to`. Rows are touched in
- * status order so concurrent transactions always lock them in the same order.
+ * Moves the org's counters by `deltas` (status to change), in one statement: it is the last a change
+ * of calls makes before its commit, so the org's counter rows stay locked for as little as possible.
+ * Rows are touched in status order so concurrent transactions always lock them in the same order. A
+ * missing row is created with the delta, or 0 for a negative one (the table refuses a negative count).
  */
-export async function shiftStatusCount(db: Db, orgId: string, from: CallStatus | null, to: CallStatus): Promise<void> {
-  const deltas = [{ status: to, delta: 1 }];
-  if (from !== null) deltas.push({ status: from, delta: -1 });
-  deltas.sort((a, b) => a.status.localeCompare(b.status));
-  for (const { status, delta } of deltas) {
-    if (delta > 0) {
-      await db
-        .insertInto('call_status_counts')
-        .values({ org_id: orgId, status, count: 1 })
-        .onConflict((oc) => oc.columns(['org_id', 'status']).doUpdateSet({ count: sql`call_status_counts.count + 1` }))
-        .execute();
-    } else {
-      await db
-        .updateTable('call_status_counts')
-        .set({ count: sql`count - 1` })
-        .where('org_id', '=', orgId)
-        .where('status', '=', status)
-        .execute();
-    }
-  }
+export async function shiftStatusCounts(db: Db, orgId: string, deltas: ReadonlyMap<CallStatus, number>): Promise<void> {
+  const moves = [...deltas].filter(([, delta]) => delta !== 0).sort(([a], [b]) => a.localeCompare(b));
+  if (moves.length === 0) return;
+  const deltaOf = sql.join(
+    moves.map(([status, delta]) => sql`WHEN ${status} THEN ${delta}::bigint`),
+    sql` `,
+  );
+  await db
+    .insertInto('call_status_counts')
+    .values(moves.map(([status, delta]) => ({ org_id: orgId, status, count: Math.max(delta, 0) })))
+    .onConflict((oc) =>
+      oc
+        .columns(['org_id', 'status'])
+        .doUpdateSet({ count: sql`call_status_counts.count + CASE excluded.status ${deltaOf} END` }),
+    )
+    .execute();
 }
 
 /**

@@ -3,7 +3,7 @@
 // movement's own transaction, so the notice commits exactly when the movement does.
 import type { Db } from '../database/connect.js';
 import { emitEvent } from '../webhooks/outbox.js';
-import { appendLedgerRow, giveHoldBack, settleHold, takeHold, type BalanceMove } from './queries.js';
+import { appendLedgerRow, giveHoldBack, settleHolds, takeHold, type BalanceMove } from './queries.js';
 
 /** The hold for a call: its maximum duration rounded up to whole minutes, at the per-minute rate. */
 export function holdFor(maxDurationSec: number, ratePaisePerMinute: number): number {
@@ -28,18 +28,23 @@ export async function announceLowBalance(trx: Db, orgId: string, move: BalanceMo
   );
 }
 
+/** What ending a call moves on its org's balance: its hold given back, its charge taken. */
+export interface CallSettlement {
+  callId: string;
+  holdPaise: number;
+  chargePaise: number;
+}
+
 /**
- * Gives a call's hold back and takes its charge in one movement (ledger rows `release`, then `charge`).
- * Throws if the charge exceeds the hold, which chargeFor rules out.
+ * Gives ended calls' holds back and takes their charges in one movement of the org's balance (ledger
+ * rows `release`, then `charge`, per call). Throws if a charge exceeds its hold, which chargeFor rules out.
  */
-export async function settleCall(
-  trx: Db,
-  settlement: { orgId: string; callId: string; holdPaise: number; chargePaise: number },
-): Promise<void> {
-  if (settlement.holdPaise === 0 && settlement.chargePaise === 0) return;
-  const move = await settleHold(trx, settlement);
-  if (!move) throw new Error(`charge of call ${settlement.callId} exceeds the balance after its hold was released`);
-  await announceLowBalance(trx, settlement.orgId, move);
+export async function settleCalls(trx: Db, orgId: string, calls: readonly CallSettlement[]): Promise<void> {
+  const moving = calls.filter((call) => call.holdPaise !== 0 || call.chargePaise !== 0);
+  if (moving.length === 0) return;
+  const move = await settleHolds(trx, orgId, moving);
+  if (!move) throw new Error(`the charges of calls ${moving.map((call) => call.callId).join(', ')} exceed the balance`);
+  await announceLowBalance(trx, orgId, move);
 }
 
 /**

@@ -299,22 +299,27 @@ export async function giveHoldBack(db: Db, orgId: string, holdPaise: number): Pr
 }
 
 /**
- * Settles a call in one movement: its hold is given back and its charge taken (no more than the hold),
- * with the ledger rows `release` and `charge` (each only when not 0). Returns the movement, or null when
- * the balance would go below zero (its ledger rows are written all the same: the caller rolls back).
+ * Settles ended calls of one org in one movement: each call's hold is given back and its charge taken
+ * (no more than the hold), with its ledger rows `release` and `charge` (each only when not 0). Returns
+ * the movement, or null when the balance would go below zero (the ledger rows are written all the same:
+ * the caller rolls back).
  */
-export async function settleHold(
+export async function settleHolds(
   db: Db,
-  settlement: { orgId: string; callId: string; holdPaise: number; chargePaise: number },
+  orgId: string,
+  calls: ReadonlyArray<{ callId: string; holdPaise: number; chargePaise: number }>,
 ): Promise<BalanceMove | null> {
-  const { orgId, callId, holdPaise, chargePaise } = settlement;
-  const rows = [
-    { org_id: orgId, amount_paise: holdPaise, kind: 'release' as const, call_id: callId },
-    { org_id: orgId, amount_paise: -chargePaise, kind: 'charge' as const, call_id: callId },
-  ].filter((row) => row.amount_paise !== 0);
+  const rows = calls
+    .flatMap(({ callId, holdPaise, chargePaise }) => [
+      { org_id: orgId, amount_paise: holdPaise, kind: 'release' as const, call_id: callId },
+      { org_id: orgId, amount_paise: -chargePaise, kind: 'charge' as const, call_id: callId },
+    ])
+    .filter((row) => row.amount_paise !== 0);
   // The ledger rows first, so the org's row is locked for the movement only; the caller rolls both back on null.
   if (rows.length > 0) await db.insertInto('credit_ledger').values(rows).execute();
-  return moveBalance(db, orgId, holdPaise - chargePaise, -holdPaise);
+  const held = calls.reduce((sum, call) => sum + call.holdPaise, 0);
+  const charged = calls.reduce((sum, call) => sum + call.chargePaise, 0);
+  return moveBalance(db, orgId, held - charged, -held);
 }
 
 /** Appends a ledger row for a balance change already made (see takeHold). */

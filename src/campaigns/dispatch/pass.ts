@@ -47,11 +47,14 @@ function scheduleOf(campaign: DispatchCampaign): CampaignSchedule {
   };
 }
 
-/** Runs one pass over the campaign; see the file's header. Database errors propagate. */
-export async function runDispatchPass(deps: AppDeps, campaignId: string): Promise<PassResult> {
+/**
+ * Runs one pass over the campaign; see the file's header. With `findLost` false the pass does not look
+ * for attempts whose placement was voided (a job looks once, on its first pass). Database errors propagate.
+ */
+export async function runDispatchPass(deps: AppDeps, campaignId: string, findLost = true): Promise<PassResult> {
   const now = deps.clock.now();
   await settleEndedAttempts(deps.db, campaignId);
-  await recoverAbandonedAttempts(deps.db, campaignId, now);
+  await recoverAbandonedAttempts(deps.db, campaignId, now, findLost);
 
   const step = await deps.db.transaction().execute(async (trx) => {
     const campaign = await readCampaign(trx, campaignId, true);

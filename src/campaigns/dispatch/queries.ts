@@ -196,13 +196,20 @@ export async function settleEndedAttempts(db: Db, campaignId: string): Promise<n
 
 /**
  * Gives back what a dead or stopped dispatcher left: claims past `now` that never became a placement,
- * and attempts whose placement came to nothing (voided: never dialed), which keep their attempt number.
+ * and, unless `findLost` is false, attempts whose placement came to nothing (voided: never dialed), which
+ * keep their attempt number. The second looks up every contact being called, so busy passes skip it.
  * Returns how many contacts are due again.
  */
-export async function recoverAbandonedAttempts(db: Db, campaignId: string, now: Date): Promise<number> {
+export async function recoverAbandonedAttempts(
+  db: Db,
+  campaignId: string,
+  now: Date,
+  findLost = true,
+): Promise<number> {
   const lapsed = await sql`
     UPDATE campaign_contacts SET state = 'pending', claimed_until = NULL, updated_at = clock_timestamp()
     WHERE campaign_id = ${campaignId} AND state = 'calling' AND claimed_until < ${now}`.execute(db);
+  if (!findLost) return Number(lapsed.numAffectedRows);
   // Each attempt found lost is given back only while the contact still names that placement: a pass
   // running beside this one may have given it back and recorded a new attempt meanwhile, and a row
   // changed under this statement is checked again against its new version (not against the snapshot

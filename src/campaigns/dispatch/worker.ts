@@ -26,13 +26,14 @@ export async function wakeCampaign(deps: Pick<AppDeps, 'jobs' | 'logger'>, campa
 }
 
 /**
- * Runs the campaign's passes for up to JOB_BUDGET_MS, sleeping between them while the next is near,
- * then queues its successor at the time the last pass asked for (none once the campaign needs nothing).
+ * Runs the campaign's passes for up to JOB_BUDGET_MS, sleeping between them while the next is near
+ * (only the first looks for voided attempts: one look per job), then queues its successor at the time
+ * the last pass asked for (none once the campaign needs nothing).
  */
 export async function dispatchCampaign(deps: AppDeps, campaignId: string, signal: AbortSignal): Promise<void> {
   const started = performance.now();
-  for (;;) {
-    const { nextAt } = await runDispatchPass(deps, campaignId);
+  for (let pass = 0; ; pass += 1) {
+    const { nextAt } = await runDispatchPass(deps, campaignId, pass === 0);
     if (nextAt === null) return;
     const waitMs = nextAt.getTime() - deps.clock.now().getTime();
     const withinBudget = performance.now() - started + waitMs < JOB_BUDGET_MS;

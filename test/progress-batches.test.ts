@@ -1,0 +1,144 @@
+// The call-progress worker advances a batch of due calls in one transaction, with each org's balance
+// movement and status counters written once for the batch: every call still ends with its own ledger
+// rows and event, the counters match the calls, and a call whose change fails is put off alone while
+// the rest of its batch moves on.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { ledgerOfCall, testNumber } from './support/calls.js';
+import { advanceDueCalls } from '../src/calls/progress-worker.js';
+import { LookupGate } from '../src/calls/lookup-gate.js';
+import { balanceAndLedgerSum } from '../src/orgs/queries.js';
+
+const STEP_MS = 1_000;
+// Completed (several lengths), busy, no answer, carrier rejected, failed mid-call.
+const ENDINGS = ['7777', '1234', '4321', '8888', '0001', '0002', '0003', '0004', '9999', '5555'];
+const TERMINAL = ['completed', 'failed', 'no_answer', 'busy', 'canceled'];
+
+let database: TestDatabase;
+let app: TestApp;
+let clock: ManualClock;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  clock = new ManualClock();
+  app = await startTestApp(database, { clock, workers: false, config: { simulatorStepMs: STEP_MS } });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+});
+
+/** Places one call to each of ENDINGS for the org; returns their ids. */
+async function placeCalls(org: TestOrg): Promise<string[]> {
+  const ids: string[] = [];
+  for (const ending of ENDINGS) {
+    const { data } = await app.client(org.key).POST('/calls', {
+      body: { agent_id: org.agentId, to_e164: testNumber(ending) },
+    });
+    ids.push(data!.data.id);
+  }
+  return ids;
+}
+
+async function statusesOf(ids: string[]) {
+  const rows = await database.db.selectFrom('calls').select(['id', 'status']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row.status]));
+}
+
+/** The org's counters beside its calls counted by status: they must agree. */
+async function countersAndCalls(orgId: string) {
+  const counters = await database.db
+    .selectFrom('call_status_counts')
+    .select(['status', sql<number>`count::int`.as('n')])
+    .where('org_id', '=', orgId)
+    .where('count', '>', 0)
+    .orderBy('status')
+    .execute();
+  const calls = await database.db
+    .selectFrom('calls')
+    .select(['status', sql<number>`count(*)::int`.as('n')])
+    .where('org_id', '=', orgId)
+    .groupBy('status')
+    .orderBy('status')
+    .execute();
+  return { counters, calls };
+}
+
+/** Checks what each ended call leaves: its ledger rows, one ending event, and the org's sums. */
+async function expectSettled(org: TestOrg, ids: string[]) {
+  const { counters, calls } = await countersAndCalls(org.orgId);
+  expect(counters).toEqual(calls);
+  const { balance, ledgerSum } = await balanceAndLedgerSum(database.db, org.orgId);
+  expect(balance).toBe(ledgerSum);
+  for (const id of ids) {
+    const kinds = (await ledgerOfCall(database.db, id)).map((row) => row.kind);
+    expect(kinds.slice(0, 2)).toEqual(['hold', 'release']);
+    const events = await database.db
+      .selectFrom('events')
+      .select('kind')
+      .where(sql<string>`data->>'call_id'`, '=', id)
+      .execute();
+    expect(events).toHaveLength(1);
+  }
+}
+
+describe('the progress worker batches due calls', () => {
+  it('ends the due calls of two orgs in one step, each settled, with counters that match', async () => {
+    const first = await createTestOrg(database.db, { planId: 'scale' });
+    const second = await createTestOrg(database.db, { planId: 'scale' });
+    const ids = [...(await placeCalls(first)), ...(await placeCalls(second))];
+    // Past every scripted ending (the longest call lasts 66 simulated seconds), within max_duration_sec.
+    clock.advance(90 * STEP_MS);
+
+    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+
+    const statuses = await statusesOf(ids);
+    expect([...statuses.values()].filter((status) => !TERMINAL.includes(status))).toEqual([]);
+    await expectSettled(first, ids.slice(0, ENDINGS.length));
+    await expectSettled(second, ids.slice(ENDINGS.length));
+  });
+
+  it('puts off only the call whose change fails, and ends it once it can', async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale' });
+    const ids = await placeCalls(org);
+    const [stuck] = ids;
+    // A fault in one call's row: its update to any ending fails, the others' do not.
+    await sql
+      .raw(
+        `CREATE FUNCTION refuse_one_ending() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF NEW.id = '${stuck}' AND NEW.ended_at IS NOT NULL THEN RAISE EXCEPTION 'refused in the test'; END IF;
+           RETURN NEW;
+         END $$;
+         CREATE TRIGGER refuse_one_ending BEFORE UPDATE ON calls FOR EACH ROW EXECUTE FUNCTION refuse_one_ending();`,
+      )
+      .execute(database.db);
+    clock.advance(90 * STEP_MS);
+
+    try {
+      expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+      const statuses = await statusesOf(ids);
+      expect(TERMINAL).not.toContain(statuses.get(stuck!));
+      expect(ids.slice(1).filter((id) => !TERMINAL.includes(statuses.get(id)!))).toEqual([]);
+      const { counters, calls } = await countersAndCalls(org.orgId);
+      expect(counters).toEqual(calls);
+      // Put off, not lost: it is due again a little later.
+      const { next_step_at: nextStepAt } = await database.db
+        .selectFrom('calls')
+        .select('next_step_at')
+        .where('id', '=', stuck!)
+        .executeTakeFirstOrThrow();
+      expect(nextStepAt!.getTime()).toBeGreaterThan(clock.now().getTime());
+    } finally {
+      await sql.raw('DROP TRIGGER refuse_one_ending ON calls; DROP FUNCTION refuse_one_ending();').execute(database.db);
+    }
+
+    clock.advance(10 * STEP_MS);
+    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    expect(TERMINAL).toContain((await statusesOf([stuck!])).get(stuck!));
+    await expectSettled(org, ids);
+  });
+});
