@@ -1,7 +1,8 @@
 // The call-progress worker advances a batch of due calls in one transaction, with each org's balance
 // movement and status counters written once for the batch: every call still ends with its own ledger
 // rows and event, the counters match the calls, and a call whose change fails is put off alone while
-// the rest of its batch moves on.
+// the rest of its batch moves on. A campaign's placements, taken by the provider at once, are recorded
+// as calls in groups the same way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
@@ -10,6 +11,8 @@ import { ledgerOfCall, testNumber } from './support/calls.js';
 import { advanceDueCalls } from '../src/calls/progress-worker.js';
 import { LookupGate } from '../src/calls/lookup-gate.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
+import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
+import { ALWAYS, createCampaign, createContacts } from './support/campaigns.js';
 
 const STEP_MS = 1_000;
 // Completed (several lengths), busy, no answer, carrier rejected, failed mid-call.
@@ -140,5 +143,47 @@ describe('the progress worker batches due calls', () => {
     expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
     expect(TERMINAL).toContain((await statusesOf([stuck!])).get(stuck!));
     await expectSettled(org, ids);
+  });
+});
+
+describe('a campaign pass records its placements in groups', () => {
+  it('records the calls its lanes placed at once in fewer transactions than calls, all counted', async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale' });
+    const client = app.client(org.key);
+    const contacts = await createContacts(
+      client,
+      ENDINGS.map((ending) => testNumber(ending)),
+    );
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: contacts },
+      max_concurrency: 100,
+      schedule: { starts_at: clock.now().toISOString(), timezone: 'UTC', windows: ALWAYS },
+    });
+    // Which transaction inserted each call: a group commit shows as calls sharing one.
+    await sql
+      .raw(
+        `CREATE TABLE call_insert_xacts (call_id uuid, xact bigint);
+         CREATE FUNCTION note_call_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN INSERT INTO call_insert_xacts VALUES (NEW.id, txid_current()); RETURN NULL; END $$;
+         CREATE TRIGGER note_call_insert AFTER INSERT ON calls FOR EACH ROW EXECUTE FUNCTION note_call_insert();`,
+      )
+      .execute(database.db);
+    try {
+      expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(ENDINGS.length);
+      const { rows } = await sql<{ calls: number; xacts: number }>`
+        SELECT count(*)::int AS calls, count(DISTINCT xact)::int AS xacts FROM call_insert_xacts`.execute(database.db);
+      expect(rows[0]!.calls).toBe(ENDINGS.length);
+      expect(rows[0]!.xacts).toBeLessThan(ENDINGS.length);
+    } finally {
+      await sql
+        .raw('DROP TRIGGER note_call_insert ON calls; DROP FUNCTION note_call_insert(); DROP TABLE call_insert_xacts;')
+        .execute(database.db);
+    }
+    const { counters, calls } = await countersAndCalls(org.orgId);
+    expect(counters).toEqual(calls);
+    expect(calls).toEqual([{ status: 'queued', n: ENDINGS.length }]);
+    const { balance, ledgerSum } = await balanceAndLedgerSum(database.db, org.orgId);
+    expect(balance).toBe(ledgerSum);
   });
 });

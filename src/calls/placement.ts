@@ -14,7 +14,7 @@ import { DEFAULT_FROM_E164, findAgentInOrg, findOrg, hasActivePlan } from '../or
 import { confirmHold, holdFor, reserveHold, reserveHolds, returnHold } from '../orgs/credits.js';
 import { findSuppressed, refuseSuppressed } from '../suppressions/service.js';
 import { lockCallSlots, refuseOverCallCap } from './concurrency.js';
-import { ProviderRefusedError, type ProviderSettings, type VoiceProvider } from './provider/types.js';
+import { ProviderRefusedError, type Placed, type ProviderSettings, type VoiceProvider } from './provider/types.js';
 import { providerModule } from './provider/registry.js';
 import { simulatorProvider } from './provider/simulator/index.js';
 import { insertCall, type CallRow } from './queries.js';
@@ -28,7 +28,7 @@ import {
   type PlacementRow,
 } from './placement-queries.js';
 import { lockProviderCallId } from './provider-event-queries.js';
-import { countStatusChange } from './org-writes.js';
+import { countStatusChange, withOrgWritesBatched } from './org-writes.js';
 import { insertTimelineEntry } from './timeline-queries.js';
 import { awaitResponse, claimOrReplay, forgetKey, rememberResponse } from './idempotency.js';
 import { applyWaitingReports } from './provider-events.js';
@@ -235,15 +235,15 @@ type FirstStep =
   | { kind: 'in_flight' }
   | { kind: 'placement'; placement: PlacementRow; provider: VoiceProvider };
 
-/** Asks the provider for a reserved placement and settles it; see placeCall for what it throws. */
-export async function dialPlacement(
-  deps: AppDeps,
-  placement: PlacementRow,
-  provider: VoiceProvider,
-): Promise<Schemas['CallCreated']> {
+/**
+ * Asks the provider for a reserved placement. A refusal voids the placement and throws upstream_error;
+ * no answer leaves it to recovery and throws service_unavailable (see placeCall).
+ */
+export async function askProvider(deps: AppDeps, placement: PlacementRow, provider: VoiceProvider): Promise<Placed> {
   const labels = { provider: provider.name };
   const started = performance.now();
-  let placed;
+  const observe = () => deps.metrics.providerPlacementSeconds.observe(labels, (performance.now() - started) / 1000);
+  let placed: Placed;
   try {
     placed = await provider.place({
       callId: placement.id,
@@ -256,7 +256,7 @@ export async function dialPlacement(
       signal: AbortSignal.timeout(deps.config.providerTimeoutMs),
     });
   } catch (error) {
-    deps.metrics.providerPlacementSeconds.observe(labels, (performance.now() - started) / 1000);
+    observe();
     if (error instanceof ProviderRefusedError) {
       deps.metrics.providerPlacements.inc({ ...labels, outcome: 'refused' });
       await deps.db.transaction().execute((trx) => voidPlacement(trx, placement.id));
@@ -273,13 +273,66 @@ export async function dialPlacement(
     });
     throw unknownOutcome();
   }
-  deps.metrics.providerPlacementSeconds.observe(labels, (performance.now() - started) / 1000);
+  observe();
+  return placed;
+}
+
+/** Records one placement its provider took (recordPlacedCall in a transaction of its own), counting it. */
+async function recordOne(deps: AppDeps, provider: VoiceProvider, placement: PlacementRow, placed: Placed) {
   const call = await deps.db
     .transaction()
     .execute((trx) => recordPlacedCall(trx, deps, provider, { placementId: placement.id, ...placed }));
-  if (!call) throw unknownOutcome();
-  deps.metrics.providerPlacements.inc({ ...labels, outcome: 'placed' });
+  if (call) countPlaced(deps, provider);
+  return call;
+}
+
+/** Counts a call recorded as placed in the metrics. */
+function countPlaced(deps: AppDeps, provider: VoiceProvider): void {
+  deps.metrics.providerPlacements.inc({ provider: provider.name, outcome: 'placed' });
   deps.metrics.callStatusChanges.inc({ from: 'none', to: 'queued' });
+}
+
+/**
+ * Records placements the provider took as calls (the second transaction), several in one transaction
+ * with the org-wide writes batched; when that fails, each in its own. Returns each call, or null for a
+ * placement already gone (recovery settled it). Database errors of the single transactions propagate.
+ */
+export async function recordPlacements(
+  deps: AppDeps,
+  provider: VoiceProvider,
+  taken: ReadonlyArray<{ placement: PlacementRow; placed: Placed }>,
+): Promise<Array<CallRow | null>> {
+  if (taken.length > 1) {
+    try {
+      const calls = await deps.db.transaction().execute((trx) =>
+        withOrgWritesBatched(trx, async () => {
+          const recorded: Array<CallRow | null> = [];
+          for (const { placement, placed } of taken) {
+            recorded.push(await recordPlacedCall(trx, deps, provider, { placementId: placement.id, ...placed }));
+          }
+          return recorded;
+        }),
+      );
+      for (const call of calls) if (call) countPlaced(deps, provider);
+      return calls;
+    } catch {
+      // Rolled back whole; one by one below, each placement stands or fails alone.
+    }
+  }
+  const calls: Array<CallRow | null> = [];
+  for (const { placement, placed } of taken) calls.push(await recordOne(deps, provider, placement, placed));
+  return calls;
+}
+
+/** Asks the provider for a reserved placement and settles it; see placeCall for what it throws. */
+export async function dialPlacement(
+  deps: AppDeps,
+  placement: PlacementRow,
+  provider: VoiceProvider,
+): Promise<Schemas['CallCreated']> {
+  const placed = await askProvider(deps, placement, provider);
+  const call = await recordOne(deps, provider, placement, placed);
+  if (!call) throw unknownOutcome();
   return toCallCreated(call);
 }
 

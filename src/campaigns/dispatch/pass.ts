@@ -5,7 +5,8 @@
 // dispatcher thought dead); the campaign's row lock and the attempt's compare-and-set keep every rule.
 import type { AppDeps } from '../../app-deps.js';
 import { DomainError } from '../../errors.js';
-import { dialPlacement, reserveCampaignPlacements, type BatchedReservation } from '../../calls/placement.js';
+import { askProvider, reserveCampaignPlacements, type BatchedReservation } from '../../calls/placement.js';
+import { PlacementRecorder } from '../../calls/placement-recorder.js';
 import type { VoiceProvider } from '../../calls/provider/types.js';
 import { isDialable, nextDialableAt, type CampaignSchedule } from '../schedule.js';
 import { cancelPendingContacts } from '../queries.js';
@@ -152,6 +153,13 @@ async function placeClaimed(
   claimed: ClaimedContact[],
 ): Promise<{ placed: number; halt: Halt | null }> {
   const dialQueue: Array<{ contact: ClaimedContact; placement: PlacementRow; provider: VoiceProvider }> = [];
+  // The lanes' placements are recorded in groups (one transaction for those taken meanwhile).
+  const recorders = new Map<VoiceProvider, PlacementRecorder>();
+  const recorderOf = (provider: VoiceProvider) => {
+    const recorder = recorders.get(provider) ?? new PlacementRecorder(deps, provider);
+    recorders.set(provider, recorder);
+    return { provider, recorder };
+  };
   let placed = 0;
   const counted = (outcome: string, contacts = 1) => deps.metrics.campaignPlacements.inc({ outcome }, contacts);
   let halt: Halt | null = null;
@@ -171,7 +179,8 @@ async function placeClaimed(
         continue;
       }
       try {
-        if ((await dialOne(deps, campaign, next.contact, next.placement, next.provider)) === 'placed') placed += 1;
+        const recorder = recorderOf(next.provider);
+        if ((await dialOne(deps, campaign, next.contact, next.placement, recorder)) === 'placed') placed += 1;
       } catch (error) {
         failure = error;
       }
@@ -273,21 +282,22 @@ async function reserveBatch(
 }
 
 /**
- * Asks the provider for one reserved placement and settles it as placeCall does. Returns 'placed', or
- * 'skipped' when the provider refused it (the attempt ends failed, or is retried) or its outcome is still
- * being checked (the attempt settles from the reconciled call). Database errors propagate.
+ * Asks the provider for one reserved placement and settles it as placeCall does (its call recorded by
+ * the pass's recorder, with those of the other lanes). Returns 'placed', or 'skipped' when the provider
+ * refused it (the attempt ends failed, or is retried) or its outcome is still being checked (the attempt
+ * settles from the reconciled call). Database errors propagate.
  */
 async function dialOne(
   deps: AppDeps,
   campaign: DispatchCampaign,
   contact: ClaimedContact,
   placement: PlacementRow,
-  provider: VoiceProvider,
+  { provider, recorder }: { provider: VoiceProvider; recorder: PlacementRecorder },
 ): Promise<'placed' | 'skipped'> {
   try {
-    await dialPlacement(deps, placement, provider);
-    deps.metrics.campaignPlacements.inc({ outcome: 'placed' });
-    return 'placed';
+    const call = await recorder.record(placement, await askProvider(deps, placement, provider));
+    deps.metrics.campaignPlacements.inc({ outcome: call ? 'placed' : 'unknown' });
+    return call ? 'placed' : 'skipped';
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     const refused = error.code === 'upstream_error';

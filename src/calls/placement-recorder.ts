@@ -1,0 +1,53 @@
+// Group commit for the second transaction of placements: placements taken by a provider while another
+// group is being recorded wait, and are then recorded together in one transaction (recordPlacements),
+// so a dispatcher placing many calls at once writes its org's rows once per group, not once per call.
+// A placement asked alone is recorded at once.
+import type { AppDeps } from '../app-deps.js';
+import type { Placed, VoiceProvider } from './provider/types.js';
+import type { CallRow } from './queries.js';
+import { recordPlacements } from './placement.js';
+import type { PlacementRow } from './placement-queries.js';
+
+/** Placements one transaction records at the most. */
+const MAX_GROUP = 25;
+
+interface Waiting {
+  placement: PlacementRow;
+  placed: Placed;
+  resolve: (call: CallRow | null) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Records one provider's placements as calls in groups; see the file's header. */
+export class PlacementRecorder {
+  private readonly waiting: Waiting[] = [];
+  private recording = false;
+
+  constructor(
+    private readonly deps: AppDeps,
+    private readonly provider: VoiceProvider,
+  ) {}
+
+  /** Records a placement the provider took; resolves with its call, or null when recovery settled it first. */
+  record(placement: PlacementRow, placed: Placed): Promise<CallRow | null> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ placement, placed, resolve, reject });
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.recording) return;
+    this.recording = true;
+    while (this.waiting.length > 0) {
+      const group = this.waiting.splice(0, MAX_GROUP);
+      try {
+        const calls = await recordPlacements(this.deps, this.provider, group);
+        for (const [index, entry] of group.entries()) entry.resolve(calls[index] ?? null);
+      } catch (error) {
+        for (const entry of group) entry.reject(error);
+      }
+    }
+    this.recording = false;
+  }
+}
