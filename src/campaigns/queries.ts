@@ -5,8 +5,7 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { CampaignContactsTable, CampaignsTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
-import type { PageStart } from '../contract/pagination.js';
-import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
+import { countRows, cursorPage, readPageAndTotal, type PageStart } from '../database/keyset.js';
 
 /** A campaign as stored. */
 export type CampaignRow = Selectable<CampaignsTable>;
@@ -193,27 +192,15 @@ export async function listCampaignRows(
   orgId: string,
   page: { limit: number; status: CampaignStatus | undefined } & PageStart,
 ) {
-  const base = db
+  const matching = db
     .selectFrom('campaigns')
     .where('org_id', '=', orgId)
     .$if(page.status !== undefined, (qb) => qb.where('status', '=', page.status!));
-  const cursor = 'cursor' in page ? page : undefined;
-  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
-  const [found, count] = await Promise.all([
-    base
-      .selectAll()
-      .$if(cursor !== undefined, (qb) =>
-        qb.where(beyondCursor('campaigns', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
-      )
-      .orderBy('created_at', order)
-      .orderBy('id', order)
-      .limit(cursor ? page.limit + 1 : page.limit)
-      .offset('offset' in page ? page.offset : 0)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  const { rows, more } = cursor ? cursorPage(found, page.limit, cursor.side) : { rows: found, more: false };
-  return { rows, total: Number(count.total), more };
+  return readPageAndTotal(
+    { rows: matching.selectAll(), table: 'campaigns', columns: ['created_at', 'id'] },
+    () => countRows(matching),
+    { limit: page.limit, start: page },
+  );
 }
 
 /** Whether the campaign has this contact (a cursor of its contacts list must name one). */

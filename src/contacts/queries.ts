@@ -3,8 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg, type PreparedQuery } from '../database/prepared-query.js';
 import type { ContactsTable } from '../../db/schema.js';
-import type { PageStart } from '../contract/pagination.js';
-import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
+import { countRows, readPageAndTotal, type PageStart } from '../database/keyset.js';
 
 export type ConsentCapture = ContactsTable['consent_capture'];
 type ContactMetadata = Record<string, string | number | boolean>;
@@ -215,23 +214,11 @@ export async function listContactRows(
   orgId: string,
   page: { limit: number; consent?: ConsentCapture } & PageStart,
 ) {
-  let base = db.selectFrom('contacts').where('org_id', '=', orgId);
-  if (page.consent) base = base.where('consent_capture', '=', page.consent);
-  const cursor = 'cursor' in page ? page : undefined;
-  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
-  const [found, count] = await Promise.all([
-    base
-      .selectAll()
-      .$if(cursor !== undefined, (qb) =>
-        qb.where(beyondCursor('contacts', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
-      )
-      .orderBy('created_at', order)
-      .orderBy('id', order)
-      .limit(cursor ? page.limit + 1 : page.limit)
-      .offset('offset' in page ? page.offset : 0)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  const { rows, more } = cursor ? cursorPage(found, page.limit, cursor.side) : { rows: found, more: false };
-  return { rows, total: Number(count.total), more };
+  let matching = db.selectFrom('contacts').where('org_id', '=', orgId);
+  if (page.consent) matching = matching.where('consent_capture', '=', page.consent);
+  return readPageAndTotal(
+    { rows: matching.selectAll(), table: 'contacts', columns: ['created_at', 'id'] },
+    () => countRows(matching),
+    { limit: page.limit, start: page },
+  );
 }

@@ -1,14 +1,13 @@
 // The pagination object shared by every list operation, and where a requested page starts.
 import type { components } from '../../generated/openapi.js';
-import type { CursorSide } from '../database/keyset.js';
+import type { CursorSide, PageStart } from '../database/keyset.js';
 import { invalidField, type DomainError } from '../errors.js';
+
+export type { PageStart };
 
 export type Pagination = components['schemas']['Pagination'];
 
 export const DEFAULT_LIMIT = 50;
-
-/** Where a page starts: after skipping `offset` items, or next to the cursor item, on `side` of it. */
-export type PageStart = { offset: number } | { cursor: string; side: CursorSide };
 
 /** The page parameters every list accepts. */
 export interface PageQuery {

@@ -1,7 +1,6 @@
 // SQL for reading agents.
-import type { PageStart } from '../contract/pagination.js';
 import type { Db } from '../database/connect.js';
-import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
+import { countRows, readPageAndTotal, type PageStart } from '../database/keyset.js';
 
 /** The agent with this id in this org, or undefined (also for another org's agent). */
 export async function findAgentInOrg(db: Db, orgId: string, agentId: string) {
@@ -18,33 +17,12 @@ export async function listAgents(db: Db, orgId: string) {
  * one side of a cursor agent, with whether more lie beyond the page (always false for an offset page).
  */
 export async function listAgentsPage(db: Db, orgId: string, page: { limit: number } & PageStart) {
-  const base = db.selectFrom('agents').where('org_id', '=', orgId);
-  const counted = base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-  if (!('cursor' in page)) {
-    const [rows, count] = await Promise.all([
-      base
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(page.limit)
-        .offset(page.offset)
-        .execute(),
-      counted,
-    ]);
-    return { rows, total: Number(count.total), more: false };
-  }
-  const order = cursorReadOrder(page.side);
-  const [nearestFirst, count] = await Promise.all([
-    base
-      .selectAll()
-      .where(beyondCursor('agents', ['created_at', 'id'], page.side, page.cursor))
-      .orderBy('created_at', order)
-      .orderBy('id', order)
-      .limit(page.limit + 1)
-      .execute(),
-    counted,
-  ]);
-  return { ...cursorPage(nearestFirst, page.limit, page.side), total: Number(count.total) };
+  const matching = db.selectFrom('agents').where('org_id', '=', orgId);
+  return readPageAndTotal(
+    { rows: matching.selectAll(), table: 'agents', columns: ['created_at', 'id'] },
+    () => countRows(matching),
+    { limit: page.limit, start: page },
+  );
 }
 
 /** How many agents use each provider, across every org. */

@@ -3,8 +3,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 import type { SuppressionsTable } from '../../db/schema.js';
-import type { PageStart } from '../contract/pagination.js';
-import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
+import { countRows, readPageAndTotal, type PageStart } from '../database/keyset.js';
 
 /** What an entry is added or changed with. */
 export interface SuppressionFields {
@@ -101,22 +100,10 @@ export function browseSuppressionRows(db: Db, orgId: string, page: { limit: numb
  * cursor page has more beyond it (no entry passes an unknown cursor).
  */
 export async function listSuppressionRows(db: Db, orgId: string, page: { limit: number } & PageStart) {
-  const base = db.selectFrom('suppressions').where('org_id', '=', orgId);
-  const cursor = 'cursor' in page ? page : undefined;
-  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
-  const [found, count] = await Promise.all([
-    base
-      .selectAll()
-      .$if(cursor !== undefined, (qb) =>
-        qb.where(beyondCursor('suppressions', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
-      )
-      .orderBy('created_at', order)
-      .orderBy('id', order)
-      .limit(cursor ? page.limit + 1 : page.limit)
-      .offset('offset' in page ? page.offset : 0)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  const { rows, more } = cursor ? cursorPage(found, page.limit, cursor.side) : { rows: found, more: false };
-  return { rows, total: Number(count.total), more };
+  const matching = db.selectFrom('suppressions').where('org_id', '=', orgId);
+  return readPageAndTotal(
+    { rows: matching.selectAll(), table: 'suppressions', columns: ['created_at', 'id'] },
+    () => countRows(matching),
+    { limit: page.limit, start: page },
+  );
 }

@@ -4,8 +4,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
-import type { PageStart } from '../contract/pagination.js';
-import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
+import { readPageAndTotal, type PageStart } from '../database/keyset.js';
 
 /** The states a delivery moves through. */
 export type DeliveryStatus = WebhookDeliveriesTable['status'];
@@ -379,32 +378,31 @@ export async function listDeliveryRows(
   webhookId: string,
   page: { limit: number; status?: DeliveryStatus } & PageStart,
 ): Promise<{ rows: DeliveryRow[]; total: number; more: boolean }> {
-  const cursor = 'cursor' in page ? page : undefined;
-  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
-  const [found, count, dropped] = await Promise.all([
-    deliveriesWithEvent(db)
-      .where('webhook_deliveries.webhook_id', '=', webhookId)
-      .$if(page.status !== undefined, (qb) => qb.where(inShownStatus(page.status!)))
-      .$if(cursor !== undefined, (qb) =>
-        qb.where(beyondCursor('webhook_deliveries', ['seq'], cursor!.side, cursor!.cursor)),
-      )
-      .orderBy('webhook_deliveries.seq', order)
-      .limit(cursor ? page.limit + 1 : page.limit)
-      .offset('offset' in page ? page.offset : 0)
-      .execute(),
+  const rows = deliveriesWithEvent(db)
+    .where('webhook_deliveries.webhook_id', '=', webhookId)
+    .$if(page.status !== undefined, (qb) => qb.where(inShownStatus(page.status!)));
+  return readPageAndTotal(
+    { rows, table: 'webhook_deliveries', columns: ['seq'] },
+    () => countDeliveries(db, webhookId, page.status),
+    { limit: page.limit, start: page },
+  );
+}
+
+/** How many of the endpoint's deliveries are in `status` as the API shows it (in any status when undefined). */
+async function countDeliveries(db: Db, webhookId: string, status: DeliveryStatus | undefined): Promise<number> {
+  const [count, dropped] = await Promise.all([
     // From the per-status counts kept by triggers, not a count over the endpoint's history.
     db
       .selectFrom('webhook_delivery_counts')
       .select(sql<number>`coalesce(sum(count), 0)`.as('count'))
       .where('webhook_id', '=', webhookId)
-      .$if(page.status !== undefined, (qb) => qb.where('status', '=', page.status!))
+      .$if(status !== undefined, (qb) => qb.where('status', '=', status!))
       .executeTakeFirstOrThrow(),
     // Dropped deliveries not yet marked are counted as pending by the triggers but shown as abandoned.
-    page.status === 'pending' || page.status === 'abandoned' ? countDropped(db, webhookId) : 0,
+    status === 'pending' || status === 'abandoned' ? countDropped(db, webhookId) : 0,
   ]);
-  const { rows, more } = cursor ? cursorPage(found, page.limit, cursor.side) : { rows: found, more: false };
-  const correction = page.status === 'pending' ? -dropped : page.status === 'abandoned' ? dropped : 0;
-  return { rows, total: Number(count.count) + correction, more };
+  const correction = status === 'pending' ? -dropped : status === 'abandoned' ? dropped : 0;
+  return Number(count.count) + correction;
 }
 
 /**

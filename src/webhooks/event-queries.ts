@@ -2,8 +2,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
-import type { PageStart } from '../contract/pagination.js';
-import { beyondCursor, cursorPage, cursorReadOrder } from '../database/keyset.js';
+import { countRows, readPageAndTotal, type PageStart } from '../database/keyset.js';
 import { DELIVERY_CHANNEL } from './channels.js';
 
 /** An event as stored. */
@@ -131,26 +130,17 @@ export async function listEventRows(
   filter: EventFilter,
   page: { limit: number; start: PageStart },
 ): Promise<{ rows: ReadEvent[]; total: number; more: boolean }> {
-  const { start, limit } = page;
-  const cursor = 'cursor' in start ? start : undefined;
-  const order = cursor ? cursorReadOrder(cursor.side) : 'desc';
-  const [found, counted] = await Promise.all([
-    matchingEvents(db, orgId, filter)
-      .select(['id', 'org_id', 'kind', 'data', 'created_at', 'livemode'])
-      .$if(cursor !== undefined, (qb) =>
-        qb.where(beyondCursor('events', ['created_at', 'id'], cursor!.side, cursor!.cursor)),
-      )
-      .orderBy('created_at', order)
-      .orderBy('id', order)
-      .limit(cursor ? limit + 1 : limit)
-      .offset('offset' in start ? start.offset : 0)
-      .execute(),
-    matchingEvents(db, orgId, filter)
-      .select((eb) => eb.fn.countAll<string>().as('total'))
-      .executeTakeFirstOrThrow(),
-  ]);
-  const { rows, more } = cursor ? cursorPage(found, limit, cursor.side) : { rows: found, more: false };
-  return { rows: rows.map(eventOf), total: Number(counted.total), more };
+  const matching = matchingEvents(db, orgId, filter);
+  const { rows, total, more } = await readPageAndTotal(
+    {
+      rows: matching.select(['id', 'org_id', 'kind', 'data', 'created_at', 'livemode']),
+      table: 'events',
+      columns: ['created_at', 'id'],
+    },
+    () => countRows(matching),
+    page,
+  );
+  return { rows: rows.map(eventOf), total, more };
 }
 
 /** An event as the API reads it back: the stored row with its mode. */
