@@ -2,11 +2,9 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
-import { splitPageAndTotal } from '../database/page-with-total.js';
 import type { CallsTable } from '../../db/schema.js';
 import { callTotal } from './status-count-queries.js';
-import type { PageStart } from '../contract/pagination.js';
-import { beyondCursor, cursorPage, cursorReadOrder, type CursorSide } from '../database/keyset.js';
+import { preparedPageWithTotal, type PageStart } from '../database/keyset.js';
 
 /** A call as stored. */
 export type CallRow = Selectable<CallsTable>;
@@ -169,58 +167,25 @@ export async function listCallsPage(
   page: { orgId: string; status: CallStatus | undefined; limit: number; start: PageStart },
 ): Promise<{ rows: CallListRow[]; total: number; more: boolean }> {
   const { orgId, status, limit, start } = page;
-  if (!('cursor' in start)) {
-    const args = { orgId, limit, offset: start.offset };
-    const found =
-      status === undefined
-        ? await callsPage.execute(db, args)
-        : await callsPageInStatus.execute(db, { ...args, status });
-    return { ...splitPageAndTotal<CallListRow>(found), more: false };
-  }
-  const statement = cursorStatements[start.side][status === undefined ? 'all' : 'inStatus'];
-  const found = await statement.execute(db, { orgId, limit: limit + 1, offset: 0, cursor: start.cursor, status });
-  const { rows, total } = splitPageAndTotal<CallListRow>(found);
-  return { ...cursorPage(rows, limit, start.side), total };
+  const pages = status === undefined ? allCallPages : callPagesInStatus;
+  return pages(db, { orgId, status }, { limit, start });
 }
 
-type PageArgs = { orgId: string; limit: number; offset: number; status?: CallStatus; cursor?: string };
-
-/**
- * The page-with-total statement, filtered on `status` when `inStatus`: an offset page, or with `side`
- * the calls on that side of the cursor call, nearest first.
- */
-function callsPageWithTotal(inStatus: boolean, side?: CursorSide) {
-  return prepareQuery((db, arg: Arg<PageArgs>) => {
+/** The reader of the org's calls with their total (from the counters), filtered on `status` when `inStatus`. */
+function callPages(inStatus: boolean) {
+  return preparedPageWithTotal((db, arg: Arg<{ orgId: string; status: CallStatus | undefined }>) => {
     const status = inStatus ? arg('status') : undefined;
-    const order = side ? cursorReadOrder(side) : 'desc';
-    return db
-      .with('page', (page) =>
-        page
-          .selectFrom('calls')
-          .select(LIST_COLUMNS)
-          .where('org_id', '=', arg('orgId'))
-          .$if(status !== undefined, (query) => query.where('status', '=', status!))
-          .$if(side !== undefined, (query) =>
-            query.where(beyondCursor('calls', ['created_at', 'id'], side!, arg('cursor'))),
-          )
-          .orderBy('created_at', order)
-          .orderBy('id', order)
-          .limit(arg('limit'))
-          .$if(side === undefined, (query) => query.offset(arg('offset'))),
-      )
-      .with('counted', () => callTotal(db, arg('orgId'), status))
-      .selectFrom('counted')
-      .leftJoin('page', (join) => join.onTrue())
-      .select('counted.total')
-      .selectAll('page')
-      .orderBy('page.created_at', order)
-      .orderBy('page.id', order);
+    const rows = db
+      .selectFrom('calls')
+      .select(LIST_COLUMNS)
+      .where('org_id', '=', arg('orgId'))
+      .$if(status !== undefined, (query) => query.where('status', '=', status!));
+    return {
+      list: { rows, table: 'calls', columns: ['created_at', 'id'] },
+      total: callTotal(db, arg('orgId'), status),
+    };
   });
 }
 
-const callsPage = callsPageWithTotal(false);
-const callsPageInStatus = callsPageWithTotal(true);
-const cursorStatements = {
-  after: { all: callsPageWithTotal(false, 'after'), inStatus: callsPageWithTotal(true, 'after') },
-  before: { all: callsPageWithTotal(false, 'before'), inStatus: callsPageWithTotal(true, 'before') },
-};
+const allCallPages = callPages(false);
+const callPagesInStatus = callPages(true);

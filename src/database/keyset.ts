@@ -4,6 +4,8 @@
 // org's condition, its filters, the columns read), its sort and where its total comes from.
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { Db } from './connect.js';
+import { prepareQuery, type Arg } from './prepared-query.js';
 
 /** Which side of the cursor row a page lies on, in the list's order: after it (older) or before it (newer). */
 export type CursorSide = 'after' | 'before';
@@ -58,6 +60,64 @@ export async function countRows<TB extends keyof Database>(
   return Number(counted.total);
 }
 
+/** The arguments of a page-with-total statement besides the list's own (each statement uses those of its kind of page). */
+type BoundArgs = { limit: number; offset: number; cursor: string };
+
+/**
+ * The reader of a list whose page and total come from one statement: the total's one-row query
+ * left-joined to the page, so both are read from one snapshot in one round trip. `build` makes the
+ * list and its total query (from a count or from counters) with the list's own arguments; the three
+ * statements (offset pages, and each side of a cursor) are prepared once (see prepared-query.ts).
+ */
+export function preparedPageWithTotal<
+  Args extends Record<string, unknown>,
+  TB extends keyof Database,
+  Row extends { id: string } & Record<string, unknown>,
+  T extends TB & string,
+>(
+  build: (
+    db: Db,
+    arg: Arg<Args>,
+  ) => {
+    list: KeysetList<Database, TB, Row, T>;
+    total: SelectQueryBuilder<Database, keyof Database, { total: number }>;
+  },
+) {
+  const statement = (side?: CursorSide) =>
+    prepareQuery((db, arg: Arg<Args & BoundArgs>) => {
+      const { list, total } = build(db, arg);
+      const bounds = side
+        ? { side, cursor: arg('cursor'), limit: arg('limit') }
+        : { limit: arg('limit'), offset: arg('offset') };
+      const order = readOrder(side);
+      let query = db
+        .with('page', () => pageQuery(list, bounds))
+        .with('counted', () => total)
+        .selectFrom('counted')
+        .leftJoin('page', (join) => join.onTrue())
+        .select('counted.total')
+        .selectAll('page');
+      for (const column of list.columns) query = query.orderBy(sql.ref(`page.${column}`), order);
+      return query;
+    });
+  const statements = { offset: statement(), after: statement('after'), before: statement('before') };
+  return async (db: Db, args: Args, page: { limit: number; start: PageStart }): Promise<PageWithTotal<Row>> => {
+    const { limit, start } = page;
+    if ('offset' in start) {
+      const found = await statements.offset.execute(db, { ...args, limit, offset: start.offset, cursor: '' });
+      return { ...splitPageAndTotal<Row>(found), more: false };
+    }
+    const found = await statements[start.side].execute(db, {
+      ...args,
+      limit: limit + 1,
+      offset: 0,
+      cursor: start.cursor,
+    });
+    const { rows, total } = splitPageAndTotal<Row>(found);
+    return { ...cursorPage(rows, limit, start.side), total };
+  };
+}
+
 /** Which rows a page reads: `limit` after skipping `offset`, or the `limit` nearest the cursor row on `side`. */
 type PageBounds = { limit: number; offset: number } | { limit: number; cursor: unknown; side: CursorSide };
 
@@ -80,7 +140,7 @@ function pageQuery<DB, TB extends keyof DB, Row, T extends TB & string>(
  * `columns`, the cursor row being the row of `table` whose id is `cursor`. No row passes when there is
  * no such row.
  */
-export function beyondCursor(table: string, columns: readonly string[], side: CursorSide, cursor: unknown) {
+function beyondCursor(table: string, columns: readonly string[], side: CursorSide, cursor: unknown) {
   const own = sql.join(columns.map((column) => sql.ref(column)));
   const its = sql.join(columns.map((column) => sql.ref(`cursor_row.${column}`)));
   const comparison = sql.raw(side === 'after' ? '<' : '>');
@@ -89,12 +149,7 @@ export function beyondCursor(table: string, columns: readonly string[], side: Cu
 
 /** The direction a page is read in: the list's (descending), or from its cursor outwards, nearest first. */
 function readOrder(side: CursorSide | undefined): 'asc' | 'desc' {
-  return side === undefined ? 'desc' : cursorReadOrder(side);
-}
-
-/** The sort direction that reads a page on `side` of its cursor nearest first, for a list read descending. */
-export function cursorReadOrder(side: CursorSide): 'asc' | 'desc' {
-  return side === 'after' ? 'desc' : 'asc';
+  return side === 'before' ? 'asc' : 'desc';
 }
 
 /**
@@ -105,4 +160,19 @@ export function cursorPage<Row>(nearestFirst: Row[], limit: number, side: Cursor
   const rows = nearestFirst.slice(0, limit);
   if (side === 'before') rows.reverse();
   return { rows, more: nearestFirst.length > limit };
+}
+
+/**
+ * The page's rows and the total from the rows of a page-with-total statement. The total's row always
+ * comes back, with every page column null (`id` among them) when the page is empty. Throws when there
+ * is no row.
+ */
+function splitPageAndTotal<Row>(found: ReadonlyArray<{ total: unknown; id?: unknown }>): {
+  rows: Row[];
+  total: number;
+} {
+  const first = found[0];
+  if (!first) throw new Error('a page-with-total statement returned no row');
+  const rows = first.id === null ? [] : found.map(({ total: _total, ...row }) => row as Row);
+  return { rows, total: Number(first.total) };
 }

@@ -4,9 +4,7 @@ import { sql, type Selectable } from 'kysely';
 import type { WebhooksTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
-import { splitPageAndTotal } from '../database/page-with-total.js';
-import { beyondCursor, cursorPage, cursorReadOrder, type CursorSide } from '../database/keyset.js';
-import type { PageStart } from '../contract/pagination.js';
+import { preparedPageWithTotal, type PageStart } from '../database/keyset.js';
 import { DELETION_CHANNEL, SWITCH_OFF_CHANNEL } from './channels.js';
 
 /** A row of the webhooks table. */
@@ -79,48 +77,20 @@ export async function listWebhookRows(
   orgId: string,
   page: { limit: number } & PageStart,
 ): Promise<{ rows: ShownWebhookRow[]; total: number; more: boolean }> {
-  if (!('cursor' in page)) {
-    const found = await webhooksPage.execute(db, { orgId, limit: page.limit, offset: page.offset, cursor: '' });
-    return { ...splitPageAndTotal<ShownWebhookRow>(found), more: false };
-  }
-  const args = { orgId, limit: page.limit + 1, offset: 0, cursor: page.cursor };
-  const { rows, total } = splitPageAndTotal<ShownWebhookRow>(await webhooksCursorPage[page.side].execute(db, args));
-  return { ...cursorPage(rows, page.limit, page.side), total };
+  return webhookPages(db, { orgId }, { limit: page.limit, start: page });
 }
 
-/** The page-with-total statement: an offset page, or with `side` the endpoints on that side of the cursor, nearest first. */
-function webhooksPageWithTotal(side?: CursorSide) {
-  return prepareQuery((db, arg: Arg<{ orgId: string; limit: number; offset: number; cursor: string }>) => {
-    const order = side ? cursorReadOrder(side) : 'desc';
-    return db
-      .with('page', () =>
-        live(db)
-          .select(SHOWN_COLUMNS)
-          .where('org_id', '=', arg('orgId'))
-          .$if(side !== undefined, (qb) =>
-            qb.where(beyondCursor('webhooks', ['created_at', 'id'], side!, arg('cursor'))),
-          )
-          .orderBy('created_at', order)
-          .orderBy('id', order)
-          .limit(arg('limit'))
-          .$if(side === undefined, (qb) => qb.offset(arg('offset'))),
-      )
-      .with('counted', () =>
-        live(db)
-          .select((eb) => eb.fn.countAll<number>().as('total'))
-          .where('org_id', '=', arg('orgId')),
-      )
-      .selectFrom('counted')
-      .leftJoin('page', (join) => join.onTrue())
-      .select('counted.total')
-      .selectAll('page')
-      .orderBy('page.created_at', order)
-      .orderBy('page.id', order);
-  });
-}
-
-const webhooksPage = webhooksPageWithTotal();
-const webhooksCursorPage = { after: webhooksPageWithTotal('after'), before: webhooksPageWithTotal('before') };
+/** The reader of the org's endpoints with how many it has. */
+const webhookPages = preparedPageWithTotal((db, arg: Arg<{ orgId: string }>) => ({
+  list: {
+    rows: live(db).select(SHOWN_COLUMNS).where('org_id', '=', arg('orgId')),
+    table: 'webhooks',
+    columns: ['created_at', 'id'],
+  },
+  total: live(db)
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('org_id', '=', arg('orgId')),
+}));
 
 /** The org's endpoint with this id, or undefined (also for another org's id). */
 export async function findWebhookRow(db: Db, orgId: string, id: string): Promise<WebhookRow | undefined> {
