@@ -1,7 +1,7 @@
-// Group commit for the second transaction of placements: placements taken by a provider while another
-// group is being recorded wait, and are then recorded together in one transaction (recordPlacements),
-// so a dispatcher placing many calls at once writes its org's rows once per group, not once per call.
-// A placement asked alone is recorded at once.
+// Group commit for the second transaction of placements: while GROUPS_AT_ONCE groups are being
+// recorded, placements the provider took meanwhile wait, and are then recorded together in one
+// transaction (recordPlacements), so a dispatcher placing many calls at once writes its org's rows once
+// per group, not once per call. A placement asked alone is recorded at once.
 import type { AppDeps } from '../app-deps.js';
 import type { Placed, VoiceProvider } from './provider/types.js';
 import type { CallRow } from './queries.js';
@@ -10,6 +10,9 @@ import type { PlacementRow } from './placement-queries.js';
 
 /** Placements one transaction records at the most. */
 const MAX_GROUP = 25;
+
+/** Groups recorded at once (each on a connection of its own). */
+const GROUPS_AT_ONCE = 4;
 
 interface Waiting {
   placement: PlacementRow;
@@ -21,7 +24,7 @@ interface Waiting {
 /** Records one provider's placements as calls in groups; see the file's header. */
 export class PlacementRecorder {
   private readonly waiting: Waiting[] = [];
-  private recording = false;
+  private recording = 0;
 
   constructor(
     private readonly deps: AppDeps,
@@ -36,9 +39,10 @@ export class PlacementRecorder {
     });
   }
 
+  /** Records waiting placements in groups while fewer than GROUPS_AT_ONCE groups are being recorded. */
   private async drain(): Promise<void> {
-    if (this.recording) return;
-    this.recording = true;
+    if (this.recording >= GROUPS_AT_ONCE) return;
+    this.recording += 1;
     while (this.waiting.length > 0) {
       const group = this.waiting.splice(0, MAX_GROUP);
       try {
@@ -48,6 +52,6 @@ export class PlacementRecorder {
         for (const entry of group) entry.reject(error);
       }
     }
-    this.recording = false;
+    this.recording -= 1;
   }
 }
