@@ -10,9 +10,16 @@ export type paths = {
         /**
          * List calls
          * @description Returns the org's calls, newest first (by `created_at`, ties broken by `id`), one page at a
-         *     time. Filter by one `status` to see, for example, only the calls in progress. While calls are
-         *     being placed, page with `starting_after` (the `id` of the last call of your page) instead of
-         *     `offset`: offset pages drift as new calls arrive, cursor pages do not.
+         *     time. Filter by one `status` to see, for example, only the calls in progress, by `campaign_id`
+         *     to see the calls one campaign placed (retries included), or by both, such as a campaign's
+         *     calls that ended `busy`. While calls are being placed, page with `starting_after` (the `id` of
+         *     the last call of your page) instead of `offset`: offset pages drift as new calls arrive, cursor
+         *     pages do not. Both ways of paging keep the filters; `pagination.total` counts every call that
+         *     passes them.
+         *
+         *     A `campaign_id` that is not one of your campaigns in the key's mode (unknown, another org's,
+         *     or a live campaign asked for with a test key and the reverse) is `404 not_found` naming
+         *     `campaign_id`, checked before the cursors.
          */
         get: operations["listCalls"];
         put?: never;
@@ -2640,6 +2647,13 @@ export interface operations {
                  * @example completed
                  */
                 status?: components["schemas"]["CallStatus"];
+                /**
+                 * @description Only the calls this campaign placed: the `id` of a campaign of your org in the key's mode
+                 *     (`GET /campaigns`). Any other id is `404 not_found` naming `campaign_id`; text that is not
+                 *     a UUID is `400 invalid_request` naming it.
+                 * @example 4b7e2d9a-1c3f-4a5e-8b6d-0f2a4c6e8b1d
+                 */
+                campaign_id?: string;
             };
             header?: never;
             path?: never;
@@ -2662,6 +2676,22 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            /**
+             * @description `campaign_id` names no campaign of your org in the key's mode (`not_found`, param
+             *     `campaign_id`).
+             */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
