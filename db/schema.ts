@@ -343,6 +343,14 @@ export interface CallStatusCountsTable {
   count: number;
 }
 
+/** How many of a campaign's calls ended in one ending status (kept by a trigger; see migration 035). */
+export interface CampaignCallCountsTable {
+  campaign_id: string;
+  /** An ending status only (completed, failed, no_answer, busy, canceled). */
+  status: CallSchemas['CallStatus'];
+  count: number;
+}
+
 export interface CallIdempotencyKeysTable {
   org_id: string;
   key: string;
@@ -457,6 +465,7 @@ export interface Database {
   calls: CallsTable;
   call_timeline: CallTimelineTable;
   call_status_counts: CallStatusCountsTable;
+  campaign_call_counts: CampaignCallCountsTable;
   call_idempotency_keys: CallIdempotencyKeysTable;
   call_placements: CallPlacementsTable;
   provider_events: ProviderEventsTable;

@@ -28,6 +28,7 @@ import * as balanceLow from './2026-11-29-031-balance-low.js';
 import * as concurrentCallCap from './2026-11-29-032-concurrent-call-cap.js';
 import * as campaigns from './2026-11-29-033-campaigns.js';
 import * as campaignRequests from './2026-11-29-034-campaign-requests.js';
+import * as callsByCampaign from './2026-11-29-035-calls-by-campaign.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-032-concurrent-call-cap': concurrentCallCap,
   '2026-11-29-033-campaigns': campaigns,
   '2026-11-29-034-campaign-requests': campaignRequests,
+  '2026-11-29-035-calls-by-campaign': callsByCampaign,
 };
