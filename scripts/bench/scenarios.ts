@@ -118,6 +118,7 @@ function listScenario(
       capture: (db) =>
         calls.listCalls(db, org.orgId, {
           status: query.status,
+          campaignId: undefined,
           limit: DEFAULT_LIMIT,
           start: { offset: query.offset ?? 0 },
         }),

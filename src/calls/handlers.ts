@@ -14,12 +14,13 @@ export const createCall: OperationHandler<'createCall'> = async (input, deps) =>
   return { status: 201, body: { data: call }, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
 };
 
-/** listCalls: 200 with one page of calls, newest first. */
+/** listCalls: 200 with one page of calls, newest first. Errors: not_found (campaign_id), invalid_request (a cursor). */
 export const listCalls: OperationHandler<'listCalls'> = async (input, deps) => {
   const limit = input.query.limit ?? DEFAULT_LIMIT;
   const start = pageStart(input.query);
   const { rows, total, more } = await calls.listCalls(deps.db, input.auth.orgId, {
     status: input.query.status,
+    campaignId: input.query.campaign_id,
     limit,
     start,
   });

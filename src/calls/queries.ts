@@ -3,7 +3,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { CallsTable } from '../../db/schema.js';
-import { callTotal } from './status-count-queries.js';
+import { callTotal, campaignCallTotal } from './status-count-queries.js';
 import { preparedPageWithTotal, type PageStart } from '../database/keyset.js';
 
 /** A call as stored. */
@@ -156,36 +156,53 @@ export async function updateCallInStatus(
     .executeTakeFirst();
 }
 
+/** Which calls a list holds: the org's, only those in `status` and only the campaign's when given. */
+export interface CallFilters {
+  orgId: string;
+  status: CallStatus | undefined;
+  campaignId: string | undefined;
+}
+
 /**
- * One page of the org's calls, newest first (ties by id), optionally only those in `status`, with how
- * many calls the org has (in `status`): one statement, so the page and the total come from the same
- * snapshot in a single round trip. The page starts after `offset` calls, or next to the call `cursor`
- * (on its `side`; `more` then tells whether calls lie beyond the page; no call passes an unknown cursor).
+ * One page of the org's calls, newest first (ties by id), optionally only those in `status` and only
+ * those of the campaign `campaignId` (the caller has checked it is the org's), with how many calls pass
+ * the filters: one statement, so the page and the total come from the same snapshot in a single round
+ * trip. The page starts after `offset` calls, or next to the call `cursor` (on its `side`; `more` then
+ * tells whether calls lie beyond the page; no call passes an unknown cursor).
  */
 export async function listCallsPage(
   db: Db,
-  page: { orgId: string; status: CallStatus | undefined; limit: number; start: PageStart },
+  page: CallFilters & { limit: number; start: PageStart },
 ): Promise<{ rows: CallListRow[]; total: number; more: boolean }> {
-  const { orgId, status, limit, start } = page;
-  const pages = status === undefined ? allCallPages : callPagesInStatus;
-  return pages(db, { orgId, status }, { limit, start });
+  const { orgId, status, campaignId, limit, start } = page;
+  const pages = callPageReaders.get(`${status !== undefined}/${campaignId !== undefined}`)!;
+  return pages(db, { orgId, status, campaignId }, { limit, start });
 }
 
-/** The reader of the org's calls with their total (from the counters), filtered on `status` when `inStatus`. */
-function callPages(inStatus: boolean) {
-  return preparedPageWithTotal((db, arg: Arg<{ orgId: string; status: CallStatus | undefined }>) => {
+/**
+ * The reader of the org's calls with their total, filtered on `status` when `inStatus` and on the
+ * campaign when `inCampaign`: a campaign's calls are read along its own indexes and counted from its
+ * counters (campaignCallTotal), the org's from the org's counters (callTotal).
+ */
+function callPages(inStatus: boolean, inCampaign: boolean) {
+  return preparedPageWithTotal((db, arg: Arg<Pick<CallFilters, keyof CallFilters>>) => {
     const status = inStatus ? arg('status') : undefined;
     const rows = db
       .selectFrom('calls')
       .select(LIST_COLUMNS)
       .where('org_id', '=', arg('orgId'))
-      .$if(status !== undefined, (query) => query.where('status', '=', status!));
+      .$if(status !== undefined, (query) => query.where('status', '=', status!))
+      .$if(inCampaign, (query) => query.where('campaign_id', '=', arg('campaignId')!));
     return {
       list: { rows, table: 'calls', columns: ['created_at', 'id'] },
-      total: callTotal(db, arg('orgId'), status),
+      total: inCampaign ? campaignCallTotal(db, arg('campaignId')!, status) : callTotal(db, arg('orgId'), status),
     };
   });
 }
 
-const allCallPages = callPages(false);
-const callPagesInStatus = callPages(true);
+/** Each filter combination's reader, by `${inStatus}/${inCampaign}`. */
+const callPageReaders = new Map(
+  [false, true].flatMap((inStatus) =>
+    [false, true].map((inCampaign) => [`${inStatus}/${inCampaign}`, callPages(inStatus, inCampaign)] as const),
+  ),
+);

@@ -12,16 +12,22 @@ import { deleteInBatches } from '../database/batches.js';
 import { endStoppedCall, providerRef, withStatusCount } from './lifecycle.js';
 import { reconcileCall } from './reconcile.js';
 import { CALL_STATUSES, isTerminal, type CallStatus } from './status.js';
+import { requireCampaignId } from '../campaigns/service.js';
 
 export { placeCall, type PlaceCallRequest } from './placement.js';
 
-/** One page of the org's calls, newest first, and how many match in all (from the counters); a cursor must be a call of the org (else invalid_request). */
+/**
+ * One page of the org's calls, newest first, in `status` and of the campaign `campaignId` when given,
+ * and how many match in all (from the counters). The campaign must be the org's (else not_found, param
+ * campaign_id), then a cursor must be a call of the org (else invalid_request).
+ */
 export async function listCalls(
   db: Db,
   orgId: string,
-  page: { status: CallStatus | undefined; limit: number; start: PageStart },
+  page: { status: CallStatus | undefined; campaignId: string | undefined; limit: number; start: PageStart },
 ): Promise<{ rows: CallListRow[]; total: number; more: boolean }> {
-  const { start } = page;
+  const { start, campaignId } = page;
+  if (campaignId !== undefined) await requireCampaignId(db, orgId, campaignId, 'campaign_id');
   if ('cursor' in start && !(await findCall(db, orgId, start.cursor))) throw unknownCursor(start.side);
   return listCallsPage(db, { orgId, ...page });
 }

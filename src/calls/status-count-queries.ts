@@ -1,7 +1,9 @@
-// SQL for the per-org per-status call counters that keep list totals O(1).
+// SQL for the call counters that keep list totals cheap: per org and status (written here), and per
+// campaign and ending status (written by a trigger, see migration 035).
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
 import type { CallStatusCountsTable } from '../../db/schema.js';
+import { CALL_STATUSES, isTerminal } from './status.js';
 
 type CallStatus = CallStatusCountsTable['status'];
 
@@ -39,6 +41,33 @@ export function callTotal(db: Db, orgId: string, status: CallStatus | undefined)
     .select(sql<number>`coalesce(sum(count), 0)`.as('total'))
     .where('org_id', '=', orgId);
   return status === undefined ? query : query.where('status', '=', status);
+}
+
+/** The statuses of a call not yet ended, as SQL literals. */
+const NOT_ENDED = sql.join(CALL_STATUSES.filter((status) => !isTerminal(status)).map((status) => sql.lit(status)));
+
+/**
+ * The query of how many of the campaign's calls are in `status`, or in any status when it is undefined:
+ * one row with `total`. Ended calls come from the campaign's counters; calls not yet ended (no more than
+ * the campaign's max_concurrency) are counted along calls_campaign_status_created_idx. With an ending
+ * `status`, the second count is skipped without reading an index entry (its condition on the argument
+ * alone is checked once). Lists read it in the statement that reads their page (see listCallsPage).
+ */
+export function campaignCallTotal(db: Db, campaignId: string, status: CallStatus | undefined) {
+  const ended = db
+    .selectFrom('campaign_call_counts')
+    .select(sql<number>`coalesce(sum(count), 0)`.as('ended'))
+    .where('campaign_id', '=', campaignId)
+    .$if(status !== undefined, (query) => query.where('status', '=', status!));
+  const notEnded = db
+    .selectFrom('calls')
+    .select(sql<number>`count(*)`.as('not_ended'))
+    .where('campaign_id', '=', campaignId)
+    .$if(status === undefined, (query) => query.where(sql<boolean>`status IN (${NOT_ENDED})`))
+    .$if(status !== undefined, (query) =>
+      query.where('status', '=', status!).where(sql<boolean>`${status}::text IN (${NOT_ENDED})`),
+    );
+  return db.selectNoFrom(sql<number>`(${ended}) + (${notEnded})`.as('total'));
 }
 
 /**

@@ -209,6 +209,11 @@ async function requireCampaign(db: Db, orgId: string, id: string): Promise<campa
   return row;
 }
 
+/** Throws not_found naming `param` unless the org has a campaign with this id (a filter naming one). */
+export async function requireCampaignId(db: Db, orgId: string, id: string, param: string): Promise<void> {
+  if (!(await campaigns.hasCampaignId(db, orgId, id))) throw notFound('campaign', param);
+}
+
 /** The org's campaign with its counters. Throws not_found (param id). */
 export async function getCampaign(db: Db, orgId: string, id: string): Promise<Campaign> {
   return withCounters(db, await requireCampaign(db, orgId, id));

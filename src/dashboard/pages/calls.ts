@@ -1,27 +1,56 @@
-// Calls: the org's calls of the mode shown, newest first, filtered by status, a page at a time; and
-// each call's detail (facts, LLM fields, credits debited, transcript, timeline).
+// Calls: the org's calls of the mode shown, newest first, filtered by status and by campaign (the link
+// from a campaign's page), a page at a time; and each call's detail (facts, LLM fields, credits
+// debited, transcript, timeline).
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { getCall, listCalls } from '../../calls/service.js';
+import { getCampaign } from '../../campaigns/service.js';
+import type { Campaign } from '../../campaigns/mapper.js';
 import { toCallDetail } from '../../calls/mapper.js';
 import { findAgent } from '../../orgs/service.js';
 import { CALL_STATUSES } from '../../calls/status.js';
 import type { DashboardSession } from '../mode.js';
 import { sendPage, uuidParam, view, pathParam, type DashboardEnv } from '../route-steps.js';
-import { html } from '../html.js';
+import { html, type SafeHtml } from '../html.js';
 import { page } from '../layout.js';
 import { callTime, minute, rupees, second } from '../format.js';
 import { outside, outsideBlock } from '../outside-text.js';
 import { chosen, pageOf, pager, selectFilter } from './paging.js';
+import { campaignPath } from './campaigns.js';
 
 const CURRENT = '/dashboard/calls';
 
-/** GET: the org's calls, newest first, filtered by status, a page at a time. */
+/** The campaign `?campaign_id=` names, of the mode shown; none when absent; not_found when it names none. */
+async function chosenCampaign(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv) {
+  const value = ctx.query.campaign_id;
+  if (value === undefined || value === '') return undefined;
+  const id = uuidParam(typeof value === 'string' ? value : undefined, 'campaign');
+  return getCampaign(env.deps.db, session.modeOrgId, id);
+}
+
+/** Which campaign the list shows, with links to its page and to every call. */
+function campaignLine(campaign: Campaign, status: string | undefined): SafeHtml {
+  const everyCall = status ? `${CURRENT}?status=${status}` : CURRENT;
+  return html`<p>
+    Calls of the campaign <a href="${campaignPath(campaign.id)}">${outside(campaign.name)}</a>.
+    <a href="${everyCall}">All calls</a>
+  </p>`;
+}
+
+/** GET: the org's calls, newest first, filtered by status and campaign, a page at a time. */
 async function showCalls(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const status = chosen(ctx, 'status', CALL_STATUSES);
+  const campaign = await chosenCampaign(ctx, session, env);
+  const campaignId = campaign?.id;
   const { page: number, limit, offset } = pageOf(ctx);
-  const { rows, total } = await listCalls(env.deps.db, session.modeOrgId, { status, limit, start: { offset } });
-  const body = html`${selectFilter(CURRENT, 'status', 'Status', CALL_STATUSES, status)}
+  const { rows, total } = await listCalls(env.deps.db, session.modeOrgId, {
+    status,
+    campaignId,
+    limit,
+    start: { offset },
+  });
+  const body = html`${campaign ? campaignLine(campaign, status) : ''}
+  ${selectFilter(CURRENT, 'status', 'Status', CALL_STATUSES, status, { campaign_id: campaignId })}
   ${
     rows.length
       ? html`<table>
@@ -49,9 +78,9 @@ async function showCalls(ctx: Koa.Context, session: DashboardSession, env: Dashb
             )}
           </tbody>
         </table>`
-      : html`<p>No calls${status ? ` in status ${status}` : ''}.</p>`
+      : html`<p>No calls${campaign ? ' of this campaign' : ''}${status ? ` in status ${status}` : ''}.</p>`
   }
-  ${pager(CURRENT, { status }, number, { total })}`;
+  ${pager(CURRENT, { status, campaign_id: campaignId }, number, { total })}`;
   sendPage(ctx, 200, page({ title: 'Calls', session, current: CURRENT, body }));
 }
 

@@ -201,7 +201,8 @@ function counters(campaign: Campaign): SafeHtml {
         `${count(c.skipped.total)} (${count(c.skipped.suppressed)} on the do-not-call list, ${count(c.skipped.consent_excluded)} by consent)`,
       )}
       ${fact('Calls placed', count(c.calls_placed))} ${fact('Credits charged', rupees(c.credits_charged_paise))}
-    </dl>`;
+    </dl>
+    <p><a href="/dashboard/calls?campaign_id=${campaign.id}">View calls</a></p>`;
 }
 
 /** The admin's buttons for the campaign's status: Pause or Resume, and Cancel, until it has ended. */

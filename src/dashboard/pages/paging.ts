@@ -65,15 +65,20 @@ export function pager(
   </nav>`;
 }
 
-/** A filter form of one select (with "All") submitted by GET. */
+/** A filter form of one select (with "All") submitted by GET, keeping the list's other filters (`kept`). */
 export function selectFilter(
   path: string,
   name: string,
   label: string,
   options: readonly string[],
   current: string | undefined,
+  kept: Record<string, string | undefined> = {},
 ): SafeHtml {
+  const hidden = Object.entries(kept).flatMap(([field, value]) =>
+    value ? [html`<input type="hidden" name="${field}" value="${value}" />`] : [],
+  );
   return html`<form method="get" action="${path}">
+    ${hidden}
     <label for="${name}">${label}</label>
     <select id="${name}" name="${name}">
       <option value="">All</option>
