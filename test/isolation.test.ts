@@ -1,7 +1,8 @@
 // Isolation between orgs, and between an org's live and test modes, derived from the spec's operations
-// (a new operation is covered without a new test): every path id and body id of another org, or of
-// the other mode, is answered exactly like an unknown id (404 not_found, never 403, never any of its
-// data) and changes nothing; every list shows only the caller's rows; writes without ids never touch
+// (a new operation is covered without a new test): every path id, body id and query id (a filter such
+// as campaign_id) of another org, or of the other mode, is answered exactly like an unknown id (404
+// not_found, never 403, never any of its data) and changes nothing; every list shows only the caller's
+// rows, under its own query ids too; writes without ids never touch
 // the other side's rows, even on its natural keys (the same Idempotency-Key included). Agents are the
 // one thing an org's two modes share.
 import { sql } from 'kysely';
@@ -20,6 +21,8 @@ import {
   exampleBody,
   ownPath,
   pathIds,
+  QUERY_FIXTURES,
+  queryIdParameters,
   sendOperation,
   type OwnedOrg,
 } from './support/spec-fixtures.js';
@@ -178,6 +181,36 @@ for (const pair of pairs) {
     }
   });
 
+  describe(`${pair.name}: ids in query parameters`, () => {
+    const withQueryIds = operations.filter((candidate) => queryIdParameters(candidate).length > 0);
+
+    it('the spec has operations with query ids to check', () => {
+      expect(withQueryIds.length).toBeGreaterThan(0);
+    });
+
+    for (const target of withQueryIds) {
+      it(`${target.id}: the other side's ids in the query are not_found naming the parameter, nothing changes`, async () => {
+        const { a, b } = pair.sides();
+        const bIds = await foreignIds(a, b);
+        const before = await snapshotTables(database.db);
+        for (const name of queryIdParameters(target)) {
+          const fixture = QUERY_FIXTURES[name];
+          if (!fixture)
+            throw new Error(`${target.id}: no fixture for query parameter "${name}"; add one to QUERY_FIXTURES`);
+          const path = `${ownPath(target, a)}?${name}=${fixture(b)}`;
+          const response = await send<ErrorResponse>(target, a, path, exampleBody(target, a));
+          expectNotFound(response, `${target.method} ${path}`, new Set([...bIds].filter((id) => id !== fixture(b))));
+          expect(response.body.error.param).toBe(name);
+          // The caller's own id is answered, so the 404 is about ownership.
+          const own = await send(target, a, `${ownPath(target, a)}?${name}=${fixture(a)}`, exampleBody(target, a));
+          expect(own.status, `${target.id} ${name}: ${JSON.stringify(own.body)}`).toBeGreaterThanOrEqual(200);
+          expect(own.status).toBeLessThan(300);
+        }
+        expect(await snapshotTables(database.db)).toEqual(before);
+      });
+    }
+  });
+
   describe(`${pair.name}: lists`, () => {
     const lists = operations.filter((candidate) => candidate.isList);
 
@@ -199,6 +232,7 @@ for (const pair of pairs) {
             queries.push(`limit=100&${parameter.name}=${encodeURIComponent(value)}`);
           }
         }
+        for (const name of queryIdParameters(target)) queries.push(`limit=100&${name}=${QUERY_FIXTURES[name]!(a)}`);
         let ownSeen = 0;
         for (const query of queries) {
           const response = await send<{ data: unknown }>(target, a, `${base}?${query}`);

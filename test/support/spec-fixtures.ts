@@ -46,6 +46,25 @@ export const BODY_FIXTURES: Record<string, (org: OwnedOrg) => string> = {
   url: (org) => org.receiverUrl,
 };
 
+/**
+ * Query parameters that name a resource of the org by id (format uuid), with what each refers to. A new
+ * one needs a line here. The cursors are ids too, but one that names no item of the list is
+ * 400 invalid_request (test/cursor-paging.test.ts), so they are not among them.
+ */
+export const QUERY_FIXTURES: Record<string, (org: OwnedOrg) => string> = {
+  campaign_id: (org) => org.campaignId,
+};
+
+const CURSORS = new Set(['starting_after', 'ending_before']);
+
+/** The names of the operation's query parameters that hold a resource's id (format uuid), the cursors aside. */
+export function queryIdParameters(operation: Operation): string[] {
+  return operation.parameters
+    .filter((parameter) => parameter.in === 'query' && parameter.schema.format === 'uuid')
+    .map((parameter) => parameter.name)
+    .filter((name) => !CURSORS.has(name));
+}
+
 /** The operation with this id; throws when the spec has none. */
 export function operationById(id: string): Operation {
   const found = publishedOperations.find((candidate) => candidate.id === id);
