@@ -2,9 +2,10 @@
 // in order, consent exclusions skipped from the start, a 100-contact filter), every refused body named
 // by code and param with nothing written, Idempotency-Key replays and conflicts, newest-first campaign
 // pages and contact pages in list order (offset and both cursors), counters that add up with the
-// campaign's calls, pause/resume/cancel and their refusals, campaign_id on calls, and each org's and
-// each mode's own campaigns. Nothing dispatches here (no workers): states the dispatcher would reach are
-// written to the database directly.
+// campaign's calls, pause/resume/cancel and their refusals, campaign_id on calls and GET /calls filtered
+// by it (with status, paged, its total, and 400/404 for a malformed, foreign or other-mode id), and each
+// org's and each mode's own campaigns. Nothing dispatches here (no workers): states the dispatcher would
+// reach are written to the database directly.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -861,6 +862,171 @@ describe('pause, resume and cancel', () => {
       status: 'canceled',
       counters: { canceled: 1 },
     });
+  });
+});
+
+describe('GET /calls?campaign_id=', () => {
+  type CallPage = Schemas['CallList'] & ErrorResponse;
+  let org: TestOrg;
+  let campaignId: string;
+  /** The campaign's calls by the status each is put in. */
+  const byStatus = new Map<string, string[]>();
+
+  const listCalls = (caller: TestOrg, query: string) => send<CallPage>(caller.key, 'GET', `/calls?${query}`);
+
+  /** Places a call through the API; returns its id. */
+  async function placeCall(caller: TestOrg): Promise<string> {
+    const call = await send<{ data: { id: string } }>(caller.key, 'POST', '/calls', {
+      agent_id: caller.agentId,
+      to_e164: testNumber('4101'),
+    });
+    expect(call.status).toBe(201);
+    return call.body.data.id;
+  }
+
+  /** Ends a queued call as the progress worker would, in one UPDATE of its status (which the counters follow). */
+  async function endCall(callId: string, status: string) {
+    await sql`UPDATE calls SET status = ${status}, ended_at = now(), next_step_at = NULL WHERE id = ${callId}`.execute(
+      database.db,
+    );
+  }
+
+  /** The campaign's calls as the unfiltered list shows them, in its order. */
+  async function campaignCallsListed(): Promise<string[]> {
+    const all = await listCalls(org, 'limit=100');
+    return all.body.data.filter((call) => call.campaign_id === campaignId).map((call) => call.id);
+  }
+
+  beforeAll(async () => {
+    org = await newOrg();
+    const { campaign, ids } = await newCampaign(org, 3);
+    campaignId = campaign.id;
+    const other = (await newCampaign(org, 1)).campaign;
+    // Seven calls of the campaign (retries of its three contacts), one of another campaign, two of none.
+    const plan = ['busy', 'busy', 'busy', 'completed', 'completed', 'failed', 'queued'];
+    for (const [index, status] of plan.entries()) {
+      const callId = await placeCall(org);
+      await sql`UPDATE calls SET campaign_id = ${campaignId}, campaign_contact_id = ${ids[index % 3]},
+                campaign_attempt = ${Math.floor(index / 3) + 1} WHERE id = ${callId}`.execute(database.db);
+      if (status !== 'queued') await endCall(callId, status);
+      byStatus.set(status, [...(byStatus.get(status) ?? []), callId]);
+      if (index === 3) {
+        const elsewhere = await placeCall(org);
+        await sql`UPDATE calls SET campaign_id = ${other.id}, campaign_contact_id = ${other.id}, campaign_attempt = 1
+                  WHERE id = ${elsewhere}`.execute(database.db);
+        await endCall(elsewhere, 'busy');
+        await placeCall(org);
+      }
+    }
+    await placeCall(org);
+  });
+
+  it("lists only the campaign's calls, newest first, with their total", async () => {
+    const expected = await campaignCallsListed();
+    expect(expected).toHaveLength(7);
+    const page = await listCalls(org, `campaign_id=${campaignId}`);
+    expect(page.status).toBe(200);
+    expect(page.body.data.map((call) => call.id)).toEqual(expected);
+    expect(page.body.data.every((call) => call.campaign_id === campaignId)).toBe(true);
+    expect(page.body.pagination).toEqual({ limit: 50, offset: 0, total: 7, has_more: false });
+  });
+
+  it('combines with status: ended and not-yet-ended statuses, and one with no call', async () => {
+    for (const [status, total] of [
+      ['busy', 3],
+      ['completed', 2],
+      ['failed', 1],
+      ['queued', 1],
+      ['in_progress', 0],
+      ['canceled', 0],
+    ] as const) {
+      const page = await listCalls(org, `campaign_id=${campaignId}&status=${status}`);
+      expect(page.status, status).toBe(200);
+      expect(page.body.data.map((call) => call.id).sort(), status).toEqual([...(byStatus.get(status) ?? [])].sort());
+      expect(page.body.pagination, status).toEqual({ limit: 50, offset: 0, total, has_more: false });
+    }
+  });
+
+  it('pages by offset and by both cursors with the filter kept', async () => {
+    const expected = await campaignCallsListed();
+    const walked: string[] = [];
+    for (let offset = 0; offset < 7; offset += 3) {
+      const page = await listCalls(org, `campaign_id=${campaignId}&limit=3&offset=${offset}`);
+      expect(page.body.pagination).toEqual({ limit: 3, offset, total: 7, has_more: offset + 3 < 7 });
+      walked.push(...page.body.data.map((call) => call.id));
+    }
+    expect(walked).toEqual(expected);
+
+    const cursorWalk: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const cursor = after ? `&starting_after=${after}` : '';
+      const page = await listCalls(org, `campaign_id=${campaignId}&limit=2${cursor}`);
+      expect(page.body.pagination.total).toBe(7);
+      cursorWalk.push(...page.body.data.map((call) => call.id));
+      if (!page.body.pagination.has_more) break;
+      after = page.body.data.at(-1)!.id;
+    }
+    expect(cursorWalk).toEqual(expected);
+
+    const before = await listCalls(org, `campaign_id=${campaignId}&limit=2&ending_before=${expected[4]}`);
+    expect(before.body.data.map((call) => call.id)).toEqual(expected.slice(2, 4));
+    expect(before.body.pagination).toEqual({ limit: 2, offset: 0, total: 7, has_more: true });
+
+    // With a status too: the busy calls two at a time.
+    const busy = expected.filter((id) => byStatus.get('busy')!.includes(id));
+    const first = await listCalls(org, `campaign_id=${campaignId}&status=busy&limit=2`);
+    expect(first.body.data.map((call) => call.id)).toEqual(busy.slice(0, 2));
+    expect(first.body.pagination).toEqual({ limit: 2, offset: 0, total: 3, has_more: true });
+    const next = await listCalls(org, `campaign_id=${campaignId}&status=busy&limit=2&starting_after=${busy[1]}`);
+    expect(next.body.data.map((call) => call.id)).toEqual(busy.slice(2));
+    expect(next.body.pagination).toEqual({ limit: 2, offset: 0, total: 3, has_more: false });
+  });
+
+  it('keeps the total right as a call of the campaign ends', async () => {
+    const [queued] = byStatus.get('queued')!;
+    await endCall(queued!, 'completed');
+    byStatus.set('completed', [...byStatus.get('completed')!, queued!]);
+    byStatus.set('queued', []);
+    expect((await listCalls(org, `campaign_id=${campaignId}`)).body.pagination.total).toBe(7);
+    expect((await listCalls(org, `campaign_id=${campaignId}&status=completed`)).body.pagination.total).toBe(3);
+    expect((await listCalls(org, `campaign_id=${campaignId}&status=queued`)).body.pagination.total).toBe(0);
+  });
+
+  it('refuses a malformed campaign_id with invalid_request naming it', async () => {
+    for (const value of ['not-a-uuid', '', `${campaignId}0`]) {
+      const answer = await listCalls(org, `campaign_id=${encodeURIComponent(value)}`);
+      expect(answer.status, value).toBe(400);
+      expect(answer.body.error, value).toMatchObject({ code: 'invalid_request', param: 'campaign_id' });
+    }
+  });
+
+  it("answers another org's, the other mode's and an unknown campaign with not_found naming campaign_id", async () => {
+    const stranger = await newOrg();
+    const theirs = (await newCampaign(stranger, 1)).campaign;
+    const { key } = await issueApiKey(database.db, org.orgId, { mode: 'test' });
+    const orgTest: TestOrg = { orgId: await orgForMode(database.db, org.orgId, 'test'), agentId: org.agentId, key };
+    const testCampaign = (await newCampaign(orgTest, 1)).campaign;
+    const tries: Array<[string, TestOrg, string]> = [
+      ['another org', org, theirs.id],
+      ['a live key, a test campaign', org, testCampaign.id],
+      ['a test key, a live campaign', orgTest, campaignId],
+      ['unknown', org, randomUUID()],
+      // Checked before the cursor, which names no call of the list either.
+      ['another org, with an unknown cursor', org, `${theirs.id}&starting_after=${randomUUID()}`],
+    ];
+    for (const [label, caller, id] of tries) {
+      const answer = await listCalls(caller, `campaign_id=${id}`);
+      expect(answer.status, label).toBe(404);
+      expect(answer.body.error, label).toEqual({
+        code: 'not_found',
+        message: 'No campaign with this id exists in your organisation.',
+        param: 'campaign_id',
+      });
+    }
+    // Each side still lists its own campaign's calls (none yet for the new ones).
+    expect((await listCalls(orgTest, `campaign_id=${testCampaign.id}`)).body.pagination.total).toBe(0);
+    expect((await listCalls(stranger, `campaign_id=${theirs.id}`)).body.pagination.total).toBe(0);
   });
 });
 

@@ -1,8 +1,9 @@
 // The campaign dispatcher in one process, on an injected clock: windows read in the campaign's time
 // zone (across a daylight-saving change), its concurrency, the do-not-call list and consent checked at
 // dial time, the pause when credits run out and the resume, retries of the chosen endings only, the
-// end time, cancel, and campaign.finished once with counters that add up. Passes are run by hand
-// (runDispatchPass, what the worker's job runs), so each step is observed exactly.
+// end time, cancel, and campaign.finished once with counters that add up (and GET /calls totals by
+// campaign that match the calls). Passes are run by hand (runDispatchPass, what the worker's job runs),
+// so each step is observed exactly.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
@@ -380,6 +381,15 @@ describe('retries and the final event, with calls walked by the simulator', () =
       counters: { contacts_total: 5, completed: 1, busy: 1, no_answer: 1, failed: 2, pending: 0, calls_placed: 7 },
     });
     expect(sumOfStates(read.counters)).toBe(5);
+    // GET /calls?campaign_id= lists the seven, with totals (from counters the calls' endings moved) that
+    // match them, by status too.
+    const listed = await client.GET('/calls', { params: { query: { campaign_id: campaign.id, limit: 100 } } });
+    expect(listed.data!.data.map((call) => call.id).sort()).toEqual(calls.map((call) => call.id).sort());
+    expect(listed.data!.pagination.total).toBe(7);
+    for (const status of ['completed', 'busy', 'no_answer', 'failed'] as const) {
+      const { data } = await client.GET('/calls', { params: { query: { campaign_id: campaign.id, status } } });
+      expect(data!.pagination.total, status).toBe(calls.filter((call) => call.status === status).length);
+    }
     const charged = await sql<{ paise: string }>`
       SELECT coalesce(sum(credits_debited_paise), 0) AS paise FROM calls WHERE campaign_id = ${campaign.id}`.execute(
       database.db,

@@ -119,6 +119,15 @@ export function invalidCases(
         param: parameter.name,
       });
     }
+    if (where === 'query' && parameter.schema.format === 'uuid' && parameter.name.endsWith('_id')) {
+      // A filter by a resource's id (the cursors are not named so): one that names nothing is not_found.
+      add(`query ${parameter.name}: no such resource`, put(unknownId(randomUUID())), {
+        kind: 'error',
+        status: 404,
+        code: 'not_found',
+        param: parameter.name,
+      });
+    }
     if (where === 'query') add(`query ${parameter.name}: given twice`, put(['1', '1']), invalid(parameter.name));
   }
   if (operation.parameters.some((parameter) => parameter.in === 'query')) {

@@ -1,8 +1,9 @@
 // What the spec says in prose about valid requests, applied to generated ones so they stay valid:
 // referenced agents must exist, webhook URLs must be deliverable, Idempotency-Keys are single-use
 // per body, `consent_capture` is required for a new contact, the simulator refuses numbers ending 0005,
-// a list's cursor must name one of its items, and a campaign's contacts must be the org's and its
-// schedule coherent (the check's campaigns start a year ahead, so nothing is dialed).
+// a list's cursor must name one of its items, a `campaign_id` filter must name a campaign of the org,
+// and a campaign's contacts must be the org's and its schedule coherent (the check's campaigns start a
+// year ahead, so nothing is dialed).
 import { campaignSchedule, NO_ENDPOINT, type Fixtures } from './fixtures.js';
 import type { Expectation } from './judge.js';
 import type { RequestInput } from './request.js';
@@ -37,6 +38,15 @@ export async function pinValid(operation: Operation, input: RequestInput, fixtur
     // id names nothing, so generated requests page by offset (the paging scenario walks the cursors).
     const { starting_after: _after, ending_before: _before, ...query } = pinned.query;
     pinned.query = query;
+  }
+  if ('campaign_id' in pinned.query) {
+    // A filter naming no campaign of the org is not_found: filter by the check's own campaign.
+    const campaignId = await fixtures.campaign();
+    if (campaignId) pinned.query = { ...pinned.query, campaign_id: campaignId };
+    else {
+      expectation = { kind: 'error', status: 404, code: 'not_found', param: 'campaign_id' };
+      unreachable = await fixtures.unavailable('campaigns');
+    }
   }
   if (pinned.body && typeof pinned.body === 'object' && !Array.isArray(pinned.body)) {
     const body = { ...(pinned.body as Record<string, unknown>) };
