@@ -1,9 +1,10 @@
 // The dashboard's campaign pages in Chromium: an admin creates a campaign by consent filter (start read
 // as local time in the picked zone) and by an uploaded CSV (rows naming no contact reported by line,
 // nothing created), sees refused fields marked next to them, reads a campaign's counters, progress bar
-// and contacts (with the link to a last call), pauses, resumes and cancels it (after a confirmation page),
-// each change audited; test-mode campaigns stay out of live mode; a hostile name shows as text; a viewer
-// reads without controls and is refused a forced change. Nothing dispatches (no workers): states the
+// and contacts (with the link to a last call) and its calls (View calls: the calls page filtered by it),
+// pauses, resumes and cancels it (after a confirmation page), each change audited; test-mode campaigns
+// stay out of live mode; a hostile name shows as text; a viewer reads without controls and is refused a
+// forced change. Nothing dispatches (no workers): states the
 // dispatcher would reach are written to the database. axe stays clean on every page.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -230,7 +231,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     expect(await liveCampaigns()).toHaveLength(before);
   });
 
-  it('shows counters, progress and contacts, and pauses, resumes and cancels, audited', async () => {
+  it('shows counters, progress, contacts and calls, and pauses, resumes and cancels, audited', async () => {
     const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
     const contacts = await addContacts(env.org.key, 'manual', 4);
     const campaign = await apiCampaign(
@@ -250,6 +251,16 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
       sql`UPDATE campaign_contacts SET state = ${state} ${extra}
           WHERE campaign_id = ${campaign.id} AND contact_id = ${contactId}`.execute(env.database.db);
     await set(contacts[0]!.id, 'completed', sql`, attempts = 1, last_call_id = ${call.id}, last_outcome = 'completed'`);
+    await sql`UPDATE calls SET campaign_id = ${campaign.id}, campaign_contact_id = ${contacts[0]!.id}, campaign_attempt = 1
+              WHERE id = ${call.id}`.execute(env.database.db);
+    // A call of no campaign, which the campaign's calls page leaves out.
+    const outside = await api<{ id: string }>(
+      env.org.key,
+      'POST',
+      '/calls',
+      { agent_id: env.org.agentId, to_e164: contacts[3]!.phone },
+      201,
+    );
     await set(contacts[1]!.id, 'busy', sql`, attempts = 1, last_outcome = 'busy'`);
     await set(contacts[2]!.id, 'skipped', sql`, skip_reason = 'suppressed'`);
 
@@ -270,6 +281,29 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     await page.getByRole('link', { name: 'completed' }).click();
     await page.getByRole('heading', { name: 'Call', exact: true }).waitFor();
     expect(new URL(page.url()).pathname).toBe(`/dashboard/calls/${call.id}`);
+
+    // View calls: the calls page filtered by the campaign, which a status filter keeps.
+    await page.goto(`/dashboard/campaigns/${campaign.id}`);
+    await page.getByRole('link', { name: 'View calls' }).click();
+    await page.getByRole('heading', { name: 'Calls', exact: true }).waitFor();
+    expect(new URL(page.url()).searchParams.get('campaign_id')).toBe(campaign.id);
+    expect(await textOf(page, 'main')).toContain('Calls of the campaign Counted.');
+    expect(await page.getByRole('link', { name: call.id }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: outside.id }).count()).toBe(0);
+    expect(await textOf(page, 'nav[aria-label="Pages"]')).toContain('(1 in all)');
+    await expectAccessible(page);
+    const { status } = await api<{ status: string }>(env.org.key, 'GET', `/calls/${call.id}`, undefined, 200);
+    await page.getByLabel('Status').selectOption(status);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('status')).toBe(status);
+    expect(new URL(page.url()).searchParams.get('campaign_id')).toBe(campaign.id);
+    expect(await page.getByRole('link', { name: call.id }).count()).toBe(1);
+    await page.getByRole('link', { name: 'Counted' }).click();
+    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    // A malformed or unknown campaign is not found.
+    for (const id of ['not-a-uuid', outside.id]) {
+      expect((await page.goto(`/dashboard/calls?campaign_id=${id}`))?.status(), id).toBe(404);
+    }
 
     await page.goto(`/dashboard/campaigns/${campaign.id}`);
     await page.getByRole('button', { name: 'Pause' }).click();
@@ -335,6 +369,8 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     expect(await page.getByRole('row').filter({ hasText: 'Test-mode only' }).count()).toBe(0);
     const live = await page.goto(`/dashboard/campaigns/${stored[0]!.id}`);
     expect(live?.status()).toBe(404);
+    const liveCalls = await page.goto(`/dashboard/calls?campaign_id=${stored[0]!.id}`);
+    expect(liveCalls?.status()).toBe(404);
   });
 
   it('shows a hostile campaign name as text, isolated', async () => {
