@@ -12,7 +12,7 @@ import { deleteInBatches } from '../database/batches.js';
 import { endStoppedCall, providerRef, withStatusCount } from './lifecycle.js';
 import { reconcileCall } from './reconcile.js';
 import { CALL_STATUSES, isTerminal, type CallStatus } from './status.js';
-import { requireCampaignId } from '../campaigns/service.js';
+import { requireCampaignRef } from '../campaigns/service.js';
 
 export { placeCall, type PlaceCallRequest } from './placement.js';
 
@@ -27,7 +27,7 @@ export async function listCalls(
   page: { status: CallStatus | undefined; campaignId: string | undefined; limit: number; start: PageStart },
 ): Promise<{ rows: CallListRow[]; total: number; more: boolean }> {
   const { start, campaignId } = page;
-  if (campaignId !== undefined) await requireCampaignId(db, orgId, campaignId, 'campaign_id');
+  if (campaignId !== undefined) await requireCampaignRef(db, orgId, campaignId, 'campaign_id');
   if ('cursor' in start && !(await findCall(db, orgId, start.cursor))) throw unknownCursor(start.side);
   return listCallsPage(db, { orgId, ...page });
 }

@@ -209,9 +209,19 @@ async function requireCampaign(db: Db, orgId: string, id: string): Promise<campa
   return row;
 }
 
-/** Throws not_found naming `param` unless the org has a campaign with this id (a filter naming one). */
-export async function requireCampaignId(db: Db, orgId: string, id: string, param: string): Promise<void> {
-  if (!(await campaigns.hasCampaignId(db, orgId, id))) throw notFound('campaign', param);
+/**
+ * The id and name of the org's campaign with this id, without its counters (for a filter naming it).
+ * Throws not_found naming `param` when the org has none.
+ */
+export async function requireCampaignRef(
+  db: Db,
+  orgId: string,
+  id: string,
+  param: string,
+): Promise<{ id: string; name: string }> {
+  const row = await campaigns.findCampaignRow(db, orgId, id);
+  if (!row) throw notFound('campaign', param);
+  return { id: row.id, name: row.name };
 }
 
 /** The org's campaign with its counters. Throws not_found (param id). */

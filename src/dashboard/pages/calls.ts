@@ -4,8 +4,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { getCall, listCalls } from '../../calls/service.js';
-import { getCampaign } from '../../campaigns/service.js';
-import type { Campaign } from '../../campaigns/mapper.js';
+import { requireCampaignRef } from '../../campaigns/service.js';
 import { toCallDetail } from '../../calls/mapper.js';
 import { findAgent } from '../../orgs/service.js';
 import { CALL_STATUSES } from '../../calls/status.js';
@@ -25,11 +24,11 @@ async function chosenCampaign(ctx: Koa.Context, session: DashboardSession, env: 
   const value = ctx.query.campaign_id;
   if (value === undefined || value === '') return undefined;
   const id = uuidParam(typeof value === 'string' ? value : undefined, 'campaign');
-  return getCampaign(env.deps.db, session.modeOrgId, id);
+  return requireCampaignRef(env.deps.db, session.modeOrgId, id, 'campaign_id');
 }
 
 /** Which campaign the list shows, with links to its page and to every call. */
-function campaignLine(campaign: Campaign, status: string | undefined): SafeHtml {
+function campaignLine(campaign: { id: string; name: string }, status: string | undefined): SafeHtml {
   const everyCall = status ? `${CURRENT}?status=${status}` : CURRENT;
   return html`<p>
     Calls of the campaign <a href="${campaignPath(campaign.id)}">${outside(campaign.name)}</a>.
