@@ -101,20 +101,21 @@ async function applyLookups(deps: AppDeps, looked: LookedUp[], retryAt: Date): P
       // Rolled back whole; the calls one by one below show (and log) which of them fails.
     }
   }
-  return Promise.all(
-    looked.map(async ({ provider, lookup }) => {
-      try {
-        return await deps.db.transaction().execute((trx) => applyLookup(deps, trx, provider, lookup, null));
-      } catch (error) {
-        deps.logger.warn(
-          { provider: provider.name, callId: lookup.call.id, err: error },
-          'a call could not be brought up to date; tried again later',
-        );
-        await retryCallAt(deps, lookup.call, retryAt);
-        return null;
-      }
-    }),
-  );
+  // One after another: while the database is down the first put-off fails too, and ends the step.
+  const after: Array<CallRow | null> = [];
+  for (const { provider, lookup } of looked) {
+    try {
+      after.push(await deps.db.transaction().execute((trx) => applyLookup(deps, trx, provider, lookup, null)));
+    } catch (error) {
+      deps.logger.warn(
+        { provider: provider.name, callId: lookup.call.id, err: error },
+        'a call could not be brought up to date; tried again later',
+      );
+      await retryCallAt(deps, lookup.call, retryAt);
+      after.push(null);
+    }
+  }
+  return after;
 }
 
 /** Recovers the most overdue placement, if one is due; returns whether one was. Throws on database errors. */
