@@ -85,6 +85,16 @@ async function expectSettled(org: TestOrg, ids: string[]) {
       .where(sql<string>`data->>'call_id'`, '=', id)
       .execute();
     expect(events).toHaveLength(1);
+    // The timeline, written for the whole batch at once, still tells the call's statuses in order.
+    const { data } = await app.client(org.key).GET('/calls/{id}', { params: { path: { id } } });
+    const statuses = data!.data.timeline.flatMap((entry) =>
+      entry.kind === 'status-changed' ? [entry.detail.status] : [],
+    );
+    expect(statuses[0]).toBe('queued');
+    expect(statuses.at(-1)).toBe(data!.data.status);
+    const chain = ['queued', 'dialing', 'ringing', 'in_progress'];
+    const before = statuses.slice(0, -1);
+    expect(before).toEqual(chain.slice(0, before.length));
   }
 }
 

@@ -5,8 +5,7 @@ import type { Db } from '../database/connect.js';
 import { emitEvent, type EventDataByKind, type EventKind } from '../webhooks/outbox.js';
 import type { Conversation, ProviderCallRef, ProviderEnding, ProviderEvent } from './provider/types.js';
 import { updateCallInStatus, type CallChanges, type CallRow } from './queries.js';
-import { countStatusChange, settleEndedCall } from './org-writes.js';
-import { insertTimelineEntry } from './timeline-queries.js';
+import { countStatusChange, recordTimelineEntry, settleEndedCall } from './org-writes.js';
 import { chargeFor } from '../orgs/credits.js';
 import { canTransition, isTerminal, type CallStatus, type TerminalStatus } from './status.js';
 
@@ -42,7 +41,7 @@ async function changeStatus(trx: Db, call: CallRow, to: CallStatus, changes: Cal
 
 /** Records a status change in the call's timeline. */
 async function recordStatusChange(trx: Db, call: CallRow, at: Date): Promise<void> {
-  await insertTimelineEntry(trx, {
+  await recordTimelineEntry(trx, {
     call_id: call.id,
     at,
     kind: 'status-changed',
@@ -190,13 +189,13 @@ export async function applyProviderEvent(
     case 'ended':
       return applyEnding(trx, call, event.ending, event.at, secondMs, cause);
     case 'disclosure-played':
-      await insertTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
+      await recordTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
       return call;
     case 'intent-detected':
-      await insertTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
+      await recordTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
       return call;
     case 'handoff-requested':
-      await insertTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
+      await recordTimelineEntry(trx, { call_id: call.id, at: event.at, kind: event.type, detail: event.detail });
       return call;
   }
 }

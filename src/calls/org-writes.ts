@@ -1,12 +1,15 @@
-// The writes a call's change makes on rows its whole org shares: the per-status counters and the
-// balance (a call's settlement). Every change of every call of an org locks those rows until its commit,
-// so they serialise an org's calls. A batch of call changes in one transaction (the progress worker's)
-// defers them: each is recorded here and all are written once, at the batch's end, one counter statement
-// and one balance movement per org. Outside a batch they are written at once.
+// The writes a call's change makes that a batch of changes can make once: the rows its whole org
+// shares (the per-status counters, and the balance when a call ends) and the calls' timeline rows.
+// Every change of every call of an org locks the org's rows until its commit, so they serialise an
+// org's calls. A batch of call changes in one transaction (the progress worker's, a campaign's group of
+// placements) defers these writes: each is recorded here, and at the batch's end the timeline rows go
+// in one statement and each org's rows get one counter statement and one balance movement. Outside a
+// batch each is written at once.
 import type { Db } from '../database/connect.js';
 import { settleCalls, type CallSettlement } from '../orgs/credits.js';
 import { shiftStatusCounts } from './status-count-queries.js';
 import type { CallStatus } from './status.js';
+import { insertTimelineEntries, type TimelineInsert } from './timeline-queries.js';
 
 /** What one org's calls of a batch have moved so far. */
 interface OrgShare {
@@ -14,19 +17,32 @@ interface OrgShare {
   settlements: CallSettlement[];
 }
 
+/** What a batch has deferred: each org's share, and the timeline rows in the order they were made. */
+interface Batch {
+  orgs: Map<string, OrgShare>;
+  timeline: TimelineInsert[];
+}
+
 /** The open batches, by the transaction they write in. */
-const batches = new WeakMap<Db, Map<string, OrgShare>>();
+const batches = new WeakMap<Db, Batch>();
 
 /** The org's share of the batch open in `trx`, or undefined when none is open. */
 function shareOf(trx: Db, orgId: string): OrgShare | undefined {
   const batch = batches.get(trx);
   if (!batch) return undefined;
-  let share = batch.get(orgId);
+  let share = batch.orgs.get(orgId);
   if (!share) {
     share = { counts: new Map(), settlements: [] };
-    batch.set(orgId, share);
+    batch.orgs.set(orgId, share);
   }
   return share;
+}
+
+/** Appends an entry to a call's timeline. */
+export async function recordTimelineEntry(trx: Db, entry: TimelineInsert): Promise<void> {
+  const batch = batches.get(trx);
+  if (!batch) return insertTimelineEntries(trx, [entry]);
+  batch.timeline.push(entry);
 }
 
 /** Moves one call of the org from `from` (null for a new call) to `to` in the status counters. */
@@ -46,22 +62,20 @@ export async function settleEndedCall(trx: Db, orgId: string, settlement: CallSe
 }
 
 /**
- * Runs `changes` in `trx` with the org-wide writes deferred, then writes them: per org (in id order,
- * so concurrent batches lock orgs alike), the settlements, then the counters, the lock order of a single
- * change (call rows, org row, counter rows). Throws what `changes` or the writes throw.
+ * Runs `changes` in `trx` with the writes above deferred, then writes them: the timeline rows, then per
+ * org (in id order, so concurrent batches lock orgs alike) the settlements, then the counters, the lock
+ * order of a single change (call rows, org row, counter rows). Throws what `changes` or the writes throw.
  */
 export async function withOrgWritesBatched<T>(trx: Db, changes: () => Promise<T>): Promise<T> {
-  if (batches.has(trx)) throw new Error('a batch of org writes is already open in this transaction');
-  const batch = new Map<string, OrgShare>();
+  if (batches.has(trx)) throw new Error('a batch of writes is already open in this transaction');
+  const batch: Batch = { orgs: new Map(), timeline: [] };
   batches.set(trx, batch);
   try {
     const result = await changes();
-    for (const [orgId, share] of [...batch].sort(([a], [b]) => a.localeCompare(b))) {
-      await settleCalls(trx, orgId, share.settlements);
-    }
-    for (const [orgId, share] of [...batch].sort(([a], [b]) => a.localeCompare(b))) {
-      await shiftStatusCounts(trx, orgId, share.counts);
-    }
+    await insertTimelineEntries(trx, batch.timeline);
+    const orgs = [...batch.orgs].sort(([a], [b]) => a.localeCompare(b));
+    for (const [orgId, share] of orgs) await settleCalls(trx, orgId, share.settlements);
+    for (const [orgId, share] of orgs) await shiftStatusCounts(trx, orgId, share.counts);
     return result;
   } finally {
     batches.delete(trx);

@@ -28,8 +28,7 @@ import {
   type PlacementRow,
 } from './placement-queries.js';
 import { lockProviderCallId } from './provider-event-queries.js';
-import { countStatusChange, withOrgWritesBatched } from './org-writes.js';
-import { insertTimelineEntry } from './timeline-queries.js';
+import { countStatusChange, recordTimelineEntry, withOrgWritesBatched } from './org-writes.js';
 import { awaitResponse, claimOrReplay, forgetKey, rememberResponse } from './idempotency.js';
 import { applyWaitingReports } from './provider-events.js';
 import { toCallCreated } from './mapper.js';
@@ -202,7 +201,7 @@ export async function recordPlacedCall(
     campaign_attempt: placement.campaign_attempt,
   });
   await confirmHold(trx, { orgId: call.org_id, callId: call.id, paise: call.hold_paise });
-  await insertTimelineEntry(trx, {
+  await recordTimelineEntry(trx, {
     call_id: call.id,
     at: call.created_at,
     kind: 'status-changed',

@@ -11,16 +11,17 @@ type TimelineEntry = components['schemas']['TimelineEntry'];
 export type TimelineInsert = Omit<Insertable<CallTimelineTable>, 'kind' | 'detail'> &
   (TimelineEntry extends infer E ? (E extends TimelineEntry ? Pick<E, 'kind' | 'detail'> : never) : never);
 
-/** A stored entry as the API shows it. Rows are written only through insertTimelineEntry, so kind and detail match. */
+/** A stored entry as the API shows it. Rows are written only through insertTimelineEntries, so kind and detail match. */
 export function toTimelineEntry(row: Pick<Selectable<CallTimelineTable>, 'at' | 'kind' | 'detail'>): TimelineEntry {
   return { at: row.at.toISOString(), kind: row.kind, detail: row.detail } as TimelineEntry;
 }
 
-/** Appends one entry to a call's timeline. */
-export async function insertTimelineEntry(db: Db, entry: TimelineInsert): Promise<void> {
+/** Appends entries to calls' timelines in one statement, in order. */
+export async function insertTimelineEntries(db: Db, entries: readonly TimelineInsert[]): Promise<void> {
+  if (entries.length === 0) return;
   await db
     .insertInto('call_timeline')
-    .values({ ...entry, detail: JSON.stringify(entry.detail) })
+    .values(entries.map((entry) => ({ ...entry, detail: JSON.stringify(entry.detail) })))
     .execute();
 }
 
