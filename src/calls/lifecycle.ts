@@ -137,17 +137,24 @@ export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause:
 const PROGRESS: readonly CallStatus[] = ['queued', 'dialing', 'ringing', 'in_progress'];
 
 /**
- * Moves a locked call forward to `to` through each status between (a provider may skip reports), with
- * a timeline entry for each at `at`; `started_at` is set on reaching in_progress. A status at or behind
- * the call's own changes nothing.
+ * Moves a locked call forward to `to` through each status between (a provider may skip reports), in
+ * one update, with a timeline entry for each status passed at `at`; `started_at` is set on reaching
+ * in_progress. A status at or behind the call's own changes nothing.
  */
 async function moveForward(trx: Db, call: CallRow, to: CallStatus, at: Date, startedAt: Date): Promise<CallRow> {
-  let current = call;
-  for (const status of PROGRESS.slice(PROGRESS.indexOf(current.status) + 1, PROGRESS.indexOf(to) + 1)) {
-    current = await changeStatus(trx, current, status, status === 'in_progress' ? { started_at: startedAt } : {});
-    await recordStatusChange(trx, current, at);
+  const passed = PROGRESS.slice(PROGRESS.indexOf(call.status) + 1, PROGRESS.indexOf(to) + 1);
+  const last = passed.at(-1);
+  if (last === undefined) return call;
+  let from = call.status;
+  for (const status of passed) {
+    if (!canTransition(from, status)) throw new Error(`call ${call.id} cannot go from ${from} to ${status}`);
+    from = status;
   }
-  return current;
+  const changes: CallChanges = { status: last, ...(passed.includes('in_progress') ? { started_at: startedAt } : {}) };
+  const moved = await updateCallInStatus(trx, call.id, call.status, changes);
+  if (!moved) throw new Error(`call ${call.id} left ${call.status} while locked`);
+  for (const status of passed) await recordStatusChange(trx, { ...moved, status }, at);
+  return moved;
 }
 
 /** The status a call must have reached before it can end as `ending` says (failed may end it anywhere). */
