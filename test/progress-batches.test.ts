@@ -13,6 +13,7 @@ import { LookupGate } from '../src/calls/lookup-gate.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
 import { ALWAYS, createCampaign, createContacts } from './support/campaigns.js';
+import { testProviderModule, TestProvider } from './support/test-provider.js';
 
 const STEP_MS = 1_000;
 // Completed (several lengths), busy, no answer, carrier rejected, failed mid-call.
@@ -22,11 +23,18 @@ const TERMINAL = ['completed', 'failed', 'no_answer', 'busy', 'canceled'];
 let database: TestDatabase;
 let app: TestApp;
 let clock: ManualClock;
+// A provider whose lookups are rate-limited, beside the simulator (whose are not).
+const limited = new TestProvider();
 
 beforeAll(async () => {
   database = await createTestDatabase();
   clock = new ManualClock();
-  app = await startTestApp(database, { clock, workers: false, config: { simulatorStepMs: STEP_MS } });
+  app = await startTestApp(database, {
+    clock,
+    workers: false,
+    providers: [testProviderModule(limited)],
+    config: { simulatorStepMs: STEP_MS },
+  });
 });
 
 afterAll(async () => {
@@ -153,6 +161,30 @@ describe('the progress worker batches due calls', () => {
     expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
     expect(TERMINAL).toContain((await statusesOf([stuck!])).get(stuck!));
     await expectSettled(org, ids);
+  });
+});
+
+describe('the progress worker serves the most overdue call first', () => {
+  it("advances a rate-limited provider's overdue call even while simulator calls are due", async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale' });
+    await placeCalls(org);
+    const live = await createTestOrg(database.db, { agent: { provider: limited.name } });
+    const { data } = await app.client(live.key).POST('/calls', {
+      body: { agent_id: live.agentId, to_e164: testNumber('7777') },
+    });
+    // Unknown to its provider when looked up: it ends (failed), leaving nothing due for later tests.
+    const overdue = data!.data.id;
+    clock.advance(90 * STEP_MS);
+    // Due long before any simulator call: the oldest work there is.
+    await database.db
+      .updateTable('calls')
+      .set({ next_step_at: new Date(clock.now().getTime() - 3_600_000) })
+      .where('id', '=', overdue)
+      .execute();
+
+    // A busy simulator (a test-mode campaign) has calls due at every step; the oldest call must not wait on them.
+    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    expect(limited.lookups.map((ref) => ref.callId)).toContain(overdue);
   });
 });
 

@@ -37,20 +37,21 @@ interface LookedUp {
 }
 
 /**
- * Claims due calls: a batch of those whose providers answer lookups without a rate limit (the
- * simulator), else the single most overdue call of any provider, so a rate-limited provider's calls
- * never wait at its gate past their lease.
+ * Claims due calls: the single most overdue call of any provider, and when its provider answers lookups
+ * without a rate limit (the simulator), up to a batch of other such calls with it. The most overdue call
+ * goes first whatever its provider, so a stream of due simulator calls never starves a rate-limited
+ * provider's (whose calls also never wait at its gate past their lease).
  */
 async function claimCalls(deps: AppDeps, now: Date, leaseUntil: Date): Promise<CallRow[]> {
+  const [first] = await claimDueCalls(deps.db, { now, leaseUntil, limit: 1 });
+  if (!first) return [];
   const unlimited = deps.providers
     .all()
     .filter((provider) => !Number.isFinite(provider.lookupsPerSecond))
     .map((provider) => provider.name);
-  if (unlimited.length > 0) {
-    const batch = await claimDueCalls(deps.db, { now, leaseUntil, limit: PROGRESS_BATCH, providers: unlimited });
-    if (batch.length > 0) return batch;
-  }
-  return claimDueCalls(deps.db, { now, leaseUntil, limit: 1 });
+  if (!unlimited.includes(first.provider)) return [first];
+  const more = await claimDueCalls(deps.db, { now, leaseUntil, limit: PROGRESS_BATCH - 1, providers: unlimited });
+  return [first, ...more].sort((a, b) => a.id.localeCompare(b.id));
 }
 
 /** Looks claimed calls up (a failure or an unconfigured provider puts the call off); returns the lookups made. */
