@@ -228,4 +228,56 @@ describe('a campaign pass records its placements in groups', () => {
     const { balance, ledgerSum } = await balanceAndLedgerSum(database.db, org.orgId);
     expect(balance).toBe(ledgerSum);
   });
+
+  it('keeps the calls of a group whose one placement cannot be recorded, and dials that one again later', async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale' });
+    const client = app.client(org.key);
+    const numbers = ENDINGS.map((ending) => testNumber(ending));
+    const contacts = await createContacts(client, numbers);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: contacts },
+      max_concurrency: 100,
+      schedule: { starts_at: clock.now().toISOString(), timezone: 'UTC', windows: ALWAYS },
+    });
+    const refused = numbers[3]!;
+    // A fault in one placement's second transaction: its call's insert fails, the others' do not.
+    await sql
+      .raw(
+        `CREATE FUNCTION refuse_one_call() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF NEW.to_e164 = '${refused}' THEN RAISE EXCEPTION 'refused in the test'; END IF;
+           RETURN NEW;
+         END $$;
+         CREATE TRIGGER refuse_one_call BEFORE INSERT ON calls FOR EACH ROW EXECUTE FUNCTION refuse_one_call();`,
+      )
+      .execute(database.db);
+    try {
+      await expect(runDispatchPass(app.deps, campaign.id)).rejects.toThrow(/refused in the test/);
+    } finally {
+      await sql.raw('DROP TRIGGER refuse_one_call ON calls; DROP FUNCTION refuse_one_call();').execute(database.db);
+    }
+    const placedNow = await database.db
+      .selectFrom('calls')
+      .select('to_e164')
+      .where('campaign_id', '=', campaign.id)
+      .execute();
+    expect(placedNow.map((row) => row.to_e164).sort()).toEqual(numbers.filter((n) => n !== refused).sort());
+
+    // The placement left between its two transactions is recovered like any other (the simulator
+    // does not know it, so it is voided), and the campaign dials that contact again, as the same attempt.
+    clock.advance(app.deps.config.providerTimeoutMs + 60_000);
+    const gate = new LookupGate(app.deps.metrics);
+    while (await advanceDueCalls(app.deps, gate));
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+    const placedLater = await database.db
+      .selectFrom('calls')
+      .select(['to_e164', 'campaign_attempt'])
+      .where('campaign_id', '=', campaign.id)
+      .where('to_e164', '=', refused)
+      .execute();
+    expect(placedLater).toEqual([{ to_e164: refused, campaign_attempt: 1 }]);
+    const { counters, calls } = await countersAndCalls(org.orgId);
+    expect(counters).toEqual(calls);
+  });
 });

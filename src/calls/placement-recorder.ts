@@ -45,11 +45,11 @@ export class PlacementRecorder {
     this.recording += 1;
     while (this.waiting.length > 0) {
       const group = this.waiting.splice(0, MAX_GROUP);
-      try {
-        const calls = await recordPlacements(this.deps, this.provider, group);
-        for (const [index, entry] of group.entries()) entry.resolve(calls[index] ?? null);
-      } catch (error) {
-        for (const entry of group) entry.reject(error);
+      const results = await recordPlacements(this.deps, this.provider, group);
+      for (const [index, entry] of group.entries()) {
+        const result = results[index]!;
+        if (result.status === 'fulfilled') entry.resolve(result.value);
+        else entry.reject(result.reason);
       }
     }
     this.recording -= 1;

@@ -293,14 +293,15 @@ function countPlaced(deps: AppDeps, provider: VoiceProvider): void {
 
 /**
  * Records placements the provider took as calls (the second transaction), several in one transaction
- * with the org-wide writes batched; when that fails, each in its own. Returns each call, or null for a
- * placement already gone (recovery settled it). Database errors of the single transactions propagate.
+ * with the org-wide writes batched; when that fails, each in its own. Returns what became of each: its
+ * call, null for a placement already gone (recovery settled it), or the database error of its own
+ * transaction (the placement is left to recovery).
  */
 export async function recordPlacements(
   deps: AppDeps,
   provider: VoiceProvider,
   taken: ReadonlyArray<{ placement: PlacementRow; placed: Placed }>,
-): Promise<Array<CallRow | null>> {
+): Promise<Array<PromiseSettledResult<CallRow | null>>> {
   if (taken.length > 1) {
     try {
       const calls = await deps.db.transaction().execute((trx) =>
@@ -313,14 +314,20 @@ export async function recordPlacements(
         }),
       );
       for (const call of calls) if (call) countPlaced(deps, provider);
-      return calls;
+      return calls.map((call) => ({ status: 'fulfilled', value: call }));
     } catch {
       // Rolled back whole; one by one below, each placement stands or fails alone.
     }
   }
-  const calls: Array<CallRow | null> = [];
-  for (const { placement, placed } of taken) calls.push(await recordOne(deps, provider, placement, placed));
-  return calls;
+  const results: Array<PromiseSettledResult<CallRow | null>> = [];
+  for (const { placement, placed } of taken) {
+    try {
+      results.push({ status: 'fulfilled', value: await recordOne(deps, provider, placement, placed) });
+    } catch (error) {
+      results.push({ status: 'rejected', reason: error });
+    }
+  }
+  return results;
 }
 
 /** Asks the provider for a reserved placement and settles it; see placeCall for what it throws. */
