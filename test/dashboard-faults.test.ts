@@ -1,7 +1,8 @@
 // A dashboard request that fails on the server's side gets a page, as every other dashboard answer
 // does, not the API's JSON envelope: a database that holds the request past its deadline gives a 503
 // page with Retry-After, as does a database that refuses new connections, and an unexpected failure a
-// 500 page; the API keeps its envelope for each.
+// 500 page; the API keeps its envelope for each. A fault page shows the test-mode banner when the
+// session was read before the failure, and is drawn without a session when reading it was what failed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -36,6 +37,9 @@ beforeAll(async () => {
   const { token: session } = await startSession(database.db, user, lifetimes, new Date(), null);
   cookie = `${SESSION_COOKIE}=${session}`;
 }, 60_000);
+
+/** The banner of a page in test mode (see layout.ts). */
+const TEST_BANNER = '<section class="test-banner" aria-label="Test mode">';
 
 afterAll(async () => {
   await app?.close();
@@ -78,6 +82,19 @@ describe('dashboard faults', { timeout: 60_000 }, () => {
     expect(body).toContain('The service could not answer in time; try again in a few seconds.');
     expect(body).toContain(`give support this reference: ${response.headers.get('request-id')}.`);
     expect(body).toContain('<a href="/dashboard">Back to the overview</a>');
+    // The session could not be read: the page shows none, test mode or not.
+    expect(body).not.toContain(TEST_BANNER);
+    expect(body).not.toContain('Sign out');
+
+    // Nor does the page for an unknown address, whose session read is held the same way.
+    const unknown = await whileLocked('dashboard_sessions', () =>
+      fetch(`${app.baseUrl}/dashboard/no-such-page`, { headers: { Cookie: `${cookie}; dashboard_mode=test` } }),
+    );
+    expect(unknown.status).toBe(503);
+    const unknownBody = await unknown.text();
+    expect(unknownBody).toContain('<title>Not available right now · Dashboard</title>');
+    expect(unknownBody).not.toContain(TEST_BANNER);
+    expect(unknownBody).not.toContain('Sign out');
 
     // A form's work goes on past the deadline: the page does not invite a blind retry.
     const form = await whileLocked('dashboard_sessions', () =>
@@ -123,7 +140,7 @@ describe('dashboard faults', { timeout: 60_000 }, () => {
       .toBe(200);
   });
 
-  it('answers an unexpected failure with a 500 page naming no internals', async () => {
+  it('answers an unexpected failure with a 500 page naming no internals, in the mode the member is in', async () => {
     await sql`ALTER TABLE audit_log RENAME TO audit_log_away`.execute(database.db);
     try {
       const response = await fetch(`${app.baseUrl}/dashboard/audit`, { headers: { Cookie: cookie } });
@@ -134,6 +151,20 @@ describe('dashboard faults', { timeout: 60_000 }, () => {
       expect(body).toContain(`give support this reference: ${response.headers.get('request-id')}.`);
       expect(response.headers.get('request-id')).toMatch(/^req_/);
       expect(body).not.toContain('audit_log');
+      // Signed in, live: the member's navigation, no banner.
+      expect(body).toContain('<title>Something went wrong · Dashboard</title>');
+      expect(body).toContain('Sign out');
+      expect(body).not.toContain(TEST_BANNER);
+
+      const inTest = await fetch(`${app.baseUrl}/dashboard/audit`, {
+        headers: { Cookie: `${cookie}; dashboard_mode=test` },
+      });
+      expect(inTest.status).toBe(500);
+      const testBody = await inTest.text();
+      expect(testBody).toContain('<title>Something went wrong · Test mode · Dashboard</title>');
+      expect(testBody).toContain(TEST_BANNER);
+      expect(testBody).toContain('Something went wrong on our side.');
+      expect(testBody).not.toContain('audit_log');
     } finally {
       await sql`ALTER TABLE audit_log_away RENAME TO audit_log`.execute(database.db);
     }

@@ -3,7 +3,8 @@
 // svc_test_ key, data made with it shows only in test mode and live data only in live mode); an admin
 // resets the test balance; the audit log records each change's mode; axe stays clean with the banner.
 // And who may do what: the switch needs the session's CSRF token, a viewer cannot reset the balance,
-// and a reset is refused in live mode.
+// and a reset is refused in live mode. The page for an address with no page is drawn like the others:
+// with the banner for a member in test mode, and with nothing of a session for a visitor signed out.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { webhookEnv, type WebhookEnv } from './support/webhook-env.js';
@@ -11,7 +12,7 @@ import { answer, startReceiver } from './support/webhook-receiver.js';
 import { rawRequest } from './support/app.js';
 import { testNumber } from './support/calls.js';
 import { parseJson, type Schemas } from './support/json.js';
-import { expectAccessible, launchBrowser, signedInPage } from './support/dashboard.js';
+import { expectAccessible, launchBrowser, newContext, signedInPage } from './support/dashboard.js';
 
 let env: WebhookEnv;
 let browser: Browser;
@@ -254,6 +255,40 @@ describe('test mode in the dashboard', { timeout: 180_000 }, () => {
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect((await page.context().cookies()).some((entry) => entry.name === 'dashboard_mode')).toBe(false);
     await page.context().close();
+  });
+
+  it('draws the page for an unknown address with the banner in test mode, and signed out without a session', async () => {
+    const missing = '/dashboard/no-such-page';
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'viewer');
+    await flipSwitch(page, 'test');
+    expect((await page.goto(missing))!.status()).toBe(404);
+    expect(await banner(page).textContent()).toContain('you are viewing test data');
+    expect(await page.title()).toBe('Not found · Test mode · Dashboard');
+    expect(await page.getByRole('button', { name: 'Test mode' }).getAttribute('aria-pressed')).toBe('true');
+    expect(await page.getByRole('link', { name: 'Back to the overview' }).count()).toBe(1);
+    await expectAccessible(page);
+
+    // Switched off from there: back on the overview, and the same address is live mode's 404.
+    await flipSwitch(page, 'live');
+    expect(new URL(page.url()).pathname).toBe('/dashboard');
+    expect((await page.goto(missing))!.status()).toBe(404);
+    expect(await banner(page).count()).toBe(0);
+    expect(await page.title()).toBe('Not found · Dashboard');
+    expect(await page.getByRole('navigation', { name: 'Dashboard' }).count()).toBe(1);
+    await page.context().close();
+
+    // Signed out, a mode cookie alone shows nothing: no banner, no navigation, no switch.
+    const context = await newContext(browser, env.app.baseUrl);
+    await context.addCookies([{ name: 'dashboard_mode', value: 'test', url: `${env.app.baseUrl}/dashboard` }]);
+    const visitor = await context.newPage();
+    expect((await visitor.goto(missing))!.status()).toBe(404);
+    expect(await banner(visitor).count()).toBe(0);
+    expect(await visitor.title()).toBe('Not found · Dashboard');
+    expect(await visitor.getByRole('navigation').count()).toBe(0);
+    expect(await visitor.getByRole('button').count()).toBe(0);
+    expect(await visitor.getByRole('link', { name: 'Back to the dashboard' }).count()).toBe(1);
+    await expectAccessible(visitor);
+    await context.close();
   });
 
   it("refuses a viewer's reset of the test balance, and any reset in live mode", async () => {

@@ -95,11 +95,25 @@ async function runHandler(
   }
 }
 
+/** The session each request was found signed in with, for a fault page drawn after its handler failed. */
+const sessionOfRequest = new WeakMap<Koa.Context, DashboardSession>();
+
 /** The signed-in session of the request, in the mode its switch is on, or null. */
 export async function currentSession(env: DashboardEnv, ctx: Koa.Context): Promise<DashboardSession | null> {
   const token = readSessionCookie(ctx);
   const session = token ? await loadSession(env.deps.db, token, env.lifetimes, env.deps.clock.now()) : null;
-  return session && inMode(env.deps.db, session, readMode(ctx));
+  if (!session) return null;
+  const current = await inMode(env.deps.db, session, readMode(ctx));
+  sessionOfRequest.set(ctx, current);
+  return current;
+}
+
+/**
+ * The session currentSession found for this request, or null when it found none or was never reached
+ * or failed; reads nothing, so a page explaining a fault can use it whatever the database does.
+ */
+export function sessionFoundFor(ctx: Koa.Context): DashboardSession | null {
+  return sessionOfRequest.get(ctx) ?? null;
 }
 
 /** The sign-in page, with the page to return to once signed in (a dashboard page of this site only). */

@@ -5,7 +5,7 @@ import type Koa from 'koa';
 import type { AppDeps } from '../app-deps.js';
 import { ASSETS } from './assets.js';
 import { signInHashPool } from '../members/sign-in.js';
-import { sendPage, sendProblem, TITLE_OF, type DashboardEnv } from './route-steps.js';
+import { currentSession, sendPage, sendProblem, sessionFoundFor, TITLE_OF, type DashboardEnv } from './route-steps.js';
 import { html } from './html.js';
 import { notice, page } from './layout.js';
 import { setPageHeaders } from './security.js';
@@ -36,7 +36,9 @@ function faultMessage(ctx: Koa.Context, status: number, error: { message: string
 
 /**
  * Shows a failure of a dashboard request (a 500, or a 503 when the database could not answer in time) as
- * a page with a way back; false for any other path.
+ * a page with a way back; false for any other path. A member whose session was read before the failure
+ * sees it as any signed-in page (test-mode banner and title included); the session is not read again
+ * here, so a request that failed before or while reading it gets the page without one.
  */
 export function dashboardFaultPage(ctx: Koa.Context, status: number, error: { message: string }): boolean {
   const path = ctx.path.toLowerCase();
@@ -48,7 +50,7 @@ export function dashboardFaultPage(ctx: Koa.Context, status: number, error: { me
     status,
     page({
       title: TITLE_OF[status] ?? 'Error',
-      session: null,
+      session: sessionFoundFor(ctx),
       body: [notice('error', faultMessage(ctx, status, error)), back],
     }),
   );
@@ -65,10 +67,15 @@ function serveAsset(asset: { type: string; body: string }): Koa.Middleware {
   };
 }
 
-/** Answers any other path under /dashboard with a page saying there is none. */
-function noSuchPage(ctx: Koa.Context): void {
-  setPageHeaders(ctx);
-  sendProblem(ctx, null, 404, 'There is no dashboard page at this address.');
+/**
+ * Answers any other path under /dashboard with a page saying there is none, drawn for the signed-in
+ * member as their other pages are (the test-mode banner too), and without the session otherwise.
+ */
+function noSuchPage(env: DashboardEnv): Koa.Middleware {
+  return async (ctx) => {
+    setPageHeaders(ctx);
+    sendProblem(ctx, await currentSession(env, ctx), 404, 'There is no dashboard page at this address.');
+  };
 }
 
 /** Registers every dashboard route on `router`. */
@@ -93,5 +100,5 @@ export function dashboardRoutes(router: Router, deps: AppDeps): void {
   campaignRoutes(router, env);
   memberRoutes(router, env);
   auditRoutes(router, env);
-  router.all('/dashboard{/*rest}', noSuchPage);
+  router.all('/dashboard{/*rest}', noSuchPage(env));
 }
