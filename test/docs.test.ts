@@ -2,7 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../scripts/chromium.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { commandOf, skipWithout } from './support/toolchains.js';
@@ -10,16 +11,6 @@ import { expectAccessible } from './support/dashboard.js';
 import { jsonBody } from './support/json.js';
 
 const CHROMIUM = commandOf('chromium');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 type Operation = { operationId?: string; summary?: string; callbacks?: Record<string, Record<string, PathItem>> };
@@ -163,7 +154,7 @@ describe('API reference page', () => {
         existsSync(CHROMIUM),
         `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`,
       ).toBe(true);
-      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+      const browser = await launchChromium();
       try {
         await checkPage(await browser.newPage(), expected);
       } finally {
@@ -240,7 +231,7 @@ describe('API reference page', () => {
   it.skipIf(skipWithout('chromium'))(
     'passes axe: no serious or critical accessibility violation',
     async () => {
-      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+      const browser = await launchChromium();
       try {
         // axe is added as a script of its own, which the page's policy would refuse: this page alone bypasses it.
         const page = await browser.newPage({ bypassCSP: true });

@@ -9,7 +9,8 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../chromium.js';
 import { createApp, requestListener } from '../../src/app.js';
 import { closeAppDeps, createAppDeps } from '../../src/app-deps.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -22,17 +23,6 @@ import { startWorkers } from '../../src/workers.js';
 import { DEMO_PASSWORD, makeDemo, type Demo } from './demo.js';
 
 const OUT_DIR = path.resolve('docs/dashboard');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const VIEWPORT = { width: 1280, height: 800 };
 /** The tallest a screenshot of a long page is cut at, in CSS pixels. */
 const MAX_HEIGHT = 1800;
@@ -171,7 +161,7 @@ async function main(): Promise<void> {
     const demo = await makeDemo(database.open.db, `${baseUrl}/api/v1`, receiver.origin);
     await settled(() => lastRequestAt, 1_500);
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const browser = await launchChromium();
     cleanups.unshift(() => browser.close());
     const context = await browser.newContext({
       baseURL: baseUrl,

@@ -2,22 +2,12 @@
 // the docs test does): signing people in through their invite links, and axe-core's check of a page.
 import path from 'node:path';
 import { expect } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../../scripts/chromium.js';
 import type { Db } from '../../src/database/connect.js';
 import { inviteMember, linkPath, type Role } from '../../src/members/service.js';
 import type { AxeResults } from 'axe-core';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const AXE = path.resolve('node_modules/axe-core/axe.min.js');
 
 /** A password long enough for the dashboard. */
@@ -32,7 +22,7 @@ export function csrfTokenOf(page: string): string {
 
 /** Starts headless Chromium. */
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  return launchChromium();
 }
 
 /**
