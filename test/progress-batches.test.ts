@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
-import { ledgerOfCall, testNumber } from './support/calls.js';
+import { eventsOfCall, ledgerOfCall, testNumber } from './support/calls.js';
 import { advanceDueCalls } from '../src/calls/progress-worker.js';
 import { LookupGate } from '../src/calls/lookup-gate.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
@@ -87,12 +87,7 @@ async function expectSettled(org: TestOrg, ids: string[]) {
   for (const id of ids) {
     const kinds = (await ledgerOfCall(database.db, id)).map((row) => row.kind);
     expect(kinds.slice(0, 2)).toEqual(['hold', 'release']);
-    const events = await database.db
-      .selectFrom('events')
-      .select('kind')
-      .where(sql<string>`data->>'call_id'`, '=', id)
-      .execute();
-    expect(events).toHaveLength(1);
+    expect(await eventsOfCall(database.db, id)).toHaveLength(1);
     // The timeline, written for the whole batch at once, still tells the call's statuses in order.
     const { data } = await app.client(org.key).GET('/calls/{id}', { params: { path: { id } } });
     const statuses = data!.data.timeline.flatMap((entry) =>
