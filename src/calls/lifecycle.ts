@@ -5,7 +5,7 @@ import type { Db } from '../database/connect.js';
 import { emitEvent, type EventDataByKind, type EventKind } from '../webhooks/outbox.js';
 import type { Conversation, ProviderCallRef, ProviderEnding, ProviderEvent } from './provider/types.js';
 import { updateCallInStatus, type CallChanges, type CallRow } from './queries.js';
-import { countStatusChange, recordTimelineEntry, settleEndedCall } from './org-writes.js';
+import { countStatusChange, recordTimelineEntry, settleEndedCall } from './batched-writes.js';
 import { chargeFor } from '../orgs/credits.js';
 import { canTransition, isTerminal, type CallStatus, type TerminalStatus } from './status.js';
 

@@ -45,7 +45,13 @@ export class PlacementRecorder {
     this.recording += 1;
     while (this.waiting.length > 0) {
       const group = this.waiting.splice(0, MAX_GROUP);
-      const results = await recordPlacements(this.deps, this.provider, group);
+      let results: Array<PromiseSettledResult<CallRow | null>>;
+      try {
+        results = await recordPlacements(this.deps, this.provider, group);
+      } catch (error) {
+        // Not expected (each placement's error is its own result), but no caller may wait forever.
+        results = group.map(() => ({ status: 'rejected', reason: error }));
+      }
       for (const [index, entry] of group.entries()) {
         const result = results[index]!;
         if (result.status === 'fulfilled') entry.resolve(result.value);

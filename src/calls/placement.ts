@@ -28,7 +28,7 @@ import {
   type PlacementRow,
 } from './placement-queries.js';
 import { lockProviderCallId } from './provider-event-queries.js';
-import { countStatusChange, recordTimelineEntry, withOrgWritesBatched } from './org-writes.js';
+import { countStatusChange, recordTimelineEntry, withWritesBatched } from './batched-writes.js';
 import { awaitResponse, claimOrReplay, forgetKey, rememberResponse } from './idempotency.js';
 import { applyWaitingReports } from './provider-events.js';
 import { toCallCreated } from './mapper.js';
@@ -305,7 +305,7 @@ export async function recordPlacements(
   if (taken.length > 1) {
     try {
       const calls = await deps.db.transaction().execute((trx) =>
-        withOrgWritesBatched(trx, async () => {
+        withWritesBatched(trx, async () => {
           const recorded: Array<CallRow | null> = [];
           for (const { placement, placed } of taken) {
             recorded.push(await recordPlacedCall(trx, deps, provider, { placementId: placement.id, ...placed }));

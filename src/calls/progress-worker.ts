@@ -15,7 +15,7 @@ import {
   type CallLookup,
   type StatusStep,
 } from './reconcile.js';
-import { withOrgWritesBatched } from './org-writes.js';
+import { withWritesBatched } from './batched-writes.js';
 import type { VoiceProvider } from './provider/types.js';
 import { scheduleCall } from './lifecycle.js';
 import { OutageTracker } from '../database/outage.js';
@@ -92,7 +92,7 @@ async function applyLookups(deps: AppDeps, looked: LookedUp[], retryAt: Date): P
   if (looked.length > 1) {
     try {
       return await deps.db.transaction().execute((trx) =>
-        withOrgWritesBatched(trx, async () => {
+        withWritesBatched(trx, async () => {
           const after: CallRow[] = [];
           for (const { provider, lookup } of looked) after.push(await applyLookup(deps, trx, provider, lookup, null));
           return after;

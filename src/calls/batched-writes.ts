@@ -66,7 +66,7 @@ export async function settleEndedCall(trx: Db, orgId: string, settlement: CallSe
  * org (in id order, so concurrent batches lock orgs alike) the settlements, then the counters, the lock
  * order of a single change (call rows, org row, counter rows). Throws what `changes` or the writes throw.
  */
-export async function withOrgWritesBatched<T>(trx: Db, changes: () => Promise<T>): Promise<T> {
+export async function withWritesBatched<T>(trx: Db, changes: () => Promise<T>): Promise<T> {
   if (batches.has(trx)) throw new Error('a batch of writes is already open in this transaction');
   const batch: Batch = { orgs: new Map(), timeline: [] };
   batches.set(trx, batch);
