@@ -157,11 +157,11 @@ export async function updateCallInStatus(
 }
 
 /** Which calls a list holds: the org's, only those in `status` and only the campaign's when given. */
-export interface CallFilters {
+export type CallFilters = {
   orgId: string;
   status: CallStatus | undefined;
   campaignId: string | undefined;
-}
+};
 
 /**
  * One page of the org's calls, newest first (ties by id), optionally only those in `status` and only
@@ -185,7 +185,7 @@ export async function listCallsPage(
  * counters (campaignCallTotal), the org's from the org's counters (callTotal).
  */
 function callPages(inStatus: boolean, inCampaign: boolean) {
-  return preparedPageWithTotal((db, arg: Arg<Pick<CallFilters, keyof CallFilters>>) => {
+  return preparedPageWithTotal((db, arg: Arg<CallFilters>) => {
     const status = inStatus ? arg('status') : undefined;
     const rows = db
       .selectFrom('calls')
