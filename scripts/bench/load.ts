@@ -47,9 +47,17 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
 }
 
-function fire(options: LoadOptions, durationSec: number, latencies: number[] | null): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    const instance = autocannon(
+/** Called for each answer: its status and its latency in ms. */
+type OnResponse = (statusCode: number, responseTime: number) => void;
+
+function start(
+  options: Omit<LoadOptions, 'warmupSec' | 'serverCpuMs'>,
+  durationSec: number,
+  onResponse: OnResponse | null,
+): { done: Promise<autocannon.Result>; stop: () => void } {
+  let instance: autocannon.Instance | undefined;
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    instance = autocannon(
       {
         url: options.origin,
         connections: options.connections,
@@ -63,13 +71,53 @@ function fire(options: LoadOptions, durationSec: number, latencies: number[] | n
           ? reject(error instanceof Error ? error : new Error('autocannon failed', { cause: error }))
           : resolve(result),
     );
-    if (latencies) {
-      instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-        if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
-      });
+    if (onResponse) {
+      instance.on('response', (_client, statusCode, _bytes, responseTime) => onResponse(statusCode, responseTime));
     }
   });
+  return { done, stop: () => instance?.stop() };
 }
+
+function fire(options: LoadOptions, durationSec: number, latencies: number[] | null): Promise<autocannon.Result> {
+  const collect: OnResponse | null = latencies
+    ? (statusCode, responseTime) => {
+        if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+      }
+    : null;
+  return start(options, durationSec, collect).done;
+}
+
+/** A 2xx answer of a probe: when its request was sent (epoch ms) and its latency (ms). */
+export interface ProbeSample {
+  sentAt: number;
+  ms: number;
+}
+
+/** A load left running until stopped, keeping every answer's time and latency. */
+export interface Probe {
+  /** Stops sending; resolves with the 2xx answers' samples and the count of everything else. */
+  stop(): Promise<{ samples: ProbeSample[]; failures: number }>;
+}
+
+/** Starts sending `options.next()` at `options.rate` a second (at most MAX_PROBE_SEC) until stopped. */
+export function startProbe(options: Omit<LoadOptions, 'warmupSec' | 'serverCpuMs' | 'durationSec'>): Probe {
+  const samples: ProbeSample[] = [];
+  let failures = 0;
+  const run = start({ ...options, durationSec: MAX_PROBE_SEC }, MAX_PROBE_SEC, (statusCode, responseTime) => {
+    if (statusCode >= 200 && statusCode < 300) samples.push({ sentAt: Date.now() - responseTime, ms: responseTime });
+    else failures += 1;
+  });
+  return {
+    stop: async () => {
+      run.stop();
+      const result = await run.done;
+      return { samples, failures: failures + result.errors };
+    },
+  };
+}
+
+/** The longest a probe runs when nobody stops it. */
+const MAX_PROBE_SEC = 600;
 
 /** Runs the warm-up and the measured run; resolves with the measured run's numbers. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {

@@ -4,7 +4,7 @@
 // dispatch and scale-out phases, then prints the report and writes bench-report.json. Stops by itself
 // (60-minute watchdog). Options: --duration=SECONDS (per measured run, default 10),
 // --repeat=N (runs per row, reported as their median; default 3),
-// --only=NAME,... (scenario names, `webhooks`, `provider-placement`, `delivery-scale`,
+// --only=NAME,... (scenario names, `webhooks`, `provider-placement`, `sign-in-flood`, `delivery-scale`,
 // `campaign-dispatch` or `scale-out`),
 // --placement-concurrency=N (placements in flight in the provider-placement phase, default 50),
 // --campaign-seconds=N (how long each campaign dispatch run dials, default 60),
@@ -44,6 +44,7 @@ import {
   startMockVapi,
   type ProviderPlacementReport,
 } from './provider-placement.js';
+import { benchSignInFlood, FLOOD_ROUNDS, type SignInFloodReport } from './sign-in-flood.js';
 import { benchWebhooks, HANGING_RECEIVER, RECEIVER_COUNT } from './webhooks.js';
 
 const BOOTS = 3;
@@ -190,6 +191,23 @@ async function main(): Promise<void> {
     await floors.prepared.stop();
     await floors.unprepared.stop();
 
+    // With the service stopped: a service of its own behind one trusted proxy, flooded with sign-ins.
+    let signInFlood: SignInFloodReport | null = null;
+    if (wanted('sign-in-flood')) {
+      const flooded = await session.startService({
+        env: { TRUST_PROXY_HOPS: '1' },
+        nodeArgs: profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve('.data/bench-profiles')] : [],
+      });
+      signInFlood = await benchSignInFlood({
+        db: database.db,
+        service: flooded,
+        rounds: FLOOD_ROUNDS,
+        repetitions,
+        log,
+      });
+      await flooded.stop();
+    }
+
     // With the service stopped: backlogs drained by 1, 2 and 4 worker processes over 1, 100 and 1,000 endpoints.
     let deliveryScale: DeliveryScaleRow[] | null = null;
     if (wanted('delivery-scale')) {
@@ -270,6 +288,7 @@ async function main(): Promise<void> {
       deliveryScale,
       campaignDispatch,
       providerPlacement,
+      signInFlood,
       startup: { readyMs, medianMs: median(readyMs) },
       memory: { idleRssMiB, peakRssMiB },
       totalSeconds: (performance.now() - started) / 1000,
