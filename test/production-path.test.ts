@@ -1,7 +1,7 @@
 // The production path, on a clean copy of the repository: exactly the Dockerfile's commands (`npm ci`,
 // `npm run build`, `npm prune --omit=dev`), then the built executable with production dependencies
 // only: `migrate`, `migrate --status`, `admin`, `serve` (started as the image's entrypoint starts it)
-// with MIGRATE_ON_START=false on the migrated database, `webhook:listen --help`, and `conformance`
+// with MIGRATE_ON_START=false on the migrated database (a dashboard password set and checked on it), `webhook:listen --help`, and `conformance`
 // against that server (and its refusal of a live key). No tsx, no esbuild, nothing from
 // devDependencies at run time.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -253,10 +253,31 @@ describe('the production path', () => {
       key: string;
     };
 
+    const invited = JSON.parse(
+      (
+        await sh(
+          `node dist/src/main.js admin user invite --org ${org.id} --email ops@example.com --role admin --json`,
+          env,
+        )
+      ).stdout,
+    ) as { link: string };
+
     const { server, base } = await startBuiltServer(env);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const listed = await fetch(`${base}/api/v1/calls`, { headers: { Authorization: `Bearer ${key.key}` } });
     expect(listed.status).toBe(200);
+    // Passwords are hashed on the build's own hashing threads: set one from the link, then sign in with it.
+    const post = (where: string, form: Record<string, string>) =>
+      fetch(`${base}${where}`, {
+        method: 'POST',
+        headers: { Origin: base, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+        redirect: 'manual',
+      });
+    const password = 'Production path passphrase 7';
+    expect((await post(new URL(invited.link).pathname, { password })).status).toBe(303);
+    expect((await post('/dashboard/login', { email: 'ops@example.com', password })).status).toBe(303);
+    expect((await post('/dashboard/login', { email: 'ops@example.com', password: `${password}!` })).status).toBe(401);
     expect(await stopBuiltServer(server)).toBe(0);
 
     const listen = await sh('node dist/src/main.js webhook:listen --help');

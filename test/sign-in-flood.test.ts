@@ -160,13 +160,20 @@ describe('sign-in floods', { timeout: 600_000 }, () => {
     const email = VICTIM;
     const statuses: number[] = [];
     const started = performance.now();
-    // Four addresses at a time, each sending its ten failures one after another.
+    // Four addresses at a time, each sending its ten failures one after another. A sign-in the hashing
+    // pool has no place for (429 with Retry-After: 1, on a busy machine) is no failure: sent again.
     for (let group = 0; group < 20; group += 4) {
       const batch = await Promise.all(
         [0, 1, 2, 3].map(async (k) => {
           const seen: number[] = [];
-          for (let i = 0; i < 10; i += 1)
-            seen.push((await signIn(`wrong ${email} ${i}`, `203.0.113.${group + k + 1}`)).status);
+          for (let i = 0; i < 10; i += 1) {
+            let answer = await signIn(`wrong ${email} ${i}`, `203.0.113.${group + k + 1}`);
+            while (answer.status === 429 && answer.retryAfter === '1') {
+              await new Promise((resolve) => setTimeout(resolve, 1_000));
+              answer = await signIn(`wrong ${email} ${i}`, `203.0.113.${group + k + 1}`);
+            }
+            seen.push(answer.status);
+          }
           return seen;
         }),
       );

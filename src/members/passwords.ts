@@ -1,18 +1,16 @@
 // Password hashing with Node's scrypt (memory-hard): a random salt per password, the parameters stored
-// with the hash so they can be raised later, and a constant-time comparison.
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+// with the hash so they can be raised later, and a constant-time comparison. The hashing itself runs on
+// the low-priority hashing threads (./hash-threads.ts).
+import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { deriveOnHashThread } from './hash-threads.js';
 
 /** 2^15 rounds of 8-block mixing: 32 MiB and some tens of milliseconds per hash. */
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const maxmem = 256 * (options.N ?? 0) * (options.r ?? 0);
-    scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...options, maxmem }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    );
-  });
+  const maxmem = 256 * (options.N ?? 0) * (options.r ?? 0);
+  return deriveOnHashThread({ password, salt, keyLength: KEY_LENGTH, options: { ...options, maxmem } });
 }
 
 /** The stored form of a password: `scrypt$N$r$p$salt$hash` (salt and hash in base64url). */

@@ -18,14 +18,26 @@ export const SIGN_IN_FAILURES_PER_ADDRESS = 50;
  * against a spread-out guesser, far above what failures from elsewhere reach by accident (audited when hit).
  */
 export const SIGN_IN_FAILURES_PER_ACCOUNT = 1000;
-/** Sign-in password hashes that run at once in one process (each takes a core for tens of milliseconds). */
-export const SIGN_IN_HASHES_AT_ONCE = 2;
+/**
+ * Sign-in password hashes that run at once in one process: each takes a core for over a hundred
+ * milliseconds, and one at a time leaves the event loop and the database a core on a 2-core machine.
+ */
+export const SIGN_IN_HASHES_AT_ONCE = 1;
 /** Sign-in password hashes that may wait for a turn in one process; more are refused at once. */
-export const SIGN_IN_HASHES_WAITING = 16;
+export const SIGN_IN_HASHES_WAITING = 4;
 /** The longest a sign-in may expect to wait for a hashing turn before it is refused at once instead. */
 export const SIGN_IN_HASH_MAX_WAIT_MS = 1000;
 /** Sign-in password hashes one client address may have running or waiting at a time. */
 export const SIGN_IN_HASHES_PER_ADDRESS = 2;
+/** Threads that hash passwords in one process: as many as sign-in hashes that run at once. */
+export const HASH_THREADS = SIGN_IN_HASHES_AT_ONCE;
+/**
+ * How much lower than the process's the hashing threads' scheduling priority is (Linux nice): under
+ * contention the event loop and the database come first, and a hash still gets a share of a busy core.
+ */
+export const HASH_THREAD_NICE_INCREMENT = 10;
+/** Sign-in posts that go on per turn of the event loop; the rest wait for the following turns. */
+export const SIGN_IN_POSTS_PER_TURN = 2;
 /** What a sign-in refused for want of a hashing turn is told to wait (Retry-After), in seconds. */
 export const SIGN_IN_BUSY_RETRY_AFTER_SEC = 1;
 /** The lowest zxcvbn score (0 to 4) a new password needs: 3 is "safely unguessable" against slow hashes. */

@@ -24,6 +24,7 @@ import { isSameOrigin, setPageHeaders } from '../security.js';
 import { endSession, startSession } from '../../members/sessions.js';
 import { setModeCookie, type DashboardSession } from '../mode.js';
 import { signIn } from '../../members/sign-in.js';
+import { signInTurn } from '../sign-in-turns.js';
 
 function signInForm(email: string, message: SafeHtml | null, next: string): string {
   return page({
@@ -165,7 +166,7 @@ async function acceptLinkForm(ctx: Koa.Context, env: DashboardEnv): Promise<void
 /** Registers the sign-in page, sign-out, and the one-time link pages. */
 export function signInRoutes(router: Router, env: DashboardEnv): void {
   router.get('/dashboard/login', (ctx) => showSignIn(ctx, env));
-  router.post('/dashboard/login', formBody, (ctx) => submitSignIn(ctx, env));
+  router.post('/dashboard/login', signInTurn, formBody, (ctx) => submitSignIn(ctx, env));
   router.post('/dashboard/logout', formBody, action(env, signOut, { anyRole: true }));
   router.get('/dashboard/invite/:token', (ctx) => showLink(ctx, env));
   router.post('/dashboard/invite/:token', formBody, (ctx) => acceptLinkForm(ctx, env));
