@@ -4,7 +4,7 @@
 import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { deriveOnHashThread } from './hash-threads.js';
 
-/** 2^15 rounds of 8-block mixing: 32 MiB and some tens of milliseconds per hash. */
+/** 2^15 rounds of 8-block mixing: 32 MiB and about a tenth of a second of a core per hash. */
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 
