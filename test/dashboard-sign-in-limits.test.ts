@@ -55,6 +55,19 @@ async function signIn(
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text() };
 }
 
+/**
+ * Signs in as a browser's user would when the hashing pool has no place (429 with `Retry-After: 1`, which
+ * a loaded machine answers to sign-ins sent together): again after that second, a few times at most.
+ */
+async function signInWhenPlaced(email: string, password: string, address: string) {
+  let answer = await signIn(email, password, address);
+  for (let tries = 1; answer.status === 429 && answer.retryAfter === '1' && tries < 30; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    answer = await signIn(email, password, address);
+  }
+  return answer;
+}
+
 describe('failed sign-ins from many addresses', { timeout: 180_000 }, () => {
   it('never lock out the right password from a fresh address: each address spends its failures, then a new one', async () => {
     const email = 'victim@example.com';
@@ -66,7 +79,7 @@ describe('failed sign-ins from many addresses', { timeout: 180_000 }, () => {
       addresses.map(async (address) => {
         const seen: number[] = [];
         for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS; i += 1) {
-          seen.push((await signIn(email, `wrong password ${i}`, address)).status);
+          seen.push((await signInWhenPlaced(email, `wrong password ${i}`, address)).status);
         }
         return seen;
       }),
@@ -77,7 +90,7 @@ describe('failed sign-ins from many addresses', { timeout: 180_000 }, () => {
     expect(spent.status).toBe(429);
     expect(spent.retryAfter).toBe('900');
     // ...but a fresh address signs in.
-    expect((await signIn(email, PASSWORD, '198.51.100.4')).status).toBe(303);
+    expect((await signInWhenPlaced(email, PASSWORD, '198.51.100.4')).status).toBe(303);
   });
 
   it('trip the per-account ceiling only as a last resort, and say so once in the audit log', async () => {
@@ -108,7 +121,7 @@ describe('a burst of sign-ins from one address', { timeout: 120_000 }, () => {
     const email = 'burst-target@example.com';
     await member(email);
     const flood = Promise.all(Array.from({ length: 40 }, (_, i) => signIn(email, `wrong password ${i}`, '192.0.2.66')));
-    const right = await signIn(email, PASSWORD, '192.0.2.67');
+    const right = await signInWhenPlaced(email, PASSWORD, '192.0.2.67');
     const answers = await flood;
     expect(right.status).toBe(303);
     expect(answers.filter((answer) => answer.status !== 401 && answer.status !== 429)).toEqual([]);
