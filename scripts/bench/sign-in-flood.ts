@@ -17,7 +17,7 @@ import { repeat } from './repeat.js';
 import type { FloodKind, FloodPlan, FloodRound } from './sign-in-flooder.js';
 
 /** The other org's reads: a fixed rate over a few connections. */
-export const PROBE_RATE = 100;
+const PROBE_RATE = 100;
 const PROBE_CONNECTIONS = 4;
 /** Rounds of each kind, measured after one untimed round of each. */
 export const FLOOD_ROUNDS = 16;

@@ -35,8 +35,8 @@ export interface FloodRound {
   real: { status: number; ms: number; tries: number };
 }
 
-export const FLOOD_SIGN_INS = 150;
-export const FLOOD_CONNECTIONS = 32;
+const FLOOD_SIGN_INS = 150;
+const FLOOD_CONNECTIONS = 32;
 /** When the right sign-in starts, after its round's flood. */
 const REAL_SIGN_IN_AFTER_MS = 20;
 
