@@ -273,30 +273,62 @@ export async function releaseLease(db: Db, lease: { deliveryId: string; owner: s
     .execute();
 }
 
-/**
- * Marks up to `limit` of the endpoint's pending deliveries that a switch-off dropped as abandoned (rows
- * another statement holds are left for the next batch); returns how many.
- */
-export async function abandonDroppedDeliveries(db: Db, webhookId: string, limit: number): Promise<number> {
-  const result = await sql`
-    UPDATE webhook_deliveries SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL,
-                                  lease_owner = NULL
-    WHERE id IN (
-      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.seq < w.dropped_before_seq
-      ORDER BY d.seq LIMIT ${limit}
-      FOR UPDATE OF d SKIP LOCKED)`.execute(db);
-  return Number(result.numAffectedRows ?? 0);
+/** One step of a walk over an endpoint's deliveries in seq order: rows it changed, and where it stopped. */
+export interface SeqBatch {
+  count: number;
+  /** The highest seq the step reached; null when it found nothing past `afterSeq`. */
+  lastSeq: string | null;
 }
 
-/** Deletes up to `limit` deliveries (their attempts cascade) of an endpoint whose deletion has begun; returns how many. */
-export async function deleteDeliveriesOfDeletedWebhook(db: Db, webhookId: string, limit: number): Promise<number> {
-  const result = await sql`
-    DELETE FROM webhook_deliveries WHERE id IN (
-      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.webhook_id = ${webhookId} AND w.deleted_at IS NOT NULL
-      ORDER BY d.seq LIMIT ${limit})`.execute(db);
-  return Number(result.numAffectedRows ?? 0);
+/**
+ * Marks as abandoned up to `limit` of the endpoint's pending deliveries that a switch-off dropped, the
+ * next ones in seq order past `afterSeq` (so no step rescans the rows earlier steps left behind). Rows
+ * another statement holds are passed over: the clean-up job's next sweep marks them.
+ */
+export async function abandonDroppedDeliveries(
+  db: Db,
+  webhookId: string,
+  afterSeq: string,
+  limit: number,
+): Promise<SeqBatch> {
+  const { rows } = await sql<{ count: string; last_seq: string | null }>`
+    WITH batch AS (
+      SELECT d.id, d.seq FROM webhook_deliveries d
+      WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.seq > ${afterSeq}
+        AND d.seq < (SELECT w.dropped_before_seq FROM webhooks w WHERE w.id = ${webhookId})
+      ORDER BY d.seq LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), marked AS (
+      UPDATE webhook_deliveries AS d SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL,
+                                         lease_owner = NULL
+      FROM batch WHERE d.id = batch.id
+      RETURNING d.id
+    )
+    SELECT (SELECT count(*) FROM marked) AS count, (SELECT max(seq) FROM batch) AS last_seq`.execute(db);
+  return { count: Number(rows[0]!.count), lastSeq: rows[0]!.last_seq };
+}
+
+/**
+ * Deletes up to `limit` deliveries (their attempts cascade) of an endpoint whose deletion has begun, the
+ * next ones in seq order past `afterSeq`.
+ */
+export async function deleteDeliveriesOfDeletedWebhook(
+  db: Db,
+  webhookId: string,
+  afterSeq: string,
+  limit: number,
+): Promise<SeqBatch> {
+  const { rows } = await sql<{ count: string; last_seq: string | null }>`
+    WITH batch AS (
+      SELECT d.id, d.seq FROM webhook_deliveries d
+      WHERE d.webhook_id = ${webhookId} AND d.seq > ${afterSeq}
+        AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = ${webhookId} AND w.deleted_at IS NOT NULL)
+      ORDER BY d.seq LIMIT ${limit}
+    ), gone AS (
+      DELETE FROM webhook_deliveries AS d USING batch WHERE d.id = batch.id RETURNING d.id
+    )
+    SELECT (SELECT count(*) FROM gone) AS count, (SELECT max(seq) FROM batch) AS last_seq`.execute(db);
+  return { count: Number(rows[0]!.count), lastSeq: rows[0]!.last_seq };
 }
 
 /** Whether any delivery to the endpoint is out on a lease that has not lapsed by `now`. */

@@ -5,14 +5,14 @@
 // (scheduleEndpointCleanup, on the job engine) when that process stopped first.
 import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
-import { deleteInBatches } from '../database/batches.js';
+import { walkInBatches } from '../database/batches.js';
 import { abandonDroppedDeliveries, deleteDeliveriesOfDeletedWebhook } from './delivery-queries.js';
 import { ENDPOINT_CLEANUP_BATCH, ENDPOINT_CLEANUP_EVERY_MS, ENDPOINT_CLEANUP_SWEEP } from './policy.js';
 import { findEndpointsWithDroppedDeliveries, findUnfinishedDeletions, removeDeletedWebhook } from './queries.js';
 
 /** Marks the endpoint's dropped deliveries abandoned, a batch per statement; returns how many. */
 export async function abandonDropped(db: Db, webhookId: string): Promise<number> {
-  return deleteInBatches(() => abandonDroppedDeliveries(db, webhookId, ENDPOINT_CLEANUP_BATCH), ENDPOINT_CLEANUP_BATCH);
+  return walkInBatches((afterSeq) => abandonDroppedDeliveries(db, webhookId, afterSeq, ENDPOINT_CLEANUP_BATCH));
 }
 
 /**
@@ -20,9 +20,8 @@ export async function abandonDropped(db: Db, webhookId: string): Promise<number>
  * (and their attempts) a batch per statement, then its row. Returns how many deliveries went.
  */
 export async function removeDeleted(db: Db, webhookId: string): Promise<number> {
-  const deleted = await deleteInBatches(
-    () => deleteDeliveriesOfDeletedWebhook(db, webhookId, ENDPOINT_CLEANUP_BATCH),
-    ENDPOINT_CLEANUP_BATCH,
+  const deleted = await walkInBatches((afterSeq) =>
+    deleteDeliveriesOfDeletedWebhook(db, webhookId, afterSeq, ENDPOINT_CLEANUP_BATCH),
   );
   await removeDeletedWebhook(db, webhookId);
   return deleted;
