@@ -2,11 +2,11 @@
 // each POST /call for a fixed time, with a fixed number of placements in flight. Each placement's overhead
 // is its latency at the client minus the time the stand-in held that very request (matched by our call id).
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
 import type { Db } from '../../src/database/connect.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
 import { createAgent, createOrg } from '../../src/orgs/service.js';
+import { startChild } from './processes.js';
 
 /** How long the stand-in takes to answer a placement, and how many placements run at once by default. */
 export const PROVIDER_LATENCY_MS = 200;
@@ -28,46 +28,30 @@ export interface ProviderPlacementReport {
   serviceCpuMsPerPlacement: number;
 }
 
-/** A loopback stand-in for Vapi's POST /call that records how long it held each request, by our call id. */
+/** The stand-in for Vapi, running in a process of its own (./mock-vapi.ts). */
 export interface MockVapi {
   url: string;
-  /** Milliseconds from a request's first byte to its answer's last, by the call id it carried. */
-  heldMs: Map<string, number>;
+  /** Milliseconds from a request's first byte to its answer's last, by the call id it carried, so far. */
+  heldMs(): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
 
-/** Starts the stand-in on 127.0.0.1; POST /call answers 201 after `latencyMs`, everything else 404. */
+/** Starts the stand-in on 127.0.0.1 in a child process; POST /call answers 201 after `latencyMs`. */
 export async function startMockVapi(latencyMs: number): Promise<MockVapi> {
-  const heldMs = new Map<string, number>();
-  const server = http.createServer((request, response) => {
-    const started = performance.now();
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      if (request.method !== 'POST' || request.url !== '/call') {
-        response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
-        return;
-      }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        assistantOverrides?: { metadata?: { platformCallId?: string } };
-      };
-      const callId = body.assistantOverrides?.metadata?.platformCallId ?? '';
-      const id = randomUUID();
-      setTimeout(() => {
-        const now = new Date().toISOString();
-        const call = { id, orgId: randomUUID(), createdAt: now, updatedAt: now, status: 'queued' };
-        response.writeHead(201, { 'content-type': 'application/json' });
-        response.end(JSON.stringify(call), () => heldMs.set(callId, performance.now() - started));
-      }, latencyMs);
-    });
+  const child = await startChild('scripts/bench/mock-vapi.ts', {
+    args: [String(latencyMs)],
+    env: process.env,
+    ready: /listening on (http:\/\/\S+)/,
+    timeoutMs: 30_000,
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    heldMs,
+    url: child.address,
+    heldMs: async () => {
+      const { body } = await request(`${child.address}/held`);
+      return new Map(Object.entries((await body.json()) as Record<string, number>));
+    },
     close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await child.stop();
     },
   };
 }
@@ -106,8 +90,8 @@ export async function benchProviderPlacement(options: {
   });
   const { key } = await issueApiKey(options.db, org.id);
   let number = 0;
-  const overheads: number[] = [];
-  const latencies: number[] = [];
+  // Each answered placement counted: its call id and latency at this client.
+  const timed: Array<{ callId: string; latencyMs: number }> = [];
   let errors = 0;
   let answered = 0;
   const begin = performance.now();
@@ -118,31 +102,46 @@ export async function benchProviderPlacement(options: {
     cpuAtStart = options.serviceCpuMs();
     answered = 0;
   }, options.warmupSec * 1000);
+  // undici's request over a pool of one connection per worker: the cheapest client at hand, so the
+  // client's own CPU takes as little of the machine's cores from the service as it can.
+  const dispatcher = new Agent({ connections: options.concurrency });
   const worker = async () => {
     while (performance.now() < stopAt) {
       const to = `+9195${String(number++).padStart(8, '0')}`;
       const started = performance.now();
-      const response = await fetch(`${options.origin}/api/v1/calls`, {
+      const response = await request(`${options.origin}/api/v1/calls`, {
         method: 'POST',
+        dispatcher,
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ agent_id: agent.id, to_e164: to }),
       });
-      const body = (await response.json()) as { data?: { id: string } };
+      const body = (await response.body.json()) as { data?: { id: string } };
       const latencyMs = performance.now() - started;
       answered += 1;
       if (started < countFrom) continue;
-      const held = body.data ? options.mock.heldMs.get(body.data.id) : undefined;
-      if (response.status !== 201 || held === undefined) {
+      if (response.statusCode !== 201 || !body.data) {
         errors += 1;
         continue;
       }
-      overheads.push(latencyMs - held);
-      latencies.push(latencyMs);
+      timed.push({ callId: body.data.id, latencyMs });
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   clearTimeout(measuring);
   const serviceCpuMsPerPlacement = (options.serviceCpuMs() - cpuAtStart) / Math.max(1, answered);
+  await dispatcher.close();
+  const heldMs = await options.mock.heldMs();
+  const overheads: number[] = [];
+  const latencies: number[] = [];
+  for (const { callId, latencyMs } of timed) {
+    const held = heldMs.get(callId);
+    if (held === undefined) {
+      errors += 1;
+      continue;
+    }
+    overheads.push(latencyMs - held);
+    latencies.push(latencyMs);
+  }
   overheads.sort((a, b) => a - b);
   latencies.sort((a, b) => a - b);
   return {
