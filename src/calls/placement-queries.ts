@@ -1,7 +1,8 @@
 // SQL for call_placements: placements between their two transactions, and their recovery schedule.
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
-import type { CallPlacementsTable } from '../../db/schema.js';
+import { prepareQuery, type Arg } from '../database/prepared-query.js';
+import type { AgentsTable, CallPlacementsTable, SuppressionsTable } from '../../db/schema.js';
 
 /** A placement as stored. */
 export type PlacementRow = Selectable<CallPlacementsTable>;
@@ -10,6 +11,60 @@ export type NewPlacement = Omit<Insertable<CallPlacementsTable>, 'metadata' | 'p
   metadata: PlacementRow['metadata'];
   provider_settings: PlacementRow['provider_settings'];
 };
+
+/** What a placement checks before it takes the org's row lock, read in one statement. */
+export type PlacementFacts = Selectable<AgentsTable> & {
+  /** Whether the placing org has an active plan now. */
+  org_plan_active: boolean;
+  /** The number's entry on the placing org's do-not-call list, or null. */
+  suppression_reason: SuppressionsTable['reason'] | null;
+  /** The placing org's own caller id, or null. */
+  org_default_from_e164: string | null;
+};
+
+/**
+ * The agent (of `accountOrgId`) with what the placing org's checks need: its plan, the number's
+ * do-not-call entry and its caller id. Undefined when the agent is not that org's.
+ */
+export async function findPlacementFacts(
+  db: Db,
+  args: { accountOrgId: string; orgId: string; agentId: string; toE164: string },
+): Promise<PlacementFacts | undefined> {
+  return (await placementFacts.execute(db, args))[0];
+}
+
+const placementFacts = prepareQuery(
+  (db, arg: Arg<{ accountOrgId: string; orgId: string; agentId: string; toE164: string }>) =>
+    db
+      .selectFrom('agents')
+      .selectAll('agents')
+      .select((eb) => [
+        eb
+          .exists(
+            eb
+              .selectFrom('orgs')
+              .innerJoin('plans', 'plans.id', 'orgs.plan_id')
+              .select('plans.id')
+              .where('orgs.id', '=', arg('orgId'))
+              .where('plans.active', '=', true),
+          )
+          .$castTo<boolean>()
+          .as('org_plan_active'),
+        eb
+          .selectFrom('suppressions')
+          .select('suppressions.reason')
+          .where('suppressions.org_id', '=', arg('orgId'))
+          .where('suppressions.phone_e164', '=', arg('toE164'))
+          .as('suppression_reason'),
+        eb
+          .selectFrom('orgs')
+          .select('orgs.default_from_e164')
+          .where('orgs.id', '=', arg('orgId'))
+          .as('org_default_from_e164'),
+      ])
+      .where('agents.id', '=', arg('agentId'))
+      .where('agents.org_id', '=', arg('accountOrgId')),
+);
 
 /** Stores a placement. */
 export async function insertPlacement(db: Db, placement: NewPlacement): Promise<void> {
@@ -36,9 +91,12 @@ export async function lockPlacement(db: Db, id: string): Promise<PlacementRow | 
   return db.selectFrom('call_placements').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-/** Removes a placement (it became a call, or came to nothing). */
-export async function deletePlacement(db: Db, id: string): Promise<void> {
-  await db.deleteFrom('call_placements').where('id', '=', id).execute();
+/**
+ * Removes the placement with this id (it becomes a call, or comes to nothing) and returns it, its row
+ * locked until the transaction ends; undefined when it is already gone.
+ */
+export async function takePlacement(db: Db, id: string): Promise<PlacementRow | undefined> {
+  return db.deleteFrom('call_placements').where('id', '=', id).returningAll().executeTakeFirst();
 }
 
 /** Marks a placement whose provider never answered; it is looked up at `recoverAt`. */

@@ -12,19 +12,20 @@ import { DomainError, notFound } from '../errors.js';
 import type { AuthContext } from '../orgs/authenticator.js';
 import { DEFAULT_FROM_E164, findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
 import { confirmHold, holdFor, reserveHold, reserveHolds, returnHold } from '../orgs/credits.js';
-import { findSuppressed, refuseSuppressed } from '../suppressions/service.js';
+import { findSuppressed, listedNumberError } from '../suppressions/service.js';
 import { lockCallSlots, refuseOverCallCap } from './concurrency.js';
 import { ProviderRefusedError, type Placed, type ProviderSettings, type VoiceProvider } from './provider/types.js';
 import { providerModule } from './provider/registry.js';
 import { simulatorProvider } from './provider/simulator/index.js';
 import { insertCall, type CallRow } from './queries.js';
 import {
-  deletePlacement,
+  findPlacementFacts,
   isKeyPlacementUnknown,
   insertPlacement,
   insertPlacements,
   lockPlacement,
   markPlacementUnknown,
+  takePlacement,
   type PlacementRow,
 } from './placement-queries.js';
 import { lockProviderCallId } from './provider-event-queries.js';
@@ -114,15 +115,19 @@ async function reservePlacement(
   now: Date,
 ): Promise<{ placement: PlacementRow; provider: VoiceProvider }> {
   const { auth, body } = request;
-  const agent = await findAgentInOrg(trx, auth.accountOrgId, body.agent_id);
-  if (!agent) throw notFound('agent', 'agent_id');
-  // Read now, not from the key cache: a plan removed a moment ago stops placements at once.
-  if (!(await hasActivePlan(trx, auth.orgId)))
-    throw new DomainError('forbidden', 'The organisation has no active plan.');
-  // The mode's own list, read in this transaction: nothing is held or written for a listed number.
-  await refuseSuppressed(trx, auth.orgId, body.to_e164);
-  const org = await findOrg(trx, auth.orgId);
-  if (!org) throw new Error(`the authenticated org ${auth.orgId} does not exist`);
+  // The agent, the plan, the do-not-call list and the org's caller id in one read, checked in the
+  // documented order. The plan is read now, not from the key cache: a plan removed a moment ago stops
+  // placements at once; the list is the mode's own, so nothing is held or written for a listed number.
+  const facts = await findPlacementFacts(trx, {
+    accountOrgId: auth.accountOrgId,
+    orgId: auth.orgId,
+    agentId: body.agent_id,
+    toE164: body.to_e164,
+  });
+  if (!facts) throw notFound('agent', 'agent_id');
+  const { org_plan_active, suppression_reason, org_default_from_e164, ...agent } = facts;
+  if (!org_plan_active) throw new DomainError('forbidden', 'The organisation has no active plan.');
+  if (suppression_reason !== null) throw listedNumberError(body.to_e164, suppression_reason);
 
   // Takes the org's row lock, held to commit, so concurrent placements count each other's.
   await refuseOverCallCap(trx, auth.orgId);
@@ -144,7 +149,7 @@ async function reservePlacement(
     state: 'pending',
     provider: provider.name,
     provider_settings: settings,
-    from_e164: body.from_e164 ?? agent.from_e164 ?? org.default_from_e164 ?? DEFAULT_FROM_E164,
+    from_e164: body.from_e164 ?? agent.from_e164 ?? org_default_from_e164 ?? DEFAULT_FROM_E164,
     to_e164: body.to_e164,
     language: body.language ?? agent.language,
     max_duration_sec: maxDurationSec,
@@ -176,7 +181,7 @@ export async function recordPlacedCall(
   placed: { placementId: string; providerCallId: string; nextLookupAt: Date | null },
 ): Promise<CallRow | null> {
   await lockProviderCallId(trx, provider.name, placed.providerCallId);
-  const placement = await lockPlacement(trx, placed.placementId);
+  const placement = await takePlacement(trx, placed.placementId);
   if (!placement) return null;
   const now = deps.clock.now();
   const quietAt = new Date(now.getTime() + deps.config.providerReconcileAfterS * 1000);
@@ -207,7 +212,6 @@ export async function recordPlacedCall(
     kind: 'status-changed',
     detail: { status: 'queued' },
   });
-  await deletePlacement(trx, placement.id);
   if (placement.idempotency_key !== null) {
     await rememberResponse(trx, { orgId: call.org_id, key: placement.idempotency_key, response: toCallCreated(call) });
   }
@@ -219,10 +223,9 @@ export async function recordPlacedCall(
 
 /** Removes a placement that came to nothing: hold given back, Idempotency-Key freed. False when already gone. */
 export async function voidPlacement(trx: Db, placementId: string): Promise<boolean> {
-  const placement = await lockPlacement(trx, placementId);
+  const placement = await takePlacement(trx, placementId);
   if (!placement) return false;
   await returnHold(trx, { orgId: placement.org_id, paise: placement.hold_paise });
-  await deletePlacement(trx, placement.id);
   if (placement.idempotency_key !== null)
     await forgetKey(trx, { orgId: placement.org_id, key: placement.idempotency_key });
   return true;

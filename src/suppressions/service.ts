@@ -76,20 +76,18 @@ export async function removeSuppression(db: Db, orgId: string, phone: string, au
 }
 
 /**
- * Throws forbidden (param to_e164) when the number is on the org's list: the check a placement runs in its
- * first transaction, so a refused call holds and writes nothing.
+ * The refusal of a placement to a number on the org's list (forbidden, param to_e164), given the entry's
+ * reason: a placement reads the list in its first transaction, so a refused call holds and writes nothing.
  */
-export async function refuseSuppressed(db: Db, orgId: string, phone: string): Promise<void> {
-  const entry = await suppressions.findSuppressionRow(db, orgId, phone);
-  if (!entry) return;
-  throw new DomainError(
+export function listedNumberError(phone: string, reason: Suppression['reason']): DomainError {
+  return new DomainError(
     'forbidden',
-    `${phone} is on your organisation's do-not-call list (reason ${entry.reason}); remove it with DELETE /suppressions/{phone_e164} before calling it.`,
+    `${phone} is on your organisation's do-not-call list (reason ${reason}); remove it with DELETE /suppressions/{phone_e164} before calling it.`,
     { param: 'to_e164' },
   );
 }
 
-/** Which of `phones` are on the org's list now (a campaign's batch reads it at dial time, like refuseSuppressed). */
+/** Which of `phones` are on the org's list now (a campaign's batch reads it at dial time, as a single placement does). */
 export async function findSuppressed(db: Db, orgId: string, phones: string[]): Promise<Set<string>> {
   return suppressions.suppressedAmong(db, orgId, phones);
 }
