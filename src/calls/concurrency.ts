@@ -25,10 +25,14 @@ export async function lockCallSlots(trx: Db, orgId: string): Promise<CallSlots |
 }
 
 /**
- * Decides whether the org may start one more call: returns when it may (the org's row stays locked
- * until `trx` ends), throws DomainError too_many_requests with Retry-After when its cap is reached.
+ * Decides whether the org may start one more call, given its plan's cap as read in this transaction:
+ * returns at once when the plan sets none (nothing needs counting; the hold's balance movement locks
+ * the org's row), else locks the org's row until `trx` ends, counts under that lock (the cap read again
+ * with it) and returns when there is room. Throws DomainError too_many_requests with Retry-After when
+ * the cap is reached.
  */
-export async function refuseOverCallCap(trx: Db, orgId: string): Promise<void> {
+export async function refuseOverCallCap(trx: Db, orgId: string, cap: number | null): Promise<void> {
+  if (cap === null) return;
   const slots = await lockCallSlots(trx, orgId);
   if (slots === null || slots.inProgress < slots.cap) return;
   throw new DomainError(

@@ -3,6 +3,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { AgentsTable, CallPlacementsTable, SuppressionsTable } from '../../db/schema.js';
+import { waitingFor } from './provider-event-queries.js';
 
 /** A placement as stored. */
 export type PlacementRow = Selectable<CallPlacementsTable>;
@@ -16,6 +17,8 @@ export type NewPlacement = Omit<Insertable<CallPlacementsTable>, 'metadata' | 'p
 export type PlacementFacts = Selectable<AgentsTable> & {
   /** Whether the placing org has an active plan now. */
   org_plan_active: boolean;
+  /** The placing org's plan's cap on calls in progress, or null for none. */
+  org_call_cap: number | null;
   /** The number's entry on the placing org's do-not-call list, or null. */
   suppression_reason: SuppressionsTable['reason'] | null;
   /** The placing org's own caller id, or null. */
@@ -23,8 +26,8 @@ export type PlacementFacts = Selectable<AgentsTable> & {
 };
 
 /**
- * The agent (of `accountOrgId`) with what the placing org's checks need: its plan, the number's
- * do-not-call entry and its caller id. Undefined when the agent is not that org's.
+ * The agent (of `accountOrgId`) with what the placing org's checks need: its plan and the plan's cap,
+ * the number's do-not-call entry and its caller id. Undefined when the agent is not that org's.
  */
 export async function findPlacementFacts(
   db: Db,
@@ -50,6 +53,12 @@ const placementFacts = prepareQuery(
           )
           .$castTo<boolean>()
           .as('org_plan_active'),
+        eb
+          .selectFrom('orgs')
+          .innerJoin('plans', 'plans.id', 'orgs.plan_id')
+          .select('plans.max_concurrent_calls')
+          .where('orgs.id', '=', arg('orgId'))
+          .as('org_call_cap'),
         eb
           .selectFrom('suppressions')
           .select('suppressions.reason')
@@ -97,6 +106,36 @@ export async function lockPlacement(db: Db, id: string): Promise<PlacementRow | 
  */
 export async function takePlacement(db: Db, id: string): Promise<PlacementRow | undefined> {
   return db.deleteFrom('call_placements').where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+/**
+ * Like takePlacement, for a placement its provider took as `providerCallId`: also tells whether reports
+ * of `provider` naming the call wait to be applied (see waitingProviderEvents). Run it under the provider
+ * call id's lock (lockProviderCallId): a report that comes later waits on that lock or on this row's
+ * lock, and then finds the call, so none can be held for it after this statement.
+ */
+export async function takePlacedPlacement(
+  db: Db,
+  id: string,
+  provider: string,
+  providerCallId: string,
+): Promise<(PlacementRow & { reports_waiting: boolean }) | undefined> {
+  return db
+    .deleteFrom('call_placements')
+    .where('id', '=', id)
+    .returningAll()
+    .returning((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom('provider_events')
+            .select('provider_events.id')
+            .where(waitingFor(provider, { id, providerCallId })),
+        )
+        .$castTo<boolean>()
+        .as('reports_waiting'),
+    )
+    .executeTakeFirst();
 }
 
 /** Marks a placement whose provider never answered; it is looked up at `recoverAt`. */

@@ -25,11 +25,12 @@ import {
   insertPlacements,
   lockPlacement,
   markPlacementUnknown,
+  takePlacedPlacement,
   takePlacement,
   type PlacementRow,
 } from './placement-queries.js';
 import { lockProviderCallId } from './provider-event-queries.js';
-import { countStatusChange, recordTimelineEntry, withWritesBatched } from './batched-writes.js';
+import { countStatusChange, withWritesBatched } from './batched-writes.js';
 import { awaitResponse, claimOrReplay, forgetKey, rememberResponse } from './idempotency.js';
 import { applyWaitingReports } from './provider-events.js';
 import { toCallCreated } from './mapper.js';
@@ -80,6 +81,20 @@ function routeFor(
   return { provider: providerFor(deps, agent), settings: agent.provider_settings };
 }
 
+/** routeFor's answer, or its refusal (DomainError upstream_error) returned rather than thrown. */
+function routeOrRefusal(
+  deps: AppDeps,
+  auth: PlacingOrg,
+  agent: { provider: string; provider_settings: ProviderSettings },
+): Route | DomainError {
+  try {
+    return routeFor(deps, auth, agent);
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+}
+
 /** The agent's provider, or DomainError upstream_error when this service cannot use it for the agent. */
 function providerFor(deps: AppDeps, agent: { provider: string; provider_settings: ProviderSettings }): VoiceProvider {
   const provider = deps.providers.get(agent.provider);
@@ -125,30 +140,35 @@ async function reservePlacement(
     toE164: body.to_e164,
   });
   if (!facts) throw notFound('agent', 'agent_id');
-  const { org_plan_active, suppression_reason, org_default_from_e164, ...agent } = facts;
+  const { org_plan_active, org_call_cap, suppression_reason, org_default_from_e164, ...agent } = facts;
   if (!org_plan_active) throw new DomainError('forbidden', 'The organisation has no active plan.');
   if (suppression_reason !== null) throw listedNumberError(body.to_e164, suppression_reason);
 
-  // Takes the org's row lock, held to commit, so concurrent placements count each other's.
-  await refuseOverCallCap(trx, auth.orgId);
+  // Under a cap, takes the org's row lock, held to commit, so concurrent placements count each other's.
+  await refuseOverCallCap(trx, auth.orgId, org_call_cap);
   const maxDurationSec = body.max_duration_sec ?? agent.max_duration_sec;
   const holdPaise = holdFor(maxDurationSec, agent.rate_paise_per_minute);
-  if (!(await reserveHold(trx, { orgId: auth.orgId, paise: holdPaise }))) {
+  const takeHold = async () => {
+    if (await reserveHold(trx, { orgId: auth.orgId, paise: holdPaise })) return;
     const available = (await findOrg(trx, auth.orgId))?.balance_paise ?? 0;
     throw new DomainError(
       'insufficient_credits',
       `This call needs a hold of ${holdPaise} paise but only ${available} paise are available.`,
     );
+  };
+  // The spec puts the provider's check after the credits: a refusal is told only once the hold fits.
+  const route = routeOrRefusal(deps, auth, agent);
+  if (route instanceof DomainError) {
+    await takeHold();
+    throw route;
   }
-  // Asked after the hold, as the spec orders the checks; its refusal rolls the hold back with the rest.
-  const { provider, settings } = routeFor(deps, auth, agent);
   const placement: PlacementRow = {
     id: randomUUID(),
     org_id: auth.orgId,
     agent_id: agent.id,
     state: 'pending',
-    provider: provider.name,
-    provider_settings: settings,
+    provider: route.provider.name,
+    provider_settings: route.settings,
     from_e164: body.from_e164 ?? agent.from_e164 ?? org_default_from_e164 ?? DEFAULT_FROM_E164,
     to_e164: body.to_e164,
     language: body.language ?? agent.language,
@@ -165,7 +185,10 @@ async function reservePlacement(
     recover_at: new Date(now.getTime() + deps.config.providerTimeoutMs + PLACEMENT_RECOVERY_GRACE_MS),
   };
   await insertPlacement(trx, placement);
-  return { placement, provider };
+  // The balance moves last: the org's row, which every placement of the org updates, then stays
+  // locked for the commit's round trip alone (a refused hold rolls the placement back).
+  await takeHold();
+  return { placement, provider: route.provider };
 }
 
 /**
@@ -181,41 +204,39 @@ export async function recordPlacedCall(
   placed: { placementId: string; providerCallId: string; nextLookupAt: Date | null },
 ): Promise<CallRow | null> {
   await lockProviderCallId(trx, provider.name, placed.providerCallId);
-  const placement = await takePlacement(trx, placed.placementId);
+  const placement = await takePlacedPlacement(trx, placed.placementId, provider.name, placed.providerCallId);
   if (!placement) return null;
   const now = deps.clock.now();
   const quietAt = new Date(now.getTime() + deps.config.providerReconcileAfterS * 1000);
-  const call = await insertCall(trx, {
-    id: placement.id,
-    org_id: placement.org_id,
-    agent_id: placement.agent_id,
-    status: 'queued',
-    from_e164: placement.from_e164,
-    to_e164: placement.to_e164,
-    language: placement.language,
-    max_duration_sec: placement.max_duration_sec,
-    rate_paise_per_minute: placement.rate_paise_per_minute,
-    hold_paise: placement.hold_paise,
-    metadata: placement.metadata,
-    provider: provider.name,
-    provider_call_id: placed.providerCallId,
-    next_step_at: placed.nextLookupAt ?? quietAt,
-    created_at: placement.created_at,
-    campaign_id: placement.campaign_id,
-    campaign_contact_id: placement.campaign_contact_id,
-    campaign_attempt: placement.campaign_attempt,
-  });
+  const call = await insertCall(
+    trx,
+    {
+      id: placement.id,
+      org_id: placement.org_id,
+      agent_id: placement.agent_id,
+      status: 'queued',
+      from_e164: placement.from_e164,
+      to_e164: placement.to_e164,
+      language: placement.language,
+      max_duration_sec: placement.max_duration_sec,
+      rate_paise_per_minute: placement.rate_paise_per_minute,
+      hold_paise: placement.hold_paise,
+      metadata: placement.metadata,
+      provider: provider.name,
+      provider_call_id: placed.providerCallId,
+      next_step_at: placed.nextLookupAt ?? quietAt,
+      created_at: placement.created_at,
+      campaign_id: placement.campaign_id,
+      campaign_contact_id: placement.campaign_contact_id,
+      campaign_attempt: placement.campaign_attempt,
+    },
+    { at: placement.created_at, kind: 'status-changed', detail: { status: 'queued' } },
+  );
   await confirmHold(trx, { orgId: call.org_id, callId: call.id, paise: call.hold_paise });
-  await recordTimelineEntry(trx, {
-    call_id: call.id,
-    at: call.created_at,
-    kind: 'status-changed',
-    detail: { status: 'queued' },
-  });
   if (placement.idempotency_key !== null) {
     await rememberResponse(trx, { orgId: call.org_id, key: placement.idempotency_key, response: toCallCreated(call) });
   }
-  const current = await applyWaitingReports(trx, provider, call, now);
+  const current = placement.reports_waiting ? await applyWaitingReports(trx, provider, call, now) : call;
   // Last, and once, like every counter write (see withStatusCount).
   await countStatusChange(trx, call.org_id, null, current.status);
   return call;

@@ -5,6 +5,7 @@ import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { CallsTable } from '../../db/schema.js';
 import { callTotal, campaignCallTotal } from './status-count-queries.js';
 import { preparedPageWithTotal, type PageStart } from '../database/keyset.js';
+import type { TimelineInsert } from './timeline-queries.js';
 
 /** A call as stored. */
 export type CallRow = Selectable<CallsTable>;
@@ -54,12 +55,28 @@ const LIST_COLUMNS = [
 // nothing for an instance still running the previous release (see database/named-statements.ts).
 const CALL_COLUMNS = [...LIST_COLUMNS, 'transcript'] as const satisfies readonly (keyof CallRow)[];
 
-/** Inserts a call and returns its row. Throws on a duplicate id or provider call id. */
-export async function insertCall(db: Db, call: NewCall): Promise<CallRow> {
+/**
+ * Inserts a call with the first entry of its timeline, in one statement, and returns the call's row.
+ * Throws on a duplicate id or provider call id.
+ */
+export async function insertCall(db: Db, call: NewCall, firstEntry: Omit<TimelineInsert, 'call_id'>): Promise<CallRow> {
   return db
-    .insertInto('calls')
-    .values({ ...call, metadata: JSON.stringify(call.metadata) })
-    .returningAll()
+    .with('inserted', (qc) =>
+      qc
+        .insertInto('calls')
+        .values({ ...call, metadata: JSON.stringify(call.metadata) })
+        .returningAll(),
+    )
+    .with('entry', (qc) =>
+      qc.insertInto('call_timeline').values({
+        call_id: call.id,
+        at: firstEntry.at,
+        kind: firstEntry.kind,
+        detail: JSON.stringify(firstEntry.detail),
+      }),
+    )
+    .selectFrom('inserted')
+    .selectAll()
     .executeTakeFirstOrThrow();
 }
 
