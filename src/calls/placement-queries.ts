@@ -3,7 +3,6 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { AgentsTable, CallPlacementsTable, SuppressionsTable } from '../../db/schema.js';
-import { waitingFor } from './provider-event-queries.js';
 
 /** A placement as stored. */
 export type PlacementRow = Selectable<CallPlacementsTable>;
@@ -106,36 +105,6 @@ export async function lockPlacement(db: Db, id: string): Promise<PlacementRow | 
  */
 export async function takePlacement(db: Db, id: string): Promise<PlacementRow | undefined> {
   return db.deleteFrom('call_placements').where('id', '=', id).returningAll().executeTakeFirst();
-}
-
-/**
- * Like takePlacement, for a placement its provider took as `providerCallId`: also tells whether reports
- * of `provider` naming the call wait to be applied (see waitingProviderEvents). Run it under the provider
- * call id's lock (lockProviderCallId): a report that comes later waits on that lock or on this row's
- * lock, and then finds the call, so none can be held for it after this statement.
- */
-export async function takePlacedPlacement(
-  db: Db,
-  id: string,
-  provider: string,
-  providerCallId: string,
-): Promise<(PlacementRow & { reports_waiting: boolean }) | undefined> {
-  return db
-    .deleteFrom('call_placements')
-    .where('id', '=', id)
-    .returningAll()
-    .returning((eb) =>
-      eb
-        .exists(
-          eb
-            .selectFrom('provider_events')
-            .select('provider_events.id')
-            .where(waitingFor(provider, { id, providerCallId })),
-        )
-        .$castTo<boolean>()
-        .as('reports_waiting'),
-    )
-    .executeTakeFirst();
 }
 
 /** Marks a placement whose provider never answered; it is looked up at `recoverAt`. */

@@ -25,7 +25,6 @@ import {
   insertPlacements,
   lockPlacement,
   markPlacementUnknown,
-  takePlacedPlacement,
   takePlacement,
   type PlacementRow,
 } from './placement-queries.js';
@@ -204,7 +203,7 @@ export async function recordPlacedCall(
   placed: { placementId: string; providerCallId: string; nextLookupAt: Date | null },
 ): Promise<CallRow | null> {
   await lockProviderCallId(trx, provider.name, placed.providerCallId);
-  const placement = await takePlacedPlacement(trx, placed.placementId, provider.name, placed.providerCallId);
+  const placement = await takePlacement(trx, placed.placementId);
   if (!placement) return null;
   const now = deps.clock.now();
   const quietAt = new Date(now.getTime() + deps.config.providerReconcileAfterS * 1000);
@@ -236,7 +235,7 @@ export async function recordPlacedCall(
   if (placement.idempotency_key !== null) {
     await rememberResponse(trx, { orgId: call.org_id, key: placement.idempotency_key, response: toCallCreated(call) });
   }
-  const current = placement.reports_waiting ? await applyWaitingReports(trx, provider, call, now) : call;
+  const current = await applyWaitingReports(trx, provider, call, now);
   // Last, and once, like every counter write (see withStatusCount).
   await countStatusChange(trx, call.org_id, null, current.status);
   return call;

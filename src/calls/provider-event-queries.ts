@@ -1,8 +1,8 @@
 // SQL for provider_events: each provider report stored once under its key, and the reports still
 // waiting for their call.
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
-import type { Database, ProviderEventsTable } from '../../db/schema.js';
+import type { ProviderEventsTable } from '../../db/schema.js';
 import type { InboundEvent, ProviderEvent } from './provider/types.js';
 
 /** A stored provider report. */
@@ -57,20 +57,14 @@ export async function waitingProviderEvents(
   provider: string,
   call: { id: string; providerCallId: string },
 ): Promise<StoredProviderEvent[]> {
-  return db.selectFrom('provider_events').selectAll().where(waitingFor(provider, call)).orderBy('id').execute();
-}
-
-/** The condition on provider_events of waitingProviderEvents. */
-export function waitingFor(provider: string, call: { id: string; providerCallId: string }) {
-  return (eb: ExpressionBuilder<Database, 'provider_events'>) =>
-    eb.and([
-      eb('provider_events.provider', '=', provider),
-      eb('provider_events.applied_at', 'is', null),
-      eb.or([
-        eb('provider_events.call_id', '=', call.id),
-        eb('provider_events.provider_call_id', '=', call.providerCallId),
-      ]),
-    ]);
+  return db
+    .selectFrom('provider_events')
+    .selectAll()
+    .where('provider', '=', provider)
+    .where('applied_at', 'is', null)
+    .where((eb) => eb.or([eb('call_id', '=', call.id), eb('provider_call_id', '=', call.providerCallId)]))
+    .orderBy('id')
+    .execute();
 }
 
 /** The event a stored report carries, its times revived. */
