@@ -1,6 +1,6 @@
 // ESLint's flat config (`npm run lint`): typescript-eslint's type-aware `recommendedTypeChecked` over src,
 // db, scripts and test, plus rules that catch a promise nobody waits for or handles (a floating
-// rejection takes the process down) and a switch that misses a case of a union.
+// rejection takes the process down), a switch that misses a case of a union, and console calls in src.
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
@@ -20,6 +20,12 @@ export default defineConfig(
       // Relaxed: `const { id: _id, ...rest } = row` is how code drops a field from a copy.
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
+  },
+  {
+    // The service logs through its logger and the CLI writes to process.stdout and stderr, so a console
+    // call in src is a leftover (one once corrupted the CLI's JSON output).
+    files: ['src/**/*.ts'],
+    rules: { 'no-console': 'error' },
   },
   {
     // Landed migrations are never edited; src/database/any-schema.ts is the one other place that names Kysely<any>.
