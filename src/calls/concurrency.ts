@@ -29,7 +29,9 @@ export async function lockCallSlots(trx: Db, orgId: string): Promise<CallSlots |
  * returns at once when the plan sets none (nothing needs counting; the hold's balance movement locks
  * the org's row), else locks the org's row until `trx` ends, counts under that lock (the cap read again
  * with it) and returns when there is room. Throws DomainError too_many_requests with Retry-After when
- * the cap is reached.
+ * the cap is reached. A cap given to an org's plan binds the placements that read the plan after that
+ * change commits: those already past this check with no cap are not counted against it until they
+ * commit, so the org may start that many calls over the new cap, once.
  */
 export async function refuseOverCallCap(trx: Db, orgId: string, cap: number | null): Promise<void> {
   if (cap === null) return;

@@ -12,6 +12,21 @@ export type NewPlacement = Omit<Insertable<CallPlacementsTable>, 'metadata' | 'p
   provider_settings: PlacementRow['provider_settings'];
 };
 
+// A prepared statement names its columns (never `*`): a column a later migration adds to agents then
+// changes nothing for an instance still running this release (see database/named-statements.ts).
+const AGENT_COLUMNS = [
+  'agents.id',
+  'agents.org_id',
+  'agents.name',
+  'agents.language',
+  'agents.max_duration_sec',
+  'agents.from_e164',
+  'agents.rate_paise_per_minute',
+  'agents.provider',
+  'agents.provider_settings',
+  'agents.created_at',
+] as const satisfies readonly `agents.${keyof Selectable<AgentsTable>}`[];
+
 /** What a placement checks before it takes the org's row lock, read in one statement. */
 export type PlacementFacts = Selectable<AgentsTable> & {
   /** Whether the placing org has an active plan now. */
@@ -39,7 +54,7 @@ const placementFacts = prepareQuery(
   (db, arg: Arg<{ accountOrgId: string; orgId: string; agentId: string; toE164: string }>) =>
     db
       .selectFrom('agents')
-      .selectAll('agents')
+      .select(AGENT_COLUMNS)
       .select((eb) => [
         eb
           .exists(

@@ -185,7 +185,8 @@ async function reservePlacement(
   };
   await insertPlacement(trx, placement);
   // The balance moves last: the org's row, which every placement of the org updates, then stays
-  // locked for the commit's round trip alone (a refused hold rolls the placement back).
+  // locked only until the commit (with a balance.low event's writes when the hold crosses the
+  // threshold); a refused hold rolls the placement back.
   await takeHold();
   return { placement, provider: route.provider };
 }
