@@ -1,7 +1,7 @@
 // SQL for the delivery queue: due deliveries, claims (a lease, FOR UPDATE SKIP LOCKED, refused on an
 // endpoint switched off or whose deletion has begun, and for deliveries a switch-off dropped), releases,
 // test deliveries, redeliveries, the clean-up after a switch-off or deletion, and the API's listing.
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Db } from '../database/connect.js';
 import { readPageAndTotal, type PageStart } from '../database/keyset.js';
@@ -291,21 +291,23 @@ export async function abandonDroppedDeliveries(
   afterSeq: string,
   limit: number,
 ): Promise<SeqBatch> {
-  const { rows } = await sql<{ count: string; last_seq: string | null }>`
+  return runSeqBatch(
+    db,
+    sql`
     WITH batch AS (
       SELECT d.id, d.seq FROM webhook_deliveries d
       WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.seq > ${afterSeq}
         AND d.seq < (SELECT w.dropped_before_seq FROM webhooks w WHERE w.id = ${webhookId})
       ORDER BY d.seq LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
-    ), marked AS (
+    ), changed AS (
       UPDATE webhook_deliveries AS d SET status = 'abandoned', next_attempt_at = NULL, lease_expires_at = NULL,
                                          lease_owner = NULL
       FROM batch WHERE d.id = batch.id
       RETURNING d.id
     )
-    SELECT (SELECT count(*) FROM marked) AS count, (SELECT max(seq) FROM batch) AS last_seq`.execute(db);
-  return { count: Number(rows[0]!.count), lastSeq: rows[0]!.last_seq };
+    ${SEQ_BATCH_RESULT}`,
+  );
 }
 
 /**
@@ -318,16 +320,27 @@ export async function deleteDeliveriesOfDeletedWebhook(
   afterSeq: string,
   limit: number,
 ): Promise<SeqBatch> {
-  const { rows } = await sql<{ count: string; last_seq: string | null }>`
+  return runSeqBatch(
+    db,
+    sql`
     WITH batch AS (
       SELECT d.id, d.seq FROM webhook_deliveries d
       WHERE d.webhook_id = ${webhookId} AND d.seq > ${afterSeq}
         AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = ${webhookId} AND w.deleted_at IS NOT NULL)
       ORDER BY d.seq LIMIT ${limit}
-    ), gone AS (
+    ), changed AS (
       DELETE FROM webhook_deliveries AS d USING batch WHERE d.id = batch.id RETURNING d.id
     )
-    SELECT (SELECT count(*) FROM gone) AS count, (SELECT max(seq) FROM batch) AS last_seq`.execute(db);
+    ${SEQ_BATCH_RESULT}`,
+  );
+}
+
+/** The last part of a SeqBatch statement: its CTEs `batch` (the rows reached) and `changed` (those changed). */
+const SEQ_BATCH_RESULT = sql`SELECT (SELECT count(*) FROM changed) AS count, (SELECT max(seq) FROM batch) AS last_seq`;
+
+/** Runs a statement ending in SEQ_BATCH_RESULT and reads its one row. */
+async function runSeqBatch(db: Db, statement: RawBuilder<unknown>): Promise<SeqBatch> {
+  const { rows } = await statement.$castTo<{ count: string; last_seq: string | null }>().execute(db);
   return { count: Number(rows[0]!.count), lastSeq: rows[0]!.last_seq };
 }
 
