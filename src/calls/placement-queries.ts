@@ -1,7 +1,8 @@
 // SQL for call_placements: placements between their two transactions, and their recovery schedule.
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
+import { takeQuietHold } from '../orgs/credits.js';
 import type { AgentsTable, CallPlacementsTable, SuppressionsTable } from '../../db/schema.js';
 
 /** A placement as stored. */
@@ -109,6 +110,59 @@ export async function insertPlacements(db: Db, placements: NewPlacement[]): Prom
     .execute();
 }
 
+// The columns a placement is stored with, named for the prepared statement below.
+const PLACEMENT_COLUMNS = [
+  'id',
+  'org_id',
+  'agent_id',
+  'state',
+  'provider',
+  'provider_settings',
+  'from_e164',
+  'to_e164',
+  'language',
+  'max_duration_sec',
+  'rate_paise_per_minute',
+  'hold_paise',
+  'metadata',
+  'idempotency_key',
+  'created_at',
+  'recover_at',
+  'campaign_id',
+  'campaign_contact_id',
+  'campaign_attempt',
+] as const satisfies readonly (keyof PlacementRow)[];
+
+/**
+ * Stores a placement and takes its hold from the org's balance in one statement (no transaction, so the
+ * org's row is locked only while it runs), when the hold fits and owes no balance.low notice (see
+ * takeQuietHold). False, writing nothing, otherwise.
+ */
+export async function insertPlacementWithQuietHold(db: Db, placement: PlacementRow): Promise<boolean> {
+  const stored = await placementWithQuietHold.execute(db, {
+    orgId: placement.org_id,
+    holdPaise: placement.hold_paise,
+    placement: JSON.stringify(placement),
+  });
+  return stored.length > 0;
+}
+
+const placementWithQuietHold = prepareQuery((db, arg: Arg<{ orgId: string; holdPaise: number; placement: string }>) =>
+  db
+    .with('hold', (qc) => takeQuietHold(qc, arg('orgId'), arg('holdPaise')))
+    .insertInto('call_placements')
+    .columns(PLACEMENT_COLUMNS)
+    .expression((eb) =>
+      eb
+        .selectFrom([
+          'hold',
+          sql<PlacementRow>`jsonb_populate_record(NULL::call_placements, ${arg('placement')}::jsonb)`.as('stored'),
+        ])
+        .select(PLACEMENT_COLUMNS.map((column) => `stored.${column}` as const)),
+    )
+    .returning('call_placements.id'),
+);
+
 /** Locks and returns the placement with this id, or undefined once it has become a call or nothing. */
 export async function lockPlacement(db: Db, id: string): Promise<PlacementRow | undefined> {
   return db.selectFrom('call_placements').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
@@ -119,7 +173,13 @@ export async function lockPlacement(db: Db, id: string): Promise<PlacementRow | 
  * locked until the transaction ends; undefined when it is already gone.
  */
 export async function takePlacement(db: Db, id: string): Promise<PlacementRow | undefined> {
-  return db.deleteFrom('call_placements').where('id', '=', id).returningAll().executeTakeFirst();
+  return (await takePlacements(db, [id]))[0];
+}
+
+/** Like takePlacement for several ids in one statement: returns the placements still there, in no order. */
+export async function takePlacements(db: Db, ids: readonly string[]): Promise<PlacementRow[]> {
+  if (ids.length === 0) return [];
+  return db.deleteFrom('call_placements').where('id', 'in', ids).returningAll().execute();
 }
 
 /** Marks a placement whose provider never answered; it is looked up at `recoverAt`. */

@@ -1,11 +1,12 @@
 // Group commit for the second transaction of placements: while GROUPS_AT_ONCE groups are being
 // recorded, placements the provider took meanwhile wait, and are then recorded together in one
-// transaction (recordPlacements), so a dispatcher placing many calls at once writes its org's rows once
-// per group, not once per call. A placement asked alone is recorded at once.
+// transaction (recordPlacements), so many placements at once (POST /calls under load, a campaign's
+// dispatch) write their org's rows once per group, not once per call. A placement asked alone is
+// recorded at once.
 import type { AppDeps } from '../app-deps.js';
 import type { Placed, VoiceProvider } from './provider/types.js';
 import type { CallRow } from './queries.js';
-import { recordPlacements } from './placement.js';
+import { recordPlacements } from './placement-record.js';
 import type { PlacementRow } from './placement-queries.js';
 
 /** Placements one transaction records at the most. */
@@ -60,4 +61,16 @@ export class PlacementRecorder {
     }
     this.recording -= 1;
   }
+}
+
+/** Each process's recorders (one per deps, so apps in one test process stay apart), by provider. */
+const recorders = new WeakMap<AppDeps, Map<VoiceProvider, PlacementRecorder>>();
+
+/** The recorder of `provider`'s placements in the process `deps` belongs to. */
+export function recorderFor(deps: AppDeps, provider: VoiceProvider): PlacementRecorder {
+  let ofDeps = recorders.get(deps);
+  if (!ofDeps) recorders.set(deps, (ofDeps = new Map<VoiceProvider, PlacementRecorder>()));
+  let recorder = ofDeps.get(provider);
+  if (!recorder) ofDeps.set(provider, (recorder = new PlacementRecorder(deps, provider)));
+  return recorder;
 }

@@ -11,27 +11,26 @@ import type { Db } from '../database/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import type { AuthContext } from '../orgs/authenticator.js';
 import { DEFAULT_FROM_E164, findAgentInOrg, findOrg, hasActivePlan } from '../orgs/service.js';
-import { confirmHold, holdFor, reserveHold, reserveHolds, returnHold } from '../orgs/credits.js';
+import { holdFor, reserveHold, reserveHolds } from '../orgs/credits.js';
 import { findSuppressed, listedNumberError } from '../suppressions/service.js';
 import { lockCallSlots, refuseOverCallCap } from './concurrency.js';
 import { ProviderRefusedError, type Placed, type ProviderSettings, type VoiceProvider } from './provider/types.js';
 import { providerModule } from './provider/registry.js';
 import { simulatorProvider } from './provider/simulator/index.js';
-import { insertCall, type CallRow } from './queries.js';
 import {
   findPlacementFacts,
   isKeyPlacementUnknown,
   insertPlacement,
+  insertPlacementWithQuietHold,
   insertPlacements,
   lockPlacement,
   markPlacementUnknown,
-  takePlacement,
+  type PlacementFacts,
   type PlacementRow,
 } from './placement-queries.js';
-import { lockProviderCallId } from './provider-event-queries.js';
-import { countStatusChange, withWritesBatched } from './batched-writes.js';
-import { awaitResponse, claimOrReplay, forgetKey, rememberResponse } from './idempotency.js';
-import { applyWaitingReports } from './provider-events.js';
+import { voidPlacement } from './placement-record.js';
+import { recorderFor } from './placement-recorder.js';
+import { awaitResponse, claimOrReplay } from './idempotency.js';
 import { toCallCreated } from './mapper.js';
 import { IDEMPOTENCY_POLL_MS, PLACEMENT_RECOVERY_GRACE_MS } from './policy.js';
 
@@ -116,64 +115,53 @@ function providerFor(deps: AppDeps, agent: { provider: string; provider_settings
   return provider;
 }
 
+/** The placing org's facts, checked in the documented order before anything is written. */
+type CheckedFacts = Omit<PlacementFacts, 'org_plan_active' | 'suppression_reason'>;
+
 /**
- * The first transaction: the pre-call checks in the documented order, the hold reserved and the
- * placement stored. Throws DomainError not_found (agent_id), forbidden (no plan; or param to_e164, a
- * number on the do-not-call list), too_many_requests (the plan's concurrency cap is reached),
- * insufficient_credits or upstream_error (provider not configured), having written nothing.
+ * Reads the agent, the plan, the do-not-call list and the org's caller id in one statement, and checks
+ * them in the documented order. Throws DomainError not_found (agent_id), or forbidden (no plan; or
+ * param to_e164, a number on the do-not-call list). The plan is read now, not from the key cache: a plan
+ * removed a moment ago stops placements at once; the list is the mode's own.
  */
-async function reservePlacement(
-  trx: Db,
-  deps: AppDeps,
-  request: PlaceCallRequest,
-  now: Date,
-): Promise<{ placement: PlacementRow; provider: VoiceProvider }> {
+async function checkPlacementFacts(db: Db, request: PlaceCallRequest): Promise<CheckedFacts> {
   const { auth, body } = request;
-  // The agent, the plan, the do-not-call list and the org's caller id in one read, checked in the
-  // documented order. The plan is read now, not from the key cache: a plan removed a moment ago stops
-  // placements at once; the list is the mode's own, so nothing is held or written for a listed number.
-  const facts = await findPlacementFacts(trx, {
+  const facts = await findPlacementFacts(db, {
     accountOrgId: auth.accountOrgId,
     orgId: auth.orgId,
     agentId: body.agent_id,
     toE164: body.to_e164,
   });
   if (!facts) throw notFound('agent', 'agent_id');
-  const { org_plan_active, org_call_cap, suppression_reason, org_default_from_e164, ...agent } = facts;
+  const { org_plan_active, suppression_reason, ...checked } = facts;
   if (!org_plan_active) throw new DomainError('forbidden', 'The organisation has no active plan.');
   if (suppression_reason !== null) throw listedNumberError(body.to_e164, suppression_reason);
+  return checked;
+}
 
-  // Under a cap, takes the org's row lock, held to commit, so concurrent placements count each other's.
-  await refuseOverCallCap(trx, auth.orgId, org_call_cap);
-  const maxDurationSec = body.max_duration_sec ?? agent.max_duration_sec;
-  const holdPaise = holdFor(maxDurationSec, agent.rate_paise_per_minute);
-  const takeHold = async () => {
-    if (await reserveHold(trx, { orgId: auth.orgId, paise: holdPaise })) return;
-    const available = (await findOrg(trx, auth.orgId))?.balance_paise ?? 0;
-    throw new DomainError(
-      'insufficient_credits',
-      `This call needs a hold of ${holdPaise} paise but only ${available} paise are available.`,
-    );
-  };
-  // The spec puts the provider's check after the credits: a refusal is told only once the hold fits.
-  const route = routeOrRefusal(deps, auth, agent);
-  if (route instanceof DomainError) {
-    await takeHold();
-    throw route;
-  }
-  const placement: PlacementRow = {
+/** The pending placement a request makes with `facts`, dialed through `route`. */
+function newPlacement(
+  deps: AppDeps,
+  request: PlaceCallRequest,
+  facts: CheckedFacts,
+  route: Route,
+  now: Date,
+): PlacementRow {
+  const { body } = request;
+  const maxDurationSec = body.max_duration_sec ?? facts.max_duration_sec;
+  return {
     id: randomUUID(),
-    org_id: auth.orgId,
-    agent_id: agent.id,
+    org_id: request.auth.orgId,
+    agent_id: facts.id,
     state: 'pending',
     provider: route.provider.name,
     provider_settings: route.settings,
-    from_e164: body.from_e164 ?? agent.from_e164 ?? org_default_from_e164 ?? DEFAULT_FROM_E164,
+    from_e164: body.from_e164 ?? facts.from_e164 ?? facts.org_default_from_e164 ?? DEFAULT_FROM_E164,
     to_e164: body.to_e164,
-    language: body.language ?? agent.language,
+    language: body.language ?? facts.language,
     max_duration_sec: maxDurationSec,
-    rate_paise_per_minute: agent.rate_paise_per_minute,
-    hold_paise: holdPaise,
+    rate_paise_per_minute: facts.rate_paise_per_minute,
+    hold_paise: holdFor(maxDurationSec, facts.rate_paise_per_minute),
     metadata: body.metadata ?? {},
     idempotency_key: request.idempotencyKey ?? null,
     campaign_id: request.campaign?.campaignId ?? null,
@@ -183,80 +171,71 @@ async function reservePlacement(
     // Past this, the process asking the provider has given up or died: recovery looks the call up.
     recover_at: new Date(now.getTime() + deps.config.providerTimeoutMs + PLACEMENT_RECOVERY_GRACE_MS),
   };
+}
+
+/** A placement reserved by the first step, and the provider it goes to. */
+interface Reserved {
+  placement: PlacementRow;
+  provider: VoiceProvider;
+}
+
+/**
+ * The first step in two statements and no transaction, for the common placement: no Idempotency-Key, no
+ * concurrency cap on the plan, a provider this service can use, and a hold that fits without owing a
+ * balance.low notice. The checks' read and the placement stored with its hold (one statement, so the
+ * org's row is locked only while it runs). Null, having written nothing, for any other placement, which
+ * then takes reservePlacement's transaction; throws what checkPlacementFacts throws.
+ */
+async function reserveWithoutTransaction(
+  deps: AppDeps,
+  request: PlaceCallRequest,
+  now: Date,
+): Promise<Reserved | null> {
+  const facts = await checkPlacementFacts(deps.db, request);
+  if (facts.org_call_cap !== null) return null;
+  const route = routeOrRefusal(deps, request.auth, facts);
+  if (route instanceof DomainError) return null;
+  const placement = newPlacement(deps, request, facts, route, now);
+  return (await insertPlacementWithQuietHold(deps.db, placement)) ? { placement, provider: route.provider } : null;
+}
+
+/**
+ * The first transaction: the pre-call checks in the documented order, the hold reserved and the
+ * placement stored. Throws DomainError not_found (agent_id), forbidden (no plan; or param to_e164, a
+ * number on the do-not-call list), too_many_requests (the plan's concurrency cap is reached),
+ * insufficient_credits or upstream_error (provider not configured), having written nothing.
+ */
+async function reservePlacement(trx: Db, deps: AppDeps, request: PlaceCallRequest, now: Date): Promise<Reserved> {
+  const { auth } = request;
+  const facts = await checkPlacementFacts(trx, request);
+  // Under a cap, takes the org's row lock, held to commit, so concurrent placements count each other's.
+  await refuseOverCallCap(trx, auth.orgId, facts.org_call_cap);
+  const takeHold = async (holdPaise: number) => {
+    if (await reserveHold(trx, { orgId: auth.orgId, paise: holdPaise })) return;
+    const available = (await findOrg(trx, auth.orgId))?.balance_paise ?? 0;
+    throw new DomainError(
+      'insufficient_credits',
+      `This call needs a hold of ${holdPaise} paise but only ${available} paise are available.`,
+    );
+  };
+  // The spec puts the provider's check after the credits: a refusal is told only once the hold fits.
+  const route = routeOrRefusal(deps, auth, facts);
+  if (route instanceof DomainError) {
+    await takeHold(holdFor(request.body.max_duration_sec ?? facts.max_duration_sec, facts.rate_paise_per_minute));
+    throw route;
+  }
+  const placement = newPlacement(deps, request, facts, route, now);
   await insertPlacement(trx, placement);
   // The balance moves last: the org's row, which every placement of the org updates, then stays
   // locked only until the commit (with a balance.low event's writes when the hold crosses the
   // threshold); a refused hold rolls the placement back.
-  await takeHold();
+  await takeHold(placement.hold_paise);
   return { placement, provider: route.provider };
-}
-
-/**
- * The second transaction's work when the provider took the call: stores the placement as a queued call
- * with the provider's id (its hold now in the ledger), applies the reports that arrived meanwhile, and
- * stores the Idempotency-Key's response. Returns the call as placed, or null when the placement is gone
- * (recovery settled it first).
- */
-export async function recordPlacedCall(
-  trx: Db,
-  deps: AppDeps,
-  provider: VoiceProvider,
-  placed: { placementId: string; providerCallId: string; nextLookupAt: Date | null },
-): Promise<CallRow | null> {
-  await lockProviderCallId(trx, provider.name, placed.providerCallId);
-  const placement = await takePlacement(trx, placed.placementId);
-  if (!placement) return null;
-  const now = deps.clock.now();
-  const quietAt = new Date(now.getTime() + deps.config.providerReconcileAfterS * 1000);
-  const call = await insertCall(
-    trx,
-    {
-      id: placement.id,
-      org_id: placement.org_id,
-      agent_id: placement.agent_id,
-      status: 'queued',
-      from_e164: placement.from_e164,
-      to_e164: placement.to_e164,
-      language: placement.language,
-      max_duration_sec: placement.max_duration_sec,
-      rate_paise_per_minute: placement.rate_paise_per_minute,
-      hold_paise: placement.hold_paise,
-      metadata: placement.metadata,
-      provider: provider.name,
-      provider_call_id: placed.providerCallId,
-      next_step_at: placed.nextLookupAt ?? quietAt,
-      created_at: placement.created_at,
-      campaign_id: placement.campaign_id,
-      campaign_contact_id: placement.campaign_contact_id,
-      campaign_attempt: placement.campaign_attempt,
-    },
-    { at: placement.created_at, kind: 'status-changed', detail: { status: 'queued' } },
-  );
-  await confirmHold(trx, { orgId: call.org_id, callId: call.id, paise: call.hold_paise });
-  if (placement.idempotency_key !== null) {
-    await rememberResponse(trx, { orgId: call.org_id, key: placement.idempotency_key, response: toCallCreated(call) });
-  }
-  const current = await applyWaitingReports(trx, provider, call, now);
-  // Last, and once, like every counter write (see withStatusCount).
-  await countStatusChange(trx, call.org_id, null, current.status);
-  return call;
-}
-
-/** Removes a placement that came to nothing: hold given back, Idempotency-Key freed. False when already gone. */
-export async function voidPlacement(trx: Db, placementId: string): Promise<boolean> {
-  const placement = await takePlacement(trx, placementId);
-  if (!placement) return false;
-  await returnHold(trx, { orgId: placement.org_id, paise: placement.hold_paise });
-  if (placement.idempotency_key !== null)
-    await forgetKey(trx, { orgId: placement.org_id, key: placement.idempotency_key });
-  return true;
 }
 
 /** What the first transaction came to: a replay, a key whose owner is still placing, or a placement to make. */
 type FirstStep =
-  | { kind: 'replay'; call: Schemas['CallCreated'] }
-  | { kind: 'in_flight' }
-  | { kind: 'placement'; placement: PlacementRow; provider: VoiceProvider };
+  { kind: 'replay'; call: Schemas['CallCreated'] } | { kind: 'in_flight' } | ({ kind: 'placement' } & Reserved);
 
 /**
  * Asks the provider for a reserved placement. A refusal voids the placement and throws upstream_error;
@@ -300,60 +279,6 @@ export async function askProvider(deps: AppDeps, placement: PlacementRow, provid
   return placed;
 }
 
-/** Records one placement its provider took (recordPlacedCall in a transaction of its own), counting it. */
-async function recordOne(deps: AppDeps, provider: VoiceProvider, placement: PlacementRow, placed: Placed) {
-  const call = await deps.db
-    .transaction()
-    .execute((trx) => recordPlacedCall(trx, deps, provider, { placementId: placement.id, ...placed }));
-  if (call) countPlaced(deps, provider);
-  return call;
-}
-
-/** Counts a call recorded as placed in the metrics. */
-function countPlaced(deps: AppDeps, provider: VoiceProvider): void {
-  deps.metrics.providerPlacements.inc({ provider: provider.name, outcome: 'placed' });
-  deps.metrics.callStatusChanges.inc({ from: 'none', to: 'queued' });
-}
-
-/**
- * Records placements the provider took as calls (the second transaction), several in one transaction
- * with the org-wide writes batched; when that fails, each in its own. Returns what became of each: its
- * call, null for a placement already gone (recovery settled it), or the database error of its own
- * transaction (the placement is left to recovery).
- */
-export async function recordPlacements(
-  deps: AppDeps,
-  provider: VoiceProvider,
-  taken: ReadonlyArray<{ placement: PlacementRow; placed: Placed }>,
-): Promise<Array<PromiseSettledResult<CallRow | null>>> {
-  if (taken.length > 1) {
-    try {
-      const calls = await deps.db.transaction().execute((trx) =>
-        withWritesBatched(trx, async () => {
-          const recorded: Array<CallRow | null> = [];
-          for (const { placement, placed } of taken) {
-            recorded.push(await recordPlacedCall(trx, deps, provider, { placementId: placement.id, ...placed }));
-          }
-          return recorded;
-        }),
-      );
-      for (const call of calls) if (call) countPlaced(deps, provider);
-      return calls.map((call) => ({ status: 'fulfilled', value: call }));
-    } catch {
-      // Rolled back whole; one by one below, each placement stands or fails alone.
-    }
-  }
-  const results: Array<PromiseSettledResult<CallRow | null>> = [];
-  for (const { placement, placed } of taken) {
-    try {
-      results.push({ status: 'fulfilled', value: await recordOne(deps, provider, placement, placed) });
-    } catch (error) {
-      results.push({ status: 'rejected', reason: error });
-    }
-  }
-  return results;
-}
-
 /** Asks the provider for a reserved placement and settles it; see placeCall for what it throws. */
 export async function dialPlacement(
   deps: AppDeps,
@@ -361,7 +286,7 @@ export async function dialPlacement(
   provider: VoiceProvider,
 ): Promise<Schemas['CallCreated']> {
   const placed = await askProvider(deps, placement, provider);
-  const call = await recordOne(deps, provider, placement, placed);
+  const call = await recorderFor(deps, provider).record(placement, placed);
   if (!call) throw unknownOutcome();
   return toCallCreated(call);
 }
@@ -501,13 +426,17 @@ export async function placeCall(
   const key = request.idempotencyKey;
   for (;;) {
     const now = deps.clock.now();
-    const step = await deps.db.transaction().execute(async (trx): Promise<FirstStep> => {
-      if (key !== undefined) {
-        const claim = await claimOrReplay(trx, { orgId, key, body: request.body, now });
-        if (!claim.claimed) return claim.response ? { kind: 'replay', call: claim.response } : { kind: 'in_flight' };
-      }
-      return { kind: 'placement', ...(await reservePlacement(trx, deps, request, now)) };
-    });
+    const quick = key === undefined ? await reserveWithoutTransaction(deps, request, now) : null;
+    const step: FirstStep = quick
+      ? { kind: 'placement', ...quick }
+      : await deps.db.transaction().execute(async (trx): Promise<FirstStep> => {
+          if (key !== undefined) {
+            const claim = await claimOrReplay(trx, { orgId, key, body: request.body, now });
+            if (!claim.claimed)
+              return claim.response ? { kind: 'replay', call: claim.response } : { kind: 'in_flight' };
+          }
+          return { kind: 'placement', ...(await reservePlacement(trx, deps, request, now)) };
+        });
     if (step.kind === 'replay') return { call: step.call, replayed: true };
     if (step.kind === 'placement')
       return { call: await dialPlacement(deps, step.placement, step.provider), replayed: false };

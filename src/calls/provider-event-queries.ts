@@ -51,18 +51,21 @@ export async function markProviderEventsApplied(db: Db, ids: number[], callId: s
   await db.updateTable('provider_events').set({ applied_at: at, call_id: callId }).where('id', 'in', ids).execute();
 }
 
-/** Reports of `provider` still waiting that name the call by our id or by the provider's, oldest first. */
+/** Reports of `provider` still waiting that name one of `calls` by our id or by the provider's, oldest first. */
 export async function waitingProviderEvents(
   db: Db,
   provider: string,
-  call: { id: string; providerCallId: string },
+  calls: ReadonlyArray<{ id: string; providerCallId: string }>,
 ): Promise<StoredProviderEvent[]> {
+  if (calls.length === 0) return [];
+  const callIds = calls.map((call) => call.id);
+  const providerCallIds = calls.map((call) => call.providerCallId);
   return db
     .selectFrom('provider_events')
     .selectAll()
     .where('provider', '=', provider)
     .where('applied_at', 'is', null)
-    .where((eb) => eb.or([eb('call_id', '=', call.id), eb('provider_call_id', '=', call.providerCallId)]))
+    .where((eb) => eb.or([eb('call_id', 'in', callIds), eb('provider_call_id', 'in', providerCallIds)]))
     .orderBy('id')
     .execute();
 }
@@ -78,7 +81,15 @@ export function storedEvent(row: StoredProviderEvent): ProviderEvent {
  * records it never interleave, so no report is held after the placement looked for held ones.
  */
 export async function lockProviderCallId(db: Db, provider: string, providerCallId: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${provider}:${providerCallId}`}, 0))`.execute(db);
+  await lockProviderCallIds(db, provider, [providerCallId]);
+}
+
+/** Like lockProviderCallId for several ids, in one statement, always in the same order (no deadlock between two). */
+export async function lockProviderCallIds(db: Db, provider: string, providerCallIds: readonly string[]): Promise<void> {
+  if (providerCallIds.length === 0) return;
+  const keys = [...new Set(providerCallIds.map((id) => `${provider}:${id}`))].sort();
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(key, 0))
+    FROM unnest(${keys}::text[]) WITH ORDINALITY AS keys(key, position) ORDER BY position`.execute(db);
 }
 
 /** Deletes up to `limit` reports received before `before`; returns how many. */

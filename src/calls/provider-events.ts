@@ -125,30 +125,38 @@ export async function ingestReports(
 }
 
 /**
- * Applies, in `trx`, the reports that waited for a call its placement has just recorded (after the
- * provider call id's lock; the caller moves the status counters); returns the call as it then stands.
+ * Applies, in `trx`, the reports that waited for calls their placements have just recorded (after the
+ * provider call ids' locks; the caller moves the status counters); returns the calls as they then
+ * stand, in the order given. One statement reads the reports of all of them.
  */
 export async function applyWaitingReports(
   trx: Db,
   provider: VoiceProvider,
-  call: CallRow,
+  calls: readonly CallRow[],
   now: Date,
-): Promise<CallRow> {
-  const named = await waitingProviderEvents(trx, provider.name, {
-    id: call.id,
-    providerCallId: call.provider_call_id,
-  });
-  const waiting = named.filter((row) => namesCall(call, { callId: row.call_id, providerCallId: row.provider_call_id }));
-  let current = call;
-  for (const row of waiting)
-    current = await applyProviderEvent(trx, current, storedEvent(row), provider.secondMs, null);
-  await markProviderEventsApplied(
+): Promise<CallRow[]> {
+  const named = await waitingProviderEvents(
     trx,
-    waiting.map((row) => row.id),
-    call.id,
-    now,
+    provider.name,
+    calls.map((call) => ({ id: call.id, providerCallId: call.provider_call_id })),
   );
-  return current;
+  const after: CallRow[] = [];
+  for (const call of calls) {
+    const waiting = named.filter((row) =>
+      namesCall(call, { callId: row.call_id, providerCallId: row.provider_call_id }),
+    );
+    let current = call;
+    for (const row of waiting)
+      current = await applyProviderEvent(trx, current, storedEvent(row), provider.secondMs, null);
+    await markProviderEventsApplied(
+      trx,
+      waiting.map((row) => row.id),
+      call.id,
+      now,
+    );
+    after.push(current);
+  }
+  return after;
 }
 
 /** Logs a report for no known call: enough to find it, no phone number. */

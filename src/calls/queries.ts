@@ -56,28 +56,36 @@ const LIST_COLUMNS = [
 const CALL_COLUMNS = [...LIST_COLUMNS, 'transcript'] as const satisfies readonly (keyof CallRow)[];
 
 /**
- * Inserts a call with the first entry of its timeline, in one statement, and returns the call's row.
- * Throws on a duplicate id or provider call id.
+ * Inserts calls, each with the first entry of its timeline, in one statement, and returns the calls'
+ * rows in the order given. Throws on a duplicate id or provider call id.
  */
-export async function insertCall(db: Db, call: NewCall, firstEntry: Omit<TimelineInsert, 'call_id'>): Promise<CallRow> {
-  return db
+export async function insertCalls(
+  db: Db,
+  calls: ReadonlyArray<{ call: NewCall; firstEntry: Omit<TimelineInsert, 'call_id'> }>,
+): Promise<CallRow[]> {
+  if (calls.length === 0) return [];
+  const rows = await db
     .with('inserted', (qc) =>
       qc
         .insertInto('calls')
-        .values({ ...call, metadata: JSON.stringify(call.metadata) })
+        .values(calls.map(({ call }) => ({ ...call, metadata: JSON.stringify(call.metadata) })))
         .returningAll(),
     )
     .with('entry', (qc) =>
-      qc.insertInto('call_timeline').values({
-        call_id: call.id,
-        at: firstEntry.at,
-        kind: firstEntry.kind,
-        detail: JSON.stringify(firstEntry.detail),
-      }),
+      qc.insertInto('call_timeline').values(
+        calls.map(({ call, firstEntry }) => ({
+          call_id: call.id,
+          at: firstEntry.at,
+          kind: firstEntry.kind,
+          detail: JSON.stringify(firstEntry.detail),
+        })),
+      ),
     )
     .selectFrom('inserted')
     .selectAll()
-    .executeTakeFirstOrThrow();
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return calls.map(({ call }) => byId.get(call.id)!);
 }
 
 /** The org's call with this id, or undefined (also for another org's call). */

@@ -17,7 +17,7 @@ import {
   type Cause,
 } from './lifecycle.js';
 import { ingestReports } from './provider-events.js';
-import { recordPlacedCall, voidPlacement } from './placement.js';
+import { recordPlacedCalls, voidPlacement } from './placement-record.js';
 import { isTerminal, type CallStatus } from './status.js';
 
 /** A call's status before and after a step, for the status metrics. */
@@ -200,13 +200,13 @@ export async function recoverPlacement(
     }
     return null;
   }
-  const call = await deps.db.transaction().execute((trx) =>
-    recordPlacedCall(trx, deps, provider, {
-      placementId: placement.id,
-      providerCallId: found.providerCallId,
-      nextLookupAt: now,
-    }),
-  );
+  const [call] = await deps.db
+    .transaction()
+    .execute((trx) =>
+      recordPlacedCalls(trx, deps, provider, [
+        { placementId: placement.id, providerCallId: found.providerCallId, nextLookupAt: now },
+      ]),
+    );
   if (!call) return null;
   deps.metrics.providerPlacements.inc({ provider: provider.name, outcome: 'recovered' });
   deps.metrics.callStatusChanges.inc({ from: 'none', to: 'queued' });

@@ -1,9 +1,11 @@
 // The credit rules of a call: the hold taken at placement and the settlement when it ends. Every
 // movement that takes a balance below its org's low-balance threshold emits balance.low in the
 // movement's own transaction, so the notice commits exactly when the movement does.
+import { sql, type QueryCreator } from 'kysely';
 import type { Db } from '../database/connect.js';
+import type { Database } from '../../db/schema.js';
 import { emitEvent } from '../webhooks/outbox.js';
-import { appendLedgerRow, giveHoldBack, settleHolds, takeHold, type BalanceMove } from './queries.js';
+import { appendLedgerRows, giveHoldBack, settleHolds, takeHold, type BalanceMove } from './queries.js';
 
 /** The hold for a call: its maximum duration rounded up to whole minutes, at the per-minute rate. */
 export function holdFor(maxDurationSec: number, ratePaisePerMinute: number): number {
@@ -50,7 +52,7 @@ export async function settleCalls(trx: Db, orgId: string, calls: readonly CallSe
 /**
  * Reserves a placement's hold on the org's balance, without a ledger row yet: a provider that refuses
  * the call leaves no trace in the ledger (returnHold), one that accepts it gets its `hold` row
- * (confirmHold). False, changing nothing, when the hold does not fit. A hold that takes the balance
+ * (confirmHolds). False, changing nothing, when the hold does not fit. A hold that takes the balance
  * below the threshold emits balance.low.
  */
 export async function reserveHold(trx: Db, hold: { orgId: string; paise: number }): Promise<boolean> {
@@ -59,6 +61,25 @@ export async function reserveHold(trx: Db, hold: { orgId: string; paise: number 
   if (!move) return false;
   await announceLowBalance(trx, hold.orgId, move);
   return true;
+}
+
+/**
+ * The UPDATE that takes a hold of `paise` from the org's balance only when it fits and leaves the
+ * balance where no balance.low is owed (at or above its threshold, or already below it before), for a
+ * statement that also writes what the hold is for (a WITH query); it returns the org's id when it did.
+ * Any other hold goes through reserveHold in a transaction, which emits the notice with it.
+ */
+export function takeQuietHold(qc: QueryCreator<Database>, orgId: string, paise: number) {
+  return qc
+    .updateTable('orgs')
+    .set({ balance_paise: sql`balance_paise - ${paise}`, held_paise: sql`held_paise + ${paise}` })
+    .where('id', '=', orgId)
+    .where(sql<boolean>`balance_paise - ${paise} >= 0`)
+    .where(
+      sql<boolean>`NOT (low_balance_threshold_paise > 0 AND balance_paise >= low_balance_threshold_paise
+        AND balance_paise - ${paise} < low_balance_threshold_paise)`,
+    )
+    .returning('orgs.id');
 }
 
 /**
@@ -71,10 +92,17 @@ export async function reserveHolds(trx: Db, holds: { orgId: string; paise: numbe
   return reserveHold(trx, { orgId: holds.orgId, paise: holds.paise * holds.count });
 }
 
-/** Records a reserved hold in the ledger once its call exists (the balance already reflects it). */
-export async function confirmHold(trx: Db, hold: { orgId: string; callId: string; paise: number }): Promise<void> {
-  if (hold.paise === 0) return;
-  await appendLedgerRow(trx, { orgId: hold.orgId, amountPaise: -hold.paise, kind: 'hold', callId: hold.callId });
+/** Records reserved holds in the ledger once their calls exist (the balance already reflects them). */
+export async function confirmHolds(
+  trx: Db,
+  holds: ReadonlyArray<{ orgId: string; callId: string; paise: number }>,
+): Promise<void> {
+  await appendLedgerRows(
+    trx,
+    holds
+      .filter((hold) => hold.paise !== 0)
+      .map((hold) => ({ orgId: hold.orgId, amountPaise: -hold.paise, kind: 'hold' as const, callId: hold.callId })),
+  );
 }
 
 /** Gives a reserved hold back to the balance when its placement comes to nothing. */

@@ -322,14 +322,22 @@ export async function settleHolds(
   return moveBalance(db, orgId, held - charged, -held);
 }
 
-/** Appends a ledger row for a balance change already made (see takeHold). */
-export async function appendLedgerRow(
+/** Appends ledger rows for balance changes already made (see takeHold), in one statement. */
+export async function appendLedgerRows(
   db: Db,
-  entry: { orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId: string },
+  entries: ReadonlyArray<{ orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId: string }>,
 ): Promise<void> {
+  if (entries.length === 0) return;
   await db
     .insertInto('credit_ledger')
-    .values({ org_id: entry.orgId, amount_paise: entry.amountPaise, kind: entry.kind, call_id: entry.callId })
+    .values(
+      entries.map((entry) => ({
+        org_id: entry.orgId,
+        amount_paise: entry.amountPaise,
+        kind: entry.kind,
+        call_id: entry.callId,
+      })),
+    )
     .execute();
 }
 

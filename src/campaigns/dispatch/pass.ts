@@ -6,7 +6,7 @@
 import type { AppDeps } from '../../app-deps.js';
 import { DomainError } from '../../errors.js';
 import { askProvider, reserveCampaignPlacements, type BatchedReservation } from '../../calls/placement.js';
-import { PlacementRecorder } from '../../calls/placement-recorder.js';
+import { recorderFor } from '../../calls/placement-recorder.js';
 import type { VoiceProvider } from '../../calls/provider/types.js';
 import { isDialable, nextDialableAt, type CampaignSchedule } from '../schedule.js';
 import { cancelPendingContacts } from '../queries.js';
@@ -153,13 +153,6 @@ async function placeClaimed(
   claimed: ClaimedContact[],
 ): Promise<{ placed: number; halt: Halt | null }> {
   const dialQueue: Array<{ contact: ClaimedContact; placement: PlacementRow; provider: VoiceProvider }> = [];
-  // The lanes' placements are recorded in groups (one transaction for those taken meanwhile).
-  const recorders = new Map<VoiceProvider, PlacementRecorder>();
-  const recorderOf = (provider: VoiceProvider) => {
-    const recorder = recorders.get(provider) ?? new PlacementRecorder(deps, provider);
-    recorders.set(provider, recorder);
-    return { provider, recorder };
-  };
   let placed = 0;
   const counted = (outcome: string, contacts = 1) => deps.metrics.campaignPlacements.inc({ outcome }, contacts);
   let halt: Halt | null = null;
@@ -179,8 +172,7 @@ async function placeClaimed(
         continue;
       }
       try {
-        const recorder = recorderOf(next.provider);
-        if ((await dialOne(deps, campaign, next.contact, next.placement, recorder)) === 'placed') placed += 1;
+        if ((await dialOne(deps, campaign, next.contact, next.placement, next.provider)) === 'placed') placed += 1;
       } catch (error) {
         failure = error;
       }
@@ -282,8 +274,8 @@ async function reserveBatch(
 }
 
 /**
- * Asks the provider for one reserved placement and settles it as placeCall does (its call recorded by
- * the pass's recorder, with those of the other lanes). Returns 'placed', or 'skipped' when the provider
+ * Asks the provider for one reserved placement and settles it as placeCall does (its call recorded in
+ * groups with the process's other placements, those of the other lanes included). Returns 'placed', or 'skipped' when the provider
  * refused it (the attempt ends failed, or is retried) or its outcome is still being checked (the attempt
  * settles from the reconciled call). Database errors propagate.
  */
@@ -292,10 +284,10 @@ async function dialOne(
   campaign: DispatchCampaign,
   contact: ClaimedContact,
   placement: PlacementRow,
-  { provider, recorder }: { provider: VoiceProvider; recorder: PlacementRecorder },
+  provider: VoiceProvider,
 ): Promise<'placed' | 'skipped'> {
   try {
-    const call = await recorder.record(placement, await askProvider(deps, placement, provider));
+    const call = await recorderFor(deps, provider).record(placement, await askProvider(deps, placement, provider));
     deps.metrics.campaignPlacements.inc({ outcome: call ? 'placed' : 'unknown' });
     return call ? 'placed' : 'skipped';
   } catch (error) {
