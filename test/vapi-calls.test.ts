@@ -233,15 +233,18 @@ describe('a Vapi call followed through its webhooks', () => {
     answer();
     const answers = await Promise.all(placing);
     expect(answers.map(({ response }) => response.status)).toEqual(Array(PLACEMENTS).fill(201));
+    // Each call carries the id of the Vapi call made for it.
+    expect(new Set(answers.map(({ data }) => data!.data.provider_call_id))).toEqual(
+      new Set(vendors.map((vendor) => vendor['id'])),
+    );
     let held = 0;
     for (const { data } of answers) {
       const call = data!.data;
-      expect(call.provider_call_id).toBe(vendors.find((vendor) => vendor['id'] === call.provider_call_id)!['id']);
       // The worker may have looked a call up meanwhile: Vapi holds it queued (our dialing).
       const { status } = await fetchCall(app.client(org.key), call.id);
       expect(rung.has(call.id) ? ['ringing'] : ['queued', 'dialing']).toContain(status);
       const ledger = await ledgerOfCall(database.db, call.id);
-      expect(ledger).toEqual([{ kind: 'hold', amount_paise: expect.any(Number) }]);
+      expect(ledger.map((row) => row.kind)).toEqual(['hold']);
       held += -ledger[0]!.amount_paise;
     }
     expect(held).toBeGreaterThan(0);
