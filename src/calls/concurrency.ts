@@ -1,7 +1,7 @@
 // The org-wide concurrency cap, a plan setting: how many calls an org may have in progress at once,
-// whoever starts them. Every path that starts a call asks here inside the transaction that stores its
-// placement, so the answer and the placement commit together under the org's row lock, across
-// processes. Test keys work in the org's test twin (same plan, own calls), so each mode has its own count.
+// whoever starts them. Every path that starts a call under a cap asks here inside the transaction that
+// stores its placement (a placement stored without a transaction is one with no cap), so the answer and
+// the placement commit together under the org's row lock, across processes. Test keys work in the org's test twin (same plan, own calls), so each mode has its own count.
 import type { Db } from '../database/connect.js';
 import { DomainError } from '../errors.js';
 import { countCallsInProgress, lockOrgCallCap } from './concurrency-queries.js';

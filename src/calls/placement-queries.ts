@@ -110,28 +110,30 @@ export async function insertPlacements(db: Db, placements: NewPlacement[]): Prom
     .execute();
 }
 
-// The columns a placement is stored with, named for the prepared statement below.
-const PLACEMENT_COLUMNS = [
-  'id',
-  'org_id',
-  'agent_id',
-  'state',
-  'provider',
-  'provider_settings',
-  'from_e164',
-  'to_e164',
-  'language',
-  'max_duration_sec',
-  'rate_paise_per_minute',
-  'hold_paise',
-  'metadata',
-  'idempotency_key',
-  'created_at',
-  'recover_at',
-  'campaign_id',
-  'campaign_contact_id',
-  'campaign_attempt',
-] as const satisfies readonly (keyof PlacementRow)[];
+// Every column of a placement, named for the prepared statement below: a column the table gains must be
+// added here, or this stops compiling.
+const PLACEMENT_COLUMN_SET = {
+  id: true,
+  org_id: true,
+  agent_id: true,
+  state: true,
+  provider: true,
+  provider_settings: true,
+  from_e164: true,
+  to_e164: true,
+  language: true,
+  max_duration_sec: true,
+  rate_paise_per_minute: true,
+  hold_paise: true,
+  metadata: true,
+  idempotency_key: true,
+  created_at: true,
+  recover_at: true,
+  campaign_id: true,
+  campaign_contact_id: true,
+  campaign_attempt: true,
+} as const satisfies Record<keyof PlacementRow, true>;
+const PLACEMENT_COLUMNS = Object.keys(PLACEMENT_COLUMN_SET) as Array<keyof typeof PLACEMENT_COLUMN_SET>;
 
 /**
  * Stores a placement and takes its hold from the org's balance in one statement (no transaction, so the

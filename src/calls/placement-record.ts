@@ -1,6 +1,7 @@
-// The second step of a placement, in the transaction its caller opens: placements the provider took
-// become queued calls with the provider's ids, set-based (a group of placements costs the same few
-// statements as one), and a placement that came to nothing is removed with its hold given back.
+// The second step of a placement: placements the provider took become queued calls with the provider's
+// ids, set-based (a group of placements costs the same few statements as one, besides a statement per
+// Idempotency-Key and per waiting report), and a placement that came to nothing is removed with its
+// hold given back.
 import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
 import { confirmHolds, returnHold } from '../orgs/credits.js';
@@ -23,7 +24,8 @@ export interface TakenPlacement {
 /**
  * Stores placements the provider took as queued calls with the provider's ids (their holds now in the
  * ledger), applies the reports that arrived meanwhile, and stores each Idempotency-Key's response; in
- * `trx`, in a fixed number of statements however many there are. Returns each call as placed, in the
+ * `trx`, with one statement for each of those steps whatever the number of placements (besides one per
+ * key and per waiting report). Returns each call as placed, in the
  * order given, or null for a placement already gone (recovery settled it first).
  */
 export async function recordPlacedCalls(
@@ -139,8 +141,12 @@ export async function recordPlacements(
   if (taken.length > 1) {
     try {
       return counted(await record(taken));
-    } catch {
+    } catch (error) {
       // Rolled back whole; one by one below, each placement stands or fails alone.
+      deps.logger.warn(
+        { provider: provider.name, placements: taken.length, err: error },
+        'a group of placements could not be recorded together; recording them one by one',
+      );
     }
   }
   const results: Array<PromiseSettledResult<CallRow | null>> = [];

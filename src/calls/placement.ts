@@ -1,8 +1,9 @@
 // Placing a call in two steps, so no pool connection or ledger lock is held while the provider answers:
-// the first transaction runs the pre-call checks, reserves the hold and stores a pending placement (not
-// visible through the API); the provider is then asked outside any transaction, with its own deadline;
-// the second transaction turns the placement into a queued call with the provider's id, or on a refusal
-// removes it and gives the hold back. When the provider's answer never comes, the placement is kept
+// the first step runs the pre-call checks, reserves the hold and stores a pending placement (not visible
+// through the API), in one transaction or, for the common placement, in two statements without one; the
+// provider is then asked outside any transaction, with its own deadline; the second step
+// (./placement-record.ts, grouped by ./placement-recorder.ts) turns the placement into a queued call with
+// the provider's id, or on a refusal removes it and gives the hold back. When the provider's answer never comes, the placement is kept
 // (hold reserved, Idempotency-Key pending) for the reconciliation worker, and never dialed again.
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
@@ -233,7 +234,7 @@ async function reservePlacement(trx: Db, deps: AppDeps, request: PlaceCallReques
   return { placement, provider: route.provider };
 }
 
-/** What the first transaction came to: a replay, a key whose owner is still placing, or a placement to make. */
+/** What the first step came to: a replay, a key whose owner is still placing, or a placement to make. */
 type FirstStep =
   { kind: 'replay'; call: Schemas['CallCreated'] } | { kind: 'in_flight' } | ({ kind: 'placement' } & Reserved);
 

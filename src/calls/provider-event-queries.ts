@@ -84,7 +84,7 @@ export async function lockProviderCallId(db: Db, provider: string, providerCallI
   await lockProviderCallIds(db, provider, [providerCallId]);
 }
 
-/** Like lockProviderCallId for several ids, in one statement, always in the same order (no deadlock between two). */
+/** Like lockProviderCallId for several ids, in one statement, in sorted order (two such calls never deadlock). */
 export async function lockProviderCallIds(db: Db, provider: string, providerCallIds: readonly string[]): Promise<void> {
   if (providerCallIds.length === 0) return;
   const keys = [...new Set(providerCallIds.map((id) => `${provider}:${id}`))].sort();

@@ -275,9 +275,9 @@ async function reserveBatch(
 
 /**
  * Asks the provider for one reserved placement and settles it as placeCall does (its call recorded in
- * groups with the process's other placements, those of the other lanes included). Returns 'placed', or 'skipped' when the provider
- * refused it (the attempt ends failed, or is retried) or its outcome is still being checked (the attempt
- * settles from the reconciled call). Database errors propagate.
+ * groups with the process's other placements, the other lanes' included). Returns 'placed', or 'skipped'
+ * when the provider refused it (the attempt ends failed, or is retried) or its outcome is still being
+ * checked (the attempt settles from the reconciled call). Database errors propagate.
  */
 async function dialOne(
   deps: AppDeps,
