@@ -25,8 +25,8 @@ export interface TakenPlacement {
  * Stores placements the provider took as queued calls with the provider's ids (their holds now in the
  * ledger), applies the reports that arrived meanwhile, and stores each Idempotency-Key's response; in
  * `trx`, with one statement for each of those steps whatever the number of placements (besides one per
- * key and per waiting report). Returns each call as placed, in the
- * order given, or null for a placement already gone (recovery settled it first).
+ * key and per waiting report). Returns each call as placed, in the order given, or null for a placement
+ * already gone (recovery settled it first).
  */
 export async function recordPlacedCalls(
   trx: Db,
@@ -41,14 +41,11 @@ export async function recordPlacedCalls(
     provider.name,
     taken.map((placed) => placed.providerCallId),
   );
-  const placements = new Map(
-    (
-      await takePlacements(
-        trx,
-        taken.map((placed) => placed.placementId),
-      )
-    ).map((placement) => [placement.id, placement]),
+  const found = await takePlacements(
+    trx,
+    taken.map((placed) => placed.placementId),
   );
+  const placements = new Map(found.map((placement) => [placement.id, placement]));
   const now = deps.clock.now();
   const quietAt = new Date(now.getTime() + deps.config.providerReconcileAfterS * 1000);
   const recorded = taken.flatMap((placed) => {
