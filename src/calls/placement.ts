@@ -3,8 +3,9 @@
 // through the API), in one transaction or, for the common placement, in two statements without one; the
 // provider is then asked outside any transaction, with its own deadline; the second step
 // (./placement-record.ts, grouped by ./placement-recorder.ts) turns the placement into a queued call with
-// the provider's id, or on a refusal removes it and gives the hold back. When the provider's answer never comes, the placement is kept
-// (hold reserved, Idempotency-Key pending) for the reconciliation worker, and never dialed again.
+// the provider's id, or on a refusal removes it and gives the hold back. When the provider's answer
+// never comes, the placement is kept (hold reserved, Idempotency-Key pending) for the reconciliation
+// worker, and never dialed again.
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { AppDeps } from '../app-deps.js';
