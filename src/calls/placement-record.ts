@@ -14,7 +14,10 @@ import { forgetKey, rememberResponse } from './idempotency.js';
 import { applyWaitingReports } from './provider-events.js';
 import { toCallCreated } from './mapper.js';
 
-/** A placement the provider took: its id, the provider's call id and when the call is first looked up (null: when it goes quiet). */
+/**
+ * A placement the provider took: its id, the provider's call id, and when the call is first looked up
+ * (null: once it has been quiet for PROVIDER_RECONCILE_AFTER_S).
+ */
 export interface TakenPlacement {
   placementId: string;
   providerCallId: string;
