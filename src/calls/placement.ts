@@ -141,6 +141,11 @@ async function checkPlacementFacts(db: Db, request: PlaceCallRequest): Promise<C
   return checked;
 }
 
+/** The hold a request's call takes: its max_duration_sec (the agent's unless given) at the agent's rate. */
+function holdOf(request: PlaceCallRequest, facts: CheckedFacts): number {
+  return holdFor(request.body.max_duration_sec ?? facts.max_duration_sec, facts.rate_paise_per_minute);
+}
+
 /** The pending placement a request makes with `facts`, dialed through `route`. */
 function newPlacement(
   deps: AppDeps,
@@ -150,7 +155,6 @@ function newPlacement(
   now: Date,
 ): PlacementRow {
   const { body } = request;
-  const maxDurationSec = body.max_duration_sec ?? facts.max_duration_sec;
   return {
     id: randomUUID(),
     org_id: request.auth.orgId,
@@ -161,9 +165,9 @@ function newPlacement(
     from_e164: body.from_e164 ?? facts.from_e164 ?? facts.org_default_from_e164 ?? DEFAULT_FROM_E164,
     to_e164: body.to_e164,
     language: body.language ?? facts.language,
-    max_duration_sec: maxDurationSec,
+    max_duration_sec: body.max_duration_sec ?? facts.max_duration_sec,
     rate_paise_per_minute: facts.rate_paise_per_minute,
-    hold_paise: holdFor(maxDurationSec, facts.rate_paise_per_minute),
+    hold_paise: holdOf(request, facts),
     metadata: body.metadata ?? {},
     idempotency_key: request.idempotencyKey ?? null,
     campaign_id: request.campaign?.campaignId ?? null,
@@ -223,7 +227,7 @@ async function reservePlacement(trx: Db, deps: AppDeps, request: PlaceCallReques
   // The spec puts the provider's check after the credits: a refusal is told only once the hold fits.
   const route = routeOrRefusal(deps, auth, facts);
   if (route instanceof DomainError) {
-    await takeHold(holdFor(request.body.max_duration_sec ?? facts.max_duration_sec, facts.rate_paise_per_minute));
+    await takeHold(holdOf(request, facts));
     throw route;
   }
   const placement = newPlacement(deps, request, facts, route, now);

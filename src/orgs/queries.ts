@@ -309,14 +309,16 @@ export async function settleHolds(
   orgId: string,
   calls: ReadonlyArray<{ callId: string; holdPaise: number; chargePaise: number }>,
 ): Promise<BalanceMove | null> {
-  const rows = calls
-    .flatMap(({ callId, holdPaise, chargePaise }) => [
-      { org_id: orgId, amount_paise: holdPaise, kind: 'release' as const, call_id: callId },
-      { org_id: orgId, amount_paise: -chargePaise, kind: 'charge' as const, call_id: callId },
-    ])
-    .filter((row) => row.amount_paise !== 0);
   // The ledger rows first, so the org's row is locked for the movement only; the caller rolls both back on null.
-  if (rows.length > 0) await db.insertInto('credit_ledger').values(rows).execute();
+  await appendLedgerRows(
+    db,
+    calls
+      .flatMap(({ callId, holdPaise, chargePaise }) => [
+        { orgId, amountPaise: holdPaise, kind: 'release' as const, callId },
+        { orgId, amountPaise: -chargePaise, kind: 'charge' as const, callId },
+      ])
+      .filter((entry) => entry.amountPaise !== 0),
+  );
   const held = calls.reduce((sum, call) => sum + call.holdPaise, 0);
   const charged = calls.reduce((sum, call) => sum + call.chargePaise, 0);
   return moveBalance(db, orgId, held - charged, -held);
