@@ -5,7 +5,7 @@
 // recorded at once.
 import type { AppDeps } from '../app-deps.js';
 import type { Placed, VoiceProvider } from './provider/types.js';
-import type { CallRow } from './queries.js';
+import { findCall, type CallRow } from './queries.js';
 import { recordPlacements } from './placement-record.js';
 import type { PlacementRow } from './placement-queries.js';
 
@@ -32,12 +32,17 @@ export class PlacementRecorder {
     private readonly provider: VoiceProvider,
   ) {}
 
-  /** Records a placement the provider took; resolves with its call, or null when recovery settled it first. */
-  record(placement: PlacementRow, placed: Placed): Promise<CallRow | null> {
-    return new Promise((resolve, reject) => {
+  /**
+   * Records a placement the provider took; resolves with its call. When recovery settled the placement
+   * first (its recording waited past the placement's recovery time), that is the call recovery recorded,
+   * or null when recovery voided it.
+   */
+  async record(placement: PlacementRow, placed: Placed): Promise<CallRow | null> {
+    const call = await new Promise<CallRow | null>((resolve, reject) => {
       this.waiting.push({ placement, placed, resolve, reject });
       void this.drain();
     });
+    return call ?? (await findCall(this.deps.db, placement.org_id, placement.id)) ?? null;
   }
 
   /** Records waiting placements in groups while fewer than GROUPS_AT_ONCE groups are being recorded. */
