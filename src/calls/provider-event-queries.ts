@@ -77,14 +77,10 @@ export function storedEvent(row: StoredProviderEvent): ProviderEvent {
 }
 
 /**
- * Takes a transaction-scoped lock on one provider call id: a report naming it and the placement that
- * records it never interleave, so no report is held after the placement looked for held ones.
+ * Takes transaction-scoped locks on provider call ids, in one statement and in sorted order (two such
+ * calls never deadlock): a report naming an id and the placement that records it never interleave, so no
+ * report is held after the placement looked for held ones.
  */
-export async function lockProviderCallId(db: Db, provider: string, providerCallId: string): Promise<void> {
-  await lockProviderCallIds(db, provider, [providerCallId]);
-}
-
-/** Like lockProviderCallId for several ids, in one statement, in sorted order (two such calls never deadlock). */
 export async function lockProviderCallIds(db: Db, provider: string, providerCallIds: readonly string[]): Promise<void> {
   if (providerCallIds.length === 0) return;
   const keys = [...new Set(providerCallIds.map((id) => `${provider}:${id}`))].sort();

@@ -8,7 +8,7 @@ import { lockProviderCall, type CallRow } from './queries.js';
 import { lockPlacement } from './placement-queries.js';
 import {
   insertProviderEvents,
-  lockProviderCallId,
+  lockProviderCallIds,
   markProviderEventsApplied,
   storedEvent,
   waitingProviderEvents,
@@ -43,12 +43,11 @@ function namesCall(call: { id: string; provider_call_id: string | null }, ids: R
 
 /**
  * Finds and locks the call a report names, or tells that it waits for a placement or names no known
- * call. The provider call id's lock comes first, so a placement recording that id (which takes the
- * same lock) either finished before or sees this report held.
+ * call. The caller holds the provider call id's lock already, so a placement recording that id (which
+ * takes the same lock) either finished before or sees this report held.
  */
 async function target(trx: Db, provider: string, event: InboundEvent): Promise<CallRow | 'held' | 'unknown_call'> {
   const ids = idsOf(event);
-  if (ids.providerCallId !== null) await lockProviderCallId(trx, provider, ids.providerCallId);
   const call = await lockProviderCall(trx, provider, ids);
   if (call) return namesCall(call, ids) ? call : 'unknown_call';
   if (ids.callId === null) return 'unknown_call';
@@ -76,6 +75,15 @@ export async function ingestReports(
     const event = { ...reported, ...idsOf(reported) };
     return { event, appliedTo: locked && namesCall(locked, event) ? locked.id : null };
   });
+  // The provider call ids' locks (see target) all at once and in sorted order, as a placement group takes
+  // its own, so two transactions that lock several never deadlock; the call the caller has locked needs none.
+  await lockProviderCallIds(
+    trx,
+    provider.name,
+    reports.flatMap(({ event, appliedTo }) =>
+      appliedTo === null && event.providerCallId !== null ? [event.providerCallId] : [],
+    ),
+  );
   const stored = await insertProviderEvents(trx, provider.name, reports, now);
   const results: ReportResult[] = [];
   const byCall = new Map<string, { call: CallRow; reports: Array<{ id: number; event: InboundEvent }> }>();
