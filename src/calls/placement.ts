@@ -189,31 +189,38 @@ interface Reserved {
  * The first step in two statements and no transaction, for the common placement: no Idempotency-Key, no
  * concurrency cap on the plan, a provider this service can use, and a hold that fits without owing a
  * balance.low notice. The checks' read and the placement stored with its hold (one statement, so the
- * org's row is locked only while it runs). Null, having written nothing, for any other placement, which
- * then takes reservePlacement's transaction; throws what checkPlacementFacts throws.
+ * org's row is locked only while it runs). For any other placement, having written nothing, the facts
+ * it read, for reservePlacement's transaction; throws what checkPlacementFacts throws.
  */
 async function reserveWithoutTransaction(
   deps: AppDeps,
   request: PlaceCallRequest,
   now: Date,
-): Promise<Reserved | null> {
+): Promise<Reserved | { facts: CheckedFacts }> {
   const facts = await checkPlacementFacts(deps.db, request);
-  if (facts.org_call_cap !== null) return null;
+  if (facts.org_call_cap !== null) return { facts };
   const route = routeOrRefusal(deps, request.auth, facts);
-  if (route instanceof DomainError) return null;
+  if (route instanceof DomainError) return { facts };
   const placement = newPlacement(deps, request, facts, route, now);
-  return (await insertPlacementWithQuietHold(deps.db, placement)) ? { placement, provider: route.provider } : null;
+  return (await insertPlacementWithQuietHold(deps.db, placement)) ? { placement, provider: route.provider } : { facts };
 }
 
 /**
  * The first transaction: the pre-call checks in the documented order, the hold reserved and the
  * placement stored. Throws DomainError not_found (agent_id), forbidden (no plan; or param to_e164, a
  * number on the do-not-call list), too_many_requests (the plan's concurrency cap is reached),
- * insufficient_credits or upstream_error (provider not configured), having written nothing.
+ * insufficient_credits or upstream_error (provider not configured), having written nothing. `checked`
+ * are the facts reserveWithoutTransaction read and checked a moment ago, when it did.
  */
-async function reservePlacement(trx: Db, deps: AppDeps, request: PlaceCallRequest, now: Date): Promise<Reserved> {
+async function reservePlacement(
+  trx: Db,
+  deps: AppDeps,
+  request: PlaceCallRequest,
+  now: Date,
+  checked: CheckedFacts | undefined,
+): Promise<Reserved> {
   const { auth } = request;
-  const facts = await checkPlacementFacts(trx, request);
+  const facts = checked ?? (await checkPlacementFacts(trx, request));
   // Under a cap, takes the org's row lock, held to commit, so concurrent placements count each other's.
   await refuseOverCallCap(trx, auth.orgId, facts.org_call_cap);
   const takeHold = async (holdPaise: number) => {
@@ -433,16 +440,17 @@ export async function placeCall(
   for (;;) {
     const now = deps.clock.now();
     const quick = key === undefined ? await reserveWithoutTransaction(deps, request, now) : null;
-    const step: FirstStep = quick
-      ? { kind: 'placement', ...quick }
-      : await deps.db.transaction().execute(async (trx): Promise<FirstStep> => {
-          if (key !== undefined) {
-            const claim = await claimOrReplay(trx, { orgId, key, body: request.body, now });
-            if (!claim.claimed)
-              return claim.response ? { kind: 'replay', call: claim.response } : { kind: 'in_flight' };
-          }
-          return { kind: 'placement', ...(await reservePlacement(trx, deps, request, now)) };
-        });
+    const step: FirstStep =
+      quick && 'placement' in quick
+        ? { kind: 'placement', ...quick }
+        : await deps.db.transaction().execute(async (trx): Promise<FirstStep> => {
+            if (key !== undefined) {
+              const claim = await claimOrReplay(trx, { orgId, key, body: request.body, now });
+              if (!claim.claimed)
+                return claim.response ? { kind: 'replay', call: claim.response } : { kind: 'in_flight' };
+            }
+            return { kind: 'placement', ...(await reservePlacement(trx, deps, request, now, quick?.facts)) };
+          });
     if (step.kind === 'replay') return { call: step.call, replayed: true };
     if (step.kind === 'placement')
       return { call: await dialPlacement(deps, step.placement, step.provider), replayed: false };
