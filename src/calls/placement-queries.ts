@@ -1,9 +1,12 @@
-// SQL for call_placements: placements between their two transactions, and their recovery schedule.
+// SQL for call_placements: placements between their two transactions, their recovery schedule, and
+// their recording as calls.
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import { takeQuietHold } from '../orgs/credits.js';
 import type { AgentsTable, CallPlacementsTable, SuppressionsTable } from '../../db/schema.js';
+import type { CallRow, NewCall } from './queries.js';
+import { providerCallLockKeys } from './provider-event-queries.js';
 
 /** A placement as stored. */
 export type PlacementRow = Selectable<CallPlacementsTable>;
@@ -175,13 +178,7 @@ export async function lockPlacement(db: Db, id: string): Promise<PlacementRow | 
  * locked until the transaction ends; undefined when it is already gone.
  */
 export async function takePlacement(db: Db, id: string): Promise<PlacementRow | undefined> {
-  return (await takePlacements(db, [id]))[0];
-}
-
-/** Like takePlacement for several ids in one statement: returns the placements still there, in no order. */
-export async function takePlacements(db: Db, ids: readonly string[]): Promise<PlacementRow[]> {
-  if (ids.length === 0) return [];
-  return db.deleteFrom('call_placements').where('id', 'in', ids).returningAll().execute();
+  return db.deleteFrom('call_placements').where('id', '=', id).returningAll().executeTakeFirst();
 }
 
 /** Marks a placement whose provider never answered; it is looked up at `recoverAt`. */
@@ -230,4 +227,35 @@ export async function isKeyPlacementUnknown(db: Db, orgId: string, key: string):
     .where('state', '=', 'unknown')
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** What record_placed_calls refuses with, alone, when reports wait for one of its calls. */
+const REPORTS_WAITING = 'VCRW1';
+
+/**
+ * Removes the placements still there and inserts `calls` for them, each with its first timeline entry and
+ * its hold in the ledger, after the provider call ids' locks (db/functions/record_placed_calls.sql): one
+ * round trip. Returns the calls inserted (none for a placement already gone). With `alone`, for a
+ * statement outside any transaction, it also moves the queued counters, or returns null, having written
+ * nothing, when reports wait for any of the calls.
+ */
+export async function insertPlacedCalls(
+  db: Db,
+  provider: string,
+  calls: readonly NewCall[],
+  alone: boolean,
+): Promise<CallRow[] | null> {
+  if (calls.length === 0) return [];
+  const lockKeys = providerCallLockKeys(
+    provider,
+    calls.flatMap((call) => (call.provider_call_id ? [call.provider_call_id] : [])),
+  );
+  try {
+    const { rows } = await sql<CallRow>`SELECT * FROM record_placed_calls(
+      ${lockKeys}::text[], ${provider}, ${JSON.stringify(calls)}::jsonb, ${alone})`.execute(db);
+    return rows;
+  } catch (error) {
+    if (alone && (error as { code?: unknown }).code === REPORTS_WAITING) return null;
+    throw error;
+  }
 }

@@ -1,34 +1,64 @@
 // The second step of a placement: placements the provider took become queued calls with the provider's
-// ids, set-based (a group of placements costs the same few statements as one, besides a statement per
-// Idempotency-Key and per waiting report), and a placement that came to nothing is removed with its
-// hold given back.
+// ids, a whole group in one statement (db/functions/record_placed_calls.sql) when no Idempotency-Key and
+// no waiting report needs more, else in a transaction that adds a statement per key and per waiting
+// report; and a placement that came to nothing is removed with its hold given back.
 import type { AppDeps } from '../app-deps.js';
 import type { Db } from '../database/connect.js';
-import { confirmHolds, returnHold } from '../orgs/credits.js';
+import { returnHold } from '../orgs/credits.js';
 import type { Placed, VoiceProvider } from './provider/types.js';
-import { insertCalls, type CallRow } from './queries.js';
-import { takePlacement, takePlacements, type PlacementRow } from './placement-queries.js';
-import { lockProviderCallIds } from './provider-event-queries.js';
+import type { CallRow, NewCall } from './queries.js';
+import { insertPlacedCalls, takePlacement, type PlacementRow } from './placement-queries.js';
 import { countStatusChange, withWritesBatched } from './batched-writes.js';
 import { forgetKey, rememberResponse } from './idempotency.js';
 import { applyWaitingReports } from './provider-events.js';
 import { toCallCreated } from './mapper.js';
 
 /**
- * A placement the provider took: its id, the provider's call id, and when the call is first looked up
- * (null: once it has been quiet for PROVIDER_RECONCILE_AFTER_S).
+ * A placement the provider took: the placement, the provider's call id, and when the call is first looked
+ * up (null: once it has been quiet for PROVIDER_RECONCILE_AFTER_S).
  */
 export interface TakenPlacement {
-  placementId: string;
+  placement: PlacementRow;
   providerCallId: string;
   nextLookupAt: Date | null;
 }
 
+/** The queued calls that placements the provider took become. */
+function callsOf(deps: AppDeps, provider: VoiceProvider, taken: readonly TakenPlacement[], now: Date): NewCall[] {
+  const quietAt = new Date(now.getTime() + deps.config.providerReconcileAfterS * 1000);
+  return taken.map(({ placement, providerCallId, nextLookupAt }) => ({
+    id: placement.id,
+    org_id: placement.org_id,
+    agent_id: placement.agent_id,
+    status: 'queued' as const,
+    from_e164: placement.from_e164,
+    to_e164: placement.to_e164,
+    language: placement.language,
+    max_duration_sec: placement.max_duration_sec,
+    rate_paise_per_minute: placement.rate_paise_per_minute,
+    hold_paise: placement.hold_paise,
+    metadata: placement.metadata,
+    provider: provider.name,
+    provider_call_id: providerCallId,
+    next_step_at: nextLookupAt ?? quietAt,
+    created_at: placement.created_at,
+    campaign_id: placement.campaign_id,
+    campaign_contact_id: placement.campaign_contact_id,
+    campaign_attempt: placement.campaign_attempt,
+  }));
+}
+
+/** Each taken placement's call among `calls`, in the order given; null for a placement already gone. */
+function inOrder(taken: readonly TakenPlacement[], calls: readonly CallRow[]): Array<CallRow | null> {
+  const byId = new Map(calls.map((call) => [call.id, call]));
+  return taken.map(({ placement }) => byId.get(placement.id) ?? null);
+}
+
 /**
  * Stores placements the provider took as queued calls with the provider's ids (their holds now in the
- * ledger), applies the reports that arrived meanwhile, and stores each Idempotency-Key's response; in
- * `trx`, with one statement for each of those steps whatever the number of placements (besides one per
- * key and per waiting report). Returns each call as placed, in the order given, or null for a placement
+ * ledger), stores each Idempotency-Key's response, and applies the reports that arrived meanwhile, in
+ * `trx`: one statement for the calls whatever their number, then one per key, one reading the waiting
+ * reports and one per report. Returns each call as placed, in the order given, or null for a placement
  * already gone (recovery settled it first).
  */
 export async function recordPlacedCalls(
@@ -37,63 +67,32 @@ export async function recordPlacedCalls(
   provider: VoiceProvider,
   taken: readonly TakenPlacement[],
 ): Promise<Array<CallRow | null>> {
-  // The provider call ids' locks first: a report naming one either finished before, or waits and
-  // then finds the call (see provider-events.ts), never held after the look for held ones below.
-  await lockProviderCallIds(
-    trx,
-    provider.name,
-    taken.map((placed) => placed.providerCallId),
-  );
-  const found = await takePlacements(
-    trx,
-    taken.map((placed) => placed.placementId),
-  );
-  const placements = new Map(found.map((placement) => [placement.id, placement]));
   const now = deps.clock.now();
-  const quietAt = new Date(now.getTime() + deps.config.providerReconcileAfterS * 1000);
-  const recorded = taken.flatMap((placed) => {
-    const placement = placements.get(placed.placementId);
-    return placement ? [{ placement, placed }] : [];
-  });
-  const calls = await insertCalls(
-    trx,
-    recorded.map(({ placement, placed }) => ({
-      call: {
-        id: placement.id,
-        org_id: placement.org_id,
-        agent_id: placement.agent_id,
-        status: 'queued' as const,
-        from_e164: placement.from_e164,
-        to_e164: placement.to_e164,
-        language: placement.language,
-        max_duration_sec: placement.max_duration_sec,
-        rate_paise_per_minute: placement.rate_paise_per_minute,
-        hold_paise: placement.hold_paise,
-        metadata: placement.metadata,
-        provider: provider.name,
-        provider_call_id: placed.providerCallId,
-        next_step_at: placed.nextLookupAt ?? quietAt,
-        created_at: placement.created_at,
-        campaign_id: placement.campaign_id,
-        campaign_contact_id: placement.campaign_contact_id,
-        campaign_attempt: placement.campaign_attempt,
-      },
-      firstEntry: { at: placement.created_at, kind: 'status-changed' as const, detail: { status: 'queued' as const } },
-    })),
-  );
-  await confirmHolds(
-    trx,
-    calls.map((call) => ({ orgId: call.org_id, callId: call.id, paise: call.hold_paise })),
-  );
-  for (const [index, call] of calls.entries()) {
-    const key = recorded[index]!.placement.idempotency_key;
+  const calls = (await insertPlacedCalls(trx, provider.name, callsOf(deps, provider, taken, now), false))!;
+  const keys = new Map(taken.map(({ placement }) => [placement.id, placement.idempotency_key]));
+  for (const call of calls) {
+    const key = keys.get(call.id) ?? null;
     if (key !== null) await rememberResponse(trx, { orgId: call.org_id, key, response: toCallCreated(call) });
   }
   const current = await applyWaitingReports(trx, provider, calls, now);
   // Last, and once per call, like every counter write (see withStatusCount).
   for (const call of current) await countStatusChange(trx, call.org_id, null, call.status);
-  const byId = new Map(calls.map((call) => [call.id, call]));
-  return taken.map((placed) => byId.get(placed.placementId) ?? null);
+  return inOrder(taken, calls);
+}
+
+/**
+ * recordPlacedCalls in one statement and no transaction, for placements without an Idempotency-Key when
+ * no report waits for their calls: the statement moves the status counters too. Null, having written
+ * nothing, for any other group, which then takes recordPlacedCalls in a transaction.
+ */
+async function recordPlacedCallsAlone(
+  deps: AppDeps,
+  provider: VoiceProvider,
+  taken: readonly TakenPlacement[],
+): Promise<Array<CallRow | null> | null> {
+  if (taken.some(({ placement }) => placement.idempotency_key !== null)) return null;
+  const calls = await insertPlacedCalls(deps.db, provider.name, callsOf(deps, provider, taken, deps.clock.now()), true);
+  return calls && inOrder(taken, calls);
 }
 
 /** Removes a placement that came to nothing: hold given back, Idempotency-Key freed. False when already gone. */
@@ -123,17 +122,15 @@ export async function recordPlacements(
   provider: VoiceProvider,
   taken: ReadonlyArray<{ placement: PlacementRow; placed: Placed }>,
 ): Promise<Array<PromiseSettledResult<CallRow | null>>> {
-  const record = (group: typeof taken) =>
-    deps.db.transaction().execute((trx) =>
-      withWritesBatched(trx, () =>
-        recordPlacedCalls(
-          trx,
-          deps,
-          provider,
-          group.map(({ placement, placed }) => ({ placementId: placement.id, ...placed })),
-        ),
-      ),
+  const record = async (group: typeof taken) => {
+    const placements = group.map(({ placement, placed }) => ({ placement, ...placed }));
+    return (
+      (await recordPlacedCallsAlone(deps, provider, placements)) ??
+      (await deps.db
+        .transaction()
+        .execute((trx) => withWritesBatched(trx, () => recordPlacedCalls(trx, deps, provider, placements))))
     );
+  };
   const counted = (calls: Array<CallRow | null>) => {
     for (const call of calls) if (call) countPlaced(deps, provider);
     return calls.map((call): PromiseSettledResult<CallRow | null> => ({ status: 'fulfilled', value: call }));

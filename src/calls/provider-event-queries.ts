@@ -76,6 +76,11 @@ export function storedEvent(row: StoredProviderEvent): ProviderEvent {
   return { ...event, at: new Date(event.at) };
 }
 
+/** The keys of provider call ids' locks, in the order every taker locks them (see lockProviderCallIds). */
+export function providerCallLockKeys(provider: string, providerCallIds: readonly string[]): string[] {
+  return [...new Set(providerCallIds.map((id) => `${provider}:${id}`))].sort();
+}
+
 /**
  * Takes transaction-scoped locks on provider call ids, in one statement and in sorted order (two such
  * calls never deadlock): a report naming an id and the placement that records it never interleave, so no
@@ -83,7 +88,7 @@ export function storedEvent(row: StoredProviderEvent): ProviderEvent {
  */
 export async function lockProviderCallIds(db: Db, provider: string, providerCallIds: readonly string[]): Promise<void> {
   if (providerCallIds.length === 0) return;
-  const keys = [...new Set(providerCallIds.map((id) => `${provider}:${id}`))].sort();
+  const keys = providerCallLockKeys(provider, providerCallIds);
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(key, 0))
     FROM unnest(${keys}::text[]) WITH ORDINALITY AS keys(key, position) ORDER BY position`.execute(db);
 }

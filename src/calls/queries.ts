@@ -1,11 +1,10 @@
-// SQL for call rows: insert, org-scoped reads and pages, row locks, guarded status updates, due-call claims.
+// SQL for call rows: org-scoped reads and pages, row locks, guarded status updates, due-call claims.
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { CallsTable } from '../../db/schema.js';
 import { callTotal, campaignCallTotal } from './status-count-queries.js';
 import { preparedPageWithTotal, type PageStart } from '../database/keyset.js';
-import type { TimelineInsert } from './timeline-queries.js';
 
 /** A call as stored. */
 export type CallRow = Selectable<CallsTable>;
@@ -54,39 +53,6 @@ const LIST_COLUMNS = [
 // Prepared statements name their columns (never `*`): a column a later migration adds then changes
 // nothing for an instance still running the previous release (see database/named-statements.ts).
 const CALL_COLUMNS = [...LIST_COLUMNS, 'transcript'] as const satisfies readonly (keyof CallRow)[];
-
-/**
- * Inserts calls, each with the first entry of its timeline, in one statement, and returns the calls'
- * rows in the order given. Throws on a duplicate id or provider call id.
- */
-export async function insertCalls(
-  db: Db,
-  calls: ReadonlyArray<{ call: NewCall; firstEntry: Omit<TimelineInsert, 'call_id'> }>,
-): Promise<CallRow[]> {
-  if (calls.length === 0) return [];
-  const rows = await db
-    .with('inserted', (qc) =>
-      qc
-        .insertInto('calls')
-        .values(calls.map(({ call }) => ({ ...call, metadata: JSON.stringify(call.metadata) })))
-        .returningAll(),
-    )
-    .with('entry', (qc) =>
-      qc.insertInto('call_timeline').values(
-        calls.map(({ call, firstEntry }) => ({
-          call_id: call.id,
-          at: firstEntry.at,
-          kind: firstEntry.kind,
-          detail: JSON.stringify(firstEntry.detail),
-        })),
-      ),
-    )
-    .selectFrom('inserted')
-    .selectAll()
-    .execute();
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return calls.map(({ call }) => byId.get(call.id)!);
-}
 
 /** The org's call with this id, or undefined (also for another org's call). */
 export async function findCall(db: Db, orgId: string, id: string): Promise<CallRow | undefined> {

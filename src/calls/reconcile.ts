@@ -203,9 +203,7 @@ export async function recoverPlacement(
   const [call] = await deps.db
     .transaction()
     .execute((trx) =>
-      recordPlacedCalls(trx, deps, provider, [
-        { placementId: placement.id, providerCallId: found.providerCallId, nextLookupAt: now },
-      ]),
+      recordPlacedCalls(trx, deps, provider, [{ placement, providerCallId: found.providerCallId, nextLookupAt: now }]),
     );
   if (!call) return null;
   deps.metrics.providerPlacements.inc({ provider: provider.name, outcome: 'recovered' });

@@ -11,7 +11,7 @@ type TimelineEntry = components['schemas']['TimelineEntry'];
 export type TimelineInsert = Omit<Insertable<CallTimelineTable>, 'kind' | 'detail'> &
   (TimelineEntry extends infer E ? (E extends TimelineEntry ? Pick<E, 'kind' | 'detail'> : never) : never);
 
-/** A stored entry as the API shows it. Rows are written only as TimelineInsert values (here, or with their call by insertCalls), so kind and detail match. */
+/** A stored entry as the API shows it. Rows are written only as TimelineInsert values (here, or with their call by db/functions/record_placed_calls.sql), so kind and detail match. */
 export function toTimelineEntry(row: Pick<Selectable<CallTimelineTable>, 'at' | 'kind' | 'detail'>): TimelineEntry {
   return { at: row.at.toISOString(), kind: row.kind, detail: row.detail } as TimelineEntry;
 }

@@ -5,7 +5,7 @@ import { sql, type QueryCreator } from 'kysely';
 import type { Db } from '../database/connect.js';
 import type { Database } from '../../db/schema.js';
 import { emitEvent } from '../webhooks/outbox.js';
-import { appendLedgerRows, giveHoldBack, settleHolds, takeHold, type BalanceMove } from './queries.js';
+import { giveHoldBack, settleHolds, takeHold, type BalanceMove } from './queries.js';
 
 /** The hold for a call: its maximum duration rounded up to whole minutes, at the per-minute rate. */
 export function holdFor(maxDurationSec: number, ratePaisePerMinute: number): number {
@@ -51,8 +51,8 @@ export async function settleCalls(trx: Db, orgId: string, calls: readonly CallSe
 
 /**
  * Reserves a placement's hold on the org's balance, without a ledger row yet: a provider that refuses
- * the call leaves no trace in the ledger (returnHold), one that accepts it gets its `hold` row
- * (confirmHolds). False, changing nothing, when the hold does not fit. A hold that takes the balance
+ * the call leaves no trace in the ledger (returnHold), one that accepts it gets its `hold` row with
+ * its call (db/functions/record_placed_calls.sql). False, changing nothing, when the hold does not fit. A hold that takes the balance
  * below the threshold emits balance.low.
  */
 export async function reserveHold(trx: Db, hold: { orgId: string; paise: number }): Promise<boolean> {
@@ -90,19 +90,6 @@ export function takeQuietHold(qc: QueryCreator<Database>, orgId: string, paise: 
  */
 export async function reserveHolds(trx: Db, holds: { orgId: string; paise: number; count: number }): Promise<boolean> {
   return reserveHold(trx, { orgId: holds.orgId, paise: holds.paise * holds.count });
-}
-
-/** Records reserved holds in the ledger once their calls exist (the balance already reflects them). */
-export async function confirmHolds(
-  trx: Db,
-  holds: ReadonlyArray<{ orgId: string; callId: string; paise: number }>,
-): Promise<void> {
-  await appendLedgerRows(
-    trx,
-    holds
-      .filter((hold) => hold.paise !== 0)
-      .map((hold) => ({ orgId: hold.orgId, amountPaise: -hold.paise, kind: 'hold' as const, callId: hold.callId })),
-  );
 }
 
 /** Gives a reserved hold back to the balance when its placement comes to nothing. */

@@ -325,7 +325,7 @@ export async function settleHolds(
 }
 
 /** Appends ledger rows for balance changes already made (see takeHold), in one statement. */
-export async function appendLedgerRows(
+async function appendLedgerRows(
   db: Db,
   entries: ReadonlyArray<{ orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId: string }>,
 ): Promise<void> {
