@@ -10,9 +10,35 @@ import { projectFile } from '../project-files.js';
 
 const FUNCTIONS_DIR = projectFile('db/functions');
 
+/** The db/functions/*.sql files' names, in order. */
+async function functionFiles(): Promise<string[]> {
+  return (await readdir(FUNCTIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
+}
+
+/**
+ * Each db/functions/*.sql file with when the database last installed it, or null when it never did (a
+ * function this release adds). A file installed with other content counts as installed: another release
+ * of the service may be running beside this one, and `migrate` installs the content of the release it runs.
+ */
+export async function functionStatus(db: AnySchemaDb): Promise<Array<{ file: string; installedAt: Date | null }>> {
+  const files = await functionFiles();
+  const { rows } = await sql<{
+    present: boolean;
+  }>`SELECT to_regclass('schema_functions') IS NOT NULL AS present`.execute(db);
+  const installed = new Map<string, Date>();
+  if (rows[0]!.present) {
+    const found = await sql<{
+      file: string;
+      installed_at: Date;
+    }>`SELECT file, installed_at FROM schema_functions`.execute(db);
+    for (const row of found.rows) installed.set(row.file, row.installed_at);
+  }
+  return files.map((file) => ({ file, installedAt: installed.get(file) ?? null }));
+}
+
 /** Installs every new or changed db/functions/*.sql file in one transaction; returns the files installed. */
 export async function installFunctions(db: AnySchemaDb): Promise<string[]> {
-  const files = (await readdir(FUNCTIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
+  const files = await functionFiles();
   const sources = await Promise.all(
     files.map(async (file) => [file, await readFile(path.join(FUNCTIONS_DIR, file), 'utf8')] as const),
   );

@@ -5,7 +5,7 @@ import type { AnySchemaDb } from './any-schema.js';
 import { Migrator, type MigrationProvider } from 'kysely/migration';
 import { migrations } from '../../db/migrations/index.js';
 import { connectDatabase } from './connect.js';
-import { installFunctions } from './functions.js';
+import { functionStatus, installFunctions } from './functions.js';
 import { jobSchemaCurrent, migrateJobSchema } from '../jobs/schema.js';
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
@@ -28,7 +28,7 @@ export interface MigrationTimeouts {
 export class SchemaBehindError extends Error {
   constructor(readonly pending: string[]) {
     super(
-      `the database schema is behind this version: ${pending.length} migration(s) pending (${pending.join(', ')}); ` +
+      `the database schema is behind this version: ${pending.length} schema change(s) pending (${pending.join(', ')}); ` +
         'run the `migrate` command (or start with MIGRATE_ON_START=true)',
     );
   }
@@ -59,17 +59,28 @@ export async function migrateToLatest(
   return { migrations: applied, functions, jobSchema };
 }
 
-/** The names of migrations not yet applied to the database, in order, then "pg-boss" when its schema is behind. */
+/**
+ * The names of migrations not yet applied to the database and of database functions never installed in
+ * it, in order, then "pg-boss" when its schema is behind.
+ */
 export async function pendingMigrations(db: AnySchemaDb): Promise<string[]> {
-  const known = await migratorFor(db).getMigrations();
-  const pending = known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+  const pending = (await migrationStatus(db))
+    .filter((change) => change.appliedAt === null)
+    .map((change) => change.name);
   return (await jobSchemaCurrent(db)) ? pending : [...pending, 'pg-boss'];
 }
 
-/** Every migration with when it was applied (null when pending), in order. */
+/**
+ * Every migration with when it was applied, then every database function (as db/functions/FILE) with when
+ * it was installed; null when pending.
+ */
 export async function migrationStatus(db: AnySchemaDb): Promise<Array<{ name: string; appliedAt: Date | null }>> {
   const known = await migratorFor(db).getMigrations();
-  return known.map((migration) => ({ name: migration.name, appliedAt: migration.executedAt ?? null }));
+  const functions = await functionStatus(db);
+  return [
+    ...known.map((migration) => ({ name: migration.name, appliedAt: migration.executedAt ?? null })),
+    ...functions.map((entry) => ({ name: `db/functions/${entry.file}`, appliedAt: entry.installedAt })),
+  ];
 }
 
 /** Runs `work` on a one-connection pool to `url` with the migration timeouts, then closes it. */

@@ -21,10 +21,19 @@ export function runAdmin(
   args: string[],
   env: Record<string, string | undefined> = {},
 ): Promise<CliResult> {
+  return runCommand(databaseUrl, ['admin', ...args], env);
+}
+
+/** Like runAdmin for any command of the CLI (`migrate --check`, `serve`, ...). */
+export function runCommand(
+  databaseUrl: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [MAIN, 'admin', ...args],
+      [MAIN, ...args],
       {
         env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
         timeout: HANG_GUARD_MS,
