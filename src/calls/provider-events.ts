@@ -76,7 +76,8 @@ export async function ingestReports(
     return { event, appliedTo: locked && namesCall(locked, event) ? locked.id : null };
   });
   // The provider call ids' locks (see target) all at once and in sorted order, as a placement group takes
-  // its own, so two transactions that lock several never deadlock; the call the caller has locked needs none.
+  // its own, so two transactions that lock several never deadlock on them; the call the caller has locked
+  // needs none.
   await lockProviderCallIds(
     trx,
     provider.name,
