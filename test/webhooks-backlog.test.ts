@@ -57,10 +57,11 @@ function arrivedAfter(receiver: Receiver, answeredAt: number): number {
 }
 
 async function deliveriesTotal(id: string, status?: 'pending' | 'abandoned' | 'succeeded'): Promise<number> {
-  const { data } = await env.app.client(env.org.key).GET('/webhooks/{id}/deliveries', {
+  const { data, error, response } = await env.app.client(env.org.key).GET('/webhooks/{id}/deliveries', {
     params: { path: { id }, query: { limit: 1, ...(status ? { status } : {}) } },
   });
-  return data!.pagination.total;
+  if (!data) throw new Error(`GET /webhooks/${id}/deliveries answered ${response.status}: ${JSON.stringify(error)}`);
+  return data.pagination.total;
 }
 
 describe('switching off an endpoint with 100,000 pending deliveries', { timeout: 180_000 }, () => {
