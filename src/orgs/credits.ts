@@ -51,9 +51,9 @@ export async function settleCalls(trx: Db, orgId: string, calls: readonly CallSe
 
 /**
  * Reserves a placement's hold on the org's balance, without a ledger row yet: a provider that refuses
- * the call leaves no trace in the ledger (returnHold), one that accepts it gets its `hold` row with
- * its call (db/functions/record_placed_calls.sql). False, changing nothing, when the hold does not fit. A hold that takes the balance
- * below the threshold emits balance.low.
+ * the call leaves no trace in the ledger (returnHold), one that accepts it gets its `hold` row with its
+ * call (db/functions/record_placed_calls.sql). False, changing nothing, when the hold does not fit. A
+ * hold that takes the balance below the threshold emits balance.low.
  */
 export async function reserveHold(trx: Db, hold: { orgId: string; paise: number }): Promise<boolean> {
   if (hold.paise === 0) return true;

@@ -324,7 +324,7 @@ export async function settleHolds(
   return moveBalance(db, orgId, held - charged, -held);
 }
 
-/** Appends ledger rows for balance changes already made (see takeHold), in one statement. */
+/** Appends ledger rows for a balance movement made in the same transaction, in one statement. */
 async function appendLedgerRows(
   db: Db,
   entries: ReadonlyArray<{ orgId: string; amountPaise: number; kind: CreditLedgerTable['kind']; callId: string }>,
