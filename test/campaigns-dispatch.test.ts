@@ -122,6 +122,35 @@ describe('dial-time rules', () => {
     expect(read.counters).toMatchObject({ in_progress: 2, pending: 4, calls_placed: 2, contacts_total: 6 });
   });
 
+  it('dials a due retry before first attempts, first attempts in list order, and a retry not yet due waits', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const numbers = Array.from({ length: 4 }, (_, i) => testNumber(`13${String(i).padStart(2, '0')}`));
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, numbers) },
+      max_concurrency: 2,
+    });
+    // The list's last contact waits for a retry that is due, the third for one an hour away.
+    const retryAt = async (position: number, at: Date) => {
+      await sql`UPDATE campaign_contacts SET attempts = 1, next_attempt_at = ${at}
+                WHERE campaign_id = ${campaign.id} AND position = ${position}`.execute(database.db);
+    };
+    await retryAt(4, new Date(clock.now().getTime() - 60_000));
+    await retryAt(3, new Date(clock.now().getTime() + 3_600_000));
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(2);
+    const { rows } = await sql<{ position: number; state: string; attempts: number }>`
+      SELECT position, state, attempts FROM campaign_contacts WHERE campaign_id = ${campaign.id}
+      ORDER BY position`.execute(database.db);
+    expect(rows).toEqual([
+      { position: 1, state: 'calling', attempts: 1 },
+      { position: 2, state: 'pending', attempts: 0 },
+      { position: 3, state: 'pending', attempts: 1 },
+      { position: 4, state: 'calling', attempts: 2 },
+    ]);
+  });
+
   it('skips a number put on the do-not-call list after creation, and excluded consent', async () => {
     clock.set(Date.parse('2026-04-01T10:00:00Z'));
     const org = await createTestOrg(database.db);
