@@ -105,6 +105,17 @@ describe('the progress worker batches due calls', () => {
   it('ends the due calls of two orgs in one step, each settled, with counters that match', async () => {
     const first = await createTestOrg(database.db, { planId: 'scale' });
     const second = await createTestOrg(database.db, { planId: 'scale' });
+    // The first org's endpoint takes every ending kind: each event the batch emits queues a delivery.
+    const { id: endpointId } = await database.db
+      .insertInto('webhooks')
+      .values({
+        org_id: first.orgId,
+        url: 'https://hooks.example.com/calls',
+        events: ['call.completed', 'call.failed', 'call.no_answer', 'call.busy', 'call.canceled'],
+        secret: 'whsec_progress_batches',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const ids = [...(await placeCalls(first)), ...(await placeCalls(second))];
     // Past every scripted ending (the longest call lasts 66 simulated seconds), within max_duration_sec.
     clock.advance(90 * STEP_MS);
@@ -115,6 +126,13 @@ describe('the progress worker batches due calls', () => {
     expect([...statuses.values()].filter((status) => !TERMINAL.includes(status))).toEqual([]);
     await expectSettled(first, ids.slice(0, ENDINGS.length));
     await expectSettled(second, ids.slice(ENDINGS.length));
+    const delivered = await database.db
+      .selectFrom('webhook_deliveries')
+      .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
+      .select(sql<string>`events.data->>'call_id'`.as('call_id'))
+      .where('webhook_deliveries.webhook_id', '=', endpointId)
+      .execute();
+    expect(delivered.map((row) => row.call_id).sort()).toEqual(ids.slice(0, ENDINGS.length).sort());
   });
 
   it('puts off only the call whose change fails, and ends it once it can', async () => {
