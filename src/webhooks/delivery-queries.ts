@@ -397,14 +397,6 @@ function inShownStatus(status: DeliveryStatus) {
   return sql<boolean>`(webhook_deliveries.status = ${status})`;
 }
 
-/** How many of the endpoint's deliveries stored as pending a switch-off dropped (an index range count). */
-async function countDropped(db: Db, webhookId: string): Promise<number> {
-  const { rows } = await sql<{ n: string }>`
-    SELECT count(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-    WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.seq < w.dropped_before_seq`.execute(db);
-  return Number(rows[0]!.n);
-}
-
 /** One delivery of an endpoint, or undefined. */
 export async function findDeliveryRow(db: Db, webhookId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
   return deliveriesWithEvent(db)
@@ -433,21 +425,27 @@ export async function listDeliveryRows(
   );
 }
 
-/** How many of the endpoint's deliveries are in `status` as the API shows it (in any status when undefined). */
+/**
+ * How many of the endpoint's deliveries are in `status` as the API shows it (in any status when
+ * undefined): the per-status counts kept by triggers, not a count over the endpoint's history, less (for
+ * pending) or plus (for abandoned) the deliveries a switch-off dropped that its clean-up has not marked
+ * yet (an index range count). One statement, so both are read in one snapshot: read apart, a clean-up
+ * batch committing between them was counted as pending still.
+ */
 async function countDeliveries(db: Db, webhookId: string, status: DeliveryStatus | undefined): Promise<number> {
-  const [count, dropped] = await Promise.all([
-    // From the per-status counts kept by triggers, not a count over the endpoint's history.
-    db
-      .selectFrom('webhook_delivery_counts')
-      .select(sql<number>`coalesce(sum(count), 0)`.as('count'))
-      .where('webhook_id', '=', webhookId)
-      .$if(status !== undefined, (qb) => qb.where('status', '=', status!))
-      .executeTakeFirstOrThrow(),
-    // Dropped deliveries not yet marked are counted as pending by the triggers but shown as abandoned.
-    status === 'pending' || status === 'abandoned' ? countDropped(db, webhookId) : 0,
-  ]);
-  const correction = status === 'pending' ? -dropped : status === 'abandoned' ? dropped : 0;
-  return Number(count.count) + correction;
+  const corrected = status === 'pending' || status === 'abandoned';
+  const { rows } = await sql<{ counted: string; dropped: string }>`
+    SELECT
+      (SELECT coalesce(sum(count), 0) FROM webhook_delivery_counts
+       WHERE webhook_id = ${webhookId} ${status === undefined ? sql`` : sql`AND status = ${status}`}) AS counted,
+      ${
+        corrected
+          ? sql`(SELECT count(*) FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+                 WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.seq < w.dropped_before_seq)`
+          : sql`0`
+      } AS dropped`.execute(db);
+  const { counted, dropped } = rows[0]!;
+  return Number(counted) + (status === 'pending' ? -Number(dropped) : status === 'abandoned' ? Number(dropped) : 0);
 }
 
 /**
