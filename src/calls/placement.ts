@@ -23,7 +23,6 @@ import {
   findPlacementFacts,
   isKeyPlacementUnknown,
   insertPlacement,
-  insertPlacementWithQuietHold,
   insertPlacements,
   lockPlacement,
   markPlacementUnknown,
@@ -32,6 +31,7 @@ import {
 } from './placement-queries.js';
 import { voidPlacement } from './placement-record.js';
 import { recorderFor } from './placement-recorder.js';
+import { reserverFor } from './placement-reserver.js';
 import { awaitResponse, claimOrReplay } from './idempotency.js';
 import { toCallCreated } from './mapper.js';
 import { IDEMPOTENCY_POLL_MS, PLACEMENT_RECOVERY_GRACE_MS } from './policy.js';
@@ -189,8 +189,9 @@ interface Reserved {
  * The first step in two statements and no transaction, for the common placement: no Idempotency-Key, no
  * concurrency cap on the plan, a provider this service can use, and a hold that fits without owing a
  * balance.low notice. The checks' read and the placement stored with its hold (one statement, so the
- * org's row is locked only while it runs). For any other placement, having written nothing, the facts
- * it read, for reservePlacement's transaction; throws what checkPlacementFacts throws.
+ * org's row is locked only while it runs, shared with the org's placements made at the same moment: see
+ * ./placement-reserver.ts). For any other placement, having written nothing, the facts it read, for
+ * reservePlacement's transaction; throws what checkPlacementFacts throws.
  */
 async function reserveWithoutTransaction(
   deps: AppDeps,
@@ -202,7 +203,7 @@ async function reserveWithoutTransaction(
   const route = routeOrRefusal(deps, request.auth, facts);
   if (route instanceof DomainError) return { facts };
   const placement = newPlacement(deps, request, facts, route, now);
-  return (await insertPlacementWithQuietHold(deps.db, placement)) ? { placement, provider: route.provider } : { facts };
+  return (await reserverFor(deps.db).reserve(placement)) ? { placement, provider: route.provider } : { facts };
 }
 
 /**
