@@ -1,6 +1,7 @@
-// Placements of one org made at the same moment take the org's balance row together: while one
-// statement stores some of them with their holds, the rest wait in the service and then go as one
-// statement, so the row is never queued for by one statement per placement. Every placement still gets
+// Placements of one org made at the same moment (POST /calls without an Idempotency-Key, on a plan
+// without a concurrency cap) take the org's balance row together: while one statement stores some of
+// them with their holds, the rest wait in the service and then go as one statement, so the row is
+// never queued for by one statement (and pool connection) per placement. Every placement still gets
 // its own call and hold, and other orgs never wait for the group.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
