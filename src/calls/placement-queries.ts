@@ -139,13 +139,13 @@ const PLACEMENT_COLUMN_SET = {
 const PLACEMENT_COLUMNS = Object.keys(PLACEMENT_COLUMN_SET) as Array<keyof typeof PLACEMENT_COLUMN_SET>;
 
 /**
- * Stores placements of one org and takes their holds from its balance in one statement (no transaction,
- * so the org's row is locked only while it runs), when the holds together fit and owe no balance.low
- * notice (see takeQuietHold). False, writing nothing, otherwise.
+ * Stores placements (at least one, all of one org) and takes their holds from the org's balance in one
+ * statement (no transaction, so the org's row is locked only while it runs), when the holds together
+ * fit and owe no balance.low notice (see takeQuietHold). False, writing nothing, otherwise.
  */
-export async function insertPlacementsWithQuietHold(db: Db, orgId: string, placements: PlacementRow[]) {
+export async function insertPlacementsWithQuietHold(db: Db, placements: PlacementRow[]): Promise<boolean> {
   const stored = await placementsWithQuietHold.execute(db, {
-    orgId,
+    orgId: placements[0]!.org_id,
     holdPaise: placements.reduce((sum, placement) => sum + placement.hold_paise, 0),
     placements: JSON.stringify(placements),
   });

@@ -43,7 +43,11 @@ export class PlacementReserver {
   /** Stores the org's waiting placements a group at a time until none is left. */
   private async drain(orgId: string): Promise<void> {
     const queue = this.waiting.get(orgId)!;
-    while (queue.length > 0) await this.store(orgId, queue.slice(0, MAX_GROUP));
+    while (queue.length > 0) {
+      const group = queue.slice(0, MAX_GROUP);
+      await this.store(group);
+      queue.splice(0, group.length);
+    }
     this.waiting.delete(orgId);
   }
 
@@ -51,26 +55,22 @@ export class PlacementReserver {
    * Stores a group in one statement; when its holds together do not fit, each placement alone, so that
    * each gets its own answer (the holds of some may fit where all do not). A database error is every
    * entry's answer (the statement wrote nothing, and nothing in it is one placement's own: agents are
-   * never deleted). Settles every entry and takes the group off its queue.
+   * never deleted). Settles every entry.
    */
-  private async store(orgId: string, group: Waiting[]): Promise<void> {
+  private async store(group: Waiting[]): Promise<void> {
+    const placements = group.map((entry) => entry.placement);
     try {
-      if (
-        await insertPlacementsWithQuietHold(
-          this.db,
-          orgId,
-          group.map((entry) => entry.placement),
-        )
-      ) {
+      if (await insertPlacementsWithQuietHold(this.db, placements)) {
         for (const entry of group) entry.resolve(true);
         return;
       }
-      if (group.length === 1) return group[0]!.resolve(false);
-      for (const entry of group) entry.resolve(await insertPlacementsWithQuietHold(this.db, orgId, [entry.placement]));
+      if (group.length === 1) {
+        group[0]!.resolve(false);
+        return;
+      }
+      for (const entry of group) entry.resolve(await insertPlacementsWithQuietHold(this.db, [entry.placement]));
     } catch (error) {
       for (const entry of group) entry.reject(error);
-    } finally {
-      this.waiting.get(orgId)!.splice(0, group.length);
     }
   }
 }
