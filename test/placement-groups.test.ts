@@ -1,13 +1,17 @@
-// Placements of one org made at the same moment (POST /calls without an Idempotency-Key, on a plan
-// without a concurrency cap) take the org's balance row together: while one statement stores some of
-// them with their holds, the rest wait in the service and then go as one statement, so the row is
-// never queued for by one statement (and pool connection) per placement. Every placement still gets
-// its own call and hold, and other orgs never wait for the group.
+// An org's placements held up at its balance row (another transaction has it) wait in the service, not
+// in pool connections. POST /calls without an Idempotency-Key, on a plan without a concurrency cap,
+// takes the row together with the org's placements made at the same moment: while one statement stores
+// some of them with their holds, the rest wait and then go as one statement. Any other placement runs
+// its first transaction within the org's FIRST_STEPS_PER_ORG. Every placement still gets its own call
+// and hold, and another org's placement goes through while the burst waits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
 import { createTestOrg, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createPlan } from '../src/orgs/service.js';
+import { FIRST_STEPS_PER_ORG } from '../src/calls/policy.js';
 
 /** A default agent's hold: 600 s at 200 paise a minute. */
 const HOLD = 2_000;
@@ -18,6 +22,7 @@ let app: TestApp;
 
 beforeAll(async () => {
   database = await createTestDatabase();
+  await createPlan(database.db, { id: 'capped', name: 'Capped', rateLimitPerMinute: 1_000, maxConcurrentCalls: 100 });
   // Calls stay queued: their steps are an hour long.
   app = await startTestApp(database, { config: { simulatorStepMs: 3_600_000 } });
 });
@@ -28,79 +33,95 @@ afterAll(async () => {
 });
 
 /** Places a call for `org` to a number the simulator takes; returns the HTTP status and the call's id. */
-async function place(org: TestOrg): Promise<{ status: number; id?: string }> {
+async function place(org: TestOrg, key?: string): Promise<{ status: number; id?: string }> {
   const answered = await app.client(org.key).POST('/calls', {
     body: { agent_id: org.agentId, to_e164: testNumber('0000') },
+    ...(key === undefined ? {} : { params: { header: { 'Idempotency-Key': key } } }),
   });
   return { status: answered.response.status, id: answered.data?.data.id };
 }
 
-/** How many statements storing placements wait for a lock now. */
-async function placementsWaiting(): Promise<number> {
+/** How many statements wait for a lock now. */
+async function statementsWaiting(): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM pg_stat_activity
-    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%insert into "call_placements"%'`.execute(
-    database.db,
-  );
+    WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(database.db);
   return rows[0]!.n;
 }
 
-describe('placements of one org at the same moment', () => {
-  it('queue for its balance row as one statement, and each is stored with its own hold', async () => {
+/**
+ * Holds the org's row in another session while PLACEMENTS placements of the org are made with
+ * `placeOne`; meanwhile samples how many statements wait for a lock and places a call for `other`.
+ * Then releases the row; returns the most statements seen waiting and every answer.
+ */
+async function burstAtHeldRow(org: TestOrg, other: TestOrg, placeOne: () => Promise<{ status: number; id?: string }>) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const holder = database.db.transaction().execute(async (trx) => {
+    await sql`SELECT 1 FROM orgs WHERE id = ${org.orgId} FOR UPDATE`.execute(trx);
+    locked();
+    await released;
+  });
+  await isLocked;
+
+  const answers = Promise.all(Array.from({ length: PLACEMENTS }, placeOne));
+  await waitFor('a placement waiting for the row', async () => (await statementsWaiting()) >= 1);
+  const otherAnswer = await place(other);
+  const samples: number[] = [];
+  for (let sample = 0; sample < 20; sample += 1) {
+    samples.push(await statementsWaiting());
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  release();
+  await holder;
+  return { mostWaiting: Math.max(...samples), otherStatus: otherAnswer.status, placed: await answers };
+}
+
+/** Checks that every placement got its own queued call with its hold, and the org's balance moved by them. */
+async function expectPlacedWithHolds(org: TestOrg, placed: Array<{ status: number; id?: string }>, credits: number) {
+  expect(placed.map((answer) => answer.status)).toEqual(Array(PLACEMENTS).fill(201));
+  const ids = placed.map((answer) => answer.id!);
+  expect(new Set(ids).size).toBe(PLACEMENTS);
+  const orgRow = await database.db
+    .selectFrom('orgs')
+    .select(['balance_paise', 'held_paise'])
+    .where('id', '=', org.orgId)
+    .executeTakeFirstOrThrow();
+  expect(orgRow).toEqual({ balance_paise: credits - PLACEMENTS * HOLD, held_paise: PLACEMENTS * HOLD });
+  const holds = await database.db
+    .selectFrom('credit_ledger')
+    .select(['call_id', 'amount_paise'])
+    .where('org_id', '=', org.orgId)
+    .where('kind', '=', 'hold')
+    .execute();
+  expect(holds.map((hold) => hold.call_id).sort()).toEqual([...ids].sort());
+  expect(holds.every((hold) => hold.amount_paise === -HOLD)).toBe(true);
+  const calls = await database.db.selectFrom('calls').select(['status', 'hold_paise']).where('id', 'in', ids).execute();
+  expect(calls).toHaveLength(PLACEMENTS);
+  expect(calls.every((call) => call.status === 'queued' && call.hold_paise === HOLD)).toBe(true);
+}
+
+describe("an org's placements held up at its balance row", () => {
+  it('without a key or a cap wait for it as one statement, and each is stored with its own hold', async () => {
     const org = await createTestOrg(database.db, { credits: 100 * HOLD, planId: 'scale' });
     const other = await createTestOrg(database.db, { credits: 10 * HOLD, planId: 'scale' });
+    const burst = await burstAtHeldRow(org, other, () => place(org));
+    expect(burst.mostWaiting).toBe(1);
+    expect(burst.otherStatus).toBe(201);
+    await expectPlacedWithHolds(org, burst.placed, 100 * HOLD);
+  });
 
-    // Another session holds the org's row, as a long statement of the org's own would.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = database.db.transaction().execute(async (trx) => {
-      await sql`SELECT 1 FROM orgs WHERE id = ${org.orgId} FOR UPDATE`.execute(trx);
-      locked();
-      await released;
-    });
-    await isLocked;
-
-    const answers = Promise.all(Array.from({ length: PLACEMENTS }, () => place(org)));
-    await waitFor('the first placement waiting for the row', async () => (await placementsWaiting()) >= 1);
-    // The other org's placement is not held up by the group waiting.
-    expect((await place(other)).status).toBe(201);
-    // However long the row stays taken, one statement waits for it; the other placements wait in the service.
-    const samples: number[] = [];
-    for (let sample = 0; sample < 20; sample += 1) {
-      samples.push(await placementsWaiting());
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    expect(Math.max(...samples)).toBe(1);
-
-    release();
-    await holder;
-    const placed = await answers;
-    expect(placed.map((answer) => answer.status)).toEqual(Array(PLACEMENTS).fill(201));
-    const ids = placed.map((answer) => answer.id!);
-    expect(new Set(ids).size).toBe(PLACEMENTS);
-
-    const orgRow = await database.db
-      .selectFrom('orgs')
-      .select(['balance_paise', 'held_paise'])
-      .where('id', '=', org.orgId)
-      .executeTakeFirstOrThrow();
-    expect(orgRow).toEqual({ balance_paise: (100 - PLACEMENTS) * HOLD, held_paise: PLACEMENTS * HOLD });
-    const holds = await database.db
-      .selectFrom('credit_ledger')
-      .select(['call_id', 'amount_paise'])
-      .where('org_id', '=', org.orgId)
-      .where('kind', '=', 'hold')
-      .execute();
-    expect(holds.map((hold) => hold.call_id).sort()).toEqual([...ids].sort());
-    expect(holds.every((hold) => hold.amount_paise === -HOLD)).toBe(true);
-    const calls = await database.db
-      .selectFrom('calls')
-      .select(['id', 'status', 'hold_paise'])
-      .where('id', 'in', ids)
-      .execute();
-    expect(calls).toHaveLength(PLACEMENTS);
-    expect(calls.every((call) => call.status === 'queued' && call.hold_paise === HOLD)).toBe(true);
+  it.each([
+    ['with Idempotency-Keys', 'scale', true],
+    ['on a plan with a concurrency cap', 'capped', false],
+  ])('%s wait for it in at most the per-org number of transactions', async (_, planId, keyed) => {
+    const org = await createTestOrg(database.db, { credits: 100 * HOLD, planId });
+    const other = await createTestOrg(database.db, { credits: 10 * HOLD, planId });
+    const burst = await burstAtHeldRow(org, other, () => place(org, keyed ? randomUUID() : undefined));
+    expect(burst.mostWaiting).toBe(FIRST_STEPS_PER_ORG);
+    expect(burst.otherStatus).toBe(201);
+    await expectPlacedWithHolds(org, burst.placed, 100 * HOLD);
   });
 });

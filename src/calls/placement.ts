@@ -34,7 +34,8 @@ import { recorderFor } from './placement-recorder.js';
 import { reserverFor } from './placement-reserver.js';
 import { awaitResponse, claimOrReplay } from './idempotency.js';
 import { toCallCreated } from './mapper.js';
-import { IDEMPOTENCY_POLL_MS, PLACEMENT_RECOVERY_GRACE_MS } from './policy.js';
+import { FIRST_STEPS_PER_ORG, IDEMPOTENCY_POLL_MS, PLACEMENT_RECOVERY_GRACE_MS } from './policy.js';
+import { OrgSlots } from './org-slots.js';
 
 type Schemas = components['schemas'];
 
@@ -425,6 +426,16 @@ export async function reserveCampaignPlacements(
   });
 }
 
+/** The caps on an org's first-step transactions, one per database handle (apps of one test process apart). */
+const firstSteps = new WeakMap<Db, OrgSlots>();
+
+/** The cap on first-step transactions of placements made through `db`. */
+function firstStepSlots(db: Db): OrgSlots {
+  let slots = firstSteps.get(db);
+  if (!slots) firstSteps.set(db, (slots = new OrgSlots(FIRST_STEPS_PER_ORG)));
+  return slots;
+}
+
 /**
  * Places a call, or with an Idempotency-Key replays the response of the key's first request (waiting
  * while that request is still with the provider). Throws DomainError not_found (agent_id), forbidden
@@ -444,14 +455,16 @@ export async function placeCall(
     const step: FirstStep =
       quick && 'placement' in quick
         ? { kind: 'placement', ...quick }
-        : await deps.db.transaction().execute(async (trx): Promise<FirstStep> => {
-            if (key !== undefined) {
-              const claim = await claimOrReplay(trx, { orgId, key, body: request.body, now });
-              if (!claim.claimed)
-                return claim.response ? { kind: 'replay', call: claim.response } : { kind: 'in_flight' };
-            }
-            return { kind: 'placement', ...(await reservePlacement(trx, deps, request, now, quick?.facts)) };
-          });
+        : await firstStepSlots(deps.db).run(orgId, () =>
+            deps.db.transaction().execute(async (trx): Promise<FirstStep> => {
+              if (key !== undefined) {
+                const claim = await claimOrReplay(trx, { orgId, key, body: request.body, now });
+                if (!claim.claimed)
+                  return claim.response ? { kind: 'replay', call: claim.response } : { kind: 'in_flight' };
+              }
+              return { kind: 'placement', ...(await reservePlacement(trx, deps, request, now, quick?.facts)) };
+            }),
+          );
     if (step.kind === 'replay') return { call: step.call, replayed: true };
     if (step.kind === 'placement')
       return { call: await dialPlacement(deps, step.placement, step.provider), replayed: false };

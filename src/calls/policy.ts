@@ -12,6 +12,12 @@ export const PROGRESS_BATCH = 25;
 /** The idle progress worker looks for due calls every simulated second, and at least this often (ms). */
 export const PROGRESS_IDLE_WAIT_MS = { min: 10 } as const;
 
+/**
+ * An org's placement first-step transactions one process runs at once (each may wait for the org's
+ * balance row holding a pool connection); the org's further placements wait their turn in the service.
+ */
+export const FIRST_STEPS_PER_ORG = 2;
+
 /** How long after a placement's provider deadline recovery may take it over from the process asking (ms). */
 export const PLACEMENT_RECOVERY_GRACE_MS = 2_000;
 
