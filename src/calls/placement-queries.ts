@@ -139,20 +139,20 @@ const PLACEMENT_COLUMN_SET = {
 const PLACEMENT_COLUMNS = Object.keys(PLACEMENT_COLUMN_SET) as Array<keyof typeof PLACEMENT_COLUMN_SET>;
 
 /**
- * Stores placements (at least one, all of one org) and takes their holds from the org's balance in one
- * statement (no transaction, so the org's row is locked only while it runs), when the holds together
- * fit and owe no balance.low notice (see takeQuietHold). False, writing nothing, otherwise.
+ * Stores a placement and takes its hold from the org's balance in one statement (no transaction, so the
+ * org's row is locked only while it runs), when the hold fits and owes no balance.low notice (see
+ * takeQuietHold). False, writing nothing, otherwise.
  */
-export async function insertPlacementsWithQuietHold(db: Db, placements: PlacementRow[]): Promise<boolean> {
-  const stored = await placementsWithQuietHold.execute(db, {
-    orgId: placements[0]!.org_id,
-    holdPaise: placements.reduce((sum, placement) => sum + placement.hold_paise, 0),
-    placements: JSON.stringify(placements),
+export async function insertPlacementWithQuietHold(db: Db, placement: PlacementRow): Promise<boolean> {
+  const stored = await placementWithQuietHold.execute(db, {
+    orgId: placement.org_id,
+    holdPaise: placement.hold_paise,
+    placement: JSON.stringify(placement),
   });
   return stored.length > 0;
 }
 
-const placementsWithQuietHold = prepareQuery((db, arg: Arg<{ orgId: string; holdPaise: number; placements: string }>) =>
+const placementWithQuietHold = prepareQuery((db, arg: Arg<{ orgId: string; holdPaise: number; placement: string }>) =>
   db
     .with('hold', (qc) => takeQuietHold(qc, arg('orgId'), arg('holdPaise')))
     .insertInto('call_placements')
@@ -161,7 +161,7 @@ const placementsWithQuietHold = prepareQuery((db, arg: Arg<{ orgId: string; hold
       eb
         .selectFrom([
           'hold',
-          sql<PlacementRow>`jsonb_populate_recordset(NULL::call_placements, ${arg('placements')}::jsonb)`.as('stored'),
+          sql<PlacementRow>`jsonb_populate_record(NULL::call_placements, ${arg('placement')}::jsonb)`.as('stored'),
         ])
         .select(PLACEMENT_COLUMNS.map((column) => `stored.${column}` as const)),
     )

@@ -23,6 +23,7 @@ import {
   findPlacementFacts,
   isKeyPlacementUnknown,
   insertPlacement,
+  insertPlacementWithQuietHold,
   insertPlacements,
   lockPlacement,
   markPlacementUnknown,
@@ -31,10 +32,9 @@ import {
 } from './placement-queries.js';
 import { voidPlacement } from './placement-record.js';
 import { recorderFor } from './placement-recorder.js';
-import { reserverFor } from './placement-reserver.js';
 import { awaitResponse, claimOrReplay } from './idempotency.js';
 import { toCallCreated } from './mapper.js';
-import { FIRST_STEPS_PER_ORG, IDEMPOTENCY_POLL_MS, PLACEMENT_RECOVERY_GRACE_MS } from './policy.js';
+import { FIRST_STEP_SPARE_CONNECTIONS, IDEMPOTENCY_POLL_MS, PLACEMENT_RECOVERY_GRACE_MS } from './policy.js';
 import { OrgSlots } from './org-slots.js';
 
 type Schemas = components['schemas'];
@@ -186,13 +186,26 @@ interface Reserved {
   provider: VoiceProvider;
 }
 
+/** Each process's caps on an org's first steps, one per app (apps of one test process stay apart). */
+const firstSteps = new WeakMap<AppDeps, OrgSlots>();
+
+/** The cap on an org's placement first steps in the process of `deps` (see FIRST_STEP_SPARE_CONNECTIONS). */
+function firstStepSlots(deps: AppDeps): OrgSlots {
+  let slots = firstSteps.get(deps);
+  if (!slots) {
+    slots = new OrgSlots(Math.max(1, deps.config.dbPoolSize - FIRST_STEP_SPARE_CONNECTIONS));
+    firstSteps.set(deps, slots);
+  }
+  return slots;
+}
+
 /**
  * The first step in two statements and no transaction, for the common placement: no Idempotency-Key, no
  * concurrency cap on the plan, a provider this service can use, and a hold that fits without owing a
  * balance.low notice. The checks' read and the placement stored with its hold (one statement, so the
- * org's row is locked only while it runs, shared with the org's placements made at the same moment: see
- * ./placement-reserver.ts). For any other placement, having written nothing, the facts it read, for
- * reservePlacement's transaction; throws what checkPlacementFacts throws.
+ * org's row is locked only while it runs; within the org's first-step slots). For any other placement,
+ * having written nothing, the facts it read, for reservePlacement's transaction; throws what
+ * checkPlacementFacts throws.
  */
 async function reserveWithoutTransaction(
   deps: AppDeps,
@@ -204,7 +217,10 @@ async function reserveWithoutTransaction(
   const route = routeOrRefusal(deps, request.auth, facts);
   if (route instanceof DomainError) return { facts };
   const placement = newPlacement(deps, request, facts, route, now);
-  return (await reserverFor(deps.db).reserve(placement)) ? { placement, provider: route.provider } : { facts };
+  const stored = await firstStepSlots(deps).run(placement.org_id, () =>
+    insertPlacementWithQuietHold(deps.db, placement),
+  );
+  return stored ? { placement, provider: route.provider } : { facts };
 }
 
 /**
@@ -426,16 +442,6 @@ export async function reserveCampaignPlacements(
   });
 }
 
-/** The caps on an org's first-step transactions, one per database handle (apps of one test process apart). */
-const firstSteps = new WeakMap<Db, OrgSlots>();
-
-/** The cap on first-step transactions of placements made through `db`. */
-function firstStepSlots(db: Db): OrgSlots {
-  let slots = firstSteps.get(db);
-  if (!slots) firstSteps.set(db, (slots = new OrgSlots(FIRST_STEPS_PER_ORG)));
-  return slots;
-}
-
 /**
  * Places a call, or with an Idempotency-Key replays the response of the key's first request (waiting
  * while that request is still with the provider). Throws DomainError not_found (agent_id), forbidden
@@ -455,7 +461,7 @@ export async function placeCall(
     const step: FirstStep =
       quick && 'placement' in quick
         ? { kind: 'placement', ...quick }
-        : await firstStepSlots(deps.db).run(orgId, () =>
+        : await firstStepSlots(deps).run(orgId, () =>
             deps.db.transaction().execute(async (trx): Promise<FirstStep> => {
               if (key !== undefined) {
                 const claim = await claimOrReplay(trx, { orgId, key, body: request.body, now });

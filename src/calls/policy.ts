@@ -13,10 +13,12 @@ export const PROGRESS_BATCH = 25;
 export const PROGRESS_IDLE_WAIT_MS = { min: 10 } as const;
 
 /**
- * An org's placement first-step transactions one process runs at once (each may wait for the org's
- * balance row holding a pool connection); the org's further placements wait their turn in the service.
+ * Pool connections a process keeps from any one org's placement first steps (the statement or
+ * transaction that takes the hold, which may wait for the org's balance row holding a connection): an
+ * org runs at most DB_POOL_SIZE minus these at once, at least one; its further placements wait their
+ * turn in the service.
  */
-export const FIRST_STEPS_PER_ORG = 2;
+export const FIRST_STEP_SPARE_CONNECTIONS = 2;
 
 /** How long after a placement's provider deadline recovery may take it over from the process asking (ms). */
 export const PLACEMENT_RECOVERY_GRACE_MS = 2_000;
