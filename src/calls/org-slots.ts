@@ -1,8 +1,8 @@
 // A per-org cap on work that may wait inside the database while holding a pool connection: at most
 // `perOrg` of an org's tasks run at once in this process, the rest wait their turn in the service, in
-// order, holding nothing. A placement's first transaction waits for its org's balance row while another
-// transaction has it; without the cap, one org's burst held up there would hold a connection per
-// placement and could leave none for other orgs.
+// order, holding nothing. A placement's first step (the statement or transaction that takes its hold)
+// waits for its org's balance row while another transaction has it; without the cap, one org's burst
+// held up there would hold a connection per placement and could leave none for other orgs.
 
 /** Runs tasks with at most a fixed number per org at once; see the file's header. */
 export class OrgSlots {
