@@ -222,6 +222,25 @@ function sampleCampaign(db: Db, campaignId: string) {
   };
 }
 
+/**
+ * Refreshes the calls table's statistics once the campaign has as many calls as its concurrency (a few
+ * seconds in), unless that is not so by `deadline` (the steady window's start). Until then the statistics of a database without earlier
+ * campaign calls say no call has a campaign, and PostgreSQL answers the sampler's per-status reads with
+ * a walk of every call the campaign has made, filtered by status, four times a sample.
+ */
+async function analyzeOnceCalling(db: Db, campaignId: string, deadline: number): Promise<void> {
+  for (;;) {
+    if (Date.now() >= deadline) return;
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM calls WHERE campaign_id = ${campaignId} LIMIT ${CAMPAIGN_MAX_CONCURRENCY}
+      ) AS made`.execute(db);
+    if (rows[0]!.n >= CAMPAIGN_MAX_CONCURRENCY) break;
+    await sleep(100);
+  }
+  await sql`ANALYZE calls`.execute(db);
+}
+
 /** One run: a fresh worker, the idle list, the campaign for `seconds`, its cancel and drain. */
 async function runOnce(
   options: CampaignDispatchOptions,
@@ -259,8 +278,10 @@ async function runOnce(
     const campaignId = created.data.id;
     const startedAt = Date.parse(created.data.created_at);
     const sampler = sampleCampaign(db, campaignId);
+    const analyzed = analyzeOnceCalling(db, campaignId, startedAt + STEADY_AFTER_SEC * 1000);
     const untilMs = (sec: number) => startedAt + sec * 1000 - Date.now();
     await sleep(Math.max(0, untilMs(STEADY_AFTER_SEC)));
+    await analyzed;
     const listDuring = await options.load(apiServer, options.list, listOptions);
     await sleep(Math.max(0, untilMs(options.seconds)));
     const peak = await sampler.stop();
