@@ -1,6 +1,11 @@
 // SQL of the campaign dispatcher: the campaign read under its row lock, contacts claimed for dialing,
 // attempts recorded, ended attempts settled (retried or final), lapsed claims and lost placements given
 // back, what is left expired, and the campaign finished.
+//
+// A statement that locks contacts and then updates them (the claim, the settlements) updates each by
+// the physical address (ctid) its own lock returned, never by joining back on the campaign's id: while
+// PostgreSQL's statistics predate a campaign (a big campaign created since the last ANALYZE), the
+// planner takes it for a campaign of one contact and joins by walking every contact of it per batch.
 import { sql } from 'kysely';
 import type { Db } from '../../database/connect.js';
 import type { Selectable } from 'kysely';
@@ -66,19 +71,19 @@ export async function claimDueContacts(
     claim: string;
   }>`
     WITH retries AS (
-      SELECT contact_id FROM campaign_contacts
+      SELECT ctid AS row_id FROM campaign_contacts
       WHERE campaign_id = ${campaign.id} AND state = 'pending' AND next_attempt_at <= ${now}
       ORDER BY next_attempt_at, position
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     ), first_attempts AS (
-      SELECT contact_id FROM campaign_contacts
+      SELECT ctid AS row_id FROM campaign_contacts
       WHERE campaign_id = ${campaign.id} AND state = 'pending' AND next_attempt_at IS NULL
       ORDER BY next_attempt_at, position
       LIMIT ${limit} - (SELECT count(*) FROM retries)
       FOR UPDATE SKIP LOCKED
     ), due AS (
-      SELECT contact_id FROM retries UNION ALL SELECT contact_id FROM first_attempts
+      SELECT row_id FROM retries UNION ALL SELECT row_id FROM first_attempts
     )
     UPDATE campaign_contacts cc SET
       state = CASE WHEN cc.consent_capture = ANY(${campaign.excludedConsent}::text[]) THEN 'skipped' ELSE 'calling' END,
@@ -88,7 +93,7 @@ export async function claimDueContacts(
       next_attempt_at = NULL,
       updated_at = clock_timestamp()
     FROM due
-    WHERE cc.campaign_id = ${campaign.id} AND cc.contact_id = due.contact_id
+    WHERE cc.ctid = due.row_id AND cc.campaign_id = ${campaign.id}
     RETURNING cc.contact_id, cc.phone_e164, cc.attempts, cc.state, cc.claimed_until::text AS claim`.execute(trx);
   const claimed = rows
     .filter((row) => row.state === 'calling')
@@ -160,7 +165,7 @@ export async function settleRefusedAttempt(
 ): Promise<void> {
   await sql`
     WITH refused AS (
-      SELECT cc.contact_id, k.retry_interval_sec,
+      SELECT cc.ctid AS row_id, k.retry_interval_sec,
              'failed' = ANY(k.retry_on) AND 'provider_error' = ANY(k.retry_failed_reasons)
                AND ${attempt} < k.max_attempts AS retry
       FROM campaign_contacts cc JOIN campaigns k ON k.id = cc.campaign_id
@@ -173,7 +178,7 @@ export async function settleRefusedAttempt(
       next_attempt_at = CASE WHEN r.retry THEN ${now}::timestamptz + make_interval(secs => r.retry_interval_sec) END,
       last_outcome = 'failed', last_reason = 'provider_error', updated_at = clock_timestamp()
     FROM refused r
-    WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = r.contact_id`.execute(db);
+    WHERE cc.ctid = r.row_id AND cc.campaign_id = ${campaignId}`.execute(db);
 }
 
 /**
@@ -184,7 +189,7 @@ export async function settleRefusedAttempt(
 export async function settleEndedAttempts(db: Db, campaignId: string): Promise<number> {
   const result = await sql`
     WITH ended AS (
-      SELECT cc.contact_id, c.status, c.reason, c.ended_at, k.retry_interval_sec,
+      SELECT cc.ctid AS row_id, c.status, c.reason, c.ended_at, k.retry_interval_sec,
              cc.attempts < k.max_attempts AND (
                (c.status IN ('busy', 'no_answer') AND c.status = ANY(k.retry_on))
                OR (c.status = 'failed' AND 'failed' = ANY(k.retry_on) AND c.reason = ANY(k.retry_failed_reasons))
@@ -201,7 +206,7 @@ export async function settleEndedAttempts(db: Db, campaignId: string): Promise<n
       next_attempt_at = CASE WHEN e.retry THEN e.ended_at + make_interval(secs => e.retry_interval_sec) END,
       last_outcome = e.status, last_reason = e.reason, updated_at = clock_timestamp()
     FROM ended e
-    WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = e.contact_id`.execute(db);
+    WHERE cc.ctid = e.row_id AND cc.campaign_id = ${campaignId}`.execute(db);
   return Number(result.numAffectedRows);
 }
 
@@ -253,9 +258,10 @@ export async function expirePending(db: Db, campaignId: string): Promise<number>
  * Whether any contact is pending, whether one is due now (a first attempt), and the earliest retry
  * time: two walks of the due index, each stopped at its first entry, never a count (a campaign may have
  * 100,000 contacts pending). A pending contact either has no attempt time (due now) or has one, so
- * "any" follows from the two. The first walk is a scalar subquery ordered as the index is: PostgreSQL
- * drops the ORDER BY of an EXISTS, and answered EXISTS with a scan of the table, which reads past every
- * contact already called.
+ * "any" follows from the two. Each walk is a scalar subquery ordered as the index is, so that no
+ * statistics make it a scan: an EXISTS (whose ORDER BY PostgreSQL drops) was answered with a scan of the
+ * table past every contact already called, and a min() with an aggregate over every pending contact
+ * while the statistics predated the campaign.
  */
 export async function pendingSummary(
   db: Db,
@@ -265,8 +271,9 @@ export async function pendingSummary(
     SELECT (SELECT true FROM campaign_contacts
             WHERE campaign_id = ${campaignId} AND state = 'pending' AND next_attempt_at IS NULL
             ORDER BY next_attempt_at, position LIMIT 1) IS NOT NULL AS due_now,
-           (SELECT min(next_attempt_at) FROM campaign_contacts
-            WHERE campaign_id = ${campaignId} AND state = 'pending') AS earliest`.execute(db);
+           (SELECT next_attempt_at FROM campaign_contacts
+            WHERE campaign_id = ${campaignId} AND state = 'pending' AND next_attempt_at IS NOT NULL
+            ORDER BY next_attempt_at, position LIMIT 1) AS earliest`.execute(db);
   const row = rows[0]!;
   return { any: row.due_now || row.earliest !== null, dueNow: row.due_now, earliestRetry: row.earliest };
 }
