@@ -14,6 +14,7 @@ import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
 import { ALWAYS, createCampaign, createContacts } from './support/campaigns.js';
 import { testProviderModule, TestProvider } from './support/test-provider.js';
+import { planCall } from '../src/calls/provider/simulator/script.js';
 
 const STEP_MS = 1_000;
 // Completed (several lengths), busy, no answer, carrier rejected, failed mid-call.
@@ -198,6 +199,38 @@ describe('the progress worker serves the most overdue call first', () => {
     // A busy simulator (a test-mode campaign) has calls due at every step; the oldest call must not wait on them.
     expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
     expect(limited.lookups.map((ref) => ref.callId)).toContain(overdue);
+  });
+});
+
+describe('the progress worker applies several due statuses at once', () => {
+  it('gives each status its own time in the timeline, and started_at the connection time', async () => {
+    const org = await createTestOrg(database.db);
+    const to = testNumber('7777');
+    const { data } = await app.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: to } });
+    const placed = data!.data;
+    const script = planCall(to, '').steps;
+    const connectedSec = script.find(
+      ({ event }) => event.type === 'status' && event.status === 'in_progress',
+    )!.offsetSec;
+    // Past the connection and the disclosure, short of anything later: one lookup sees dialing, ringing
+    // and in_progress due together.
+    clock.advance((connectedSec + 1) * STEP_MS + STEP_MS / 2);
+    while (await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics)));
+
+    const { data: read } = await app.client(org.key).GET('/calls/{id}', { params: { path: { id: placed.id } } });
+    const call = read!.data;
+    const placedAt = Date.parse(placed.created_at);
+    const at = (offsetSec: number) => new Date(placedAt + offsetSec * STEP_MS).toISOString();
+    expect(call.status).toBe('in_progress');
+    expect(call.started_at).toBe(at(connectedSec));
+    const expected = script.flatMap(({ offsetSec, event }) =>
+      offsetSec <= connectedSec + 1 && event.type === 'status' ? [{ status: event.status, at: at(offsetSec) }] : [],
+    );
+    const statuses = call.timeline.flatMap((entry) =>
+      entry.kind === 'status-changed' ? [{ status: entry.detail.status, at: entry.at }] : [],
+    );
+    expect(statuses).toEqual([{ status: 'queued', at: placed.created_at }, ...expected]);
+    expect(expected.map(({ status }) => status)).toEqual(['dialing', 'ringing', 'in_progress']);
   });
 });
 

@@ -136,25 +136,45 @@ export async function endCall(trx: Db, call: CallRow, ending: CallEnding, cause:
 /** The statuses a call passes through before it ends, in order. */
 const PROGRESS: readonly CallStatus[] = ['queued', 'dialing', 'ringing', 'in_progress'];
 
+/** A status a provider reported a call reached, and when. */
+interface StatusStep {
+  status: CallStatus;
+  at: Date;
+}
+
 /**
- * Moves a locked call forward to `to` through each status between (a provider may skip reports), in
- * one update, with a timeline entry for each status passed at `at`; `started_at` is set on reaching
- * in_progress. A status at or behind the call's own changes nothing.
+ * Moves a locked call forward through `steps` (each ahead of the one before, as statuses of the chain)
+ * and every status between (a provider may skip reports), in one update, with a timeline entry for each
+ * status passed at the time of the step that passed it; `started_at` is set on passing in_progress, to
+ * `startedAt` when given, else to that step's time. No steps changes nothing.
  */
-async function moveForward(trx: Db, call: CallRow, to: CallStatus, at: Date, startedAt: Date): Promise<CallRow> {
-  const passed = PROGRESS.slice(PROGRESS.indexOf(call.status) + 1, PROGRESS.indexOf(to) + 1);
-  const last = passed.at(-1);
+async function moveThrough(trx: Db, call: CallRow, steps: readonly StatusStep[], startedAt?: Date): Promise<CallRow> {
+  const last = steps.at(-1);
   if (last === undefined) return call;
+  const passed: StatusStep[] = [];
   let from = call.status;
-  for (const status of passed) {
-    if (!canTransition(from, status)) throw new Error(`call ${call.id} cannot go from ${from} to ${status}`);
-    from = status;
+  for (const step of steps) {
+    for (const status of PROGRESS.slice(PROGRESS.indexOf(from) + 1, PROGRESS.indexOf(step.status) + 1)) {
+      if (!canTransition(from, status)) throw new Error(`call ${call.id} cannot go from ${from} to ${status}`);
+      passed.push({ status, at: step.at });
+      from = status;
+    }
   }
-  const changes: CallChanges = { status: last, ...(passed.includes('in_progress') ? { started_at: startedAt } : {}) };
+  const connected = passed.find((step) => step.status === 'in_progress');
+  const changes: CallChanges = { status: last.status, ...(connected ? { started_at: startedAt ?? connected.at } : {}) };
   const moved = await updateCallInStatus(trx, call.id, call.status, changes);
   if (!moved) throw new Error(`call ${call.id} left ${call.status} while locked`);
-  for (const status of passed) await recordStatusChange(trx, { ...moved, status }, at);
+  for (const step of passed) await recordStatusChange(trx, { ...moved, status: step.status }, step.at);
   return moved;
+}
+
+/**
+ * Moves a locked call forward to `to` through each status between, all passed at `at` (see moveThrough).
+ * A status at or behind the call's own changes nothing.
+ */
+async function moveForward(trx: Db, call: CallRow, to: CallStatus, at: Date, startedAt: Date): Promise<CallRow> {
+  if (PROGRESS.indexOf(to) <= PROGRESS.indexOf(call.status)) return call;
+  return moveThrough(trx, call, [{ status: to, at }], startedAt);
 }
 
 /** The status a call must have reached before it can end as `ending` says (failed may end it anywhere). */
@@ -181,7 +201,7 @@ async function applyEnding(trx: Db, call: CallRow, ending: ProviderEnding, at: D
  * nothing, and statuses a provider skipped are filled in. `secondMs` dates a completed call's start
  * when its connection was never reported. Returns the call as it now stands.
  */
-export async function applyProviderEvent(
+async function applyProviderEvent(
   trx: Db,
   call: CallRow,
   event: ProviderEvent,
@@ -233,6 +253,50 @@ export async function endStoppedCall(
     analysis: { intent: null, sentiment: null, outcome: null },
   };
   return endCall(trx, call, { status: 'completed', reason: null, at: stopped.at, conversation }, cause);
+}
+
+/**
+ * Applies a locked call's provider events in order (run it inside withStatusCount), as applyProviderEvent
+ * would one after another, except that a run of status reports moves the call's row once (moveThrough).
+ * With `cutAtDeadline`, stops at the first event later than the deadline the call has by then (a
+ * connected call's max_duration_sec). Returns the call as it now stands.
+ */
+export async function applyProviderEvents(
+  trx: Db,
+  call: CallRow,
+  events: readonly ProviderEvent[],
+  options: { secondMs: number; cause: Cause; cutAtDeadline: boolean },
+): Promise<CallRow> {
+  const pastDeadline = (status: CallStatus, startedAt: Date | null, at: Date) =>
+    options.cutAtDeadline &&
+    status === 'in_progress' &&
+    startedAt !== null &&
+    at.getTime() > startedAt.getTime() + call.max_duration_sec * options.secondMs;
+  let moved = call;
+  let index = 0;
+  while (index < events.length) {
+    const event = events[index]!;
+    if (pastDeadline(moved.status, moved.started_at, event.at)) return moved;
+    if (event.type !== 'status' || isTerminal(moved.status)) {
+      moved = await applyProviderEvent(trx, moved, event, options.secondMs, options.cause);
+      index += 1;
+      continue;
+    }
+    const steps: StatusStep[] = [];
+    let reached = moved.status;
+    let startedAt = moved.started_at;
+    for (; index < events.length; index += 1) {
+      const next = events[index]!;
+      if (next.type !== 'status') break;
+      if (pastDeadline(reached, startedAt, next.at)) return moveThrough(trx, moved, steps);
+      if (PROGRESS.indexOf(next.status) <= PROGRESS.indexOf(reached)) continue;
+      if (next.status === 'in_progress') startedAt = next.at;
+      steps.push({ status: next.status, at: next.at });
+      reached = next.status;
+    }
+    moved = await moveThrough(trx, moved, steps);
+  }
+  return moved;
 }
 
 /** Sets when a locked, unfinished call is next looked at (its provider's news, its deadline). */

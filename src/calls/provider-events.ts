@@ -13,7 +13,7 @@ import {
   storedEvent,
   waitingProviderEvents,
 } from './provider-event-queries.js';
-import { applyProviderEvent, hangUpDeadline, withStatusCount, type Cause } from './lifecycle.js';
+import { applyProviderEvents, withStatusCount, type Cause } from './lifecycle.js';
 import type { CallStatus } from './status.js';
 
 /** What became of one report: applied to its call, a duplicate, waiting for its placement, or for no known call. */
@@ -119,15 +119,14 @@ export async function ingestReports(
       call.id,
       now,
     );
-    const after = await withStatusCount(trx, call, async (current) => {
-      let moved = current;
-      for (const { event } of applied) {
-        const deadline = options.cutAtDeadline ? hangUpDeadline(moved, provider.secondMs) : null;
-        if (deadline && event.event.at > deadline) break;
-        moved = await applyProviderEvent(trx, moved, event.event, provider.secondMs, cause);
-      }
-      return moved;
-    });
+    const after = await withStatusCount(trx, call, (current) =>
+      applyProviderEvents(
+        trx,
+        current,
+        applied.map(({ event }) => event.event),
+        { secondMs: provider.secondMs, cause, cutAtDeadline: options.cutAtDeadline },
+      ),
+    );
     moves.push({ from: call.status, call: after });
   }
   return { results, moves };
@@ -154,9 +153,11 @@ export async function applyWaitingReports(
     const waiting = named.filter((row) =>
       namesCall(call, { callId: row.call_id, providerCallId: row.provider_call_id }),
     );
-    let current = call;
-    for (const row of waiting)
-      current = await applyProviderEvent(trx, current, storedEvent(row), provider.secondMs, null);
+    const current = await applyProviderEvents(trx, call, waiting.map(storedEvent), {
+      secondMs: provider.secondMs,
+      cause: null,
+      cutAtDeadline: false,
+    });
     await markProviderEventsApplied(
       trx,
       waiting.map((row) => row.id),
