@@ -231,6 +231,14 @@ describe('the progress worker applies several due statuses at once', () => {
     );
     expect(statuses).toEqual([{ status: 'queued', at: placed.created_at }, ...expected]);
     expect(expected.map(({ status }) => status)).toEqual(['dialing', 'ringing', 'in_progress']);
+    // Next looked at when the script's next report is due (set with the statuses, in one update).
+    const nextSec = script.find(({ offsetSec }) => offsetSec > connectedSec + 1)!.offsetSec;
+    const row = await database.db
+      .selectFrom('calls')
+      .select('next_step_at')
+      .where('id', '=', placed.id)
+      .executeTakeFirstOrThrow();
+    expect(row.next_step_at?.toISOString()).toBe(at(nextSec));
   });
 });
 

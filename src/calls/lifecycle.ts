@@ -146,9 +146,15 @@ interface StatusStep {
  * Moves a locked call forward through `steps` (each ahead of the one before, as statuses of the chain)
  * and every status between (a provider may skip reports), in one update, with a timeline entry for each
  * status passed at the time of the step that passed it; `started_at` is set on passing in_progress, to
- * `startedAt` when given, else to that step's time. No steps changes nothing.
+ * `startedAt` when given, else to that step's time. `schedule`, given the call as it will stand, says
+ * when it is next looked at (null: left as it is), set in the same update. No steps changes nothing.
  */
-async function moveThrough(trx: Db, call: CallRow, steps: readonly StatusStep[], startedAt?: Date): Promise<CallRow> {
+async function moveThrough(
+  trx: Db,
+  call: CallRow,
+  steps: readonly StatusStep[],
+  options: { startedAt?: Date; schedule?: (moved: CallRow) => Date | null } = {},
+): Promise<CallRow> {
   const last = steps.at(-1);
   if (last === undefined) return call;
   const passed: StatusStep[] = [];
@@ -161,7 +167,10 @@ async function moveThrough(trx: Db, call: CallRow, steps: readonly StatusStep[],
     }
   }
   const connected = passed.find((step) => step.status === 'in_progress');
-  const changes: CallChanges = { status: last.status, ...(connected ? { started_at: startedAt ?? connected.at } : {}) };
+  const startedAt = connected ? (options.startedAt ?? connected.at) : call.started_at;
+  const changes: CallChanges = { status: last.status, ...(connected ? { started_at: startedAt } : {}) };
+  const nextStepAt = options.schedule?.({ ...call, status: last.status, started_at: startedAt }) ?? null;
+  if (nextStepAt !== null) changes.next_step_at = nextStepAt;
   const moved = await updateCallInStatus(trx, call.id, call.status, changes);
   if (!moved) throw new Error(`call ${call.id} left ${call.status} while locked`);
   for (const step of passed) await recordStatusChange(trx, { ...moved, status: step.status }, step.at);
@@ -174,7 +183,7 @@ async function moveThrough(trx: Db, call: CallRow, steps: readonly StatusStep[],
  */
 async function moveForward(trx: Db, call: CallRow, to: CallStatus, at: Date, startedAt: Date): Promise<CallRow> {
   if (PROGRESS.indexOf(to) <= PROGRESS.indexOf(call.status)) return call;
-  return moveThrough(trx, call, [{ status: to, at }], startedAt);
+  return moveThrough(trx, call, [{ status: to, at }], { startedAt });
 }
 
 /** The status a call must have reached before it can end as `ending` says (failed may end it anywhere). */
@@ -259,19 +268,21 @@ export async function endStoppedCall(
  * Applies a locked call's provider events in order (run it inside withStatusCount), as applyProviderEvent
  * would one after another, except that a run of status reports moves the call's row once (moveThrough).
  * With `cutAtDeadline`, stops at the first event later than the deadline the call has by then (a
- * connected call's max_duration_sec). Returns the call as it now stands.
+ * connected call's max_duration_sec). `schedule` (see moveThrough) goes with the run that is the call's
+ * last row change, if one is. Returns the call as it now stands.
  */
 export async function applyProviderEvents(
   trx: Db,
   call: CallRow,
   events: readonly ProviderEvent[],
-  options: { secondMs: number; cause: Cause; cutAtDeadline: boolean },
+  options: { secondMs: number; cause: Cause; cutAtDeadline: boolean; schedule?: (call: CallRow) => Date | null },
 ): Promise<CallRow> {
   const pastDeadline = (status: CallStatus, startedAt: Date | null, at: Date) =>
     options.cutAtDeadline &&
     status === 'in_progress' &&
     startedAt !== null &&
     at.getTime() > startedAt.getTime() + call.max_duration_sec * options.secondMs;
+  const { schedule } = options;
   let moved = call;
   let index = 0;
   while (index < events.length) {
@@ -288,13 +299,15 @@ export async function applyProviderEvents(
     for (; index < events.length; index += 1) {
       const next = events[index]!;
       if (next.type !== 'status') break;
-      if (pastDeadline(reached, startedAt, next.at)) return moveThrough(trx, moved, steps);
+      if (pastDeadline(reached, startedAt, next.at)) return moveThrough(trx, moved, steps, { schedule });
       if (PROGRESS.indexOf(next.status) <= PROGRESS.indexOf(reached)) continue;
       if (next.status === 'in_progress') startedAt = next.at;
       steps.push({ status: next.status, at: next.at });
       reached = next.status;
     }
-    moved = await moveThrough(trx, moved, steps);
+    // The call's last row change when no later report moves or ends it: its next look goes in with it.
+    const last = !events.slice(index).some((later) => later.type === 'status' || later.type === 'ended');
+    moved = await moveThrough(trx, moved, steps, last ? { schedule } : {});
   }
   return moved;
 }

@@ -62,15 +62,23 @@ async function target(trx: Db, provider: string, event: InboundEvent): Promise<C
  * (events it emits carry `cause`); returns each report's result and the calls moved. Reports for calls
  * not (yet) known are kept, waiting. With `cutAtDeadline`, a connected call takes no report dated after
  * its max_duration_sec (the caller hangs it up at that moment). `locked` is a call the caller has locked
- * already: reports naming it are stored as applied to it, without looking it up again.
+ * already: reports naming it are stored as applied to it, without looking it up again; its `schedule`
+ * goes with the reports' last change to its row (see applyProviderEvents).
  */
 export async function ingestReports(
   trx: Db,
   provider: VoiceProvider,
   events: readonly InboundEvent[],
-  options: { now: Date; cause: Cause; cutAtDeadline: boolean; locked?: CallRow },
+  options: {
+    now: Date;
+    cause: Cause;
+    cutAtDeadline: boolean;
+    locked?: { call: CallRow; schedule: (call: CallRow) => Date | null };
+  },
 ): Promise<{ results: ReportResult[]; moves: CallMove[] }> {
-  const { now, cause, locked } = options;
+  const { now, cause } = options;
+  const locked = options.locked?.call;
+  const lockedSchedule = options.locked?.schedule;
   const reports = events.map((reported) => {
     const event = { ...reported, ...idsOf(reported) };
     return { event, appliedTo: locked && namesCall(locked, event) ? locked.id : null };
@@ -124,7 +132,12 @@ export async function ingestReports(
         trx,
         current,
         applied.map(({ event }) => event.event),
-        { secondMs: provider.secondMs, cause, cutAtDeadline: options.cutAtDeadline },
+        {
+          secondMs: provider.secondMs,
+          cause,
+          cutAtDeadline: options.cutAtDeadline,
+          ...(call.id === locked?.id && lockedSchedule ? { schedule: lockedSchedule } : {}),
+        },
       ),
     );
     moves.push({ from: call.status, call: after });

@@ -123,12 +123,23 @@ export async function applyLookup(
       endCall(trx, current, { status: 'failed', reason: 'provider_error', at: now, conversation: null }, cause),
     );
   }
-  const { moves } = await ingestReports(trx, provider, found.events, { now, cause, cutAtDeadline: true, locked });
+  // When the call is next looked at, as it will stand; null once its deadline has passed (it is hung up).
+  const schedule = (moved: CallRow) => {
+    const deadline = hangUpDeadline(moved, provider.secondMs);
+    return deadline && deadline <= now ? null : nextLookAt(deps, provider, moved, found.nextLookupAt, now);
+  };
+  const { moves } = await ingestReports(trx, provider, found.events, {
+    now,
+    cause,
+    cutAtDeadline: true,
+    locked: { call: locked, schedule },
+  });
   const current = moves.find((move) => move.call.id === locked.id)?.call ?? locked;
   if (isTerminal(current.status)) return current;
-  const deadline = hangUpDeadline(current, provider.secondMs);
-  if (deadline && deadline <= now) return current;
-  return scheduleCall(trx, current, nextLookAt(deps, provider, current, found.nextLookupAt, now));
+  const next = schedule(current);
+  // Already set when the reports moved the call (in the same update).
+  if (next === null || current.next_step_at?.getTime() === next.getTime()) return current;
+  return scheduleCall(trx, current, next);
 }
 
 /**
