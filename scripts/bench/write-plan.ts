@@ -62,6 +62,10 @@ function bodyField(a: unknown, b: unknown, bodies: [WriteBody, WriteBody]): Bind
 function bindingOf(a: unknown, b: unknown, bodies: [WriteBody, WriteBody]): Binding {
   const [textA, textB] = [asText(a), asText(b)];
   if (textA === textB) return { from: 'constant', value: a };
+  // An object or array inside a JSON parameter (such as an agent's empty provider_settings) that both
+  // captures sent alike.
+  if (typeof a === 'object' && a !== null && JSON.stringify(a) === JSON.stringify(b))
+    return { from: 'constant', value: a };
   const fromBody = bodyField(textA, textB, bodies);
   if (fromBody) return fromBody;
   if (typeof textA === 'string' && UUID.test(textA)) return { from: 'fresh-uuid', group: textA };
