@@ -158,6 +158,15 @@ async function prepareOrg(
       `campaign dispatch: seeded ${CAMPAIGN_CONTACTS} contacts in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   }
+  // Calls the earlier phases placed (their simulator's second lasts 10 minutes) come due during this
+  // phase, and its worker, with a simulator of its own, would advance tens of thousands of them before
+  // the campaign's: parked, never advanced, as the seed parks an earlier run's.
+  await db
+    .updateTable('calls')
+    .set({ next_step_at: null })
+    .where('next_step_at', 'is not', null)
+    .where('org_id', '<>', org.orgId)
+    .execute();
   // Campaigns an interrupted run left unfinished would be dispatched beside this run's: ended now.
   await sql`
     UPDATE campaign_contacts SET state = 'canceled', claimed_until = NULL

@@ -18,7 +18,8 @@ export type Binding =
   | { from: 'now' }
   | { from: 'fresh-text'; prefix: string }
   | { from: 'array'; items: Binding[] }
-  | { from: 'json'; fields: Record<string, Binding> };
+  | { from: 'object'; fields: Record<string, Binding> }
+  | { from: 'json'; value: Binding };
 
 /** One statement of a write floor: its SQL, how to fill each parameter, and the service's name for it. */
 export interface WriteStatement {
@@ -36,14 +37,21 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 const asText = (value: unknown) => (value instanceof Date ? value.toISOString() : value);
 
-/** A JSON object serialised in `value`, or undefined. */
-function jsonObject(value: unknown): Record<string, unknown> | undefined {
-  if (typeof value !== 'string' || !value.startsWith('{')) return undefined;
+/** A JSON object or array serialised in `value`, or undefined. */
+function jsonValue(value: unknown): object | undefined {
+  if (typeof value !== 'string' || !(value.startsWith('{') || value.startsWith('['))) return undefined;
   try {
-    return JSON.parse(value) as Record<string, unknown>;
+    return JSON.parse(value) as object;
   } catch {
     return undefined;
   }
+}
+
+/** `value` when it is a plain object (not an array, date or null), else undefined. */
+function plainObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 /** The body field a captured value came from, in both captures, or undefined. */
@@ -70,11 +78,13 @@ function bindingOf(a: unknown, b: unknown, bodies: [WriteBody, WriteBody]): Bind
   if (fromBody) return fromBody;
   if (typeof textA === 'string' && UUID.test(textA)) return { from: 'fresh-uuid', group: textA };
   if (typeof textA === 'string' && TIMESTAMP.test(textA)) return { from: 'now' };
-  const objects = [jsonObject(textA), jsonObject(textB)] as const;
+  const parsed = [jsonValue(textA), jsonValue(textB)] as const;
+  if (parsed[0] && parsed[1]) return { from: 'json', value: bindingOf(parsed[0], parsed[1], bodies) };
+  const objects = [plainObject(a), plainObject(b)] as const;
   if (objects[0] && objects[1]) {
     const fields: Record<string, Binding> = {};
     for (const key of Object.keys(objects[0])) fields[key] = bindingOf(objects[0][key], objects[1][key], bodies);
-    return { from: 'json', fields };
+    return { from: 'object', fields };
   }
   if (typeof textA === 'string') return { from: 'fresh-text', prefix: textA.slice(0, Math.max(0, textA.length - 12)) };
   if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
@@ -132,10 +142,10 @@ export function bindWrite(plan: WritePlan, body: WriteBody, unique: () => string
         return `${binding.prefix}${suffix}`;
       case 'array':
         return binding.items.map(fill);
+      case 'object':
+        return Object.fromEntries(Object.entries(binding.fields).map(([key, item]) => [key, fill(item)]));
       case 'json':
-        return JSON.stringify(
-          Object.fromEntries(Object.entries(binding.fields).map(([key, item]) => [key, fill(item)])),
-        );
+        return JSON.stringify(fill(binding.value));
     }
   };
   return plan.map((statement) => statement.bindings.map(fill));
