@@ -238,9 +238,10 @@ function sampleCampaign(db: Db, campaignId: string) {
 
 /**
  * Refreshes the calls table's statistics once the campaign has as many calls as its concurrency (a few
- * seconds in), unless that is not so by `deadline` (the steady window's start). Until then the statistics of a database without earlier
- * campaign calls say no call has a campaign, and PostgreSQL answers the sampler's per-status reads with
- * a walk of every call the campaign has made, filtered by status, four times a sample.
+ * seconds in), unless that is not so by `deadline` (the steady window's start). Until then the
+ * statistics of a database without earlier campaign calls say no call has a campaign, and PostgreSQL
+ * answers the sampler's per-status reads with a walk of every call the campaign has made, filtered by
+ * status, four times a sample.
  */
 async function analyzeOnceCalling(db: Db, campaignId: string, deadline: number): Promise<void> {
   for (;;) {
