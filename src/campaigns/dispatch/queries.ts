@@ -3,9 +3,11 @@
 // back, what is left expired, and the campaign finished.
 //
 // A statement that locks contacts and then updates them (the claim, the settlements) updates each by
-// the physical address (ctid) its own lock returned, never by joining back on the campaign's id: while
-// PostgreSQL's statistics predate a campaign (a big campaign created since the last ANALYZE), the
-// planner takes it for a campaign of one contact and joins by walking every contact of it per batch.
+// the physical address (ctid) its own lock returned, and by nothing else: while PostgreSQL's statistics
+// predate a campaign (a big campaign created since the last ANALYZE), the planner takes it for a
+// campaign of one contact, and given the campaign's id beside the addresses it walks every contact of
+// the campaign per batch instead of fetching the rows by address. The addresses are the rows the
+// statement itself locked, so they need no other condition.
 import { sql } from 'kysely';
 import type { Db } from '../../database/connect.js';
 import type { Selectable } from 'kysely';
@@ -92,8 +94,7 @@ export async function claimDueContacts(
                            ELSE ${claimedUntil}::timestamptz + make_interval(secs => random() / 1000) END,
       next_attempt_at = NULL,
       updated_at = clock_timestamp()
-    FROM due
-    WHERE cc.ctid = due.row_id AND cc.campaign_id = ${campaign.id}
+    WHERE cc.ctid = ANY (ARRAY(SELECT row_id FROM due))
     RETURNING cc.contact_id, cc.phone_e164, cc.attempts, cc.state, cc.claimed_until::text AS claim`.execute(trx);
   const claimed = rows
     .filter((row) => row.state === 'calling')
@@ -178,7 +179,7 @@ export async function settleRefusedAttempt(
       next_attempt_at = CASE WHEN r.retry THEN ${now}::timestamptz + make_interval(secs => r.retry_interval_sec) END,
       last_outcome = 'failed', last_reason = 'provider_error', updated_at = clock_timestamp()
     FROM refused r
-    WHERE cc.ctid = r.row_id AND cc.campaign_id = ${campaignId}`.execute(db);
+    WHERE cc.ctid = r.row_id`.execute(db);
 }
 
 /**
@@ -206,7 +207,7 @@ export async function settleEndedAttempts(db: Db, campaignId: string): Promise<n
       next_attempt_at = CASE WHEN e.retry THEN e.ended_at + make_interval(secs => e.retry_interval_sec) END,
       last_outcome = e.status, last_reason = e.reason, updated_at = clock_timestamp()
     FROM ended e
-    WHERE cc.ctid = e.row_id AND cc.campaign_id = ${campaignId}`.execute(db);
+    WHERE cc.ctid = e.row_id`.execute(db);
   return Number(result.numAffectedRows);
 }
 
