@@ -1,7 +1,8 @@
 // The call-progress worker advances a batch of due calls in one transaction, with each org's balance
 // movement and status counters written once for the batch: every call still ends with its own ledger
 // rows and event, the counters match the calls, and a call whose change fails is put off alone while
-// the rest of its batch moves on. A campaign's placements, taken by the provider at once, are recorded
+// the rest of its batch moves on. A simulator call's row moves once a step (looked up under its lock,
+// no lease written first). A campaign's placements, taken by the provider at once, are recorded
 // as calls in groups the same way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
@@ -239,6 +240,43 @@ describe('the progress worker applies several due statuses at once', () => {
       .where('id', '=', placed.id)
       .executeTakeFirstOrThrow();
     expect(row.next_step_at?.toISOString()).toBe(at(nextSec));
+  });
+});
+
+describe('the progress worker steps simulator calls under their row lock', () => {
+  it("moves each call's row once a step, with no lease written first", async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale' });
+    const ids = await placeCalls(org);
+    await sql
+      .raw(
+        `CREATE TABLE call_updates (call_id uuid);
+         CREATE FUNCTION note_call_update() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN INSERT INTO call_updates VALUES (NEW.id); RETURN NULL; END $$;
+         CREATE TRIGGER note_call_update AFTER UPDATE ON calls FOR EACH ROW EXECUTE FUNCTION note_call_update();`,
+      )
+      .execute(database.db);
+    try {
+      // Past each script's first step: every call is due once.
+      clock.advance(STEP_MS * 1.5);
+      while (await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics)));
+      const { rows } = await sql<{ call_id: string; updates: number }>`
+        SELECT call_id, count(*)::int AS updates FROM call_updates
+        WHERE call_id = ANY(${ids}::uuid[]) GROUP BY call_id`.execute(database.db);
+      expect(rows).toHaveLength(ids.length);
+      expect(rows.filter((row) => row.updates !== 1)).toEqual([]);
+    } finally {
+      await sql
+        .raw('DROP TRIGGER note_call_update ON calls; DROP FUNCTION note_call_update(); DROP TABLE call_updates;')
+        .execute(database.db);
+    }
+    const calls = await database.db
+      .selectFrom('calls')
+      .select(['status', 'next_step_at'])
+      .where('id', 'in', ids)
+      .execute();
+    expect(calls.map((call) => call.status)).not.toContain('queued');
+    const now = clock.now().getTime();
+    expect(calls.filter((call) => call.next_step_at !== null && call.next_step_at.getTime() <= now)).toEqual([]);
   });
 });
 

@@ -1,11 +1,13 @@
-// The call-progress worker: claims calls whose next step is due, and placements whose provider never
-// answered, each with a lease (one statement, SKIP LOCKED, so several processes share one database and
-// a process that dies leaves its work to another), and brings each up to date with its provider outside
-// any transaction. All progress lives in the database, so a restarted process picks up every call in
+// The call-progress worker: brings calls whose next step is due, and placements whose provider never
+// answered, up to date with their provider. A call of a provider over the network is claimed with a
+// lease (one statement, SKIP LOCKED, so several processes share one database and a process that dies
+// leaves its work to another) and looked up outside any transaction. Calls of a provider that answers
+// in this process (the simulator) are locked, looked up and changed in one transaction instead, with
+// no lease to write. All progress lives in the database, so a restarted process picks up every call in
 // flight where it stands, and recovers placements a killed process left between its two transactions.
 import type { AppDeps } from '../app-deps.js';
 import type { BackgroundWorker } from '../background-worker.js';
-import { claimDueCalls, lockCall, type CallRow } from './queries.js';
+import { claimDueCall, lockCall, lockDueCalls, mostOverdueCall, type CallRow } from './queries.js';
 import { claimDuePlacement, schedulePlacementRecovery } from './placement-queries.js';
 import {
   applyLookup,
@@ -18,6 +20,8 @@ import {
 import { withWritesBatched } from './batched-writes.js';
 import type { VoiceProvider } from './provider/types.js';
 import { scheduleCall } from './lifecycle.js';
+import { isTerminal } from './status.js';
+import type { Db } from '../database/connect.js';
 import { OutageTracker } from '../database/outage.js';
 import { PROGRESS_BATCH, PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES, PROVIDER_RETRY_MS } from './policy.js';
 import { LookupGate } from './lookup-gate.js';
@@ -34,24 +38,6 @@ async function retryCallAt(deps: AppDeps, call: { id: string; org_id: string }, 
 interface LookedUp {
   provider: VoiceProvider;
   lookup: CallLookup;
-}
-
-/**
- * Claims due calls: the single most overdue call of any provider, and when its provider answers lookups
- * without a rate limit (the simulator), up to a batch of other such calls with it. The most overdue call
- * goes first whatever its provider, so a stream of due simulator calls never starves a rate-limited
- * provider's (whose calls also never wait at its gate past their lease).
- */
-async function claimCalls(deps: AppDeps, now: Date, leaseUntil: Date): Promise<CallRow[]> {
-  const [first] = await claimDueCalls(deps.db, { now, leaseUntil, limit: 1 });
-  if (!first) return [];
-  const unlimited = deps.providers
-    .all()
-    .filter((provider) => !Number.isFinite(provider.lookupsPerSecond))
-    .map((provider) => provider.name);
-  if (!unlimited.includes(first.provider)) return [first];
-  const more = await claimDueCalls(deps.db, { now, leaseUntil, limit: PROGRESS_BATCH - 1, providers: unlimited });
-  return [first, ...more].sort((a, b) => a.id.localeCompare(b.id));
 }
 
 /** Looks claimed calls up (a failure or an unconfigured provider puts the call off); returns the lookups made. */
@@ -139,24 +125,94 @@ async function recoverOnePlacement(deps: AppDeps, gate: LookupGate, leaseUntil: 
   return true;
 }
 
+/** A call looked up and changed in a transaction, as it then stands (null: put off or left). */
+interface Applied {
+  provider: VoiceProvider;
+  lookup: CallLookup;
+  after: CallRow | null;
+}
+
 /**
- * Recovers the most overdue placement, or else advances the calls due (see claimCalls), if any; returns
- * whether there was work, and counts status changes in the metrics. Placements go first: they are few,
- * each holds credits and an Idempotency-Key, and calls looked up again and again must not keep them
- * waiting. A provider that is not configured here, or fails, is tried again later. Throws on database
- * errors.
+ * Looks a locked call of a local provider up and applies what it found in `trx`. A connected call found
+ * past its deadline is leased until `leaseUntil`, to be hung up after the commit (see hangUpDue).
  */
-export async function advanceDueCalls(deps: AppDeps, gate: LookupGate): Promise<boolean> {
-  const now = deps.clock.now();
-  const leaseUntil = new Date(now.getTime() + deps.config.providerTimeoutMs * 2 + PROVIDER_RETRY_MS);
-  const retryAt = new Date(now.getTime() + PROVIDER_RETRY_MS);
-  if (await recoverOnePlacement(deps, gate, leaseUntil, retryAt)) return true;
-  const calls = await claimCalls(deps, now, leaseUntil);
-  if (calls.length === 0) return false;
-  const looked = await lookUpClaimed(deps, gate, calls, retryAt);
+async function advanceLocked(deps: AppDeps, trx: Db, call: CallRow, leaseUntil: Date): Promise<Applied> {
+  const provider = deps.providers.get(call.provider)!;
+  const lookup = await lookUpCall(deps, provider, call);
+  const after = await applyLookup(deps, trx, provider, lookup, null);
+  const leftDue = !isTerminal(after.status) && after.next_step_at !== null && after.next_step_at <= lookup.at;
+  return { provider, lookup, after: leftDue ? await scheduleCall(trx, after, leaseUntil) : after };
+}
+
+/**
+ * Advances up to a batch of due calls of providers that look up locally (the simulator), each locked,
+ * looked up and changed in one transaction with the org-wide writes batched, so a call's row moves once
+ * a step and no lease is written. When that fails, each call goes in a transaction of its own, so one
+ * call's fault leaves the others' progress (and is put off itself). Returns what was applied, or null
+ * when none was due. Throws on database errors.
+ */
+async function advanceLocalCalls(
+  deps: AppDeps,
+  providers: readonly string[],
+  now: Date,
+  leaseUntil: Date,
+  retryAt: Date,
+): Promise<Applied[] | null> {
+  let calls: CallRow[] = [];
+  try {
+    return await deps.db.transaction().execute((trx) =>
+      withWritesBatched(trx, async () => {
+        calls = await lockDueCalls(trx, { now, limit: PROGRESS_BATCH, providers });
+        const applied: Applied[] = [];
+        for (const call of calls) applied.push(await advanceLocked(deps, trx, call, leaseUntil));
+        return calls.length > 0 ? applied : null;
+      }),
+    );
+  } catch (error) {
+    // Nothing was locked: the database failed. Otherwise rolled back whole; one by one shows which call fails.
+    if (calls.length === 0) throw error;
+  }
+  // One after another: while the database is down the first put-off fails too, and ends the step.
+  const applied: Applied[] = [];
+  for (const call of calls) {
+    try {
+      const one = await deps.db.transaction().execute(async (trx) => {
+        const [locked] = await lockDueCalls(trx, { now, limit: 1, providers, id: call.id });
+        return locked ? advanceLocked(deps, trx, locked, leaseUntil) : null;
+      });
+      if (one) applied.push(one);
+    } catch (error) {
+      deps.logger.warn(
+        { provider: call.provider, callId: call.id, err: error },
+        'a call could not be brought up to date; tried again later',
+      );
+      await retryCallAt(deps, call, retryAt);
+    }
+  }
+  return applied;
+}
+
+/**
+ * Advances one due call of a provider over the network: claims it with a lease, looks it up outside any
+ * transaction (at the provider's rate), then applies what it found. Returns what was applied, or null
+ * when another process took the call first. Throws on database errors.
+ */
+async function advanceRemoteCall(
+  deps: AppDeps,
+  gate: LookupGate,
+  claim: { id: string; now: Date; leaseUntil: Date },
+  retryAt: Date,
+): Promise<Applied[] | null> {
+  const call = await claimDueCall(deps.db, claim);
+  if (!call) return null;
+  const looked = await lookUpClaimed(deps, gate, [call], retryAt);
   const applied = await applyLookups(deps, looked, retryAt);
-  for (const [index, { provider, lookup }] of looked.entries()) {
-    const after = applied[index];
+  return looked.map(({ provider, lookup }, index) => ({ provider, lookup, after: applied[index] ?? null }));
+}
+
+/** Hangs up the calls found connected past their deadline (a failure puts the call off), counting status changes. */
+async function hangUpDue(deps: AppDeps, applied: readonly Applied[], retryAt: Date): Promise<void> {
+  for (const { provider, lookup, after } of applied) {
     if (!after) continue;
     let step: StatusStep;
     try {
@@ -171,6 +227,34 @@ export async function advanceDueCalls(deps: AppDeps, gate: LookupGate): Promise<
     }
     if (step.from !== step.to) deps.metrics.callStatusChanges.inc(step);
   }
+}
+
+/**
+ * Recovers the most overdue placement, or else advances the calls due, if any; returns whether there
+ * was work (a due call held elsewhere is none), and counts status changes in the metrics. Placements go first: they are few, each holds
+ * credits and an Idempotency-Key, and calls looked up again and again must not keep them waiting. Then
+ * the most overdue call decides, whatever its provider, so a stream of due simulator calls never starves
+ * a rate-limited provider's (whose calls also never wait at its gate past their lease): a call of a
+ * provider that looks up locally goes with a batch of such calls (advanceLocalCalls), any other alone
+ * (advanceRemoteCall). A provider that is not configured here, or fails, is tried again later. Throws
+ * on database errors.
+ */
+export async function advanceDueCalls(deps: AppDeps, gate: LookupGate): Promise<boolean> {
+  const now = deps.clock.now();
+  const leaseUntil = new Date(now.getTime() + deps.config.providerTimeoutMs * 2 + PROVIDER_RETRY_MS);
+  const retryAt = new Date(now.getTime() + PROVIDER_RETRY_MS);
+  if (await recoverOnePlacement(deps, gate, leaseUntil, retryAt)) return true;
+  const first = await mostOverdueCall(deps.db, now);
+  if (!first) return false;
+  const local = deps.providers
+    .all()
+    .filter((provider) => provider.lookupIsLocal)
+    .map((provider) => provider.name);
+  const applied = local.includes(first.provider)
+    ? await advanceLocalCalls(deps, local, now, leaseUntil, retryAt)
+    : await advanceRemoteCall(deps, gate, { id: first.id, now, leaseUntil }, retryAt);
+  if (!applied) return false;
+  await hangUpDue(deps, applied, retryAt);
   return true;
 }
 

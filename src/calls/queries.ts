@@ -75,33 +75,64 @@ export async function lockCall(db: Db, orgId: string, id: string): Promise<CallR
 }
 
 /**
- * Takes up to `limit` calls most overdue for a step by `now` (of `providers` only, when given), skipping
- * rows others hold, and moves their next step to `leaseUntil` (so a process that dies mid-step leaves
- * them to another): one statement, no lock kept. Returns them in id order.
+ * Locks in `trx` up to `limit` calls most overdue for a step by `now`, of `providers` (not empty),
+ * skipping rows others hold; only the call `id`, when given. Returns them in id order.
  */
-export async function claimDueCalls(
-  db: Db,
-  claim: { now: Date; leaseUntil: Date; limit: number; providers?: readonly string[] },
+export async function lockDueCalls(
+  trx: Db,
+  due: { now: Date; limit: number; providers: readonly string[]; id?: string },
 ): Promise<CallRow[]> {
-  const { now, leaseUntil, limit, providers } = claim;
-  const claimed = await db
+  const { now, limit, providers, id } = due;
+  const query = trx
+    .selectFrom('calls')
+    .selectAll()
+    .where('next_step_at', 'is not', null)
+    .where('next_step_at', '<=', now)
+    .where('provider', 'in', providers);
+  const locked = await (id === undefined ? query : query.where('id', '=', id))
+    .orderBy('next_step_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+  return locked.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** The most overdue call due for a step by `now`, read without a lock (which path takes it is decided by its provider). */
+export async function mostOverdueCall(db: Db, now: Date): Promise<{ id: string; provider: string } | undefined> {
+  return db
+    .selectFrom('calls')
+    .select(['id', 'provider'])
+    .where('next_step_at', 'is not', null)
+    .where('next_step_at', '<=', now)
+    .orderBy('next_step_at')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * Takes the call `id` if it is still due by `now` and no one holds it, and moves its next step to
+ * `leaseUntil` (so a process that dies mid-step leaves it to another): one statement, no lock kept.
+ */
+export async function claimDueCall(
+  db: Db,
+  claim: { id: string; now: Date; leaseUntil: Date },
+): Promise<CallRow | undefined> {
+  return db
     .updateTable('calls')
-    .set({ next_step_at: leaseUntil })
-    .where('id', 'in', (eb) => {
-      const due = eb
+    .set({ next_step_at: claim.leaseUntil })
+    .where('id', 'in', (eb) =>
+      eb
         .selectFrom('calls')
         .select('id')
+        .where('id', '=', claim.id)
         .where('next_step_at', 'is not', null)
-        .where('next_step_at', '<=', now);
-      return (providers ? due.where('provider', 'in', providers) : due)
-        .orderBy('next_step_at')
-        .limit(limit)
+        .where('next_step_at', '<=', claim.now)
         .forUpdate()
-        .skipLocked();
-    })
+        .skipLocked(),
+    )
     .returningAll()
-    .execute();
-  return claimed.sort((a, b) => a.id.localeCompare(b.id));
+    .executeTakeFirst();
 }
 
 /** Locks and returns the call of `provider` with our id `callId` or its id `providerCallId`, if any. */

@@ -31,6 +31,8 @@ export class TestProvider implements VoiceProvider {
   readonly secondMs = 1000;
   /** Tests may lower it to see lookups wait their turn. */
   lookupsPerSecond = 100;
+  /** Its lookups stand for a provider's over the network. */
+  readonly lookupIsLocal = false;
   /** How placements are answered: accept with a fresh id unless a test says otherwise. */
   onPlace: (request: PlaceRequest) => Promise<Placed> = () =>
     Promise.resolve({ providerCallId: `tv_${randomBytes(6).toString('hex')}`, nextLookupAt: null });

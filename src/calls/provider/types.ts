@@ -149,6 +149,11 @@ export interface VoiceProvider {
   /** The most lookups a second this process makes to the provider (reconciliation is rate-limited). */
   readonly lookupsPerSecond: number;
   /**
+   * True when `lookup` works out its answer in this process, with no network and no wait (the simulator's
+   * script). Only such a lookup may run while the call's row is locked in a transaction.
+   */
+  readonly lookupIsLocal: boolean;
+  /**
    * Starts dialing. Throws ProviderRefusedError when the provider definitely did not place the call;
    * anything else thrown (or an abort) leaves the outcome unknown.
    */

@@ -24,6 +24,8 @@ export class SimulatedProvider implements VoiceProvider {
   readonly name = 'simulator';
   /** Lookups only read the script: nothing to protect from them. */
   readonly lookupsPerSecond = Number.POSITIVE_INFINITY;
+  /** Lookups are computed from the script, in this process. */
+  readonly lookupIsLocal = true;
 
   constructor(readonly secondMs: number) {}
 

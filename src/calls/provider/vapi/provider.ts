@@ -73,6 +73,7 @@ export class VapiProvider implements VoiceProvider {
   readonly name = 'vapi';
   readonly secondMs = 1000;
   readonly lookupsPerSecond: number;
+  readonly lookupIsLocal = false;
   private readonly client: VapiClient;
 
   constructor(private readonly options: VapiProviderOptions) {
