@@ -19,7 +19,7 @@ import {
 } from './reconcile.js';
 import { withWritesBatched } from './batched-writes.js';
 import type { VoiceProvider } from './provider/types.js';
-import { scheduleCall } from './lifecycle.js';
+import { hangUpDeadline, scheduleCall } from './lifecycle.js';
 import { isTerminal } from './status.js';
 import type { Db } from '../database/connect.js';
 import { OutageTracker } from '../database/outage.js';
@@ -140,8 +140,10 @@ async function advanceLocked(deps: AppDeps, trx: Db, call: CallRow, leaseUntil: 
   const provider = deps.providers.get(call.provider)!;
   const lookup = await lookUpCall(deps, provider, call);
   const after = await applyLookup(deps, trx, provider, lookup, null);
-  const leftDue = !isTerminal(after.status) && after.next_step_at !== null && after.next_step_at <= lookup.at;
-  return { provider, lookup, after: leftDue ? await scheduleCall(trx, after, leaseUntil) : after };
+  // As hangUpIfDue will find it: its next step may be due already, but only a deadline past is a hang-up.
+  const deadline = hangUpDeadline(after, provider.secondMs);
+  const hangsUp = !isTerminal(after.status) && deadline !== null && deadline <= lookup.at;
+  return { provider, lookup, after: hangsUp ? await scheduleCall(trx, after, leaseUntil) : after };
 }
 
 /**
