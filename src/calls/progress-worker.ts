@@ -34,6 +34,15 @@ async function retryCallAt(deps: AppDeps, call: { id: string; org_id: string }, 
   });
 }
 
+/** Logs why a call could not be brought up to date, and moves its next step to `retryAt`. */
+async function putOff(deps: AppDeps, call: CallRow, error: unknown, retryAt: Date): Promise<void> {
+  deps.logger.warn(
+    { provider: call.provider, callId: call.id, err: error },
+    'a call could not be brought up to date; tried again later',
+  );
+  await retryCallAt(deps, call, retryAt);
+}
+
 /** A claimed call's lookup and the provider it came from. */
 interface LookedUp {
   provider: VoiceProvider;
@@ -57,11 +66,7 @@ async function lookUpClaimed(deps: AppDeps, gate: LookupGate, calls: CallRow[], 
       try {
         return { provider, lookup: await lookUpCall(deps, provider, call) };
       } catch (error) {
-        deps.logger.warn(
-          { provider: provider.name, callId: call.id, err: error },
-          'a call could not be brought up to date; tried again later',
-        );
-        await retryCallAt(deps, call, retryAt);
+        await putOff(deps, call, error, retryAt);
         return null;
       }
     }),
@@ -94,11 +99,7 @@ async function applyLookups(deps: AppDeps, looked: LookedUp[], retryAt: Date): P
     try {
       after.push(await deps.db.transaction().execute((trx) => applyLookup(deps, trx, provider, lookup, null)));
     } catch (error) {
-      deps.logger.warn(
-        { provider: provider.name, callId: lookup.call.id, err: error },
-        'a call could not be brought up to date; tried again later',
-      );
-      await retryCallAt(deps, lookup.call, retryAt);
+      await putOff(deps, lookup.call, error, retryAt);
       after.push(null);
     }
   }
@@ -184,11 +185,7 @@ async function advanceLocalCalls(
       });
       if (one) applied.push(one);
     } catch (error) {
-      deps.logger.warn(
-        { provider: call.provider, callId: call.id, err: error },
-        'a call could not be brought up to date; tried again later',
-      );
-      await retryCallAt(deps, call, retryAt);
+      await putOff(deps, call, error, retryAt);
     }
   }
   return applied;
