@@ -230,13 +230,13 @@ async function hangUpDue(deps: AppDeps, applied: readonly Applied[], retryAt: Da
 
 /**
  * Recovers the most overdue placement, or else advances the calls due, if any; returns whether there
- * was work (a due call held elsewhere is none), and counts status changes in the metrics. Placements go first: they are few, each holds
- * credits and an Idempotency-Key, and calls looked up again and again must not keep them waiting. Then
- * the most overdue call decides, whatever its provider, so a stream of due simulator calls never starves
- * a rate-limited provider's (whose calls also never wait at its gate past their lease): a call of a
- * provider that looks up locally goes with a batch of such calls (advanceLocalCalls), any other alone
- * (advanceRemoteCall). A provider that is not configured here, or fails, is tried again later. Throws
- * on database errors.
+ * was work (a due call held elsewhere is none), and counts status changes in the metrics. Placements
+ * go first: they are few, each holds credits and an Idempotency-Key, and calls looked up again and
+ * again must not keep them waiting. Then the most overdue call decides, whatever its provider, so a
+ * stream of due simulator calls never starves a rate-limited provider's (whose calls also never wait
+ * at its gate past their lease): a call of a provider that looks up locally goes with a batch of such
+ * calls (advanceLocalCalls), any other alone (advanceRemoteCall). A provider that is not configured
+ * here, or fails, is tried again later. Throws on database errors.
  */
 export async function advanceDueCalls(deps: AppDeps, gate: LookupGate): Promise<boolean> {
   const now = deps.clock.now();

@@ -98,7 +98,7 @@ export async function lockDueCalls(
   return locked.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** The most overdue call due for a step by `now`, read without a lock (which path takes it is decided by its provider). */
+/** The most overdue call due for a step by `now`, read without a lock: its provider decides how it is taken. */
 export async function mostOverdueCall(db: Db, now: Date): Promise<{ id: string; provider: string } | undefined> {
   return db
     .selectFrom('calls')
