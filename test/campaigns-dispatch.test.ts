@@ -248,6 +248,58 @@ describe('recovery beside another pass', () => {
   });
 });
 
+describe('a canceled campaign finishing beside a settlement', () => {
+  it('cancels an attempt that comes back for a retry while the pass counts, rather than finish around it', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, [testNumber('1604')]) },
+      retry: { max_attempts: 3, on: ['busy'], interval_sec: 60 },
+    });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
+    const { response } = await client.POST('/campaigns/{id}/cancel', { params: { path: { id: campaign.id } } });
+    expect(response.status).toBe(200);
+    // Another process settles the attempt for a retry just as this pass cancels the pending contacts: a
+    // trigger on that statement (once) moves the contact being called back to pending, as that settle would.
+    await sql
+      .raw(
+        `CREATE TABLE retry_beside_cancel (campaign_id uuid);
+         CREATE FUNCTION retry_beside_cancel() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF pg_trigger_depth() = 1 AND current_query() LIKE 'update "campaign_contacts" set "state" = %'
+              AND NOT EXISTS (SELECT 1 FROM retry_beside_cancel) THEN
+             UPDATE campaign_contacts SET state = 'pending', next_attempt_at = now() + interval '60 seconds'
+             WHERE campaign_id = '${campaign.id}' AND state = 'calling';
+             INSERT INTO retry_beside_cancel VALUES ('${campaign.id}');
+           END IF;
+           RETURN NULL;
+         END $$;
+         CREATE TRIGGER retry_beside_cancel AFTER UPDATE ON campaign_contacts
+           FOR EACH STATEMENT EXECUTE FUNCTION retry_beside_cancel();`,
+      )
+      .execute(database.db);
+    try {
+      await runDispatchPass(app.deps, campaign.id);
+      const { rows } = await sql`SELECT campaign_id FROM retry_beside_cancel`.execute(database.db);
+      expect(rows).toHaveLength(1);
+      // It was being called when the pass counted: the campaign is not finished around it.
+      expect((await fetchCampaign(client, campaign.id)).finished_at).toBeNull();
+      expect(await runDispatchPass(app.deps, campaign.id)).toEqual({ placed: 0, nextAt: null });
+    } finally {
+      await sql
+        .raw(
+          'DROP TRIGGER retry_beside_cancel ON campaign_contacts; DROP FUNCTION retry_beside_cancel(); DROP TABLE retry_beside_cancel;',
+        )
+        .execute(database.db);
+    }
+    const read = await fetchCampaign(client, campaign.id);
+    expect(read).toMatchObject({ status: 'canceled', counters: { canceled: 1, pending: 0, calls_placed: 1 } });
+    expect(read.finished_at).not.toBeNull();
+  });
+});
+
 describe('endings', () => {
   it('expires what is left at the end time and finishes once', async () => {
     clock.set(Date.parse('2026-04-06T10:00:00Z'));

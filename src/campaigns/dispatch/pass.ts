@@ -62,11 +62,15 @@ export async function runDispatchPass(deps: AppDeps, campaignId: string, findLos
     if (!campaign || campaign.finished_at !== null) return null;
     let status = campaign.status;
     if (status === 'scheduled' && now >= campaign.starts_at) status = 'running';
+    // Counted before pending contacts are expired or canceled: an attempt settles back to pending (a
+    // retry) outside this transaction, so one settled after them would be counted neither as being
+    // called nor as ended, and a canceled campaign would finish with it pending. Once no contact is
+    // being called, none can come back.
+    const calling = await countCalling(trx, campaignId);
     const ended = campaign.ends_at !== null && now >= campaign.ends_at;
     if (ended && status !== 'canceled' && status !== 'completed') await expirePending(trx, campaignId);
     // A canceled campaign calls no one again: an attempt that came back for a retry ends canceled.
     if (status === 'canceled') await cancelPendingContacts(trx, campaignId);
-    const calling = await countCalling(trx, campaignId);
     const pending = await pendingSummary(trx, campaignId);
     // Done once nothing is left to call and nothing is being called (a retry may still come back).
     const settled = !pending.any && calling === 0;
