@@ -6,7 +6,7 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Lanes of the progress worker in one process, each advancing its own calls. */
 export const PROGRESS_LANES = 8;
 
-/** Calls of providers without a lookup rate limit one lane advances in one transaction at the most. */
+/** Calls of providers that look up in the process one lane advances in one transaction at the most. */
 export const PROGRESS_BATCH = 25;
 
 /** The idle progress worker looks for due calls every simulated second, and at least this often (ms). */
