@@ -13,14 +13,14 @@ import {
   applyLookup,
   hangUpIfDue,
   lookUpCall,
+  passedDeadline,
   recoverPlacement,
   type CallLookup,
   type StatusStep,
 } from './reconcile.js';
 import { withWritesBatched } from './batched-writes.js';
 import type { VoiceProvider } from './provider/types.js';
-import { hangUpDeadline, scheduleCall } from './lifecycle.js';
-import { isTerminal } from './status.js';
+import { scheduleCall } from './lifecycle.js';
 import type { Db } from '../database/connect.js';
 import { OutageTracker } from '../database/outage.js';
 import { PROGRESS_BATCH, PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES, PROVIDER_RETRY_MS } from './policy.js';
@@ -141,9 +141,8 @@ async function advanceLocked(deps: AppDeps, trx: Db, call: CallRow, leaseUntil: 
   const provider = deps.providers.get(call.provider)!;
   const lookup = await lookUpCall(deps, provider, call);
   const after = await applyLookup(deps, trx, provider, lookup, null);
-  // As hangUpIfDue will find it: its next step may be due already, but only a deadline past is a hang-up.
-  const deadline = hangUpDeadline(after, provider.secondMs);
-  const hangsUp = !isTerminal(after.status) && deadline !== null && deadline <= lookup.at;
+  // Only a call hangUpIfDue will hang up is leased: another may be due again already, and stays so.
+  const hangsUp = passedDeadline(provider, lookup, after) !== null;
   return { provider, lookup, after: hangsUp ? await scheduleCall(trx, after, leaseUntil) : after };
 }
 

@@ -142,6 +142,12 @@ export async function applyLookup(
   return scheduleCall(trx, current, next);
 }
 
+/** The deadline of a call connected past it by the time of its lookup, which hangUpIfDue hangs up; else null. */
+export function passedDeadline(provider: VoiceProvider, lookup: CallLookup, after: CallRow): Date | null {
+  const deadline = hangUpDeadline(after, provider.secondMs);
+  return deadline && deadline <= lookup.at ? deadline : null;
+}
+
 /**
  * Hangs up a call the lookup found connected past its deadline (see hangUpAtDeadline); returns the
  * call's status before the lookup and after.
@@ -153,17 +159,16 @@ export async function hangUpIfDue(
   after: CallRow,
   cause: Cause,
 ): Promise<StatusStep> {
-  const deadline = hangUpDeadline(after, provider.secondMs);
-  const ended =
-    deadline && deadline <= lookup.at
-      ? await hangUpAtDeadline(
-          deps,
-          provider,
-          after,
-          { deadline, reported: reportedConversation(after, lookup.found) },
-          cause,
-        )
-      : after;
+  const deadline = passedDeadline(provider, lookup, after);
+  const ended = deadline
+    ? await hangUpAtDeadline(
+        deps,
+        provider,
+        after,
+        { deadline, reported: reportedConversation(after, lookup.found) },
+        cause,
+      )
+    : after;
   return { from: lookup.call.status, to: ended.status };
 }
 
