@@ -1,7 +1,7 @@
 // The call-progress worker advances a batch of due calls in one transaction, with each org's balance
 // movement and status counters written once for the batch: every call still ends with its own ledger
-// rows and event, the counters match the calls, and a call whose change fails is put off alone while
-// the rest of its batch moves on. A simulator call's row moves once a step (looked up under its lock,
+// rows and event (the events of an org written in one statement), the counters match the calls, and
+// a call whose change fails is put off alone while the rest of its batch moves on. A simulator call's row moves once a step (looked up under its lock,
 // no lease written first). A campaign's placements, taken by the provider at once, are recorded
 // as calls in groups the same way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
 import { ALWAYS, createCampaign, createContacts } from './support/campaigns.js';
 import { testProviderModule, TestProvider } from './support/test-provider.js';
 import { planCall } from '../src/calls/provider/simulator/script.js';
+import { emitOrgEvents } from '../src/webhooks/outbox.js';
 
 const STEP_MS = 1_000;
 // Completed (several lengths), busy, no answer, carrier rejected, failed mid-call.
@@ -135,6 +136,90 @@ describe('the progress worker batches due calls', () => {
       .where('webhook_deliveries.webhook_id', '=', endpointId)
       .execute();
     expect(delivered.map((row) => row.call_id).sort()).toEqual(ids.slice(0, ENDINGS.length).sort());
+  });
+
+  it("writes a batch's events in one statement per org, and their deliveries in one more, in order", async () => {
+    const orgs = [
+      await createTestOrg(database.db, { planId: 'scale' }),
+      await createTestOrg(database.db, { planId: 'scale' }),
+    ];
+    for (const org of orgs) {
+      await database.db
+        .insertInto('webhooks')
+        .values({
+          org_id: org.orgId,
+          url: 'https://hooks.example.com/calls',
+          events: ['call.completed', 'call.failed', 'call.no_answer', 'call.busy'],
+          secret: 'whsec_progress_event_statements',
+        })
+        .execute();
+    }
+    const ids = [...(await placeCalls(orgs[0]!)), ...(await placeCalls(orgs[1]!))];
+    clock.advance(90 * STEP_MS);
+    await sql
+      .raw(
+        `CREATE TABLE insert_statements (target text);
+         CREATE FUNCTION note_insert_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN INSERT INTO insert_statements VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
+         CREATE TRIGGER note_event_insert AFTER INSERT ON events
+           FOR EACH STATEMENT EXECUTE FUNCTION note_insert_statement();
+         CREATE TRIGGER note_delivery_insert AFTER INSERT ON webhook_deliveries
+           FOR EACH STATEMENT EXECUTE FUNCTION note_insert_statement();`,
+      )
+      .execute(database.db);
+    try {
+      expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+      const { rows } = await sql<{ target: string; n: number }>`
+        SELECT target, count(*)::int AS n FROM insert_statements GROUP BY target ORDER BY target`.execute(database.db);
+      expect(rows).toEqual([
+        { target: 'events', n: 2 },
+        { target: 'webhook_deliveries', n: 2 },
+      ]);
+    } finally {
+      await sql
+        .raw(
+          `DROP TRIGGER note_event_insert ON events; DROP TRIGGER note_delivery_insert ON webhook_deliveries;
+           DROP FUNCTION note_insert_statement(); DROP TABLE insert_statements;`,
+        )
+        .execute(database.db);
+    }
+    // Each org's endpoint has one delivery per ended call.
+    for (const org of orgs) {
+      const { rows } = await sql<{ deliveries: number; calls: number }>`
+        SELECT count(*)::int AS deliveries, count(DISTINCT e.data->>'call_id')::int AS calls
+        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+        WHERE d.org_id = ${org.orgId}::uuid`.execute(database.db);
+      expect(rows[0]).toEqual({ deliveries: ENDINGS.length, calls: ENDINGS.length });
+    }
+    await expectSettled(orgs[0]!, ids.slice(0, ENDINGS.length));
+    // Events of several kinds recorded together are queued to the endpoint in the order given.
+    const [first, second, third] = ids;
+    const made = await database.db.transaction().execute((trx) =>
+      emitOrgEvents(trx, orgs[0]!.orgId, [
+        {
+          kind: 'call.busy',
+          data: { call_id: first!, provider_call_id: 'sim_order', status: 'busy', reason: 'busy' },
+          traceparent: null,
+        },
+        {
+          kind: 'call.failed',
+          data: { call_id: second!, provider_call_id: 'sim_order', status: 'failed', reason: null },
+          traceparent: null,
+        },
+        {
+          kind: 'call.busy',
+          data: { call_id: third!, provider_call_id: 'sim_order', status: 'busy', reason: null },
+          traceparent: null,
+        },
+      ]),
+    );
+    const queued = await database.db
+      .selectFrom('webhook_deliveries')
+      .select('event_id')
+      .where('event_id', 'in', made)
+      .orderBy('seq')
+      .execute();
+    expect(queued.map((row) => row.event_id)).toEqual(made);
   });
 
   it('puts off only the call whose change fails, and ends it once it can', async () => {

@@ -1,12 +1,15 @@
 // The writes a call's change makes that a batch of changes can make once: the rows its whole org
-// shares (the per-status counters, and the balance when a call ends) and the calls' timeline rows.
+// shares (the per-status counters, and the balance when a call ends), the calls' timeline rows and
+// their events.
 // Every change of every call of an org locks the org's rows until its commit, so they serialise an
 // org's calls. A batch of call changes in one transaction (the progress worker's, a group of placements
 // the provider took) defers these writes: each is recorded here, and at the batch's end the timeline rows go
-// in one statement and each org's rows get one counter statement and one balance movement. Outside a
+// in one statement, each org's events in one (and their deliveries in another), and each org's rows
+// get one counter statement and one balance movement. Outside a
 // batch each is written at once.
 import type { Db } from '../database/connect.js';
 import { settleCalls, type CallSettlement } from '../orgs/credits.js';
+import { emitOrgEvents, type PendingEvent } from '../webhooks/outbox.js';
 import { shiftStatusCounts } from './status-count-queries.js';
 import type { CallStatus } from './status.js';
 import { insertTimelineEntries, type TimelineInsert } from './timeline-queries.js';
@@ -15,6 +18,7 @@ import { insertTimelineEntries, type TimelineInsert } from './timeline-queries.j
 interface OrgShare {
   counts: Map<CallStatus, number>;
   settlements: CallSettlement[];
+  events: PendingEvent[];
 }
 
 /** What a batch has deferred: each org's share, and the timeline rows in the order they were made. */
@@ -32,7 +36,7 @@ function shareOf(trx: Db, orgId: string): OrgShare | undefined {
   if (!batch) return undefined;
   let share = batch.orgs.get(orgId);
   if (!share) {
-    share = { counts: new Map(), settlements: [] };
+    share = { counts: new Map(), settlements: [], events: [] };
     batch.orgs.set(orgId, share);
   }
   return share;
@@ -43,6 +47,16 @@ export async function recordTimelineEntry(trx: Db, entry: TimelineInsert): Promi
   const batch = batches.get(trx);
   if (!batch) return insertTimelineEntries(trx, [entry]);
   batch.timeline.push(entry);
+}
+
+/** Records an event of the org (see emitOrgEvents). */
+export async function recordEvent(trx: Db, orgId: string, event: PendingEvent): Promise<void> {
+  const share = shareOf(trx, orgId);
+  if (!share) {
+    await emitOrgEvents(trx, orgId, [event]);
+    return;
+  }
+  share.events.push(event);
 }
 
 /** Moves one call of the org from `from` (null for a new call) to `to` in the status counters. */
@@ -63,8 +77,9 @@ export async function settleEndedCall(trx: Db, orgId: string, settlement: CallSe
 
 /**
  * Runs `changes` in `trx` with the writes above deferred, then writes them: the timeline rows, then per
- * org (in id order, so concurrent batches lock orgs alike) the settlements, then the counters, the lock
- * order of a single change (call rows, org row, counter rows). Throws what `changes` or the writes throw.
+ * org (in id order, so concurrent batches lock orgs alike) the events, the settlements (an event they
+ * cause follows the calls'), then the counters, the lock order of a single change (call rows, org row,
+ * counter rows). Throws what `changes` or the writes throw.
  */
 export async function withWritesBatched<T>(trx: Db, changes: () => Promise<T>): Promise<T> {
   if (batches.has(trx)) throw new Error('a batch of writes is already open in this transaction');
@@ -74,6 +89,7 @@ export async function withWritesBatched<T>(trx: Db, changes: () => Promise<T>): 
     const result = await changes();
     await insertTimelineEntries(trx, batch.timeline);
     const orgs = [...batch.orgs].sort(([a], [b]) => a.localeCompare(b));
+    for (const [orgId, share] of orgs) await emitOrgEvents(trx, orgId, share.events);
     for (const [orgId, share] of orgs) await settleCalls(trx, orgId, share.settlements);
     for (const [orgId, share] of orgs) await shiftStatusCounts(trx, orgId, share.counts);
     return result;

@@ -2,10 +2,10 @@
 // forward-only (the one place any provider's reports change a call), ends calls with their settlement,
 // timeline and event, and keeps the per-status counters in step.
 import type { Db } from '../database/connect.js';
-import { emitEvent, type EventDataByKind, type EventKind } from '../webhooks/outbox.js';
+import type { EventDataByKind, EventKind, PendingEvent } from '../webhooks/outbox.js';
 import type { Conversation, ProviderCallRef, ProviderEnding, ProviderEvent } from './provider/types.js';
 import { updateCallInStatus, type CallChanges, type CallRow } from './queries.js';
-import { countStatusChange, recordTimelineEntry, settleEndedCall } from './batched-writes.js';
+import { countStatusChange, recordEvent, recordTimelineEntry, settleEndedCall } from './batched-writes.js';
 import { chargeFor } from '../orgs/credits.js';
 import { canTransition, isTerminal, type CallStatus, type TerminalStatus } from './status.js';
 
@@ -75,7 +75,7 @@ const FAILURE_REASONS = ['carrier_rejected', 'provider_error', 'timeout'] as con
 async function emitEnding(trx: Db, call: CallRow, cause: Cause): Promise<void> {
   const base = { call_id: call.id, provider_call_id: call.provider_call_id };
   const emit = <K extends EventKind>(kind: K, data: EventDataByKind[K]) =>
-    emitEvent(trx, call.org_id, kind, data, cause);
+    recordEvent(trx, call.org_id, { kind, data, traceparent: cause } as PendingEvent);
   switch (call.status) {
     case 'completed':
       await emit('call.completed', {

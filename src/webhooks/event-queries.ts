@@ -60,22 +60,33 @@ export async function insertEvents(trx: Db, events: EventRow[]): Promise<void> {
 }
 
 /**
- * Queues a pending delivery, due now, of each of the events `ids` (all of kind `kind`) to every active
- * endpoint of the org subscribed to the kind; returns how many were queued. It locks the endpoints it
- * queues for (FOR KEY SHARE), so a deletion waits for this transaction, and an endpoint whose deletion
- * has begun (switched off) is skipped.
+ * Queues a pending delivery, due now, of each of the org's `events` to every active endpoint of the org
+ * subscribed to the event's kind, in the order given; returns how many were queued. It locks the
+ * endpoints it queues for (FOR KEY SHARE), so a deletion waits for this transaction, and an endpoint
+ * whose deletion has begun (switched off) is skipped.
  */
-export async function queueDeliveries(trx: Db, orgId: string, kind: string, ids: string[]): Promise<number> {
-  const queued = await queueDeliveriesStatement.run(trx, { orgId, kind, ids });
+export async function queueDeliveries(
+  trx: Db,
+  orgId: string,
+  events: ReadonlyArray<{ id: string; kind: string }>,
+): Promise<number> {
+  const queued = await queueDeliveriesStatement.run(trx, {
+    orgId,
+    ids: events.map((event) => event.id),
+    kinds: events.map((event) => event.kind),
+  });
   return Number(queued.numAffectedRows ?? 0);
 }
 
 const queueDeliveriesStatement = prepareQuery(
-  (_db, arg: Arg<{ orgId: string; kind: string; ids: string[] }>) => sql`
+  (_db, arg: Arg<{ orgId: string; ids: string[]; kinds: string[] }>) => sql`
     INSERT INTO webhook_deliveries (webhook_id, org_id, event_id, status, next_attempt_at)
     SELECT w.id, w.org_id, e.id, 'pending', now()
-    FROM webhooks w CROSS JOIN unnest(${arg('ids')}::text[]) AS e(id)
-    WHERE w.org_id = ${arg('orgId')}::uuid AND w.active AND w.deleted_at IS NULL AND ${arg('kind')} = ANY(w.events)
+    FROM webhooks w
+    JOIN unnest(${arg('ids')}::text[], ${arg('kinds')}::text[]) WITH ORDINALITY AS e(id, kind, position)
+      ON e.kind = ANY(w.events)
+    WHERE w.org_id = ${arg('orgId')}::uuid AND w.active AND w.deleted_at IS NULL
+    ORDER BY e.position, w.id
     FOR KEY SHARE OF w`,
 );
 

@@ -17,10 +17,27 @@ export function newEventId(): string {
   return id;
 }
 
+/** An event to record: its kind, its payload and the traceparent of what caused it (null for background work). */
+export type PendingEvent = {
+  [K in EventKind]: { kind: K; data: EventDataByKind[K]; traceparent: string | null };
+}[EventKind];
+
+/**
+ * Records events of an org, of any kinds, and queues a delivery of each to every active endpoint
+ * subscribed to its kind, in the order given. Must run inside the transaction of the state change the
+ * events report. Returns the new event ids in the order of `pending`; database errors propagate.
+ */
+export async function emitOrgEvents(trx: Db, orgId: string, pending: readonly PendingEvent[]): Promise<string[]> {
+  if (pending.length === 0) return [];
+  const made = pending.map((event) => ({ ...event, id: newEventId(), orgId }));
+  await events.insertEvents(trx, made);
+  if ((await events.queueDeliveries(trx, orgId, made)) > 0) await events.notifyDeliveryWorkers(trx, made[0]!.id);
+  return made.map((event) => event.id);
+}
+
 /**
  * Records events of one kind for an org, with the traceparent of the request that caused them (null
- * for background work), and queues a delivery of each to every active endpoint subscribed to that
- * kind. Must run inside the transaction of the state change the events report.
+ * for background work), and queues their deliveries (see emitOrgEvents).
  * Returns the new event ids in the order of `payloads`; database errors propagate.
  */
 export async function emitEvents<K extends EventKind>(
@@ -30,14 +47,11 @@ export async function emitEvents<K extends EventKind>(
   payloads: Array<EventDataByKind[K]>,
   traceparent: string | null,
 ): Promise<string[]> {
-  if (payloads.length === 0) return [];
-  const ids = payloads.map(() => newEventId());
-  await events.insertEvents(
+  return emitOrgEvents(
     trx,
-    payloads.map((data, i) => ({ id: ids[i]!, orgId, kind, data, traceparent })),
+    orgId,
+    payloads.map((data) => ({ kind, data, traceparent }) as PendingEvent),
   );
-  if ((await events.queueDeliveries(trx, orgId, kind, ids)) > 0) await events.notifyDeliveryWorkers(trx, ids[0]!);
-  return ids;
 }
 
 /** Records one event and queues its deliveries (see emitEvents); returns the event id. */
