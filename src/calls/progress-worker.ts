@@ -140,7 +140,7 @@ interface Applied {
 async function advanceLocked(deps: AppDeps, trx: Db, call: CallRow, leaseUntil: Date): Promise<Applied> {
   const provider = deps.providers.get(call.provider)!;
   const lookup = await lookUpCall(deps, provider, call);
-  const after = await applyLookup(deps, trx, provider, lookup, null);
+  const after = await applyLookup(deps, trx, provider, lookup, null, true);
   // Only a call hangUpIfDue will hang up is leased: another may be due again already, and stays so.
   const hangsUp = passedDeadline(provider, lookup, after) !== null;
   return { provider, lookup, after: hangsUp ? await scheduleCall(trx, after, leaseUntil) : after };

@@ -101,8 +101,9 @@ export async function lookUpCall(deps: AppDeps, provider: VoiceProvider, call: C
 
 /**
  * Applies a lookup to its call in `trx` (events it emits carry `cause`): what the provider reported,
- * or the end of a call it does not know, and when the call is next looked at. Returns the call as it
- * then stands (a connected call past its deadline is left for hangUpIfDue).
+ * or the end of a call it does not know, and when the call is next looked at. With `lockedAlready`,
+ * the lookup's call is the row as `trx` locked it before the lookup; otherwise it is locked here.
+ * Returns the call as it then stands (a connected call past its deadline is left for hangUpIfDue).
  */
 export async function applyLookup(
   deps: AppDeps,
@@ -110,9 +111,10 @@ export async function applyLookup(
   provider: VoiceProvider,
   lookup: CallLookup,
   cause: Cause,
+  lockedAlready = false,
 ): Promise<CallRow> {
   const { call, found, at: now } = lookup;
-  const locked = await lockCall(trx, call.org_id, call.id);
+  const locked = lockedAlready ? call : await lockCall(trx, call.org_id, call.id);
   if (!locked || isTerminal(locked.status)) return locked ?? call;
   if (!found.found) {
     deps.logger.warn(
