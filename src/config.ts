@@ -74,6 +74,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How long a child of `serve --processes` may take to start before it is killed and started again. */
   childStartTimeoutMs: number;
+  /** The nice value a process running only background work lowers its CPU priority to (0: left as started). */
+  workerNice: number;
   /** The public base URL printed at start and used in links (no trailing slash); derived by default. */
   publicBaseUrl: string;
   /** Whether PUBLIC_BASE_URL was set: only then do dashboard links use it, not the request's address. */
@@ -229,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 60_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 120_000),
     childStartTimeoutMs: integer(env, 'CHILD_START_TIMEOUT_MS', 60_000, 1_000, 600_000),
+    workerNice: integer(env, 'WORKER_NICE', 10, 0, 19),
     publicBaseUrl: env.PUBLIC_BASE_URL
       ? httpUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL)
       : `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}`,

@@ -1,7 +1,8 @@
 // Roles and scale-out: an API-only process never delivers, and two worker-only processes sharing the
 // database deliver every event to every endpoint exactly once, with exactly one attempt each. With
 // --processes N the primary replaces a child that dies or hangs at start, its /readyz says when no child
-// can serve, and a child that keeps dying stops the service with exit status 1.
+// can serve, and a child that keeps dying stops the service with exit status 1. A process that runs
+// only background work lowers its CPU priority to WORKER_NICE; one that serves HTTP never does.
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -184,11 +185,15 @@ describe('an API served by two processes', () => {
 describe('a worker process', () => {
   it('exports the background series, with known labels at 0, and none of the API', { timeout: 120_000 }, async () => {
     const metricsPort = await freePort();
+    // WORKER_NICE at its default.
     const worker = await startServerProcess(
-      await serverEnvironment(database.url, { LOG_LEVEL: 'warn', METRICS_PORT: String(metricsPort) }),
+      await serverEnvironment(database.url, { LOG_LEVEL: 'warn', METRICS_PORT: String(metricsPort), WORKER_NICE: '' }),
       60_000,
       ['--role', 'worker'],
     );
+    // Background work yields the CPU to request serving; the API process keeps the usual priority.
+    expect(niceOf(worker.pid)).toBe(10);
+    expect(niceOf(api.pid)).toBe(0);
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const names = seriesNames(metrics);
     for (const name of WORKER_SERIES) expect(names, name).toContain(name);
@@ -204,6 +209,13 @@ describe('a worker process', () => {
     await worker.stop('SIGTERM');
   });
 });
+
+/** The nice value of process `pid`'s main thread (the 19th field of /proc/PID/stat). */
+function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command name, which is in parentheses and may hold spaces: state is field 3.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
 
 /**
  * The pids of the live cluster children of `pid` (read from /proc). Only processes that have already
@@ -262,12 +274,16 @@ describe('the primary of serve --processes', () => {
     'with --role all, says not ready while its background child is down, and replaces it',
     { timeout: 180_000 },
     async () => {
-      const { primary, metricsPort } = await startPrimary('all');
+      const { primary, metricsPort } = await startPrimary('all', { WORKER_NICE: '5' });
       try {
         // The banner waited for the background child to report that its work runs.
-        expect(clusterChildPids(primary.pid, 'api')).toHaveLength(2);
+        const apiChildren = clusterChildPids(primary.pid, 'api');
+        expect(apiChildren).toHaveLength(2);
         const [background] = clusterChildPids(primary.pid, 'worker');
         expect(background).toBeDefined();
+        // Only the background child yields the CPU; the HTTP children and the primary do not.
+        expect(niceOf(background!)).toBe(5);
+        expect([primary.pid, ...apiChildren].map(niceOf)).toEqual([0, 0, 0]);
         expect(await readyStatus(metricsPort)).toBe(200);
 
         process.kill(background!, 'SIGKILL');

@@ -20,6 +20,7 @@ import { watchJobQueues, watchWebhookQueue, type Metrics } from '../observabilit
 import { startMetricsServer, type MetricsServer, type MetricsSource } from '../observability/metrics-server.js';
 import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
+import { lowerWorkerPriority } from './worker-priority.js';
 import { adminCommand } from './invocation.js';
 import { CLOSE_GRACE_MS, stopDeadlineMs, stopWithin, type StepReporter } from './bounded-stop.js';
 import { configOrExit, reported, wantsHelp } from './command.js';
@@ -174,6 +175,8 @@ async function startParts(
     instanceId: INSTANCE_ID,
     role: parts.http && parts.background ? 'all' : parts.http ? 'api' : 'worker',
   });
+  // Before anything runs: the threads it starts inherit the priority.
+  if (parts.background && !parts.http) lowerWorkerPriority(config.workerNice, deps.logger);
   if (parts.background) {
     watchWebhookQueue(deps.metrics, database.db);
     watchJobQueues(deps.metrics, () => deps.jobs.depths());

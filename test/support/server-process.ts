@@ -51,6 +51,9 @@ export async function serverEnvironment(
     WEBHOOK_PRIVATE_ALLOWLIST: '127.0.0.0/8',
     NODE_EXTRA_CA_CERTS: caFile,
     SHUTDOWN_TIMEOUT_MS: '2000',
+    // Tests share a busy machine with their runner: background work keeps the usual CPU priority here
+    // (roles.test.ts checks WORKER_NICE).
+    WORKER_NICE: '0',
     ...extra,
   };
 }
