@@ -167,13 +167,6 @@ async function prepareOrg(
     .where('next_step_at', 'is not', null)
     .where('org_id', '<>', org.orgId)
     .execute();
-  // Campaigns an interrupted run left unfinished would be dispatched beside this run's: ended now.
-  await sql`
-    UPDATE campaign_contacts SET state = 'canceled', claimed_until = NULL
-    WHERE org_id = ${org.orgId} AND state IN ('pending', 'calling')`.execute(db);
-  await sql`
-    UPDATE campaigns SET status = 'canceled', paused_reason = NULL, finished_at = clock_timestamp()
-    WHERE org_id = ${org.orgId} AND finished_at IS NULL`.execute(db);
   await db.deleteFrom('api_keys').where('org_id', '=', org.orgId).execute();
   const { key } = await issueApiKey(db, org.orgId);
   return { ...org, key };
@@ -256,6 +249,34 @@ async function analyzeOnceCalling(db: Db, campaignId: string, deadline: number):
   await sql`ANALYZE calls`.execute(db);
 }
 
+/**
+ * Deletes what the campaign org's earlier runs left (their campaigns, contacts' attempts, calls with
+ * their timelines, provider reports and events, and the org's status counters), and vacuums what that
+ * freed: each run starts from the same tables, whatever ran before it. The credit ledger is append-only
+ * and keeps its rows (the balance still adds up to them).
+ */
+async function removeEarlierRuns(db: Db, orgId: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const calls = sql`(SELECT id FROM calls WHERE org_id = ${orgId}::uuid)`;
+    await sql`DELETE FROM call_timeline WHERE call_id IN ${calls}`.execute(trx);
+    await sql`DELETE FROM call_idempotency_keys WHERE call_id IN ${calls}`.execute(trx);
+    await sql`DELETE FROM provider_events WHERE call_id IN ${calls}`.execute(trx);
+    await sql`DELETE FROM webhook_deliveries WHERE org_id = ${orgId}::uuid`.execute(trx);
+    await sql`DELETE FROM events WHERE org_id = ${orgId}::uuid`.execute(trx);
+    await sql`DELETE FROM calls WHERE org_id = ${orgId}::uuid`.execute(trx);
+    await sql`DELETE FROM call_placements WHERE org_id = ${orgId}::uuid`.execute(trx);
+    await sql`DELETE FROM call_status_counts WHERE org_id = ${orgId}::uuid`.execute(trx);
+    await sql`DELETE FROM campaign_call_counts WHERE campaign_id IN (SELECT id FROM campaigns WHERE org_id = ${orgId}::uuid)`.execute(
+      trx,
+    );
+    // Its contacts' attempts go with each campaign (ON DELETE CASCADE).
+    await sql`DELETE FROM campaigns WHERE org_id = ${orgId}::uuid`.execute(trx);
+  });
+  await sql`VACUUM (ANALYZE) campaign_contacts, campaigns, campaign_call_counts, call_placements, calls, call_status_counts, call_timeline, events, provider_events, orgs`.execute(
+    db,
+  );
+}
+
 /** One run: a fresh worker, the idle list, the campaign for `seconds`, its cancel and drain. */
 async function runOnce(
   options: CampaignDispatchOptions,
@@ -263,12 +284,9 @@ async function runOnce(
   org: { orgId: string; agentId: string; key: string },
 ): Promise<CampaignDispatchRun> {
   const { db, log } = options;
-  // What earlier runs left dead in the tables a campaign rewrites, cleared as autovacuum would have
-  // cleared it between campaigns (these machines run PostgreSQL without autovacuum): a run never pays
-  // for the one before it.
-  await sql`VACUUM (ANALYZE) campaign_contacts, campaigns, campaign_call_counts, call_placements, calls, call_status_counts, provider_events, orgs`.execute(
-    db,
-  );
+  // These machines run PostgreSQL without autovacuum: the vacuum clears what the clean-up freed, as
+  // autovacuum would have between campaigns, so a run never pays for the one before it.
+  await removeEarlierRuns(db, org.orgId);
   const worker = await options.startWorker();
   try {
     const workerIdleRssMiB = rssMiB(worker.pid) ?? NaN;
