@@ -1,12 +1,11 @@
 // The writes a call's change makes that a batch of changes can make once: the rows its whole org
 // shares (the per-status counters, and the balance when a call ends), the calls' timeline rows and
-// their events.
-// Every change of every call of an org locks the org's rows until its commit, so they serialise an
-// org's calls. A batch of call changes in one transaction (the progress worker's, a group of placements
-// the provider took) defers these writes: each is recorded here, and at the batch's end the timeline rows go
-// in one statement, each org's events in one (and their deliveries in another), and each org's rows
-// get one counter statement and one balance movement. Outside a
-// batch each is written at once.
+// their events. Every change of every call of an org locks the org's rows until its commit, so they
+// serialise an org's calls. A batch of call changes in one transaction (the progress worker's, a group
+// of placements the provider took) defers these writes: each is recorded here, and at the batch's end
+// the timeline rows go in one statement, each org's events in one (and their deliveries in another),
+// and each org's rows get one counter statement and one balance movement. Outside a batch each is
+// written at once.
 import type { Db } from '../database/connect.js';
 import { settleCalls, type CallSettlement } from '../orgs/credits.js';
 import { emitOrgEvents, type PendingEvent } from '../webhooks/outbox.js';
