@@ -138,7 +138,7 @@ describe('the progress worker batches due calls', () => {
     expect(delivered.map((row) => row.call_id).sort()).toEqual(ids.slice(0, ENDINGS.length).sort());
   });
 
-  it("writes a batch's events in one statement per org, and their deliveries in one more, in order", async () => {
+  it("writes a batch's reports in one statement, its events in one per org and their deliveries in one more", async () => {
     const orgs = [
       await createTestOrg(database.db, { planId: 'scale' }),
       await createTestOrg(database.db, { planId: 'scale' }),
@@ -164,6 +164,8 @@ describe('the progress worker batches due calls', () => {
          CREATE TRIGGER note_event_insert AFTER INSERT ON events
            FOR EACH STATEMENT EXECUTE FUNCTION note_insert_statement();
          CREATE TRIGGER note_delivery_insert AFTER INSERT ON webhook_deliveries
+           FOR EACH STATEMENT EXECUTE FUNCTION note_insert_statement();
+         CREATE TRIGGER note_report_insert AFTER INSERT ON provider_events
            FOR EACH STATEMENT EXECUTE FUNCTION note_insert_statement();`,
       )
       .execute(database.db);
@@ -171,15 +173,21 @@ describe('the progress worker batches due calls', () => {
       expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
       const { rows } = await sql<{ target: string; n: number }>`
         SELECT target, count(*)::int AS n FROM insert_statements GROUP BY target ORDER BY target`.execute(database.db);
+      // The simulator's reports of all the batch's calls are stored in one statement too.
       expect(rows).toEqual([
         { target: 'events', n: 2 },
+        { target: 'provider_events', n: 1 },
         { target: 'webhook_deliveries', n: 2 },
       ]);
+      const { rows: reports } = await sql<{ calls: number; unapplied: number }>`
+        SELECT count(DISTINCT call_id)::int AS calls, count(*) FILTER (WHERE applied_at IS NULL)::int AS unapplied
+        FROM provider_events WHERE call_id = ANY (${ids}::uuid[])`.execute(database.db);
+      expect(reports[0]).toEqual({ calls: ids.length, unapplied: 0 });
     } finally {
       await sql
         .raw(
           `DROP TRIGGER note_event_insert ON events; DROP TRIGGER note_delivery_insert ON webhook_deliveries;
-           DROP FUNCTION note_insert_statement(); DROP TABLE insert_statements;`,
+           DROP TRIGGER note_report_insert ON provider_events; DROP FUNCTION note_insert_statement(); DROP TABLE insert_statements;`,
         )
         .execute(database.db);
     }

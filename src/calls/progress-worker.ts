@@ -19,6 +19,7 @@ import {
   type StatusStep,
 } from './reconcile.js';
 import { withWritesBatched } from './batched-writes.js';
+import { storeLockedCallReports } from './provider-events.js';
 import type { VoiceProvider } from './provider/types.js';
 import { scheduleCall } from './lifecycle.js';
 import type { Db } from '../database/connect.js';
@@ -134,16 +135,33 @@ interface Applied {
 }
 
 /**
- * Looks a locked call of a local provider up and applies what it found in `trx`. A connected call found
- * past its deadline is leased until `leaseUntil`, to be hung up after the commit (see hangUpDue).
+ * Looks calls of local providers that `trx` has locked up, and applies what was found: first every
+ * call's reports stored in one statement, then each call moved. A connected call found past its
+ * deadline is leased until `leaseUntil`, to be hung up after the commit (see hangUpDue).
  */
-async function advanceLocked(deps: AppDeps, trx: Db, call: CallRow, leaseUntil: Date): Promise<Applied> {
-  const provider = deps.providers.get(call.provider)!;
-  const lookup = await lookUpCall(deps, provider, call);
-  const after = await applyLookup(deps, trx, provider, lookup, null, true);
-  // Only a call hangUpIfDue will hang up is leased: another may be due again already, and stays so.
-  const hangsUp = passedDeadline(provider, lookup, after) !== null;
-  return { provider, lookup, after: hangsUp ? await scheduleCall(trx, after, leaseUntil) : after };
+async function advanceLocked(deps: AppDeps, trx: Db, calls: readonly CallRow[], leaseUntil: Date): Promise<Applied[]> {
+  const looked: LookedUp[] = [];
+  for (const call of calls) {
+    const provider = deps.providers.get(call.provider)!;
+    looked.push({ provider, lookup: await lookUpCall(deps, provider, call) });
+  }
+  const storedReports = await storeLockedCallReports(
+    trx,
+    looked.map(({ provider, lookup }) => ({
+      provider,
+      call: lookup.call,
+      events: lookup.found.found ? lookup.found.events : [],
+    })),
+    deps.clock.now(),
+  );
+  const applied: Applied[] = [];
+  for (const { provider, lookup } of looked) {
+    const after = await applyLookup(deps, trx, provider, lookup, null, { storedReports });
+    // Only a call hangUpIfDue will hang up is leased: another may be due again already, and stays so.
+    const hangsUp = passedDeadline(provider, lookup, after) !== null;
+    applied.push({ provider, lookup, after: hangsUp ? await scheduleCall(trx, after, leaseUntil) : after });
+  }
+  return applied;
 }
 
 /**
@@ -165,9 +183,7 @@ async function advanceLocalCalls(
     return await deps.db.transaction().execute((trx) =>
       withWritesBatched(trx, async () => {
         calls = await lockDueCalls(trx, { now, limit: PROGRESS_BATCH, providers });
-        const applied: Applied[] = [];
-        for (const call of calls) applied.push(await advanceLocked(deps, trx, call, leaseUntil));
-        return calls.length > 0 ? applied : null;
+        return calls.length > 0 ? advanceLocked(deps, trx, calls, leaseUntil) : null;
       }),
     );
   } catch (error) {
@@ -179,10 +195,10 @@ async function advanceLocalCalls(
   for (const call of calls) {
     try {
       const one = await deps.db.transaction().execute(async (trx) => {
-        const [locked] = await lockDueCalls(trx, { now, limit: 1, providers, id: call.id });
-        return locked ? advanceLocked(deps, trx, locked, leaseUntil) : null;
+        const locked = await lockDueCalls(trx, { now, limit: 1, providers, id: call.id });
+        return advanceLocked(deps, trx, locked, leaseUntil);
       });
-      if (one) applied.push(one);
+      applied.push(...one);
     } catch (error) {
       await putOff(deps, call, error, retryAt);
     }

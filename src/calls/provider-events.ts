@@ -57,13 +57,47 @@ async function target(trx: Db, provider: string, event: InboundEvent): Promise<C
   return placed && namesCall(placed, ids) ? placed : 'unknown_call';
 }
 
+/** A call the caller has locked, and what the provider reported of it. */
+export interface LockedCallReports {
+  provider: VoiceProvider;
+  call: CallRow;
+  events: readonly InboundEvent[];
+}
+
+/**
+ * Stores, in one statement per provider, the reports naming calls the caller has locked, as applied to
+ * them at `now`; returns the new rows' ids by key, as insertProviderEvents does, to be handed to
+ * ingestReports (`locked.stored`) for each of those calls. Reports naming another call are left out.
+ */
+export async function storeLockedCallReports(
+  trx: Db,
+  lookups: readonly LockedCallReports[],
+  now: Date,
+): Promise<Map<string, number>> {
+  const byProvider = new Map<string, Array<{ event: InboundEvent; appliedTo: string }>>();
+  for (const { provider, call, events } of lookups) {
+    const reports = byProvider.get(provider.name) ?? [];
+    for (const reported of events) {
+      const event = { ...reported, ...idsOf(reported) };
+      if (namesCall(call, event)) reports.push({ event, appliedTo: call.id });
+    }
+    byProvider.set(provider.name, reports);
+  }
+  const stored = new Map<string, number>();
+  for (const [provider, reports] of byProvider) {
+    for (const [key, id] of await insertProviderEvents(trx, provider, reports, now)) stored.set(key, id);
+  }
+  return stored;
+}
+
 /**
  * Stores `events` of `provider` once each and applies those naming a known call, in order, in `trx`
  * (events it emits carry `cause`); returns each report's result and the calls moved. Reports for calls
  * not (yet) known are kept, waiting. With `cutAtDeadline`, a connected call takes no report dated after
  * its max_duration_sec (the caller hangs it up at that moment). `locked` is a call the caller has locked
- * already: reports naming it are stored as applied to it, without looking it up again; its `schedule`
- * goes with the reports' last change to its row (see applyProviderEvents).
+ * already: reports naming it are stored as applied to it, without looking it up again (or were stored
+ * so by storeLockedCallReports, which returned `stored`); its `schedule` goes with the reports' last
+ * change to its row (see applyProviderEvents).
  */
 export async function ingestReports(
   trx: Db,
@@ -73,7 +107,7 @@ export async function ingestReports(
     now: Date;
     cause: Cause;
     cutAtDeadline: boolean;
-    locked?: { call: CallRow; schedule: (call: CallRow) => Date | null };
+    locked?: { call: CallRow; schedule: (call: CallRow) => Date | null; stored?: ReadonlyMap<string, number> };
   },
 ): Promise<{ results: ReportResult[]; moves: CallMove[] }> {
   const { now, cause } = options;
@@ -93,7 +127,19 @@ export async function ingestReports(
       appliedTo === null && event.providerCallId !== null ? [event.providerCallId] : [],
     ),
   );
-  const stored = await insertProviderEvents(trx, provider.name, reports, now);
+  const storedAhead = options.locked?.stored;
+  const stored = await insertProviderEvents(
+    trx,
+    provider.name,
+    storedAhead ? reports.filter(({ appliedTo }) => appliedTo === null) : reports,
+    now,
+  );
+  if (storedAhead) {
+    for (const { event, appliedTo } of reports) {
+      const id = storedAhead.get(event.dedupeKey);
+      if (appliedTo !== null && id !== undefined && !stored.has(event.dedupeKey)) stored.set(event.dedupeKey, id);
+    }
+  }
   const results: ReportResult[] = [];
   const byCall = new Map<string, { call: CallRow; reports: Array<{ id: number; event: InboundEvent }> }>();
   if (locked) byCall.set(locked.id, { call: locked, reports: [] });

@@ -99,6 +99,12 @@ export async function lookUpCall(deps: AppDeps, provider: VoiceProvider, call: C
   return { call, found, at: deps.clock.now() };
 }
 
+/** How the caller prepared a lookup's call: locked by `trx` before the lookup, its reports maybe stored already. */
+export interface LockedLookup {
+  /** What storeLockedCallReports returned for a batch this call is in; unset: stored by applyLookup. */
+  storedReports?: ReadonlyMap<string, number>;
+}
+
 /**
  * Applies a lookup to its call in `trx` (events it emits carry `cause`): what the provider reported,
  * or the end of a call it does not know, and when the call is next looked at. With `lockedAlready`,
@@ -111,7 +117,7 @@ export async function applyLookup(
   provider: VoiceProvider,
   lookup: CallLookup,
   cause: Cause,
-  lockedAlready = false,
+  lockedAlready: LockedLookup | null = null,
 ): Promise<CallRow> {
   const { call, found, at: now } = lookup;
   const locked = lockedAlready ? call : await lockCall(trx, call.org_id, call.id);
@@ -134,7 +140,11 @@ export async function applyLookup(
     now,
     cause,
     cutAtDeadline: true,
-    locked: { call: locked, schedule },
+    locked: {
+      call: locked,
+      schedule,
+      ...(lockedAlready?.storedReports ? { stored: lockedAlready.storedReports } : {}),
+    },
   });
   const current = moves.find((move) => move.call.id === locked.id)?.call ?? locked;
   if (isTerminal(current.status)) return current;
