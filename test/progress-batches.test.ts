@@ -294,6 +294,36 @@ describe('the progress worker serves the most overdue call first', () => {
     expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
     expect(limited.lookups.map((ref) => ref.callId)).toContain(overdue);
   });
+
+  it('takes the next overdue call of a network provider when another process holds the most overdue one', async () => {
+    const live = await createTestOrg(database.db, { agent: { provider: limited.name } });
+    const ids: string[] = [];
+    for (const ending of ['7777', '1234']) {
+      const { data } = await app.client(live.key).POST('/calls', {
+        body: { agent_id: live.agentId, to_e164: testNumber(ending) },
+      });
+      ids.push(data!.data.id);
+    }
+    const [held, next] = ids as [string, string];
+    const hourAgo = clock.now().getTime() - 3_600_000;
+    for (const [index, id] of ids.entries()) {
+      await database.db
+        .updateTable('calls')
+        .set({ next_step_at: new Date(hourAgo + index * 1_000) })
+        .where('id', '=', id)
+        .execute();
+    }
+    limited.lookups = [];
+    // Another process is in the middle of a change of the most overdue call (a cancel, say).
+    await database.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('calls').select('id').where('id', '=', held).forUpdate().execute();
+      expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    });
+    expect(limited.lookups.map((ref) => ref.callId)).toEqual([next]);
+    // Once free, the held call is taken too.
+    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    expect(limited.lookups.map((ref) => ref.callId)).toEqual([next, held]);
+  });
 });
 
 describe('the progress worker applies several due statuses at once', () => {

@@ -207,14 +207,14 @@ async function advanceLocalCalls(
 }
 
 /**
- * Advances one due call of a provider over the network: claims it with a lease, looks it up outside any
- * transaction (at the provider's rate), then applies what it found. Returns what was applied, or null
- * when another process took the call first. Throws on database errors.
+ * Advances one due call of a provider over the network, the most overdue no one holds: claims it with a
+ * lease, looks it up outside any transaction (at the provider's rate), then applies what it found.
+ * Returns what was applied, or null when no such call is left to take. Throws on database errors.
  */
 async function advanceRemoteCall(
   deps: AppDeps,
   gate: LookupGate,
-  claim: { id: string; now: Date; leaseUntil: Date },
+  claim: { now: Date; leaseUntil: Date; localProviders: readonly string[] },
   retryAt: Date,
 ): Promise<Applied[] | null> {
   const call = await claimDueCall(deps.db, claim);
@@ -250,7 +250,8 @@ async function hangUpDue(deps: AppDeps, applied: readonly Applied[], retryAt: Da
  * again must not keep them waiting. Then the most overdue call decides, whatever its provider, so a
  * stream of due simulator calls never starves a rate-limited provider's (whose calls also never wait
  * at its gate past their lease): a call of a provider that looks up locally goes with a batch of such
- * calls (advanceLocalCalls), any other alone (advanceRemoteCall). A provider that is not configured
+ * calls (advanceLocalCalls), any other alone, or the next such call when another process holds it
+(advanceRemoteCall). A provider that is not configured
  * here, or fails, is tried again later. Throws on database errors.
  */
 export async function advanceDueCalls(deps: AppDeps, gate: LookupGate): Promise<boolean> {
@@ -266,7 +267,7 @@ export async function advanceDueCalls(deps: AppDeps, gate: LookupGate): Promise<
     .map((provider) => provider.name);
   const applied = local.includes(first.provider)
     ? await advanceLocalCalls(deps, local, now, leaseUntil, retryAt)
-    : await advanceRemoteCall(deps, gate, { id: first.id, now, leaseUntil }, retryAt);
+    : await advanceRemoteCall(deps, gate, { now, leaseUntil, localProviders: local }, retryAt);
   if (!applied) return false;
   await hangUpDue(deps, applied, retryAt);
   return true;

@@ -111,26 +111,30 @@ export async function mostOverdueCall(db: Db, now: Date): Promise<{ id: string; 
 }
 
 /**
- * Takes the call `id` if it is still due by `now` and no one holds it, and moves its next step to
- * `leaseUntil` (so a process that dies mid-step leaves it to another): one statement, no lock kept.
+ * Takes the most overdue call due by `now` whose provider is not one of `localProviders` and that no one
+ * holds, and moves its next step to `leaseUntil` (so a process that dies mid-step leaves it to another):
+ * one statement, no lock kept.
  */
 export async function claimDueCall(
   db: Db,
-  claim: { id: string; now: Date; leaseUntil: Date },
+  claim: { now: Date; leaseUntil: Date; localProviders: readonly string[] },
 ): Promise<CallRow | undefined> {
+  const { now, leaseUntil, localProviders } = claim;
   return db
     .updateTable('calls')
-    .set({ next_step_at: claim.leaseUntil })
-    .where('id', 'in', (eb) =>
-      eb
+    .set({ next_step_at: leaseUntil })
+    .where('id', '=', (eb) => {
+      const due = eb
         .selectFrom('calls')
         .select('id')
-        .where('id', '=', claim.id)
         .where('next_step_at', 'is not', null)
-        .where('next_step_at', '<=', claim.now)
+        .where('next_step_at', '<=', now);
+      return (localProviders.length > 0 ? due.where('provider', 'not in', localProviders) : due)
+        .orderBy('next_step_at')
+        .limit(1)
         .forUpdate()
-        .skipLocked(),
-    )
+        .skipLocked();
+    })
     .returningAll()
     .executeTakeFirst();
 }
