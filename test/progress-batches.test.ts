@@ -138,7 +138,7 @@ describe('the progress worker batches due calls', () => {
     expect(delivered.map((row) => row.call_id).sort()).toEqual(ids.slice(0, ENDINGS.length).sort());
   });
 
-  it("writes a batch's reports in one statement, its events in one per org and their deliveries in one more", async () => {
+  it("writes a batch's calls and reports in one statement each, its events in one per org and their deliveries in one more", async () => {
     const orgs = [
       await createTestOrg(database.db, { planId: 'scale' }),
       await createTestOrg(database.db, { planId: 'scale' }),
@@ -158,26 +158,30 @@ describe('the progress worker batches due calls', () => {
     clock.advance(90 * STEP_MS);
     await sql
       .raw(
-        `CREATE TABLE insert_statements (target text);
-         CREATE FUNCTION note_insert_statement() RETURNS trigger LANGUAGE plpgsql AS $$
-         BEGIN INSERT INTO insert_statements VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
+        `CREATE TABLE write_statements (target text);
+         CREATE FUNCTION note_write_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN INSERT INTO write_statements VALUES (TG_OP || ' ' || TG_TABLE_NAME); RETURN NULL; END $$;
+         CREATE TRIGGER note_call_update AFTER UPDATE ON calls
+           FOR EACH STATEMENT EXECUTE FUNCTION note_write_statement();
          CREATE TRIGGER note_event_insert AFTER INSERT ON events
-           FOR EACH STATEMENT EXECUTE FUNCTION note_insert_statement();
+           FOR EACH STATEMENT EXECUTE FUNCTION note_write_statement();
          CREATE TRIGGER note_delivery_insert AFTER INSERT ON webhook_deliveries
-           FOR EACH STATEMENT EXECUTE FUNCTION note_insert_statement();
+           FOR EACH STATEMENT EXECUTE FUNCTION note_write_statement();
          CREATE TRIGGER note_report_insert AFTER INSERT ON provider_events
-           FOR EACH STATEMENT EXECUTE FUNCTION note_insert_statement();`,
+           FOR EACH STATEMENT EXECUTE FUNCTION note_write_statement();`,
       )
       .execute(database.db);
     try {
       expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
       const { rows } = await sql<{ target: string; n: number }>`
-        SELECT target, count(*)::int AS n FROM insert_statements GROUP BY target ORDER BY target`.execute(database.db);
-      // The simulator's reports of all the batch's calls are stored in one statement too.
+        SELECT target, count(*)::int AS n FROM write_statements GROUP BY target ORDER BY target`.execute(database.db);
+      // The simulator's reports of all the batch's calls are stored in one statement too, and the
+      // calls' rows are written in one.
       expect(rows).toEqual([
-        { target: 'events', n: 2 },
-        { target: 'provider_events', n: 1 },
-        { target: 'webhook_deliveries', n: 2 },
+        { target: 'INSERT events', n: 2 },
+        { target: 'INSERT provider_events', n: 1 },
+        { target: 'INSERT webhook_deliveries', n: 2 },
+        { target: 'UPDATE calls', n: 1 },
       ]);
       const { rows: reports } = await sql<{ calls: number; unapplied: number }>`
         SELECT count(DISTINCT call_id)::int AS calls, count(*) FILTER (WHERE applied_at IS NULL)::int AS unapplied
@@ -187,7 +191,8 @@ describe('the progress worker batches due calls', () => {
       await sql
         .raw(
           `DROP TRIGGER note_event_insert ON events; DROP TRIGGER note_delivery_insert ON webhook_deliveries;
-           DROP TRIGGER note_report_insert ON provider_events; DROP FUNCTION note_insert_statement(); DROP TABLE insert_statements;`,
+           DROP TRIGGER note_report_insert ON provider_events; DROP TRIGGER note_call_update ON calls;
+           DROP FUNCTION note_write_statement(); DROP TABLE write_statements;`,
         )
         .execute(database.db);
     }

@@ -4,8 +4,8 @@
 import type { Db } from '../database/connect.js';
 import type { EventDataByKind, EventKind, PendingEvent } from '../webhooks/outbox.js';
 import type { Conversation, ProviderCallRef, ProviderEnding, ProviderEvent } from './provider/types.js';
-import { updateCallInStatus, type CallChanges, type CallRow } from './queries.js';
-import { countStatusChange, recordEvent, recordTimelineEntry, settleEndedCall } from './batched-writes.js';
+import type { CallChanges, CallRow } from './queries.js';
+import { changeCall, countStatusChange, recordEvent, recordTimelineEntry, settleEndedCall } from './batched-writes.js';
 import { chargeFor } from '../orgs/credits.js';
 import { canTransition, isTerminal, type CallStatus, type TerminalStatus } from './status.js';
 
@@ -34,7 +34,7 @@ export function hangUpDeadline(call: CallRow, secondMs: number): Date | null {
 /** Moves a locked call from its status to `to`; throws when the chain forbids it or the row moved meanwhile. */
 async function changeStatus(trx: Db, call: CallRow, to: CallStatus, changes: CallChanges): Promise<CallRow> {
   if (!canTransition(call.status, to)) throw new Error(`call ${call.id} cannot go from ${call.status} to ${to}`);
-  const updated = await updateCallInStatus(trx, call.id, call.status, { ...changes, status: to });
+  const updated = await changeCall(trx, call, { ...changes, status: to });
   if (!updated) throw new Error(`call ${call.id} left ${call.status} while locked`);
   return updated;
 }
@@ -171,7 +171,7 @@ async function moveThrough(
   const changes: CallChanges = { status: last.status, ...(connected ? { started_at: startedAt } : {}) };
   const nextStepAt = options.schedule?.({ ...call, status: last.status, started_at: startedAt }) ?? null;
   if (nextStepAt !== null) changes.next_step_at = nextStepAt;
-  const moved = await updateCallInStatus(trx, call.id, call.status, changes);
+  const moved = await changeCall(trx, call, changes);
   if (!moved) throw new Error(`call ${call.id} left ${call.status} while locked`);
   for (const step of passed) await recordStatusChange(trx, { ...moved, status: step.status }, step.at);
   return moved;
@@ -314,7 +314,7 @@ export async function applyProviderEvents(
 
 /** Sets when a locked, unfinished call is next looked at (its provider's news, its deadline). */
 export async function scheduleCall(trx: Db, call: CallRow, nextStepAt: Date): Promise<CallRow> {
-  const scheduled = await updateCallInStatus(trx, call.id, call.status, { next_step_at: nextStepAt });
+  const scheduled = await changeCall(trx, call, { next_step_at: nextStepAt });
   if (!scheduled) throw new Error(`call ${call.id} left ${call.status} while locked`);
   return scheduled;
 }

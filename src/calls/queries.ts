@@ -1,5 +1,5 @@
 // SQL for call rows: org-scoped reads and pages, row locks, guarded status updates, due-call claims.
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database/connect.js';
 import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { CallsTable } from '../../db/schema.js';
@@ -180,6 +180,33 @@ export async function updateCallInStatus(
     .where('status', '=', expected)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** A locked call's row as a batch of changes left it, the columns they changed, and its status before them. */
+export interface CallRowWrite {
+  expected: CallStatus;
+  row: CallRow;
+  columns: ReadonlySet<keyof CallChanges>;
+}
+
+/**
+ * Writes the rows of calls this transaction holds locked, as `writes` say they now stand, in one
+ * statement: each of the columns any of them changed is set from its row (a row that did not change it
+ * keeps its value), each only while the call is still in its `expected` status. Throws, having changed
+ * nothing that stays, when one is not.
+ */
+export async function writeCallRows(db: Db, writes: readonly CallRowWrite[]): Promise<void> {
+  if (writes.length === 0) return;
+  const columns = [...new Set(writes.flatMap((write) => [...write.columns]))].sort();
+  const assignments = sql.join(columns.map((column) => sql`${sql.ref(column)} = given.${sql.ref(column)}`));
+  const { rows } = await sql<{ id: string }>`
+    UPDATE calls SET ${assignments}
+    FROM jsonb_populate_recordset(NULL::calls, ${JSON.stringify(writes.map((write) => write.row))}::jsonb) AS given
+    JOIN unnest(${writes.map((write) => write.row.id)}::uuid[], ${writes.map((write) => write.expected)}::text[])
+      AS expected (id, status) ON expected.id = given.id
+    WHERE calls.id = given.id AND calls.status = expected.status
+    RETURNING calls.id`.execute(db);
+  if (rows.length !== writes.length) throw new Error('a locked call left the status its batch of changes began from');
 }
 
 /** Which calls a list holds: the org's, only those in `status` and only the campaign's when given. */
