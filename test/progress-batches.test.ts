@@ -408,6 +408,44 @@ describe('the progress worker steps simulator calls under their row lock', () =>
   });
 });
 
+describe('the progress worker settles the attempts of the campaign calls it ends', () => {
+  it("gives each contact its call's ending in the batch that ends the call, before any pass", async () => {
+    const org = await createTestOrg(database.db, { planId: 'scale' });
+    const client = app.client(org.key);
+    const contacts = await createContacts(
+      client,
+      ENDINGS.map((ending) => testNumber(ending)),
+    );
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: contacts },
+      max_concurrency: 100,
+      schedule: { starts_at: clock.now().toISOString(), timezone: 'UTC', windows: ALWAYS },
+    });
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(ENDINGS.length);
+    clock.advance(90 * STEP_MS);
+    while (await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics)));
+
+    const rows = await database.db
+      .selectFrom('campaign_contacts as cc')
+      .innerJoin('calls as c', 'c.id', 'cc.last_call_id')
+      .select(['cc.state', 'cc.last_outcome', 'cc.next_attempt_at', 'c.status'])
+      .where('cc.campaign_id', '=', campaign.id)
+      .execute();
+    expect(rows).toHaveLength(ENDINGS.length);
+    for (const row of rows) {
+      expect(row.last_outcome).toBe(row.status);
+      // Ended for good, or due again for a retry of a busy line or no answer (the default policy).
+      if (row.state === 'pending') {
+        expect(['busy', 'no_answer']).toContain(row.status);
+        expect(row.next_attempt_at).not.toBeNull();
+      } else {
+        expect(row.state).toBe(row.status);
+      }
+    }
+  });
+});
+
 describe('a campaign pass records its placements in groups', () => {
   it('records the calls its lanes placed at once in fewer transactions than calls, all counted', async () => {
     const org = await createTestOrg(database.db, { planId: 'scale' });

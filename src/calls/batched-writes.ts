@@ -4,14 +4,16 @@
 // commit, so they serialise an org's calls. A batch of call changes in one transaction (the progress
 // worker's, a group of placements the provider took) defers these writes: each is recorded here, and at
 // the batch's end the calls' rows go in one statement (each call locked by the batch, changed in memory
-// until then), the timeline rows in one, each org's events in one (and their deliveries in another),
+// until then), with one more that settles the campaign attempts of the calls that ended, the timeline
+// rows in one, each org's events in one (and their deliveries in another),
 // and each org's rows get one counter statement and one balance movement. Outside a batch each is
 // written at once.
 import type { Db } from '../database/connect.js';
 import { settleCalls, type CallSettlement } from '../orgs/credits.js';
 import { emitOrgEvents, type PendingEvent } from '../webhooks/outbox.js';
 import { shiftStatusCounts } from './status-count-queries.js';
-import type { CallStatus } from './status.js';
+import { isTerminal, type CallStatus } from './status.js';
+import { settleAttemptsOfEndedCalls } from '../campaigns/attempts.js';
 import { insertTimelineEntries, type TimelineInsert } from './timeline-queries.js';
 import { updateCallInStatus, writeCallRows, type CallChanges, type CallRow, type CallRowWrite } from './queries.js';
 
@@ -96,7 +98,8 @@ export async function settleEndedCall(trx: Db, orgId: string, settlement: CallSe
 }
 
 /**
- * Runs `changes` in `trx` with the writes above deferred, then writes them: the calls' rows, the timeline rows, then per
+ * Runs `changes` in `trx` with the writes above deferred, then writes them: the calls' rows (and the
+ * attempts of the campaign calls that ended, see settleAttemptsOfEndedCalls), the timeline rows, then per
  * org (in id order, so concurrent batches lock orgs alike) the events, the settlements (an event they
  * cause follows the calls'), then the counters, the lock order of a single change (call rows, org row,
  * counter rows). Throws what `changes` or the writes throw.
@@ -107,7 +110,12 @@ export async function withWritesBatched<T>(trx: Db, changes: () => Promise<T>): 
   batches.set(trx, batch);
   try {
     const result = await changes();
-    await writeCallRows(trx, [...batch.calls.values()]);
+    const written = [...batch.calls.values()];
+    await writeCallRows(trx, written);
+    await settleAttemptsOfEndedCalls(
+      trx,
+      written.flatMap(({ row }) => (row.campaign_id !== null && isTerminal(row.status) ? [row.id] : [])),
+    );
     await insertTimelineEntries(trx, batch.timeline);
     const orgs = [...batch.orgs].sort(([a], [b]) => a.localeCompare(b));
     for (const [orgId, share] of orgs) await emitOrgEvents(trx, orgId, share.events);

@@ -8,7 +8,7 @@
 // campaign of one contact, and given the campaign's id beside the addresses it walks every contact of
 // the campaign per batch instead of fetching the rows by address. The addresses are the rows the
 // statement itself locked, so they need no other condition.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database/connect.js';
 import type { Selectable } from 'kysely';
 import type { CampaignsTable } from '../../../db/schema.js';
@@ -183,11 +183,12 @@ export async function settleRefusedAttempt(
 }
 
 /**
- * Settles the campaign's attempts whose calls have ended: each contact takes its call's ending, or goes
- * back to pending (due an interval after the end) when that ending is retried and attempts remain.
- * Returns how many were settled.
+ * Settles the attempts `which` picks among contacts being called (`cc`, their campaign `k`, their last
+ * call `c`) whose calls have ended: each contact takes its call's ending, or goes back to pending (due an
+ * interval after the end) when that ending is retried and attempts remain. A contact another transaction
+ * holds is left to it. Returns how many were settled.
  */
-export async function settleEndedAttempts(db: Db, campaignId: string): Promise<number> {
+async function settleAttempts(db: Db, which: RawBuilder<unknown>): Promise<number> {
   const result = await sql`
     WITH ended AS (
       SELECT cc.ctid AS row_id, c.status, c.reason, c.ended_at, k.retry_interval_sec,
@@ -198,9 +199,9 @@ export async function settleEndedAttempts(db: Db, campaignId: string): Promise<n
       FROM campaign_contacts cc
       JOIN campaigns k ON k.id = cc.campaign_id
       JOIN calls c ON c.id = cc.last_call_id AND c.org_id = cc.org_id
-      WHERE cc.campaign_id = ${campaignId} AND cc.state = 'calling' AND cc.claimed_until IS NULL
+      WHERE ${which} AND cc.state = 'calling' AND cc.claimed_until IS NULL
         AND c.status = ANY(${CALL_ENDINGS}::text[])
-      FOR UPDATE OF cc
+      FOR UPDATE OF cc SKIP LOCKED
     )
     UPDATE campaign_contacts cc SET
       state = CASE WHEN e.retry THEN 'pending' ELSE e.status END,
@@ -209,6 +210,24 @@ export async function settleEndedAttempts(db: Db, campaignId: string): Promise<n
     FROM ended e
     WHERE cc.ctid = e.row_id`.execute(db);
   return Number(result.numAffectedRows);
+}
+
+/** Settles the campaign's attempts whose calls have ended (see settleAttempts); returns how many. */
+export async function settleEndedAttempts(db: Db, campaignId: string): Promise<number> {
+  return settleAttempts(db, sql`cc.campaign_id = ${campaignId}`);
+}
+
+/**
+ * Settles the attempts of `callIds`, campaign calls ended in this transaction (see settleAttempts), each
+ * contact found by its key from its call; returns how many.
+ */
+export async function settleAttemptsOfCalls(db: Db, callIds: readonly string[]): Promise<number> {
+  if (callIds.length === 0) return 0;
+  return settleAttempts(
+    db,
+    sql`(cc.campaign_id, cc.contact_id) IN (
+          SELECT campaign_id, campaign_contact_id FROM calls WHERE id = ANY(${callIds}::uuid[]))`,
+  );
 }
 
 /**
