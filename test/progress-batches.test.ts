@@ -1,9 +1,11 @@
 // The call-progress worker advances a batch of due calls in one transaction, with each org's balance
 // movement and status counters written once for the batch: every call still ends with its own ledger
-// rows and event (the events of an org written in one statement), the counters match the calls, and
-// a call whose change fails is put off alone while the rest of its batch moves on. A simulator call's row moves once a step (looked up under its lock,
-// no lease written first). A campaign's placements, taken by the provider at once, are recorded
-// as calls in groups the same way.
+// rows and event (the events of an org written in one statement, the calls' rows and their reports in
+// one each), the counters match the calls, the attempts of the campaign calls it ends are settled with
+// them, and a call whose change fails is put off alone while the rest of its batch moves on. A
+// simulator call's row moves once a step (looked up under its lock, no lease written first); a network
+// provider's most overdue call held by another transaction does not stop the next one. A campaign's
+// placements, taken by the provider at once, are recorded as calls in groups the same way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
@@ -408,20 +410,24 @@ describe('the progress worker steps simulator calls under their row lock', () =>
   });
 });
 
+/** A new org's campaign, running now, with a contact for each of ENDINGS (`numbers`, in that order). */
+async function campaignOfEndings() {
+  const org = await createTestOrg(database.db, { planId: 'scale' });
+  const client = app.client(org.key);
+  const numbers = ENDINGS.map((ending) => testNumber(ending));
+  const contacts = await createContacts(client, numbers);
+  const campaign = await createCampaign(client, {
+    agent_id: org.agentId,
+    contacts: { contact_ids: contacts },
+    max_concurrency: 100,
+    schedule: { starts_at: clock.now().toISOString(), timezone: 'UTC', windows: ALWAYS },
+  });
+  return { org, campaign, numbers };
+}
+
 describe('the progress worker settles the attempts of the campaign calls it ends', () => {
   it("gives each contact its call's ending in the batch that ends the call, before any pass", async () => {
-    const org = await createTestOrg(database.db, { planId: 'scale' });
-    const client = app.client(org.key);
-    const contacts = await createContacts(
-      client,
-      ENDINGS.map((ending) => testNumber(ending)),
-    );
-    const campaign = await createCampaign(client, {
-      agent_id: org.agentId,
-      contacts: { contact_ids: contacts },
-      max_concurrency: 100,
-      schedule: { starts_at: clock.now().toISOString(), timezone: 'UTC', windows: ALWAYS },
-    });
+    const { campaign } = await campaignOfEndings();
     expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(ENDINGS.length);
     clock.advance(90 * STEP_MS);
     while (await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics)));
@@ -448,18 +454,7 @@ describe('the progress worker settles the attempts of the campaign calls it ends
 
 describe('a campaign pass records its placements in groups', () => {
   it('records the calls its lanes placed at once in fewer transactions than calls, all counted', async () => {
-    const org = await createTestOrg(database.db, { planId: 'scale' });
-    const client = app.client(org.key);
-    const contacts = await createContacts(
-      client,
-      ENDINGS.map((ending) => testNumber(ending)),
-    );
-    const campaign = await createCampaign(client, {
-      agent_id: org.agentId,
-      contacts: { contact_ids: contacts },
-      max_concurrency: 100,
-      schedule: { starts_at: clock.now().toISOString(), timezone: 'UTC', windows: ALWAYS },
-    });
+    const { org, campaign } = await campaignOfEndings();
     // Which transaction inserted each call: a group commit shows as calls sharing one.
     await sql
       .raw(
@@ -488,16 +483,7 @@ describe('a campaign pass records its placements in groups', () => {
   });
 
   it('keeps the calls of a group whose one placement cannot be recorded, and dials that one again later', async () => {
-    const org = await createTestOrg(database.db, { planId: 'scale' });
-    const client = app.client(org.key);
-    const numbers = ENDINGS.map((ending) => testNumber(ending));
-    const contacts = await createContacts(client, numbers);
-    const campaign = await createCampaign(client, {
-      agent_id: org.agentId,
-      contacts: { contact_ids: contacts },
-      max_concurrency: 100,
-      schedule: { starts_at: clock.now().toISOString(), timezone: 'UTC', windows: ALWAYS },
-    });
+    const { org, campaign, numbers } = await campaignOfEndings();
     const refused = numbers[3]!;
     // A fault in one placement's second transaction: its call's insert fails, the others' do not.
     await sql
