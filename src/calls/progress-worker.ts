@@ -251,8 +251,8 @@ async function hangUpDue(deps: AppDeps, applied: readonly Applied[], retryAt: Da
  * stream of due simulator calls never starves a rate-limited provider's (whose calls also never wait
  * at its gate past their lease): a call of a provider that looks up locally goes with a batch of such
  * calls (advanceLocalCalls), any other alone, or the next such call when another process holds it
-(advanceRemoteCall). A provider that is not configured
- * here, or fails, is tried again later. Throws on database errors.
+ * (advanceRemoteCall). A provider that is not configured here, or fails, is tried again later. Throws
+ * on database errors.
  */
 export async function advanceDueCalls(deps: AppDeps, gate: LookupGate): Promise<boolean> {
   const now = deps.clock.now();

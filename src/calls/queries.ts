@@ -199,9 +199,12 @@ export async function writeCallRows(db: Db, writes: readonly CallRowWrite[]): Pr
   if (writes.length === 0) return;
   const columns = [...new Set(writes.flatMap((write) => [...write.columns]))].sort();
   const assignments = sql.join(columns.map((column) => sql`${sql.ref(column)} = given.${sql.ref(column)}`));
+  // Each row with only its id and the columns set, so a call's metadata and transcript are not sent again.
+  const keys: Array<keyof CallRow> = ['id', ...columns];
+  const given = writes.map(({ row }) => Object.fromEntries(keys.map((key) => [key, row[key]])));
   const { rows } = await sql<{ id: string }>`
     UPDATE calls SET ${assignments}
-    FROM jsonb_populate_recordset(NULL::calls, ${JSON.stringify(writes.map((write) => write.row))}::jsonb) AS given
+    FROM jsonb_populate_recordset(NULL::calls, ${JSON.stringify(given)}::jsonb) AS given
     JOIN unnest(${writes.map((write) => write.row.id)}::uuid[], ${writes.map((write) => write.expected)}::text[])
       AS expected (id, status) ON expected.id = given.id
     WHERE calls.id = given.id AND calls.status = expected.status
