@@ -1,6 +1,8 @@
-// A small HTTP load balancer on 127.0.0.1 for restart tests: it sends each request to the next backend
-// whose /readyz answered 200 at its last check (every 100 ms), over keep-alive connections, and counts
-// the requests it could not forward (a reset or refused backend connection), which it answers 502.
+// A small HTTP load balancer on 127.0.0.1 for restart tests: it checks each backend's /readyz every
+// 100 ms and sends each request to the next backend in rotation, over keep-alive connections. Like a
+// production balancer's health check, a backend joins the rotation on its first 200 and leaves it after
+// UNHEALTHY_AFTER checks in a row without one (one slow check on a busy machine is not an outage). It
+// counts the requests it could not forward (a reset or refused backend connection), which it answers 502.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -13,11 +15,15 @@ export interface Balancer {
   close(): Promise<void>;
 }
 
+/** Failed checks in a row that take a backend out of the rotation. */
+const UNHEALTHY_AFTER = 3;
+
 /** Starts a balancer in front of the backends on `ports` (127.0.0.1). */
 export async function startBalancer(ports: number[]): Promise<Balancer> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
   const probeAgent = new http.Agent({ keepAlive: false });
   const healthy = new Map(ports.map((port) => [port, false]));
+  const failedChecks = new Map(ports.map((port) => [port, 0]));
   const forwardFailures: string[] = [];
   let turn = 0;
 
@@ -34,7 +40,14 @@ export async function startBalancer(ports: number[]): Promise<Balancer> {
       request.on('error', () => resolve(false));
     });
   const timer = setInterval(() => {
-    for (const port of ports) void check(port).then((ok) => healthy.set(port, ok));
+    for (const port of ports) {
+      void check(port).then((ok) => {
+        const failed = ok ? 0 : failedChecks.get(port)! + 1;
+        failedChecks.set(port, failed);
+        if (ok) healthy.set(port, true);
+        else if (failed >= UNHEALTHY_AFTER) healthy.set(port, false);
+      });
+    }
   }, 100);
 
   const server = http.createServer((request, response) => {
