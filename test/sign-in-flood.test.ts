@@ -114,8 +114,10 @@ async function floodPhase(floodAddress: (i: number) => string, realAddress: stri
     const started = performance.now();
     let real = await signIn(PASSWORD, realAddress);
     let tries = 1;
-    while (real.status === 429 && real.retryAfter === '1' && tries < 20) {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Told to come back (429 while the hashing pool is full, or 503 past the request deadline on a
+    // starved machine), a person signs in again after Retry-After, as the real sign-in does here.
+    while ((real.status === 429 || real.status === 503) && real.retryAfter !== null && tries < 20) {
+      await new Promise((resolve) => setTimeout(resolve, Number(real.retryAfter) * 1_000));
       real = await signIn(PASSWORD, realAddress);
       tries += 1;
     }
