@@ -2,8 +2,7 @@
 // a starved machine) still takes the answer that arrived meanwhile: neither a query nor the readiness
 // probe reports a database that did answer as silent.
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { withDeadline } from '../src/database/deadline.js';
 import { DatabaseProbe } from '../src/database/probe.js';
 
