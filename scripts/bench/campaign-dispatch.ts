@@ -3,15 +3,18 @@
 // (`serve --role worker`) against the simulator, whose calls last about a second, beside a separate API
 // process. For a bounded time it samples, back to back, how many of the campaign's calls are in progress
 // (and how late the call-progress worker is with them) and the worker's resident memory, and measures
-// another org's `GET /calls` at a fixed rate while the campaign dials against the same with the worker
-// idle; then it cancels the campaign and waits for it to finish. Placements per second are read from
-// the calls the campaign made (their placement times), overall and after the first seconds.
+// another org's `GET /calls` at a fixed rate while the campaign dials; then it cancels the campaign and
+// waits for it to finish. The same load with the worker idle is measured twice, before the campaign and
+// after it has finished, each after a checkpoint, and pooled: on a shared virtual machine the idle
+// latency drifts within minutes, and a baseline on both sides of the dispatch is not one moment's luck.
+// Placements per second are read from the calls the campaign made (their placement times), overall and
+// after the first seconds.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../../src/database/connect.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
-import type { LoadResult, RequestSpec } from './load.js';
-import { postgresCpuMs, sampleRss, rssMiB, type Child } from './processes.js';
+import { pooledLoad, type LoadResult, type RequestSpec } from './load.js';
+import { machineCpuTicks, postgresCpuMs, rssMiB, sampleRss, stealPercentSince, type Child } from './processes.js';
 import { median, medianLoad, medianOf, repeat } from './repeat.js';
 
 /** Contacts of the campaign's org, all in the campaign. */
@@ -66,9 +69,12 @@ export interface CampaignDispatchRun {
   postgresCpuPercent: number;
   /** How long POST /campaigns took (it stores the campaign's 100,000 contacts), in ms. */
   createMs: number;
-  /** The other org's GET /calls with the worker idle, and while the campaign dials. */
+  /** The other org's GET /calls with the worker idle (before and after the campaign, pooled), and while the campaign dials. */
   listIdle: LoadResult;
   listDuring: LoadResult;
+  /** The share of the machine's CPU time the hypervisor took (steal) during the idle loads and during the dispatch, in percent. */
+  idleStealPercent: number;
+  dispatchStealPercent: number;
   /** Seconds from the cancel to the campaign finished with no call in progress. */
   drainSeconds: number;
 }
@@ -102,7 +108,7 @@ export interface CampaignDispatchOptions {
   load: (
     server: Child,
     next: () => RequestSpec,
-    options: { seconds: number; rate: number; connections: number },
+    options: { seconds: number; rate: number; connections: number; latencies?: number[] },
   ) => Promise<LoadResult>;
   /** CPU time used so far by a process, in ms. */
   cpuMs: (pid: number) => number;
@@ -277,7 +283,31 @@ async function removeEarlierRuns(db: Db, orgId: string): Promise<void> {
   );
 }
 
-/** One run: a fresh worker, the idle list, the campaign for `seconds`, its cancel and drain. */
+/** How the other org's list is loaded, idle and during the dispatch. */
+function listLoad(options: CampaignDispatchOptions) {
+  return { seconds: options.listSeconds, rate: LIST_RATE, connections: LIST_CONNECTIONS };
+}
+
+/**
+ * The other org's list at LIST_RATE with the worker idle, just after a checkpoint (so that no spread-out
+ * checkpoint of earlier writes runs beside it); its 2xx latencies are added to `latencies`.
+ */
+async function idleLoad(
+  options: CampaignDispatchOptions,
+  apiServer: Child,
+  latencies: number[],
+): Promise<{ load: LoadResult; stealPercent: number }> {
+  try {
+    await sql`CHECKPOINT`.execute(options.db);
+  } catch (error) {
+    options.log(`campaign dispatch: no checkpoint before the idle load (${(error as Error).message})`);
+  }
+  const before = machineCpuTicks();
+  const load = await options.load(apiServer, options.list, { ...listLoad(options), latencies });
+  return { load, stealPercent: stealPercentSince(before) };
+}
+
+/** One run: a fresh worker, the idle list, the campaign for `seconds`, its cancel and drain, the idle list again. */
 async function runOnce(
   options: CampaignDispatchOptions,
   apiServer: Child,
@@ -290,10 +320,11 @@ async function runOnce(
   const worker = await options.startWorker();
   try {
     const workerIdleRssMiB = rssMiB(worker.pid) ?? NaN;
-    const listOptions = { seconds: options.listSeconds, rate: LIST_RATE, connections: LIST_CONNECTIONS };
-    const listIdle = await options.load(apiServer, options.list, listOptions);
+    const idleLatencies: number[] = [];
+    const idleBefore = await idleLoad(options, apiServer, idleLatencies);
 
     const rss = sampleRss(worker.pid, 100);
+    const stealBefore = machineCpuTicks();
     const cpuBefore = options.cpuMs(worker.pid);
     const postgresBefore = postgresCpuMs();
     const createStarted = performance.now();
@@ -321,9 +352,10 @@ async function runOnce(
     const untilMs = (sec: number) => startedAt + sec * 1000 - Date.now();
     await sleep(Math.max(0, untilMs(STEADY_AFTER_SEC)));
     await analyzed;
-    const listDuring = await options.load(apiServer, options.list, listOptions);
+    const listDuring = await options.load(apiServer, options.list, listLoad(options));
     await sleep(Math.max(0, untilMs(options.seconds)));
     const peak = await sampler.stop();
+    const dispatchStealPercent = stealPercentSince(stealBefore);
     const elapsedMs = Date.now() - startedAt;
     const workerCpuPercent = (100 * (options.cpuMs(worker.pid) - cpuBefore)) / elapsedMs;
     const postgresCpuPercent = (100 * (postgresCpuMs() - postgresBefore)) / elapsedMs;
@@ -343,6 +375,9 @@ async function runOnce(
     }
     const drainSeconds = (performance.now() - cancelAt) / 1000;
     const workerPeakRssMiB = rss.stop();
+    const idleAfter = await idleLoad(options, apiServer, idleLatencies);
+    const listIdle = pooledLoad([idleBefore.load, idleAfter.load], idleLatencies);
+    const idleStealPercent = (idleBefore.stealPercent + idleAfter.stealPercent) / 2;
 
     const { rows } = await sql<{ at_ms: number }>`
       SELECT (extract(epoch FROM created_at) * 1000)::float8 AS at_ms FROM calls WHERE campaign_id = ${campaignId}`.execute(
@@ -367,6 +402,8 @@ async function runOnce(
       createMs,
       listIdle,
       listDuring,
+      idleStealPercent,
+      dispatchStealPercent,
       drainSeconds,
     };
     log(
@@ -375,7 +412,9 @@ async function runOnce(
         `calling at most ${run.peakCalling}; progress lag at most ${run.peakProgressLagMs.toFixed(0)} ms; ` +
         `worker RSS ${run.workerIdleRssMiB.toFixed(0)} -> ${run.workerPeakRssMiB.toFixed(0)} MiB, CPU ${run.workerCpuPercent.toFixed(0)}% (PostgreSQL ${run.postgresCpuPercent.toFixed(0)}%); ` +
         `created in ${run.createMs.toFixed(0)} ms; ` +
-        `GET /calls p99 ${listIdle.p99.toFixed(1)} ms idle, ${listDuring.p99.toFixed(1)} ms during; drained in ${drainSeconds.toFixed(1)} s`,
+        `GET /calls p99 ${listIdle.p99.toFixed(1)} ms idle (${idleBefore.load.p99.toFixed(1)} before, ${idleAfter.load.p99.toFixed(1)} after), ` +
+        `${listDuring.p99.toFixed(1)} ms during; CPU steal ${idleStealPercent.toFixed(0)}% idle, ${dispatchStealPercent.toFixed(0)}% during; ` +
+        `drained in ${drainSeconds.toFixed(1)} s`,
     );
     return run;
   } finally {

@@ -115,7 +115,14 @@ export interface BenchSession {
   load(
     server: Child,
     next: Scenario['service'],
-    options: { seconds: number; warmupSec?: number; connections?: number; rate?: number; serverCpuMs?: () => number },
+    options: {
+      seconds: number;
+      warmupSec?: number;
+      connections?: number;
+      rate?: number;
+      serverCpuMs?: () => number;
+      latencies?: number[];
+    },
   ): Promise<LoadResult>;
   close(): Promise<void>;
 }
@@ -221,6 +228,7 @@ export async function openBenchSession(options: { watchdogMs: number }): Promise
         warmupSec: run.warmupSec ?? WARMUP_SEC,
         ...(run.rate === undefined ? {} : { rate: run.rate }),
         serverCpuMs: run.serverCpuMs ?? (() => cpuMs(server.pid)),
+        ...(run.latencies === undefined ? {} : { latencies: run.latencies }),
       }),
     close: async () => {
       clearTimeout(watchdog);

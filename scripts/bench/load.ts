@@ -23,6 +23,8 @@ export interface LoadOptions {
   rate?: number;
   /** The server process's CPU time so far in ms, read around the measured run. */
   serverCpuMs: () => number;
+  /** When given, the measured run's 2xx latencies (ms) are appended to it, to pool runs (pooledLoad). */
+  latencies?: number[];
 }
 
 /** What a run measured: throughput, latency percentiles of 2xx answers (ms) and failures. */
@@ -128,6 +130,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const result = await fire(options, options.durationSec, latencies);
   const cpu = options.serverCpuMs() - cpuBefore;
   const databaseCpu = postgresCpuMsSince(databaseBefore);
+  for (const latency of latencies) options.latencies?.push(latency);
   const sorted = Float64Array.from(latencies).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count ?? 0;
@@ -140,5 +143,27 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     statusCodes,
     serverCpuMsPerRequest: cpu / Math.max(1, result.requests.total),
     databaseCpuMsPerRequest: databaseCpu / Math.max(1, result.requests.total),
+  };
+}
+
+/** Measured runs as one: counts summed, rates and CPU per request weighted by requests, percentiles over `latencies` (all their 2xx answers). */
+export function pooledLoad(runs: LoadResult[], latencies: number[]): LoadResult {
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
+  const weighted = (pick: (run: LoadResult) => number) =>
+    runs.reduce((sum, run) => sum + pick(run) * run.requests, 0) / Math.max(1, requests);
+  const statusCodes: Record<string, number> = {};
+  for (const run of runs) {
+    for (const [code, count] of Object.entries(run.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+  }
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    requests,
+    rps: requests / runs.reduce((sum, run) => sum + run.requests / Math.max(run.rps, Number.MIN_VALUE), 0),
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    statusCodes,
+    serverCpuMsPerRequest: weighted((run) => run.serverCpuMsPerRequest),
+    databaseCpuMsPerRequest: weighted((run) => run.databaseCpuMsPerRequest),
   };
 }

@@ -157,3 +157,18 @@ export function sampleRss(pid: number, intervalMs = 200): { stop(): number } {
     },
   };
 }
+
+/** The machine's CPU time so far (Linux /proc/stat, all cores): the total and what the hypervisor took (steal). */
+export function machineCpuTicks(): { total: number; steal: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice; guest time is inside user's.
+  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  return { total: ticks.reduce((sum, value) => sum + value, 0), steal: ticks[7] ?? 0 };
+}
+
+/** The share of the machine's CPU time the hypervisor took since `before` (a machineCpuTicks reading), in percent. */
+export function stealPercentSince(before: { total: number; steal: number }): number {
+  const now = machineCpuTicks();
+  const total = now.total - before.total;
+  return total > 0 ? (100 * (now.steal - before.steal)) / total : 0;
+}

@@ -453,9 +453,14 @@ export function formatReport(report: BenchReport): string {
           ],
           ['POST /campaigns (ms)', campaign.createMs.toFixed(0), runsOf((run) => run.createMs)],
           [
-            `Another org's GET /calls at ${campaign.listRate}/s: p99 idle / during (ms)`,
+            `Another org's GET /calls at ${campaign.listRate}/s: p99 idle (before and after, pooled) / during (ms)`,
             `${ms(campaign.listIdle.p99)} / ${ms(campaign.listDuring.p99)}`,
             campaign.listP99Ratios.map(ratio).join(', '),
+          ],
+          [
+            'CPU taken by the hypervisor (steal) %: idle loads / dispatch',
+            `${campaign.idleStealPercent.toFixed(0)} / ${campaign.dispatchStealPercent.toFixed(0)}`,
+            runsOf((run) => run.dispatchStealPercent),
           ],
           ['Cancel to finished (s)', campaign.drainSeconds.toFixed(1), runsOf((run) => run.drainSeconds, 1)],
         ],
