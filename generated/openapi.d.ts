@@ -288,7 +288,9 @@ export type paths = {
          *     as `+05:30` is not one); each window's `start` must be before its `end`
          *     (`schedule.windows.<index>.end`); `schedule.ends_at` must be later than `schedule.starts_at`
          *     and than the moment of the request (`schedule.ends_at`); `retry.failed_reasons` may be given
-         *     only when `retry.on` includes `failed` (`retry.failed_reasons`).
+         *     only when `retry.on` includes `failed` (`retry.failed_reasons`); endings in `retry.on` need
+         *     `retry.max_attempts` of 2 or more, or no contact would ever be called again
+         *     (`retry.max_attempts`).
          *
          *     **Times.** `starts_at` may be omitted or in the past: the campaign then starts at once (its
          *     `starts_at` is the moment of creation). Windows are read in the campaign's time zone, as the
@@ -1485,7 +1487,8 @@ export type components = {
          * @description How a contact is called again. Without `retry` each contact gets one attempt. A contact whose
          *     call ended in one of `on` (and, for `failed`, with one of `failed_reasons`) is called again
          *     `interval_sec` after that call ended (and inside a window), until it has had `max_attempts`
-         *     calls; any other ending is final.
+         *     calls; any other ending is final. Endings in `on` need a `max_attempts` of 2 or more (a
+         *     policy that could never call anyone again is refused rather than stored).
          */
         CampaignRetryCreate: {
             /**

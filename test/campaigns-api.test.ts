@@ -497,6 +497,28 @@ describe('POST /campaigns', () => {
       ],
       ['an unknown retry field', () => ({ retry: { tries: 2 } }), 400, 'invalid_request', 'retry.tries'],
       [
+        'retried endings with the default single attempt',
+        () => ({ retry: { on: ['busy'] } }),
+        400,
+        'invalid_request',
+        'retry.max_attempts',
+      ],
+      [
+        'retried endings with one attempt',
+        () => ({ retry: { max_attempts: 1, on: ['no_answer', 'failed'] } }),
+        400,
+        'invalid_request',
+        'retry.max_attempts',
+      ],
+      // The request's own rules come before the agent's lookup.
+      [
+        'an end in the past and an unknown agent',
+        () => ({ agent_id: randomUUID(), ...schedule({ ends_at: hourAgo() }) }),
+        400,
+        'invalid_request',
+        'schedule.ends_at',
+      ],
+      [
         'metadata with a long key',
         () => ({ metadata: { ['k'.repeat(41)]: 1 } }),
         400,

@@ -91,6 +91,12 @@ function checkCampaignRules(body: CampaignCreate): void {
   if (retry.failed_reasons !== undefined && !(retry.on ?? []).includes('failed')) {
     throw invalidField('retry.failed_reasons', 'applies only when retry.on includes failed');
   }
+  if ((retry.on ?? []).length > 0 && (retry.max_attempts ?? 1) < 2) {
+    throw invalidField(
+      'retry.max_attempts',
+      'must be 2 to 5 for the endings in retry.on to be called again (1, the default, is a single call per contact)',
+    );
+  }
 }
 
 /** The start of the campaign (the request's moment when omitted or past), checked against its end. */
@@ -131,9 +137,9 @@ async function withCounters(db: Db, row: campaigns.CampaignRow): Promise<Campaig
 /**
  * Creates a campaign and its contacts in one transaction, or with an Idempotency-Key already held by one
  * of the org's campaigns, returns that campaign (`replayed`). Checks in order: the rules beyond the
- * schema (invalid_request), the key (idempotency_conflict for another body), the agent (not_found,
- * param agent_id), the plan (forbidden), the end against the moment of the request (invalid_request),
- * the contact ids (not_found, param contacts.contact_ids.<index>) and that one contact at least is
+ * schema (invalid_request), the key (idempotency_conflict for another body), the end against the
+ * moment of the request (invalid_request; after the key, so a replay outlives its end), the agent
+ * (not_found, param agent_id), the plan (forbidden), the contact ids (not_found, param contacts.contact_ids.<index>) and that one contact at least is
  * chosen (invalid_request, param contacts). A refused request writes nothing. The audit entry `audit`
  * makes for the new campaign (when given) is written in the same transaction; a replay writes none.
  */
@@ -151,10 +157,10 @@ export async function createCampaign(
       const existing = await campaigns.findCampaignByKey(trx, auth.orgId, key);
       if (existing) return { campaign: await replay(trx, existing, requestHash), replayed: true };
     }
+    const startsAt = checkedStart(body, now);
     if (!(await findAgentInOrg(trx, auth.accountOrgId, body.agent_id))) throw notFound('agent', 'agent_id');
     if (!(await hasActivePlan(trx, auth.orgId)))
       throw new DomainError('forbidden', 'The organisation has no active plan.');
-    const startsAt = checkedStart(body, now);
     const retry: Schemas['CampaignRetryCreate'] = body.retry ?? {};
     const retryOn = retry.on ?? [];
     const excluded = body.exclude_consent_capture ?? [];

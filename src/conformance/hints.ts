@@ -80,9 +80,15 @@ export async function pinValid(operation: Operation, input: RequestInput, fixtur
       const contactId = await fixtures.contactId();
       if (contactId) body.contacts = { contact_ids: [contactId] };
       body.schedule = campaignSchedule();
-      // failed_reasons apply only when failed is retried.
-      const { failed_reasons: _reasons, ...retry } = (body.retry ?? {}) as { on?: string[]; failed_reasons?: unknown };
+      // failed_reasons apply only when failed is retried, and retried endings need a second attempt.
+      const { failed_reasons: _reasons, ...retry } = (body.retry ?? {}) as {
+        on?: string[];
+        max_attempts?: unknown;
+        failed_reasons?: unknown;
+      };
       if (body.retry && !retry.on?.includes('failed')) body.retry = retry;
+      if (body.retry && (retry.on ?? []).length > 0 && !(Number(retry.max_attempts) >= 2))
+        body.retry = { ...body.retry, max_attempts: 2 };
     }
     pinned.body = body;
   }
