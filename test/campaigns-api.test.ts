@@ -15,6 +15,7 @@ import type { ErrorResponse, Schemas } from './support/json.js';
 import { testNumber } from './support/calls.js';
 import { issueApiKey } from '../src/orgs/api-keys.js';
 import { orgForMode } from '../src/orgs/modes.js';
+import { MAX_CONTACT_IDS } from '../src/campaigns/policy.js';
 
 type Campaign = Schemas['Campaign'];
 type CampaignList = Schemas['CampaignList'];
@@ -318,6 +319,14 @@ describe('POST /campaigns', () => {
         'contacts',
       ],
       ['no contact ids', () => ({ contacts: { contact_ids: [] } }), 400, 'invalid_request', 'contacts.contact_ids'],
+      // The dashboard's CSV bound is the same number.
+      [
+        'more contact ids than a campaign takes',
+        () => ({ contacts: { contact_ids: Array.from({ length: MAX_CONTACT_IDS + 1 }, () => randomUUID()) } }),
+        400,
+        'invalid_request',
+        'contacts.contact_ids',
+      ],
       [
         'a repeated contact id',
         () => ({ contacts: { contact_ids: [contact, contact] } }),

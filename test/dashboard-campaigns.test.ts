@@ -182,6 +182,14 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     await expectAccessible(page);
     expect((await liveCampaigns()).filter((campaign) => campaign.name === 'From a file')).toEqual([]);
 
+    // More rows than a campaign may name: refused as a whole, pointing to the consent filter.
+    await upload(
+      `phone_e164\n${Array.from({ length: 1001 }, (_, i) => testNumber(String(i).padStart(4, '0'))).join('\n')}\n`,
+    );
+    await submit(page);
+    expect(await textOf(page, '#csv-error')).toContain('names 1,001 contacts; a campaign takes at most 1,000');
+    expect((await liveCampaigns()).filter((campaign) => campaign.name === 'From a file')).toEqual([]);
+
     // Put right: the form came back as sent; a file naming contacts by id and by number goes through.
     expect(await page.getByLabel('Name').inputValue()).toBe('From a file');
     await upload(`contact_id,phone_e164\n,${second!.phone}\n${first!.id},\n`);

@@ -3,6 +3,9 @@ import type { components } from '../../generated/openapi.js';
 
 type Schemas = components['schemas'];
 
+/** The most contacts a campaign may name by id: the spec's `CampaignContacts.contact_ids` maxItems. */
+export const MAX_CONTACT_IDS = 1000;
+
 /** Calls of one campaign in progress at once when the request does not say. */
 export const DEFAULT_MAX_CONCURRENCY = 10;
 

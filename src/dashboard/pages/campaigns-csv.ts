@@ -1,5 +1,6 @@
 // The contacts a campaign form's CSV names: a header line with a `contact_id` column, a `phone_e164`
-// column or both, then one contact a row, matched against the contacts of the mode shown. Parsed with
+// column or both, then one contact a row (as many as a campaign may name by id), matched against the
+// contacts of the mode shown. Parsed with
 // csv-parse, as contact imports are; every row that names no contact is reported by its line.
 import type { ErrorObject } from 'ajv';
 import { parse } from 'csv-parse/sync';
@@ -9,6 +10,7 @@ import { messagesByField } from '../../contract/validation-messages.js';
 import { validators } from '../../contract/validators.js';
 import { DomainError, invalidField } from '../../errors.js';
 import { MAX_CSV_BYTES } from '../policy.js';
+import { MAX_CONTACT_IDS } from '../../campaigns/policy.js';
 
 /** The columns the CSV may have. */
 export const CAMPAIGN_CSV_COLUMNS = ['contact_id', 'phone_e164'] as const;
@@ -54,6 +56,12 @@ function readRows(text: string): Named[] {
     throw invalidField('csv', `is not well-formed CSV: ${(error as Error).message}`);
   }
   if (records.length === 0) throw invalidField('csv', 'has no rows after its header');
+  if (records.length > MAX_CONTACT_IDS) {
+    throw invalidField(
+      'csv',
+      `names ${records.length.toLocaleString('en')} contacts; a campaign takes at most ${MAX_CONTACT_IDS.toLocaleString('en')} by name (choose more by consent)`,
+    );
+  }
   return records.map(({ record, info }) => ({
     line: info.lines,
     id: (record.contact_id ?? '').trim(),

@@ -8,6 +8,7 @@ import type Koa from 'koa';
 import type { components } from '../../../generated/openapi.js';
 import { campaignCreateProblems, createCampaign } from '../../campaigns/service.js';
 import { wakeCampaign } from '../../campaigns/dispatch/worker.js';
+import { MAX_CONTACT_IDS } from '../../campaigns/policy.js';
 import { listAgents } from '../../orgs/service.js';
 import { messagesByField } from '../../contract/validation-messages.js';
 import { DomainError } from '../../errors.js';
@@ -295,7 +296,8 @@ function formPage(
       <label for="csv">Contacts by CSV</label>
       <p id="csv-help" class="muted">
         A header line, then one contact a row: columns ${CAMPAIGN_CSV_COLUMNS.join(' and/or ')} (a contact's id, or its
-        number as stored in Contacts). Rows naming no contact are listed by line and nothing is created.
+        number as stored in Contacts), at most ${MAX_CONTACT_IDS.toLocaleString('en')} rows; for more, choose contacts
+        by consent. Rows naming no contact are listed by line and nothing is created.
       </p>
       ${fieldError(problems, 'csv')}
       <div hidden>
