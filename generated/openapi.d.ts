@@ -193,6 +193,12 @@ export type paths = {
          * @description Returns the entries of the org's do-not-call list (of the key's mode), newest first by
          *     `created_at` (ties broken by `id`), one page at a time. Updating an entry's reason does not
          *     move it. The cursors take an entry's `id`.
+         *
+         *     Two filters narrow the list, and `pagination.total` counts what they leave: `reason` keeps the
+         *     entries with that reason, and `phone_e164` the entry of one number, so a page of one entry or
+         *     none says whether the number is on the list. In a query string a literal `+` stands for a
+         *     space, so send the number's `+` as `%2B` (as `encodeURIComponent` does); a value that is not a
+         *     number in E.164 form is refused with `400 invalid_request` naming `phone_e164`.
          */
         get: operations["listSuppressions"];
         put?: never;
@@ -3045,6 +3051,16 @@ export interface operations {
                  * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 ending_before?: components["parameters"]["EndingBefore"];
+                /**
+                 * @description Only the entries with this reason.
+                 * @example opted_out
+                 */
+                reason?: components["schemas"]["SuppressionReason"];
+                /**
+                 * @description Only the entry of this number (`%2B` for its `+`).
+                 * @example +919876543210
+                 */
+                phone_e164?: components["schemas"]["PhoneNumber"];
             };
             header?: never;
             path?: never;

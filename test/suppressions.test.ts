@@ -1,5 +1,5 @@
 // The do-not-call list through real HTTP: adding (201, then 200 replacing the reason), the newest-first
-// list with offset and cursor pages, removal by number (%2B or a literal +), bad input named by param,
+// list with offset and cursor pages and its filters (by reason, one number), removal by number (%2B or a literal +), bad input named by param,
 // POST /calls refused with 403 forbidden (param to_e164) leaving no call, hold, ledger row or
 // Idempotency-Key behind, callable again once removed, and each org's and each mode's own list.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -196,6 +196,34 @@ describe('GET /suppressions', () => {
     expect(before.body.pagination.has_more).toBe(true);
   });
 
+  it('filters by reason and finds one number, counting what the filter leaves', async () => {
+    const org = await createTestOrg(database.db);
+    const other = await createTestOrg(database.db);
+    const [a, b, c] = [testNumber('3001'), testNumber('3002'), testNumber('3003')];
+    await suppress(org, a, 'opted_out');
+    await suppress(org, b, 'complaint');
+    await suppress(org, c, 'opted_out');
+    await suppress(other, b, 'opted_out');
+
+    const optedOut = await list(org, 'reason=opted_out');
+    expect(optedOut.body.data.map((entry) => entry.phone_e164)).toEqual([c, a]);
+    expect(optedOut.body.pagination).toEqual({ limit: 50, offset: 0, total: 2, has_more: false });
+    const firstPage = await list(org, 'reason=opted_out&limit=1');
+    expect(firstPage.body.pagination).toMatchObject({ total: 2, has_more: true });
+    const next = await list(org, `reason=opted_out&limit=1&starting_after=${firstPage.body.data[0]!.id}`);
+    expect(next.body.data.map((entry) => entry.phone_e164)).toEqual([a]);
+
+    const one = await list(org, `phone_e164=${encodeURIComponent(b)}`);
+    expect(one.body.data).toHaveLength(1);
+    expect(one.body.data[0]).toMatchObject({ phone_e164: b, reason: 'complaint' });
+    expect(one.body.pagination.total).toBe(1);
+    // Both filters at once, and a number the org never listed: an empty page.
+    expect((await list(org, `phone_e164=${encodeURIComponent(b)}&reason=opted_out`)).body.data).toEqual([]);
+    const none = await list(org, `phone_e164=${encodeURIComponent(testNumber('3004'))}`);
+    expect(none.status).toBe(200);
+    expect(none.body).toMatchObject({ data: [], pagination: { total: 0, has_more: false } });
+  });
+
   it('refuses bad paging parameters, naming each', async () => {
     const org = await createTestOrg(database.db);
     const other = await createTestOrg(database.db);
@@ -208,7 +236,11 @@ describe('GET /suppressions', () => {
       // Another org's entry is no item of this list.
       [`starting_after=${foreign}`, 'starting_after'],
       [`ending_before=${foreign}`, 'ending_before'],
-      ['phone_e164=%2B919800001001', 'phone_e164'],
+      ['phone=%2B919800001001', 'phone'],
+      ['reason=angry', 'reason'],
+      // A literal + in a query string is a space: no E.164 number.
+      ['phone_e164=+919800001001', 'phone_e164'],
+      ['phone_e164=919800001001', 'phone_e164'],
     ] as const) {
       const response = await send<ErrorResponse>(org.key, 'GET', `/suppressions?${query}`);
       expect(response.status, query).toBe(400);

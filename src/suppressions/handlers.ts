@@ -9,11 +9,16 @@ export const createSuppression: OperationHandler<'createSuppression'> = async ({
   return { status: created ? 201 : 200, body: { data: suppression } };
 };
 
-/** listSuppressions: newest first, by offset or cursor. */
+/** listSuppressions: newest first, by offset or cursor, optionally by reason or for one number. */
 export const listSuppressions: OperationHandler<'listSuppressions'> = async ({ query, auth }, { db }) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
   const start = pageStart(query);
-  const { items, total, more } = await suppressions.listSuppressions(db, auth.orgId, { limit, ...start });
+  const { items, total, more } = await suppressions.listSuppressions(db, auth.orgId, {
+    limit,
+    ...start,
+    ...(query.reason === undefined ? {} : { reason: query.reason }),
+    ...(query.phone_e164 === undefined ? {} : { phone: query.phone_e164 }),
+  });
   return { status: 200, body: { data: items, pagination: paginateFrom(start, limit, items.length, total, more) } };
 };
 

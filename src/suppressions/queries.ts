@@ -96,11 +96,18 @@ export function browseSuppressionRows(db: Db, orgId: string, page: { limit: numb
 }
 
 /**
- * One page of the org's entries, newest first (ties by id), with the list's total; `more` tells whether a
+ * One page of the org's entries (those with `reason`, or of `phone`, when given), newest first (ties by
+ * id), with the list's total; `more` tells whether a
  * cursor page has more beyond it (no entry passes an unknown cursor).
  */
-export async function listSuppressionRows(db: Db, orgId: string, page: { limit: number } & PageStart) {
-  const matching = db.selectFrom('suppressions').where('org_id', '=', orgId);
+export async function listSuppressionRows(
+  db: Db,
+  orgId: string,
+  page: { limit: number; reason?: SuppressionsTable['reason']; phone?: string } & PageStart,
+) {
+  let matching = db.selectFrom('suppressions').where('org_id', '=', orgId);
+  if (page.reason) matching = matching.where('reason', '=', page.reason);
+  if (page.phone) matching = matching.where('phone_e164', '=', page.phone);
   return readPageAndTotal(
     { rows: matching.selectAll(), table: 'suppressions', columns: ['created_at', 'id'] },
     () => countRows(matching),

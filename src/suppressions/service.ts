@@ -92,11 +92,14 @@ export async function findSuppressed(db: Db, orgId: string, phones: string[]): P
   return suppressions.suppressedAmong(db, orgId, phones);
 }
 
-/** One page of the org's list in API form; a cursor must be an entry of the org (else invalid_request). */
+/**
+ * One page of the org's list in API form, of the entries with `reason` or of `phone` when given; a cursor
+ * must be an entry of the org (else invalid_request).
+ */
 export async function listSuppressions(
   db: Db,
   orgId: string,
-  page: { limit: number } & PageStart,
+  page: { limit: number; reason?: Suppression['reason']; phone?: string } & PageStart,
 ): Promise<{ items: Suppression[]; total: number; more: boolean }> {
   if ('cursor' in page && !(await suppressions.hasSuppressionId(db, orgId, page.cursor))) {
     throw unknownCursor(page.side);
