@@ -270,9 +270,9 @@ describe('operator CLI', CLI_TESTS, () => {
     expect(times).toEqual([...times].sort((a, b) => b - a));
     const orgsHuman = await admin('org', 'list');
     expect(orgsHuman.code, orgsHuman.stderr).toBe(0);
-    expect(orgsHuman.stdout).toMatch(/^ID +NAME +PLAN +BALANCE \(PAISE\) +TEST BALANCE +CREATED$/m);
-    expect(orgsHuman.stdout).toMatch(new RegExp(`^${older} +CLI org +starter +700 +1000000 +\\d{4}-`, 'm'));
-    expect(orgsHuman.stdout).toMatch(new RegExp(`^${newer} +CLI org +none +0 +1000000 `, 'm'));
+    expect(orgsHuman.stdout).toMatch(/^ID +NAME +PLAN +BALANCE \(PAISE\) +TEST BALANCE +LOW BALANCE AT +CREATED$/m);
+    expect(orgsHuman.stdout).toMatch(new RegExp(`^${older} +CLI org +starter +700 +1000000 +10000 +\\d{4}-`, 'm'));
+    expect(orgsHuman.stdout).toMatch(new RegExp(`^${newer} +CLI org +none +0 +1000000 +10000 `, 'm'));
 
     const agents = await admin('agent', 'list', '--org', newer, '--json');
     expect(agents.code, agents.stderr).toBe(0);

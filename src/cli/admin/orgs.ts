@@ -62,13 +62,14 @@ export const orgCommands: CommandGroup = {
         }));
         return {
           human: table(
-            ['ID', 'NAME', 'PLAN', 'BALANCE (PAISE)', 'TEST BALANCE', 'CREATED'],
+            ['ID', 'NAME', 'PLAN', 'BALANCE (PAISE)', 'TEST BALANCE', 'LOW BALANCE AT', 'CREATED'],
             rows.map((org) => [
               org.id,
               org.name,
               org.plan ?? 'none',
               String(org.balance_paise),
               String(org.test_balance_paise),
+              String(org.low_balance_threshold_paise),
               org.created_at,
             ]),
             'No orgs.',
