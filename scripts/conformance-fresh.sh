@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Starts a fresh server (the build `npm start` runs, on its own embedded PostgreSQL in a temporary
-# DATA_DIR), creates a scale-plan org with an agent and a test key through the operator CLI, and three
+# DATA_DIR), creates a scale-plan org with an agent and a test key through the operator CLI, three
 # orgs to be refused (one on a small plan whose limit the check uses up, one without test credits, one
-# without a plan), runs the build's `voice-call-api conformance` against it in test mode, and stops it.
+# without a plan) and one whose first call takes its test balance below the low-balance threshold, runs the build's `voice-call-api conformance` against it in test mode, and stops it.
 # Extra arguments go to the conformance check (e.g. --seed 7 --cases 50 --junit report.xml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,10 +58,12 @@ refused_org() {
   admin key create --org "$id" --mode test --json | field key
 }
 admin plan create --id conformance-small --name "Conformance small" --rate-limit 5 >/dev/null
-export VOICE_CALL_SMALL_PLAN_API_KEY VOICE_CALL_NO_CREDITS_API_KEY VOICE_CALL_NO_PLAN_API_KEY
+export VOICE_CALL_SMALL_PLAN_API_KEY VOICE_CALL_NO_CREDITS_API_KEY VOICE_CALL_NO_PLAN_API_KEY VOICE_CALL_LOW_BALANCE_API_KEY
 VOICE_CALL_SMALL_PLAN_API_KEY=$(refused_org small-plan 1000000 --plan conformance-small)
 VOICE_CALL_NO_CREDITS_API_KEY=$(refused_org no-credits 0 --plan scale)
 VOICE_CALL_NO_PLAN_API_KEY=$(refused_org no-plan 1000000 --no-plan)
+# One call of the default agent holds 2,000 paise: from 11,000 that crosses the default threshold of 10,000.
+VOICE_CALL_LOW_BALANCE_API_KEY=$(refused_org low-balance 11000 --plan scale)
 
 status=0
 VOICE_CALL_API_KEY="$key" node dist/src/main.js conformance --base-url "http://127.0.0.1:$port/api/v1" --agent-id "$agent" \

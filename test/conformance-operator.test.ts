@@ -109,10 +109,21 @@ it('runs the webhook cases once the server has the settings the note names', asy
       VOICE_CALL_SMALL_PLAN_API_KEY: keys.smallPlanKey,
       VOICE_CALL_NO_CREDITS_API_KEY: keys.noCreditsKey,
       VOICE_CALL_NO_PLAN_API_KEY: keys.noPlanKey,
+      VOICE_CALL_LOW_BALANCE_API_KEY: keys.lowBalanceKey,
     });
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toMatch(/, 0 violations \(seed \d+\)/);
     expect(notes(run.stdout)).toEqual([]);
+    // The balance.low of the org a call took below its threshold arrived and was judged; the endpoint
+    // made with that org's key was deleted with it.
+    expect(run.stdout).toMatch(/^\(event balance\.low\) +POST balance\.low +0 +0 +[1-9]\d* +0$/m);
+    const left = await database.db
+      .selectFrom('webhooks')
+      .select('id')
+      .where('url', 'like', '%/low-balance')
+      .where('deleted_at', 'is', null)
+      .execute();
+    expect(left).toEqual([]);
   } finally {
     await stopService(server.child);
   }

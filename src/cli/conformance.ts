@@ -22,6 +22,8 @@ const USAGE = `Usage: voice-call-api conformance --base-url URL [--spec FILE|URL
   ${REFUSAL_KEY_VARIABLES.smallPlanKey}   optional: a key of an org on a small plan; its limit is used up to check the 429
   ${REFUSAL_KEY_VARIABLES.noCreditsKey}   optional: a key of an org with an agent and no credits (402 from POST /calls)
   ${REFUSAL_KEY_VARIABLES.noPlanKey}      optional: a key of an org with an agent and no plan (403 from POST /calls)
+  ${REFUSAL_KEY_VARIABLES.lowBalanceKey}  optional: a key of an org whose balance one call's hold takes below its
+                      low-balance threshold (the check awaits the balance.low)
   --base-url     the API root (http://HOST:PORT/api/v1) or the service root
   --spec         a file or http(s) URL (JSON or YAML) to take the spec from, instead of <base-url>/openapi.json:
                  for a deployment behind a proxy that does not pass that path through (Prism answers it 404).

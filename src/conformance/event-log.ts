@@ -20,10 +20,15 @@ interface Event {
   created_at: string;
 }
 
-/** The events the receiver was delivered, once each by id (a redelivery carries the same event). */
+/**
+ * The events the receiver was delivered at its own URL, once each by id (a redelivery carries the same
+ * event); those of another org's endpoint (under another path) are not this org's log.
+ */
 function deliveredEvents(receiver: LoopbackReceiver): Map<string, Event> {
   const events = new Map<string, Event>();
+  const path = new URL(receiver.url).pathname;
   for (const received of receiver.received) {
+    if (received.path !== path) continue;
     try {
       const body = JSON.parse(received.rawBody) as Partial<Event>;
       if (typeof body.id === 'string' && typeof body.created_at === 'string' && body.event === eventKindOf(received))

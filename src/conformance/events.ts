@@ -1,11 +1,14 @@
 // The events the check triggers itself: an endpoint at its receiver subscribed to every kind, a new
 // contact, calls to the simulator's numbers for each ending (busy, no answer, failed twice, completed,
-// canceled), and a one-contact campaign run to its end. Each must arrive; every delivery the receiver
-// got is then judged.
+// canceled), and a one-contact campaign run to its end; with the key of an org the operator left just
+// above its low-balance threshold, a call of that org whose hold crosses it (balance.low, delivered to
+// an endpoint of that org at LOW_BALANCE_PATH under the receiver). Each must arrive; every delivery the
+// receiver got is then judged.
 import { deliveryProblems, eventKindOf, replayCurl } from './deliveries.js';
 import type { Fixtures } from './fixtures.js';
 import { unique } from './hints.js';
 import type { SchemaJudge } from './judge.js';
+import { agentOf, REFUSAL_KEY_VARIABLES } from './refusals.js';
 import type { LoopbackReceiver } from './receiver.js';
 import type { Session } from './session.js';
 import type { SpecDocument } from './spec/document.js';
@@ -40,18 +43,33 @@ export function eventOperation(kind: string): Operation {
   };
 }
 
-/** One event the run waits for: what it is about and which kinds may carry it. */
+/** Where under the receiver's URL the low-balance org's endpoint is: its events are not the main org's. */
+const LOW_BALANCE_PATH = '/low-balance';
+
+/**
+ * One event the run waits for: what it is about, which kinds may carry it, the text its body holds, the
+ * receiver path it comes to, and a curl command listing its endpoint's deliveries.
+ */
 interface Awaited {
   about: string;
   id: string;
   kinds: string[];
+  path: string;
+  deliveries: string;
 }
 
-/** Whether a delivery of one of `kinds` mentioning `id` has arrived. */
+/** Whether a delivery of one of `kinds` mentioning `id` has arrived at the awaited path. */
 const arrived = (receiver: LoopbackReceiver, awaited: Awaited) =>
   receiver.received.some(
-    (request) => awaited.kinds.includes(eventKindOf(request)) && request.rawBody.includes(awaited.id),
+    (request) =>
+      request.path === awaited.path &&
+      awaited.kinds.includes(eventKindOf(request)) &&
+      request.rawBody.includes(awaited.id),
   );
+
+/** The curl command that lists an endpoint's deliveries with the key shown as `variable`. */
+const deliveriesCurl = (session: Session, webhookId: string, variable: string) =>
+  `curl -sS -H 'Authorization: Bearer '"$${variable}" '${session.baseUrl}/webhooks/${webhookId}/deliveries'`;
 
 /**
  * Triggers contact.created, every call.* event and campaign.finished; the function it returns waits for each to reach
@@ -61,6 +79,7 @@ export async function triggerEvents(
   session: Session,
   fixtures: Fixtures,
   document: SpecDocument,
+  lowBalanceKey: string | undefined,
 ): Promise<() => Promise<void>> {
   const nothing = () => Promise.resolve();
   const create = session.operation('createWebhook');
@@ -81,9 +100,13 @@ export async function triggerEvents(
   const webhookId = (made.json as { data?: { id?: unknown } } | undefined)?.data?.id;
   // Not handed to the fixtures, whose clean-up runs mid-run: the session deletes it at the end.
   if (typeof webhookId !== 'string') return nothing;
+  const main = {
+    path: new URL(target.url).pathname,
+    deliveries: deliveriesCurl(session, webhookId, 'VOICE_CALL_API_KEY'),
+  };
   const awaited: Awaited[] = [];
   const contactId = await fixtures.contactId(true);
-  if (contactId) awaited.push({ about: `contact ${contactId}`, id: contactId, kinds: ['contact.created'] });
+  if (contactId) awaited.push({ about: `contact ${contactId}`, id: contactId, kinds: ['contact.created'], ...main });
   if (agentId) {
     const place = async (number: string) => {
       const exchange = await session.call(
@@ -103,7 +126,7 @@ export async function triggerEvents(
     };
     for (const { number, events } of NUMBERS) {
       const id = await place(number);
-      if (id) awaited.push({ about: `the call ${id} to ${number}`, id, kinds: events });
+      if (id) awaited.push({ about: `the call ${id} to ${number}`, id, kinds: events, ...main });
     }
     const canceled = await place('+919876000007');
     if (canceled && cancel) {
@@ -119,12 +142,62 @@ export async function triggerEvents(
         about: `the canceled call ${canceled}`,
         id: canceled,
         kinds: ['call.canceled', 'call.completed'],
+        ...main,
       });
     }
     const campaign = await runCampaign(session, agentId, contactId);
-    if (campaign) awaited.push({ about: `the campaign ${campaign}`, id: campaign, kinds: ['campaign.finished'] });
+    if (campaign)
+      awaited.push({ about: `the campaign ${campaign}`, id: campaign, kinds: ['campaign.finished'], ...main });
   } else session.note(placeCall.id, `call events not checked: ${fixtures.noAgent}`);
-  return () => awaitArrivals(session, receiver, awaited, webhookId);
+  const lowBalance = lowBalanceKey
+    ? await triggerBalanceLow(session, { create, placeCall }, `${target.url}${LOW_BALANCE_PATH}`, lowBalanceKey)
+    : undefined;
+  if (lowBalance) awaited.push(lowBalance);
+  if (!lowBalanceKey) {
+    session.note(
+      create.id,
+      `balance.low not awaited: pass ${REFUSAL_KEY_VARIABLES.lowBalanceKey}, a key of an org whose balance is above its low-balance threshold by less than one call's hold`,
+    );
+  }
+  return () => awaitArrivals(session, receiver, awaited);
+}
+
+/**
+ * With the key of an org whose balance one call's hold takes below its threshold: subscribes an endpoint
+ * of that org at `url` to balance.low and places one call. Returns the balance.low to await, if both
+ * were made (the endpoint goes with the session's clean-up, with that key).
+ */
+async function triggerBalanceLow(
+  session: Session,
+  operations: { create: Operation; placeCall: Operation },
+  url: string,
+  key: string,
+): Promise<Awaited | undefined> {
+  const authorization = `Bearer ${key}`;
+  const made = await session.call(
+    operations.create,
+    { path: {}, query: {}, headers: {}, body: { url, events: ['balance.low'] }, authorization },
+    { kind: 'success' },
+    'scenario',
+    'events: an endpoint of the low-balance org',
+  );
+  const webhookId = (made.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+  const agentId = await agentOf(session, key);
+  if (typeof webhookId !== 'string' || !agentId) return undefined;
+  await session.call(
+    operations.placeCall,
+    { path: {}, query: {}, headers: {}, body: { agent_id: agentId, to_e164: '+919876000001' }, authorization },
+    { kind: 'success' },
+    'scenario',
+    "events: a call whose hold takes the low-balance org's balance below its threshold",
+  );
+  return {
+    about: "the low-balance org's call",
+    id: '"balance.low"',
+    kinds: ['balance.low'],
+    path: new URL(url).pathname,
+    deliveries: deliveriesCurl(session, webhookId, REFUSAL_KEY_VARIABLES.lowBalanceKey),
+  };
 }
 
 /** Creates a campaign of the one contact, dialable at once, so that it runs to its end; returns its id. */
@@ -156,12 +229,7 @@ async function runCampaign(session: Session, agentId: string, contactId: string 
 const WEEK = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 /** Waits for every awaited event; one that does not arrive in time is a violation. */
-async function awaitArrivals(
-  session: Session,
-  receiver: LoopbackReceiver,
-  awaited: Awaited[],
-  webhookId: string,
-): Promise<void> {
+async function awaitArrivals(session: Session, receiver: LoopbackReceiver, awaited: Awaited[]): Promise<void> {
   const deadline = Date.now() + ARRIVAL_MS;
   while (Date.now() < deadline && !awaited.every((event) => arrived(receiver, event)))
     await new Promise((done) => setTimeout(done, 250));
@@ -172,7 +240,7 @@ async function awaitArrivals(
       'events: delivery expected',
       undefined,
       [`no ${event.kinds.join(' or ')} delivery for ${event.about} reached the receiver within ${ARRIVAL_MS / 1000} s`],
-      `curl -sS -H 'Authorization: Bearer '"$VOICE_CALL_API_KEY" '${session.baseUrl}/webhooks/${webhookId}/deliveries'`,
+      event.deliveries,
     );
   }
 }

@@ -7,7 +7,10 @@ import { waitingOutRateLimits, type Exchange, type HttpRequest } from './http.js
 import type { Session } from './session.js';
 import type { Operation } from './spec/operations.js';
 
-/** Keys of orgs made to be refused, each optional, and whether the main org's rate limit may be used up. */
+/**
+ * Keys of orgs the operator makes for answers the main org cannot give (refusals, and a balance falling
+ * below its threshold), each optional, and whether the main org's rate limit may be used up.
+ */
 export interface RefusalKeys {
   /** An org on a small plan, whose limit the check exhausts. */
   smallPlanKey?: string;
@@ -15,6 +18,8 @@ export interface RefusalKeys {
   noCreditsKey?: string;
   /** An org with an agent and credits but no plan. */
   noPlanKey?: string;
+  /** An org with an agent whose test balance is above its low-balance threshold by less than one call's hold. */
+  lowBalanceKey?: string;
   /** Exhaust the main org's limit when no small-plan key is given (a shared deployment: opt-in). */
   exerciseRateLimit?: boolean;
 }
@@ -24,13 +29,14 @@ export const REFUSAL_KEY_VARIABLES = {
   smallPlanKey: 'VOICE_CALL_SMALL_PLAN_API_KEY',
   noCreditsKey: 'VOICE_CALL_NO_CREDITS_API_KEY',
   noPlanKey: 'VOICE_CALL_NO_PLAN_API_KEY',
+  lowBalanceKey: 'VOICE_CALL_LOW_BALANCE_API_KEY',
 } as const;
 
 const empty = { path: {}, query: {}, headers: {} };
 const dataOf = (exchange: Exchange) => (exchange.json as { data?: Array<{ id?: string }> } | undefined)?.data;
 
 /** The first agent of the org behind `key`, listed with that key. */
-async function agentOf(session: Session, key: string): Promise<string | undefined> {
+export async function agentOf(session: Session, key: string): Promise<string | undefined> {
   const list = session.operation('listAgents');
   if (!list) return undefined;
   const exchange = await session.call(

@@ -248,7 +248,7 @@ export async function runScenarios(
   document: SpecDocument,
   keys: RefusalKeys,
 ): Promise<void> {
-  const awaitEvents = await triggerEvents(session, fixtures, document);
+  const awaitEvents = await triggerEvents(session, fixtures, document, keys.lowBalanceKey);
   for (const scenario of [
     () => routing(session, document),
     () => createCall(session, fixtures),

@@ -33,7 +33,10 @@ export class Session {
   readonly tallies = new Map<string, OperationTally>();
   readonly violations: Violation[] = [];
   /** What 2xx answers created and nothing deleted yet, by `<DELETE path> <value>`: removed at the end whatever happens. */
-  private readonly created = new Map<string, { remove: Operation; param: string; value: string }>();
+  private readonly created = new Map<
+    string,
+    { remove: Operation; param: string; value: string; authorization?: string | null }
+  >();
   /** Every webhook secret an answer returned (registration, rotation), to verify deliveries with. */
   readonly secrets = new Set<string>();
   /** Set when the run is interrupted: no case is sent after it, only clean-up. */
@@ -85,16 +88,21 @@ export class Session {
     const removal = operation.method === 'POST' ? removalOf(this.operations, operation) : undefined;
     const data = (exchange.json as { data?: Record<string, unknown> } | undefined)?.data;
     const value = removal && data?.[removal.param];
+    // Made with another org's key: removed with it.
     if (ok && removal && typeof value === 'string')
-      this.created.set(`${removal.remove.path} ${value}`, { ...removal, value });
+      this.created.set(`${removal.remove.path} ${value}`, {
+        ...removal,
+        value,
+        ...(input.authorization === undefined ? {} : { authorization: input.authorization }),
+      });
   }
 
   /** Deletes everything the run created and did not delete (after every 2xx, whatever its status). */
   async removeCreated(): Promise<void> {
-    for (const { remove, param, value } of [...this.created.values()]) {
+    for (const { remove, param, value, authorization } of [...this.created.values()]) {
       await this.send(
         remove,
-        { path: { [param]: value }, query: {}, headers: {} },
+        { path: { [param]: value }, query: {}, headers: {}, ...(authorization === undefined ? {} : { authorization }) },
         { kind: 'declared' },
         'scenario',
         `cleanup: ${remove.id}`,
