@@ -2,7 +2,8 @@
 # Starts a fresh server (the build `npm start` runs, on its own embedded PostgreSQL in a temporary
 # DATA_DIR), creates a scale-plan org with an agent and a test key through the operator CLI, three
 # orgs to be refused (one on a small plan whose limit the check uses up, one without test credits, one
-# without a plan) and one whose first call takes its test balance below the low-balance threshold, runs the build's `voice-call-api conformance` against it in test mode, and stops it.
+# without a plan) and one whose first call takes its test balance below the low-balance threshold,
+# runs the build's `voice-call-api conformance` against it in test mode, and stops it.
 # Extra arguments go to the conformance check (e.g. --seed 7 --cases 50 --junit report.xml).
 set -euo pipefail
 cd "$(dirname "$0")/.."

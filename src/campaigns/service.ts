@@ -139,8 +139,9 @@ async function withCounters(db: Db, row: campaigns.CampaignRow): Promise<Campaig
  * of the org's campaigns, returns that campaign (`replayed`). Checks in order: the rules beyond the
  * schema (invalid_request), the key (idempotency_conflict for another body), the end against the
  * moment of the request (invalid_request; after the key, so a replay outlives its end), the agent
- * (not_found, param agent_id), the plan (forbidden), the contact ids (not_found, param contacts.contact_ids.<index>) and that one contact at least is
- * chosen (invalid_request, param contacts). A refused request writes nothing. The audit entry `audit`
+ * (not_found, param agent_id), the plan (forbidden), the contact ids (not_found, param
+ * contacts.contact_ids.<index>) and that one contact at least is chosen (invalid_request, param
+ * contacts). A refused request writes nothing. The audit entry `audit`
  * makes for the new campaign (when given) is written in the same transaction; a replay writes none.
  */
 export async function createCampaign(

@@ -72,8 +72,9 @@ const deliveriesCurl = (session: Session, webhookId: string, variable: string) =
   `curl -sS -H 'Authorization: Bearer '"$${variable}" '${session.baseUrl}/webhooks/${webhookId}/deliveries'`;
 
 /**
- * Triggers contact.created, every call.* event and campaign.finished; the function it returns waits for each to reach
- * the receiver (calls take a while: call it after the other scenarios).
+ * Triggers contact.created, every call.* event, campaign.finished and, with `lowBalanceKey`, balance.low;
+ * the function it returns waits for each to reach the receiver (calls take a while: call it after the
+ * other scenarios).
  */
 export async function triggerEvents(
   session: Session,
