@@ -549,6 +549,14 @@ describe('POST /campaigns', () => {
       expect(await campaignCount(other.orgId)).toBe(0);
     });
 
+    it('takes exactly MAX_CONTACT_IDS ids past the schema, to the contact lookup', async () => {
+      const ids = Array.from({ length: MAX_CONTACT_IDS }, () => randomUUID());
+      const answer = await create(org, campaignBody(org, { contact_ids: ids }));
+      expect(answer.status, JSON.stringify(answer.body)).toBe(404);
+      expect(answer.body.error).toMatchObject({ code: 'not_found', param: 'contacts.contact_ids.0' });
+      expect(await campaignCount(org.orgId)).toBe(0);
+    });
+
     it('forbidden without an active plan', async () => {
       const planless = await createTestOrg(database.db, { planId: null });
       const answer = await create(planless, campaignBody(planless, { contact_ids: [randomUUID()] }));
