@@ -97,8 +97,8 @@ export function browseSuppressionRows(db: Db, orgId: string, page: { limit: numb
 
 /**
  * One page of the org's entries (those with `reason`, or of `phone`, when given), newest first (ties by
- * id), with the list's total; `more` tells whether a
- * cursor page has more beyond it (no entry passes an unknown cursor).
+ * id), with the list's total; `more` tells whether a cursor page has more beyond it (no entry passes an
+ * unknown cursor).
  */
 export async function listSuppressionRows(
   db: Db,

@@ -22,7 +22,7 @@ export async function roomyOrg(db: Db): Promise<TestOrg> {
   return createTestOrg(db, { planId, credits: 1_000_000_000, mode: 'test' });
 }
 
-/** Keys of three new orgs, named as the conformance check's options. */
+/** Keys of four new orgs, named as the conformance check's options. */
 export async function refusedOrgKeys(
   db: Db,
 ): Promise<{ smallPlanKey: string; noCreditsKey: string; noPlanKey: string; lowBalanceKey: string }> {

@@ -1,7 +1,7 @@
 // The contacts a campaign form's CSV names: a header line with a `contact_id` column, a `phone_e164`
 // column or both, then one contact a row (as many as a campaign may name by id), matched against the
-// contacts of the mode shown. Parsed with
-// csv-parse, as contact imports are; every row that names no contact is reported by its line.
+// contacts of the mode shown. Parsed with csv-parse, as contact imports are; every row that names no
+// contact is reported by its line.
 import type { ErrorObject } from 'ajv';
 import { parse } from 'csv-parse/sync';
 import type { Db } from '../../database/connect.js';
