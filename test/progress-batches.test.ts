@@ -3,8 +3,9 @@
 // rows and event (the events of an org written in one statement, the calls' rows and their reports in
 // one each), the counters match the calls, the attempts of the campaign calls it ends are settled with
 // them, and a call whose change fails is put off alone while the rest of its batch moves on. A
-// simulator call's row moves once a step (looked up under its lock, no lease written first); a network
-// provider's most overdue call held by another transaction does not stop the next one. A campaign's
+// simulator call's row moves once a step (looked up under its lock, no lease written first). A network
+// provider's calls are left to the reconciliation job, whose most overdue call held by another
+// transaction does not stop the next one. A campaign's
 // placements, taken by the provider at once, are recorded as calls in groups the same way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
@@ -13,6 +14,7 @@ import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } 
 import { eventsOfCall, ledgerOfCall, testNumber } from './support/calls.js';
 import { advanceDueCalls } from '../src/calls/progress-worker.js';
 import { LookupGate } from '../src/calls/lookup-gate.js';
+import { reconcileDue } from '../src/calls/reconcile-job.js';
 import { balanceAndLedgerSum } from '../src/orgs/queries.js';
 import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
 import { ALWAYS, createCampaign, createContacts } from './support/campaigns.js';
@@ -125,7 +127,7 @@ describe('the progress worker batches due calls', () => {
     // Past every scripted ending (the longest call lasts 66 simulated seconds), within max_duration_sec.
     clock.advance(90 * STEP_MS);
 
-    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    expect(await advanceDueCalls(app.deps)).toBe(true);
 
     const statuses = await statusesOf(ids);
     expect([...statuses.values()].filter((status) => !TERMINAL.includes(status))).toEqual([]);
@@ -174,7 +176,7 @@ describe('the progress worker batches due calls', () => {
       )
       .execute(database.db);
     try {
-      expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+      expect(await advanceDueCalls(app.deps)).toBe(true);
       const { rows } = await sql<{ target: string; n: number }>`
         SELECT target, count(*)::int AS n FROM write_statements GROUP BY target ORDER BY target`.execute(database.db);
       // The simulator's reports of all the batch's calls are stored in one statement too, and the
@@ -255,7 +257,7 @@ describe('the progress worker batches due calls', () => {
     clock.advance(90 * STEP_MS);
 
     try {
-      expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+      expect(await advanceDueCalls(app.deps)).toBe(true);
       const statuses = await statusesOf(ids);
       expect(TERMINAL).not.toContain(statuses.get(stuck!));
       expect(ids.slice(1).filter((id) => !TERMINAL.includes(statuses.get(id)!))).toEqual([]);
@@ -273,14 +275,14 @@ describe('the progress worker batches due calls', () => {
     }
 
     clock.advance(10 * STEP_MS);
-    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    expect(await advanceDueCalls(app.deps)).toBe(true);
     expect(TERMINAL).toContain((await statusesOf([stuck!])).get(stuck!));
     await expectSettled(org, ids);
   });
 });
 
-describe('the progress worker serves the most overdue call first', () => {
-  it("advances a rate-limited provider's overdue call even while simulator calls are due", async () => {
+describe("the calls of a network provider are the reconciliation job's", () => {
+  it("advances a rate-limited provider's overdue call while simulator calls are due, which the progress worker leaves", async () => {
     const org = await createTestOrg(database.db, { planId: 'scale' });
     await placeCalls(org);
     const live = await createTestOrg(database.db, { agent: { provider: limited.name } });
@@ -296,10 +298,13 @@ describe('the progress worker serves the most overdue call first', () => {
       .set({ next_step_at: new Date(clock.now().getTime() - 3_600_000) })
       .where('id', '=', overdue)
       .execute();
+    limited.lookups = [];
 
-    // A busy simulator (a test-mode campaign) has calls due at every step; the oldest call must not wait on them.
-    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
-    expect(limited.lookups.map((ref) => ref.callId)).toContain(overdue);
+    // A busy simulator (a test-mode campaign) has calls due at every step: the progress worker takes those only.
+    expect(await advanceDueCalls(app.deps)).toBe(true);
+    expect(limited.lookups).toEqual([]);
+    expect(await reconcileDue(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    expect(limited.lookups.map((ref) => ref.callId)).toEqual([overdue]);
   });
 
   it('takes the next overdue call of a network provider when another process holds the most overdue one', async () => {
@@ -321,14 +326,15 @@ describe('the progress worker serves the most overdue call first', () => {
         .execute();
     }
     limited.lookups = [];
+    const gate = new LookupGate(app.deps.metrics);
     // Another process is in the middle of a change of the most overdue call (a cancel, say).
     await database.db.transaction().execute(async (trx) => {
       await trx.selectFrom('calls').select('id').where('id', '=', held).forUpdate().execute();
-      expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+      expect(await reconcileDue(app.deps, gate)).toBe(true);
     });
     expect(limited.lookups.map((ref) => ref.callId)).toEqual([next]);
     // Once free, the held call is taken too.
-    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    expect(await reconcileDue(app.deps, gate)).toBe(true);
     expect(limited.lookups.map((ref) => ref.callId)).toEqual([next, held]);
   });
 });
@@ -346,7 +352,7 @@ describe('the progress worker applies several due statuses at once', () => {
     // Past the connection and the disclosure, short of anything later: one lookup sees dialing, ringing
     // and in_progress due together.
     clock.advance((connectedSec + 1) * STEP_MS + STEP_MS / 2);
-    while (await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics)));
+    while (await advanceDueCalls(app.deps));
 
     const { data: read } = await app.client(org.key).GET('/calls/{id}', { params: { path: { id: placed.id } } });
     const call = read!.data;
@@ -388,7 +394,7 @@ describe('the progress worker steps simulator calls under their row lock', () =>
     try {
       // Past each script's first step: every call is due once.
       clock.advance(STEP_MS * 1.5);
-      while (await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics)));
+      while (await advanceDueCalls(app.deps));
       const { rows } = await sql<{ call_id: string; updates: number }>`
         SELECT call_id, count(*)::int AS updates FROM call_updates
         WHERE call_id = ANY(${ids}::uuid[]) GROUP BY call_id`.execute(database.db);
@@ -430,7 +436,7 @@ describe('the progress worker settles the attempts of the campaign calls it ends
     const { campaign } = await campaignOfEndings();
     expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(ENDINGS.length);
     clock.advance(90 * STEP_MS);
-    while (await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics)));
+    while (await advanceDueCalls(app.deps));
 
     const rows = await database.db
       .selectFrom('campaign_contacts as cc')
@@ -512,7 +518,7 @@ describe('a campaign pass records its placements in groups', () => {
     // does not know it, so it is voided), and the campaign dials that contact again, as the same attempt.
     clock.advance(app.deps.config.providerTimeoutMs + 60_000);
     const gate = new LookupGate(app.deps.metrics);
-    while (await advanceDueCalls(app.deps, gate));
+    while (await reconcileDue(app.deps, gate));
     expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(1);
     const placedLater = await database.db
       .selectFrom('calls')

@@ -4,7 +4,6 @@
 // there once kept such calls, and the campaign that placed them, waiting some twenty seconds.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advanceDueCalls } from '../src/calls/progress-worker.js';
-import { LookupGate } from '../src/calls/lookup-gate.js';
 import { SimulatedProvider } from '../src/calls/provider/simulator/provider.js';
 import { planCall } from '../src/calls/provider/simulator/script.js';
 import type { LookupResult, PlaceRequest, ProviderCallRef, VoiceProvider } from '../src/calls/provider/types.js';
@@ -72,7 +71,7 @@ describe('a step that falls due while its call is looked up', () => {
     clock.set(first!);
     expect(second! - first!).toBeLessThanOrEqual(LOOKUP_MS);
 
-    expect(await advanceDueCalls(app.deps, new LookupGate(app.deps.metrics))).toBe(true);
+    expect(await advanceDueCalls(app.deps)).toBe(true);
 
     const row = await database.db
       .selectFrom('calls')

@@ -1,7 +1,9 @@
-// Recovering a Vapi placement whose outcome was unknown while the progress worker has more calls due
+// Recovering a Vapi placement whose outcome was unknown while the reconciliation job has more calls due
 // than Vapi's lookup rate lets it look at: the placement (its hold reserved, its Idempotency-Key
-// waiting) must still be settled, not wait behind calls that are looked up again and again.
+// waiting) must still be settled, not wait behind calls that are looked up again and again. The job
+// runs on the job engine, like the service's other periodic work.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, startTestApp, type TestApp } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
@@ -57,4 +59,9 @@ it('settles an unknown placement while more calls are due than Vapi may be asked
     20_000,
   );
   expect(fake.violations).toEqual([]);
+  const { rows } = await sql<{ runs: number }>`
+    SELECT count(*)::int AS runs FROM pgboss.job WHERE name = 'calls.reconcile' AND state IN ('active', 'completed')`.execute(
+    database.db,
+  );
+  expect(rows[0]!.runs).toBeGreaterThan(0);
 });

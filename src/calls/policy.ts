@@ -6,6 +6,15 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Lanes of the progress worker in one process, each advancing its own calls. */
 export const PROGRESS_LANES = 8;
 
+/** How often a reconciliation run (a periodic job) begins across the worker processes (ms). */
+export const RECONCILE_EVERY_MS = 1_000;
+
+/** Lanes of one reconciliation run, each settling its own placements and calls. */
+export const RECONCILE_LANES = 8;
+
+/** How long one reconciliation run drains due work before it leaves the rest to the next run (ms). */
+export const RECONCILE_RUN_MS = 30_000;
+
 /** Calls of providers that look up in the process one lane advances in one transaction at the most. */
 export const PROGRESS_BATCH = 25;
 

@@ -98,13 +98,18 @@ export async function lockDueCalls(
   return locked.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** The most overdue call due for a step by `now`, read without a lock: its provider decides how it is taken. */
-export async function mostOverdueCall(db: Db, now: Date): Promise<{ id: string; provider: string } | undefined> {
+/** The most overdue call of one of `providers` due for a step by `now`, read without a lock. */
+export async function mostOverdueCall(
+  db: Db,
+  now: Date,
+  providers: readonly string[],
+): Promise<{ id: string; provider: string } | undefined> {
   return db
     .selectFrom('calls')
     .select(['id', 'provider'])
     .where('next_step_at', 'is not', null)
     .where('next_step_at', '<=', now)
+    .where('provider', 'in', providers)
     .orderBy('next_step_at')
     .limit(1)
     .executeTakeFirst();

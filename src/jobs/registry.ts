@@ -54,6 +54,8 @@ export const SERVICE_JOBS = {
   // A campaign's passes for a few seconds; a run whose worker died is run again (passes are safe to repeat).
   'campaigns.dispatch': jobKind<{ campaignId: string }>({ retries: 3, expirySeconds: 300 }),
   'campaigns.sweep': periodicKind(60),
+  // A run drains for RECONCILE_RUN_MS at the most, plus the lookups and hang-ups it has begun.
+  'calls.reconcile': periodicKind(120),
 } as const satisfies JobRegistry;
 
 /** The type of the service's registry. */
