@@ -1,8 +1,8 @@
 // The job engine (src/jobs/, pg-boss) on a real database: a key keeps one job waiting, a successor may
 // be queued while its key's job runs and starts only after it, a job waits for its time, a periodic job
 // runs once per interval across two processes, a job whose worker was killed with SIGKILL runs again
-// on the other worker, stop lets runs in flight finish within its bound, and an engine lives through a
-// database outage and carries on by itself.
+// on the other worker, stop lets runs in flight finish within its bound (and tells a periodic run at
+// once), and an engine lives through a database outage and carries on by itself.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase } from '../src/database/connect.js';
@@ -157,6 +157,20 @@ describe('stop', () => {
     await expect.poll(async () => (await runsOf('graceful')).length, { timeout: 30_000 }).toBe(1);
     await jobs.stop(10_000);
     expect((await runsOf('graceful'))[0]!.ended_at).toBeInstanceOf(Date);
+  });
+
+  it("aborts a periodic run's signal as soon as it begins to stop, so the run ends within the bound", async () => {
+    const jobs = testEngine(database.url);
+    let runSignal: AbortSignal | undefined;
+    await jobs.every('test.tick', 200, async (signal) => {
+      runSignal = signal;
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    });
+    await expect.poll(() => runSignal, { timeout: 30_000 }).toBeDefined();
+    expect(runSignal!.aborted).toBe(false);
+    const stopped = jobs.stop(60_000);
+    expect(runSignal!.aborted).toBe(true);
+    await stopped;
   });
 
   it('gives up on a run past its bound, and another worker runs the job again', { timeout: 60_000 }, async () => {

@@ -56,6 +56,11 @@ export async function hangUpDue(deps: AppDeps, applied: readonly Applied[], retr
   }
 }
 
+/** The providers whose lookups are worked out in the process (the simulator). */
+export function localProviders(deps: Pick<AppDeps, 'providers'>): VoiceProvider[] {
+  return deps.providers.all().filter((provider) => provider.lookupIsLocal);
+}
+
 /** When a step that starts at `now` leases its calls until, and when it tries a failed one again. */
 export function stepTimes(deps: AppDeps, now: Date): { leaseUntil: Date; retryAt: Date } {
   return {

@@ -14,7 +14,7 @@ import { scheduleCall } from './lifecycle.js';
 import type { Db } from '../database/connect.js';
 import { OutageTracker } from '../database/outage.js';
 import { PROGRESS_BATCH, PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES } from './policy.js';
-import { hangUpDue, putOff, stepTimes, type Applied, type LookedUp } from './progress-steps.js';
+import { hangUpDue, localProviders, putOff, stepTimes, type Applied, type LookedUp } from './progress-steps.js';
 
 /**
  * Looks calls of local providers that `trx` has locked up, and applies what was found: first every
@@ -96,20 +96,12 @@ async function advanceLocalCalls(
 export async function advanceDueCalls(deps: AppDeps): Promise<boolean> {
   const now = deps.clock.now();
   const { leaseUntil, retryAt } = stepTimes(deps, now);
-  const local = localProviders(deps);
+  const local = localProviders(deps).map((provider) => provider.name);
   if (local.length === 0 || !(await mostOverdueCall(deps.db, now, local))) return false;
   const applied = await advanceLocalCalls(deps, local, now, leaseUntil, retryAt);
   if (!applied) return false;
   await hangUpDue(deps, applied, retryAt);
   return true;
-}
-
-/** The names of the providers whose lookups are worked out in the process. */
-function localProviders(deps: AppDeps): string[] {
-  return deps.providers
-    .all()
-    .filter((provider) => provider.lookupIsLocal)
-    .map((provider) => provider.name);
 }
 
 /**
@@ -119,8 +111,7 @@ function localProviders(deps: AppDeps): string[] {
  * is unavailable only the first lane tries, backing off. Never throws.
  */
 export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
-  const local = deps.providers.all().filter((provider) => provider.lookupIsLocal);
-  const fastest = Math.min(...local.map((provider) => provider.secondMs));
+  const fastest = Math.min(...localProviders(deps).map((provider) => provider.secondMs));
   const idleMs = Math.min(deps.config.callPollIntervalMs, Math.max(PROGRESS_IDLE_WAIT_MS.min, fastest));
   let stopping = false;
   const sleepers = new Set<() => void>();

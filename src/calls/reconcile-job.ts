@@ -9,9 +9,9 @@ import type { AppDeps } from '../app-deps.js';
 import { claimDueCall, type CallRow } from './queries.js';
 import { claimDuePlacement, schedulePlacementRecovery } from './placement-queries.js';
 import { applyLookup, lookUpCall, recoverPlacement, type CallLookup } from './reconcile.js';
-import { OutageTracker } from '../database/outage.js';
+import { isDatabaseUnavailable } from '../database/faults.js';
 import { LookupGate } from './lookup-gate.js';
-import { hangUpDue, putOff, retryCallAt, stepTimes, type Applied } from './progress-steps.js';
+import { hangUpDue, localProviders, putOff, retryCallAt, stepTimes, type Applied } from './progress-steps.js';
 import { RECONCILE_EVERY_MS, RECONCILE_LANES, RECONCILE_RUN_MS } from './policy.js';
 
 /**
@@ -84,11 +84,11 @@ export async function reconcileDue(deps: AppDeps, gate: LookupGate): Promise<boo
   const now = deps.clock.now();
   const { leaseUntil, retryAt } = stepTimes(deps, now);
   if (await recoverOnePlacement(deps, gate, leaseUntil, retryAt)) return true;
-  const localProviders = deps.providers
-    .all()
-    .filter((provider) => provider.lookupIsLocal)
-    .map((provider) => provider.name);
-  const call = await claimDueCall(deps.db, { now, leaseUntil, localProviders });
+  const call = await claimDueCall(deps.db, {
+    now,
+    leaseUntil,
+    localProviders: localProviders(deps).map((provider) => provider.name),
+  });
   if (!call) return false;
   const applied = await reconcileClaimed(deps, gate, call, retryAt);
   if (applied) await hangUpDue(deps, [applied], retryAt);
@@ -96,24 +96,28 @@ export async function reconcileDue(deps: AppDeps, gate: LookupGate): Promise<boo
 }
 
 /**
- * Schedules reconciliation on the job engine (the worker role): a run that finds due work drains it in
- * RECONCILE_LANES lanes for up to RECONCILE_RUN_MS, or until the engine takes the run back. While the
- * database is unavailable a run ends at its first failure, logged once for the whole outage. Resolves
- * once the job is registered; never rejects.
+ * Schedules reconciliation on the job engine (the worker role): one run at a time across the worker
+ * processes, so each provider's lookup rate holds for the whole deployment. A run that finds due work
+ * drains it in RECONCILE_LANES lanes for up to RECONCILE_RUN_MS, or until the engine stops. A run ends
+ * at its first database failure, logged once (the engine itself logs an outage, during which no run
+ * starts). Resolves once the job is registered; never rejects.
  */
 export function scheduleReconciliation(deps: AppDeps): Promise<void> {
   const gate = new LookupGate(deps.metrics);
-  const outage = new OutageTracker(deps.logger, 'provider reconciliation');
   return deps.jobs.every('calls.reconcile', RECONCILE_EVERY_MS, async (signal) => {
     const until = Date.now() + RECONCILE_RUN_MS;
-    // One piece of due work; false when none is left, or when the database failed.
+    let failed = false;
+    // One piece of due work; false when none is left, or once a step of this run failed.
     const step = async () => {
+      if (failed) return false;
       try {
-        const found = await reconcileDue(deps, gate);
-        outage.succeeded();
-        return found;
+        return await reconcileDue(deps, gate);
       } catch (error) {
-        outage.failed(error);
+        if (!failed) {
+          const level = isDatabaseUnavailable(error) ? 'warn' : 'error';
+          deps.logger[level]({ err: error }, 'a reconciliation run ended early; the next run carries on');
+        }
+        failed = true;
         return false;
       }
     };

@@ -40,7 +40,10 @@ export interface JobRun {
   id: string;
   /** 1 for the first run, 2 for the first retry, and so on. */
   attempt: number;
-  /** Aborted when the engine learns the job was taken from this run (its time ran out, or the engine stops). */
+  /**
+   * Aborted when the engine learns the job was taken from this run: its time ran out, or the engine
+   * stopped and the runs in flight outlived the stop's timeout.
+   */
   signal: AbortSignal;
 }
 
@@ -67,6 +70,8 @@ export interface JobEngine<R extends JobRegistry> {
    * Runs `handler` once per `intervalMs` across every process that calls this, never two runs at once
    * and each run at least `intervalMs` after the one before began. The first run is due `intervalMs`
    * after the first process asked; the schedule lives in the database, so restarts do not move it.
+   * The handler's signal is aborted as soon as the engine begins to stop (a run cut short is never run
+   * again: the next interval's run does its work).
    */
   every<N extends PeriodicJobName<R>>(
     name: N,
@@ -206,7 +211,7 @@ class PgBossEngine<R extends JobRegistry> implements JobEngine<R> {
       // runs; one a process queued sooner (see seed) is moved to that time.
       const boss = await this.ready();
       await boss.upsert(name, {}, { singletonKey: PERIODIC_KEY, startAfter: next() });
-      await handler(run.signal);
+      await handler(AbortSignal.any([run.signal, this.stopped.signal]));
     });
     // Queues a run when none waits: the first one ever, or after a run that could not queue its successor.
     const seed = () =>
@@ -272,7 +277,7 @@ class PgBossEngine<R extends JobRegistry> implements JobEngine<R> {
         retryLimit: kind.retries,
         expireInSeconds: kind.expirySeconds,
         heartbeatSeconds: JOB_HEARTBEAT_S,
-        deleteAfterSeconds: JOB_KEEP_FINISHED_S,
+        deleteAfterSeconds: kind.keepFinishedSeconds ?? JOB_KEEP_FINISHED_S,
       });
     }
     this.started = true;
