@@ -60,7 +60,7 @@ export interface Config {
   webhookLeaseMs: number;
   /** How often the delivery worker looks for retries that fall due and leases that lapsed. */
   webhookSweepIntervalMs: number;
-  /** The longest the call-progress worker sleeps between looks for due simulator calls while idle. */
+  /** The longest the call-progress worker and the reconciliation job wait between looks for due work. */
   callPollIntervalMs: number;
   /** Test sends (POST /webhooks/{id}/test) in flight at once: for one org, and in one process. */
   testSendsPerOrg: number;

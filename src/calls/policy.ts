@@ -6,13 +6,17 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Lanes of the progress worker in one process, each advancing its own calls. */
 export const PROGRESS_LANES = 8;
 
-/** How often a reconciliation run (a periodic job) begins across the worker processes (ms). */
+/**
+ * How soon after a reconciliation run (a periodic job) began the next one may begin, across the worker
+ * processes (ms); a run lasts RECONCILE_RUN_MS unless it ends early, so this bounds the gap after one
+ * that did.
+ */
 export const RECONCILE_EVERY_MS = 1_000;
 
 /** Lanes of one reconciliation run, each settling its own placements and calls. */
 export const RECONCILE_LANES = 8;
 
-/** How long one reconciliation run drains due work before it leaves the rest to the next run (ms). */
+/** How long one reconciliation run looks for and drains due work before it hands over to the next run (ms). */
 export const RECONCILE_RUN_MS = 30_000;
 
 /** Calls of providers that look up in the process one lane advances in one transaction at the most. */

@@ -5,6 +5,7 @@
 // up. Each call is claimed with a lease (one statement, SKIP LOCKED), looked up outside any transaction
 // at its provider's rate, then changed; a run that dies leaves its calls to the next run once the lease
 // lapses. Calls of providers that look up in the process are the call-progress worker's.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppDeps } from '../app-deps.js';
 import { claimDueCall, type CallRow } from './queries.js';
 import { claimDuePlacement, schedulePlacementRecovery } from './placement-queries.js';
@@ -97,16 +98,18 @@ export async function reconcileDue(deps: AppDeps, gate: LookupGate): Promise<boo
 
 /**
  * Schedules reconciliation on the job engine (the worker role): one run at a time across the worker
- * processes, so each provider's lookup rate holds for the whole deployment. A run that finds due work
- * drains it in RECONCILE_LANES lanes for up to RECONCILE_RUN_MS, or until the engine stops. A run ends
- * at its first database failure, logged once (the engine itself logs an outage, during which no run
- * starts). Resolves once the job is registered; never rejects.
+ * processes, so each provider's lookup rate holds for the whole deployment. A run lasts up to
+ * RECONCILE_RUN_MS: it looks for due work every CALL_POLL_INTERVAL_MS while there is none, and drains
+ * what it finds in RECONCILE_LANES lanes. It ends early when the engine stops, or at its first database
+ * failure, logged once (the engine itself logs an outage, during which no run starts). The next run
+ * begins as soon as the engine fetches it. Resolves once the job is registered; never rejects.
  */
 export function scheduleReconciliation(deps: AppDeps): Promise<void> {
   const gate = new LookupGate(deps.metrics);
   return deps.jobs.every('calls.reconcile', RECONCILE_EVERY_MS, async (signal) => {
     const until = Date.now() + RECONCILE_RUN_MS;
     let failed = false;
+    const going = () => !signal.aborted && !failed && Date.now() < until;
     // One piece of due work; false when none is left, or once a step of this run failed.
     const step = async () => {
       if (failed) return false;
@@ -122,9 +125,11 @@ export function scheduleReconciliation(deps: AppDeps): Promise<void> {
       }
     };
     const drain = async () => {
-      while (!signal.aborted && Date.now() < until && (await step()));
+      while (going() && (await step()));
     };
-    // An idle run asks once; a run that finds work drains it in every lane.
-    if (await step()) await Promise.all(Array.from({ length: RECONCILE_LANES }, drain));
+    while (going()) {
+      if (await step()) await Promise.all(Array.from({ length: RECONCILE_LANES }, drain));
+      else if (going()) await sleep(deps.config.callPollIntervalMs, undefined, { signal }).catch(() => undefined);
+    }
   });
 }

@@ -277,7 +277,7 @@ class PgBossEngine<R extends JobRegistry> implements JobEngine<R> {
         retryLimit: kind.retries,
         expireInSeconds: kind.expirySeconds,
         heartbeatSeconds: JOB_HEARTBEAT_S,
-        deleteAfterSeconds: kind.keepFinishedSeconds ?? JOB_KEEP_FINISHED_S,
+        deleteAfterSeconds: JOB_KEEP_FINISHED_S,
       });
     }
     this.started = true;

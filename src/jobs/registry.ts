@@ -10,8 +10,6 @@ export interface JobKind<T extends object> {
   readonly expirySeconds: number;
   /** Whether it runs on a schedule (JobEngine.every) rather than when sent. */
   readonly periodic: boolean;
-  /** How long its completed and failed jobs are kept (seconds); unset: JOB_KEEP_FINISHED_S. */
-  readonly keepFinishedSeconds?: number;
   /** Carries the payload's type; never set. */
   readonly payload?: T;
 }
@@ -43,13 +41,10 @@ export function jobKind<T extends object>(settings: {
 
 /**
  * A periodic kind: a run that fails or whose worker dies is not run again; the next interval's run
- * does its work. A kind run every few seconds keeps its finished runs for less than the default.
+ * does its work.
  */
-export function periodicKind(
-  expirySeconds = JOB_DEFAULT_EXPIRY_S,
-  keepFinishedSeconds?: number,
-): JobKind<PeriodicData> & { periodic: true } {
-  return { retries: 0, expirySeconds, periodic: true, ...(keepFinishedSeconds ? { keepFinishedSeconds } : {}) };
+export function periodicKind(expirySeconds = JOB_DEFAULT_EXPIRY_S): JobKind<PeriodicData> & { periodic: true } {
+  return { retries: 0, expirySeconds, periodic: true };
 }
 
 /** The service's jobs. */
@@ -59,9 +54,8 @@ export const SERVICE_JOBS = {
   // A campaign's passes for a few seconds; a run whose worker died is run again (passes are safe to repeat).
   'campaigns.dispatch': jobKind<{ campaignId: string }>({ retries: 3, expirySeconds: 300 }),
   'campaigns.sweep': periodicKind(60),
-  // A run drains for RECONCILE_RUN_MS at the most, plus the lookups and hang-ups it has begun. Begun
-  // every second, so its finished runs are kept for an hour (some 3,600 rows), not a day.
-  'calls.reconcile': periodicKind(120, 60 * 60),
+  // A run lasts RECONCILE_RUN_MS at the most, plus the lookups and hang-ups it has begun.
+  'calls.reconcile': periodicKind(120),
 } as const satisfies JobRegistry;
 
 /** The type of the service's registry. */
