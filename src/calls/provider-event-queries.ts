@@ -2,6 +2,7 @@
 // waiting for their call.
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database/connect.js';
+import { prepareQuery, type Arg } from '../database/prepared-query.js';
 import type { ProviderEventsTable } from '../../db/schema.js';
 import type { InboundEvent, ProviderEvent } from './provider/types.js';
 
@@ -15,6 +16,34 @@ export interface ReportToStore {
 }
 
 /**
+ * The reports' insert as one statement text whatever their number (each column an array), so that it is
+ * prepared once per connection: a VALUES list of one row per report was a new statement for each count,
+ * planned again on every run (docs/benchmarks.md has what that cost).
+ */
+const insertReports = prepareQuery(
+  (
+    _db,
+    arg: Arg<{
+      provider: string;
+      receivedAt: Date;
+      keys: string[];
+      callIds: Array<string | null>;
+      providerCallIds: Array<string | null>;
+      events: string[];
+      applied: boolean[];
+    }>,
+  ) => sql<{ id: number; dedupe_key: string }>`
+    INSERT INTO provider_events (provider, dedupe_key, call_id, provider_call_id, event, received_at, applied_at)
+    SELECT ${arg('provider')}, r.dedupe_key, r.call_id, r.provider_call_id, r.event, ${arg('receivedAt')}::timestamptz,
+           CASE WHEN r.applied THEN ${arg('receivedAt')}::timestamptz END
+    FROM unnest(${arg('keys')}::text[], ${arg('callIds')}::uuid[], ${arg('providerCallIds')}::text[],
+                ${arg('events')}::jsonb[], ${arg('applied')}::boolean[])
+         AS r(dedupe_key, call_id, provider_call_id, event, applied)
+    ON CONFLICT (provider, dedupe_key) DO NOTHING
+    RETURNING id, dedupe_key`,
+);
+
+/**
  * Stores the reports whose keys are not stored yet, in one statement (a report applied at once is
  * stored as applied to its call at `receivedAt`); returns the new rows' ids by key. A key stored
  * before, or repeated in `reports`, is absent from the map or maps to its first report's row.
@@ -26,22 +55,15 @@ export async function insertProviderEvents(
   receivedAt: Date,
 ): Promise<Map<string, number>> {
   if (reports.length === 0) return new Map();
-  const inserted = await db
-    .insertInto('provider_events')
-    .values(
-      reports.map(({ event, appliedTo }) => ({
-        provider,
-        dedupe_key: event.dedupeKey,
-        call_id: appliedTo ?? event.callId,
-        provider_call_id: event.providerCallId,
-        event: JSON.stringify(event.event),
-        received_at: receivedAt,
-        applied_at: appliedTo === null ? null : receivedAt,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['provider', 'dedupe_key']).doNothing())
-    .returning(['id', 'dedupe_key'])
-    .execute();
+  const inserted = await insertReports.execute(db, {
+    provider,
+    receivedAt,
+    keys: reports.map(({ event }) => event.dedupeKey),
+    callIds: reports.map(({ event, appliedTo }) => appliedTo ?? event.callId),
+    providerCallIds: reports.map(({ event }) => event.providerCallId),
+    events: reports.map(({ event }) => JSON.stringify(event.event)),
+    applied: reports.map(({ appliedTo }) => appliedTo !== null),
+  });
   return new Map(inserted.map((row) => [row.dedupe_key, row.id]));
 }
 

@@ -8,8 +8,9 @@
 // campaign of one contact, and given the campaign's id beside the addresses it walks every contact of
 // the campaign per batch instead of fetching the rows by address. The addresses are the rows the
 // statement itself locked, so they need no other condition.
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../database/connect.js';
+import { prepareQuery, type Arg } from '../../database/prepared-query.js';
 import type { Selectable } from 'kysely';
 import type { CampaignsTable } from '../../../db/schema.js';
 
@@ -183,51 +184,77 @@ export async function settleRefusedAttempt(
 }
 
 /**
- * Settles the attempts `which` picks among contacts being called (`cc`, their campaign `k`, their last
- * call `c`) whose calls have ended: each contact takes its call's ending, or goes back to pending (due an
- * interval after the end) when that ending is retried and attempts remain. A contact another transaction
- * holds is left to it. Returns how many were settled.
+ * Whether an ended attempt is tried again: its call (`c`) ended in an ending its campaign (`k`) retries,
+ * and the contact (`cc`) has attempts left.
  */
-async function settleAttempts(db: Db, which: RawBuilder<unknown>): Promise<number> {
+const RETRIED = sql`cc.attempts < k.max_attempts AND (
+  (c.status IN ('busy', 'no_answer') AND c.status = ANY(k.retry_on))
+  OR (c.status = 'failed' AND 'failed' = ANY(k.retry_on) AND c.reason = ANY(k.retry_failed_reasons)))`;
+
+/**
+ * A settled contact (`cc`) takes its call's ending (`e`), or goes back to pending, due an interval after
+ * the end, when that ending is retried.
+ */
+const SETTLED = sql`
+  state = CASE WHEN e.retry THEN 'pending' ELSE e.status END,
+  next_attempt_at = CASE WHEN e.retry THEN e.ended_at + make_interval(secs => e.retry_interval_sec) END,
+  last_outcome = e.status, last_reason = e.reason, updated_at = clock_timestamp()`;
+
+/**
+ * Settles the campaign's attempts whose calls have ended: each contact being called whose last call
+ * ended takes that ending, or is retried. A contact another transaction holds is left to it. Returns
+ * how many were settled.
+ */
+export async function settleEndedAttempts(db: Db, campaignId: string): Promise<number> {
   const result = await sql`
     WITH ended AS (
-      SELECT cc.ctid AS row_id, c.status, c.reason, c.ended_at, k.retry_interval_sec,
-             cc.attempts < k.max_attempts AND (
-               (c.status IN ('busy', 'no_answer') AND c.status = ANY(k.retry_on))
-               OR (c.status = 'failed' AND 'failed' = ANY(k.retry_on) AND c.reason = ANY(k.retry_failed_reasons))
-             ) AS retry
+      SELECT cc.ctid AS row_id, c.status, c.reason, c.ended_at, k.retry_interval_sec, ${RETRIED} AS retry
       FROM campaign_contacts cc
       JOIN campaigns k ON k.id = cc.campaign_id
       JOIN calls c ON c.id = cc.last_call_id AND c.org_id = cc.org_id
-      WHERE ${which} AND cc.state = 'calling' AND cc.claimed_until IS NULL
+      WHERE cc.campaign_id = ${campaignId} AND cc.state = 'calling' AND cc.claimed_until IS NULL
         AND c.status = ANY(${CALL_ENDINGS}::text[])
       FOR UPDATE OF cc SKIP LOCKED
     )
-    UPDATE campaign_contacts cc SET
-      state = CASE WHEN e.retry THEN 'pending' ELSE e.status END,
-      next_attempt_at = CASE WHEN e.retry THEN e.ended_at + make_interval(secs => e.retry_interval_sec) END,
-      last_outcome = e.status, last_reason = e.reason, updated_at = clock_timestamp()
+    UPDATE campaign_contacts cc SET ${SETTLED}
     FROM ended e
     WHERE cc.ctid = e.row_id`.execute(db);
   return Number(result.numAffectedRows);
 }
 
-/** Settles the campaign's attempts whose calls have ended (see settleAttempts); returns how many. */
-export async function settleEndedAttempts(db: Db, campaignId: string): Promise<number> {
-  return settleAttempts(db, sql`cc.campaign_id = ${campaignId}`);
-}
+/**
+ * The settlement of the contacts whose current attempts are some ended calls, prepared (every progress
+ * batch that ends campaign calls runs it). Each contact is found by its primary key from its call; its
+ * state is tested only once it is locked, in the update: tested in the lookup, it let the planner walk
+ * the partial index of every contact being called instead, which statistics taken before the campaign
+ * dialed make look empty.
+ */
+const settleCallsAttempts = prepareQuery(
+  (_db, arg: Arg<{ callIds: readonly string[] }>) =>
+    sql`
+    WITH ended AS (
+      SELECT cc.ctid AS row_id, c.status, c.reason, c.ended_at, k.retry_interval_sec, ${RETRIED} AS retry
+      FROM calls c
+      JOIN campaign_contacts cc ON cc.campaign_id = c.campaign_id AND cc.contact_id = c.campaign_contact_id
+        AND cc.last_call_id = c.id AND cc.org_id = c.org_id
+      JOIN campaigns k ON k.id = cc.campaign_id
+      WHERE c.id = ANY(${arg('callIds')}::uuid[]) AND c.status = ANY(${CALL_ENDINGS}::text[])
+      FOR UPDATE OF cc SKIP LOCKED
+    )
+    UPDATE campaign_contacts cc SET ${SETTLED}
+    FROM ended e
+    WHERE cc.ctid = e.row_id AND cc.state = 'calling' AND cc.claimed_until IS NULL`,
+);
 
 /**
- * Settles the attempts of `callIds`, campaign calls ended in this transaction (see settleAttempts), each
- * contact found by its key from its call; returns how many.
+ * Settles the attempts of `callIds`, campaign calls ended in this transaction, as settleEndedAttempts
+ * does; a contact whose current attempt is another call is left to the campaign's next pass. Returns how
+ * many were settled.
  */
 export async function settleAttemptsOfCalls(db: Db, callIds: readonly string[]): Promise<number> {
   if (callIds.length === 0) return 0;
-  return settleAttempts(
-    db,
-    sql`(cc.campaign_id, cc.contact_id) IN (
-          SELECT campaign_id, campaign_contact_id FROM calls WHERE id = ANY(${callIds}::uuid[]))`,
-  );
+  const result = await settleCallsAttempts.run(db, { callIds });
+  return Number(result.numAffectedRows);
 }
 
 /**
