@@ -3,7 +3,7 @@
 // never 401 or 500, the process stays up,
 // /readyz says 503 while /healthz still answers, and everything resumes by itself once the database is
 // back: new requests, the calls that were in flight, and the deliveries of their events.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { connectDatabase, type Db } from '../src/database/connect.js';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { testNumber, waitFor } from './support/calls.js';
@@ -63,6 +63,7 @@ describe('PostgreSQL stopped for a few seconds', () => {
     'fails fast with service_unavailable, keeps the process up, reports it on /readyz, and recovers alone',
     { timeout: 120_000 },
     async () => {
+      onTestFailed(() => console.log(`server output:\n${server.output()}`));
       const auth = { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' };
       const registered = await timed(`${server.apiUrl}/webhooks`, {
         method: 'POST',
