@@ -1,10 +1,11 @@
 // Sign-in floods against the service as its own process (behind one trusted proxy, so X-Forwarded-For
 // names each client), while another org uses the API. Judges behaviour only: the real sign-in from
 // another address gets in, the other org's requests all succeed, the flood is answered 401 or 429 (with
-// Retry-After). It reports the figures of issue 38's targets (docs/benchmarks.md keeps them): the real
-// sign-in's latency during each flood, the other org's API p99 idle and during the floods, and whether
-// the right password signs in from a 21st address after 200 failures spread over 20. Each flood is the
-// issue's: 150 wrong sign-ins, 32 at a time. The latency figures mean something on a quiet machine only.
+// Retry-After), or 503 with Retry-After where a starved machine could not answer in time. It reports
+// the figures of issue 38's targets (docs/benchmarks.md keeps them): the real sign-in's latency during
+// each flood, the other org's API p99 idle and during the floods, and whether the right password signs
+// in from a 21st address after 200 failures spread over 20. Each flood is the issue's: 150 wrong
+// sign-ins, 32 at a time. The latency figures mean something on a quiet machine only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlan } from '../src/orgs/service.js';
 import { acceptLink, inviteMember } from '../src/members/service.js';
@@ -104,7 +105,7 @@ async function floodPhase(floodAddress: (i: number) => string, realAddress: stri
       while (sent < FLOOD_SIGN_INS) {
         const answer = await signIn(`wrong password ${sent}`, floodAddress((sent += 1)));
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        if (answer.status === 429 && !answer.retryAfter) missingRetryAfter += 1;
+        if ((answer.status === 429 || answer.status === 503) && !answer.retryAfter) missingRetryAfter += 1;
       }
     }),
   );
@@ -153,7 +154,9 @@ describe('sign-in floods', { timeout: 600_000 }, () => {
       );
       expect(phase.real.status).toBe(303);
       expect(phase.failures).toEqual([]);
-      expect([...phase.statuses.keys()].filter((status) => status !== 401 && status !== 429)).toEqual([]);
+      // The hashes run below the process's priority, so where other work starves the machine (the
+      // suite's other files in CI), a wrong sign-in may pass the request deadline: a 503 to come back.
+      expect([...phase.statuses.keys()].filter((status) => ![401, 429, 503].includes(status))).toEqual([]);
       expect(phase.missingRetryAfter).toBe(0);
     }
   });
