@@ -134,18 +134,19 @@ export function schemaAllowsType(parameter: { schema?: unknown }, type: string):
 }
 
 /**
- * Memoises `derive` per operation, by its method and path (not by object identity: openapi-backend
- * builds a new copy of an operation each time one is asked for). Callers must treat what it returns
- * as read-only.
+ * Memoises `derive` per operation object: the one apiRoutes asked openapi-backend for at start and
+ * hands to every request of that app (openapi-backend builds a new copy each time one is asked for,
+ * so an app must keep its own). Two apps over different documents in one process (tests serving a
+ * variant of the spec) thus never share what was derived. Callers must treat what it returns as
+ * read-only.
  */
 export function perOperation<T>(derive: (operation: Operation) => T): (operation: Operation) => T {
-  const derived = new Map<string, T>();
+  const derived = new WeakMap<Operation, T>();
   return (operation) => {
-    const key = `${operation.method} ${operation.path}`;
-    let value = derived.get(key);
+    let value = derived.get(operation);
     if (value === undefined) {
       value = derive(operation);
-      derived.set(key, value);
+      derived.set(operation, value);
     }
     return value;
   };
