@@ -17,7 +17,7 @@ import { holdFor, reserveHold, reserveHolds } from '../orgs/credits.js';
 import { findSuppressed, listedNumberError } from '../suppressions/service.js';
 import { lockCallSlots, refuseOverCallCap } from './concurrency.js';
 import { ProviderRefusedError, type Placed, type ProviderSettings, type VoiceProvider } from './provider/types.js';
-import { providerModule } from './provider/registry.js';
+import { providerDescriptor } from './provider/catalog.js';
 import { simulatorProvider } from './provider/simulator/index.js';
 import {
   findPlacementFacts,
@@ -100,13 +100,13 @@ function routeOrRefusal(
 function providerFor(deps: AppDeps, agent: { provider: string; provider_settings: ProviderSettings }): VoiceProvider {
   const provider = deps.providers.get(agent.provider);
   if (!provider) {
-    const needs = providerModule(agent.provider)?.requires ?? [];
+    const needs = providerDescriptor(agent.provider)?.requires ?? [];
     throw new DomainError(
       'upstream_error',
       `The agent's voice provider (${agent.provider}) is not configured on this service${needs.length > 0 ? ` (it needs ${needs.join(' and ')})` : ''}. Nothing was charged.`,
     );
   }
-  const missing = (providerModule(agent.provider)?.settings ?? []).filter(
+  const missing = (providerDescriptor(agent.provider)?.settings ?? []).filter(
     (setting) => !agent.provider_settings[setting.key],
   );
   if (missing.length > 0) {

@@ -185,13 +185,21 @@ export interface ProviderSettingSpec {
   description: string;
 }
 
-/** A provider's folder exports one of these; src/calls/provider/registry.ts lists them by name. */
-export interface ProviderModule {
+/**
+ * What is known of a provider without loading its client: its name, its agents' settings and the
+ * configuration it needs. A provider's folder exports one (descriptor.ts); src/calls/provider/catalog.ts
+ * lists them.
+ */
+export interface ProviderDescriptor {
   readonly name: string;
   /** The settings each agent using it must carry (all required, non-empty strings). */
   readonly settings: readonly ProviderSettingSpec[];
   /** The environment variables it needs, named in the start-up log and in refusals when missing. */
   readonly requires: readonly string[];
+}
+
+/** A provider's descriptor and its factory; a provider's folder exports one (index.ts), src/calls/provider/registry.ts lists them. */
+export interface ProviderModule extends ProviderDescriptor {
   /** The provider for this process, or null when the configuration lacks what it needs. */
   create(config: Config, context: { logger: Logger }): VoiceProvider | null;
 }

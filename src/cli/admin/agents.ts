@@ -1,6 +1,6 @@
 // `agent create`, `agent update` and `agent list`: the voice agents of an org and their providers.
 import type { createAgent } from '../../orgs/service.js';
-import { agentProviderSettings, providerSettingFlags } from '../../calls/provider/registry.js';
+import { agentProviderSettings, providerSettingFlags } from '../../calls/provider/catalog.js';
 import { optionalInteger, optionalString, required, requiredUuid } from '../args.js';
 import type { CommandGroup } from './command.js';
 import { table } from './table.js';

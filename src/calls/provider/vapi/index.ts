@@ -1,16 +1,12 @@
-// Vapi's entry in the provider registry: configured by VAPI_API_KEY and VAPI_WEBHOOK_SECRET; each agent
-// names its Vapi assistant and phone number.
+// Vapi's entry in the provider registry: its descriptor and, when the configuration has its key and
+// webhook secret, a client of Vapi's API.
 import type { ProviderModule } from '../types.js';
+import { vapiDescriptor } from './descriptor.js';
 import { VapiProvider } from './provider.js';
 
 /** The Vapi provider module. */
 export const vapiProvider: ProviderModule = {
-  name: 'vapi',
-  settings: [
-    { key: 'assistantId', flag: 'assistant-id', description: 'the id of the Vapi assistant that speaks on the call' },
-    { key: 'phoneNumberId', flag: 'phone-number-id', description: 'the id of the Vapi phone number that dials out' },
-  ],
-  requires: ['VAPI_API_KEY', 'VAPI_WEBHOOK_SECRET'],
+  ...vapiDescriptor,
   create: (config, { logger }) =>
     config.vapiApiKey && config.vapiWebhookSecret
       ? new VapiProvider({
