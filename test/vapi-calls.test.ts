@@ -11,6 +11,7 @@ import { eventsOfCall, fetchCall, ledgerOfCall, testNumber, waitFor, waitForCall
 import { startVapiFake, type VapiFake } from './support/vapi-fake.js';
 import { sql } from 'kysely';
 import { lockProviderCallIds } from '../src/calls/provider-event-queries.js';
+import { connectDatabase } from '../src/database/connect.js';
 import { conversationFixture, endOfCallReport, signedHeaders, statusUpdate, vapiCall } from './support/vapi.js';
 
 const SECRET = 'whsec-vapi-e2e';
@@ -281,73 +282,102 @@ describe('a Vapi call followed through its webhooks', () => {
   });
 
   it('answers 201 with the call when recovery recorded it while the placement waited for its group', async () => {
-    const org = await vapiOrg();
-    const newVendorCall = async (before: Set<string>) => {
-      const vendor = await waitFor('Vapi to create the call', () =>
-        [...fake.calls.values()].find((call) => !before.has(call['id'] as string)),
-      );
-      const callId = (vendor['assistantOverrides'] as { metadata: { platformCallId: string } }).metadata.platformCallId;
-      return { vendorId: vendor['id'] as string, callId };
-    };
-    const waitingOnLocks = async () =>
-      Number(
-        (
-          await sql<{ count: string }>`SELECT count(*) AS count FROM pg_locks
-            WHERE locktype = 'advisory' AND NOT granted`.execute(database.db)
-        ).rows[0]!.count,
-      );
-    // Four placements whose groups take every recording place of the process and then wait on their Vapi
-    // call's lock, held here (their recovery put off, so only the placement below is due for it).
-    const releases: Array<() => void> = [];
-    const holders: Array<Promise<void>> = [];
-    const blockers: Array<Promise<{ response: Response }>> = [];
-    for (let n = 0; n < 4; n += 1) {
-      let answer = () => {};
-      fake.script('POST /call', { act: true, gate: new Promise<void>((resolve) => (answer = resolve)), status: 201 });
-      const before = new Set(fake.calls.keys());
-      blockers.push(
-        app.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } }),
-      );
-      const { vendorId, callId } = await newVendorCall(before);
-      await database.db
-        .updateTable('call_placements')
-        .set({ recover_at: new Date(Date.now() + 3_600_000) })
-        .where('id', '=', callId)
-        .execute();
-      let locked = () => {};
-      const held = new Promise<void>((resolve) => (locked = resolve));
-      holders.push(
-        database.db.transaction().execute(async (trx) => {
-          await lockProviderCallIds(trx, 'vapi', [vendorId]);
-          locked();
-          await new Promise<void>((resolve) => releases.push(resolve));
-        }),
-      );
-      await held;
-      answer();
-      await waitFor('the group to wait on the lock', async () => (await waitingOnLocks()) === n + 1);
-    }
-    // Vapi takes this one at once; its recording waits for a free place until recovery has recorded it.
-    const before = new Set(fake.calls.keys());
-    const placing = app
-      .client(org.key)
-      .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } });
-    const { vendorId, callId } = await newVendorCall(before);
-    await waitFor(
-      'recovery to record the call',
-      async () =>
-        (await database.db.selectFrom('calls').select('id').where('id', '=', callId).executeTakeFirst()) !== undefined,
-      20_000,
+    // The first placement below waits on its lock for the whole set-up (about 5 s on an idle machine),
+    // longer than the test pool's 5 s statement timeout allows on a busy one: this app has its own pool
+    // and request deadline, roomy enough that only the behaviour under test decides the answers.
+    const roomy = connectDatabase(database.url, {
+      poolSize: 10,
+      namedStatements: true,
+      statementTimeoutMs: 60_000,
+      queryTimeoutMs: 65_000,
+    });
+    const patient = await startTestApp(
+      { db: roomy.db, url: database.url },
+      {
+        config: {
+          vapiApiKey: 'vapi-e2e-key',
+          vapiWebhookSecret: SECRET,
+          vapiBaseUrl: fake.url,
+          providerTimeoutMs: 2_000,
+          providerReconcileAfterS: 1,
+          requestTimeoutMs: 120_000,
+        },
+      },
     );
-    for (const release of releases) release();
-    await Promise.all(holders);
-    const { data, response } = await placing;
-    expect(response.status).toBe(201);
-    expect([data!.data.id, data!.data.provider_call_id]).toEqual([callId, vendorId]);
-    expect((await Promise.all(blockers)).map(({ response: answered }) => answered.status)).toEqual([
-      201, 201, 201, 201,
-    ]);
-    expect((await ledgerOfCall(database.db, callId)).map((row) => row.kind)).toEqual(['hold']);
+    try {
+      const org = await vapiOrg();
+      const newVendorCall = async (before: Set<string>) => {
+        const vendor = await waitFor('Vapi to create the call', () =>
+          [...fake.calls.values()].find((call) => !before.has(call['id'] as string)),
+        );
+        const callId = (vendor['assistantOverrides'] as { metadata: { platformCallId: string } }).metadata
+          .platformCallId;
+        return { vendorId: vendor['id'] as string, callId };
+      };
+      const waitingOnLocks = async () =>
+        Number(
+          (
+            await sql<{ count: string }>`SELECT count(*) AS count FROM pg_locks
+              WHERE locktype = 'advisory' AND NOT granted`.execute(database.db)
+          ).rows[0]!.count,
+        );
+      // Four placements whose groups take every recording place of the process and then wait on their Vapi
+      // call's lock, held here (their recovery put off, so only the placement below is due for it).
+      const releases: Array<() => void> = [];
+      const holders: Array<Promise<void>> = [];
+      const blockers: Array<Promise<{ response: Response }>> = [];
+      for (let n = 0; n < 4; n += 1) {
+        let answer = () => {};
+        fake.script('POST /call', { act: true, gate: new Promise<void>((resolve) => (answer = resolve)), status: 201 });
+        const before = new Set(fake.calls.keys());
+        blockers.push(
+          patient.client(org.key).POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } }),
+        );
+        const { vendorId, callId } = await newVendorCall(before);
+        await database.db
+          .updateTable('call_placements')
+          .set({ recover_at: new Date(Date.now() + 3_600_000) })
+          .where('id', '=', callId)
+          .execute();
+        let locked = () => {};
+        const held = new Promise<void>((resolve) => (locked = resolve));
+        holders.push(
+          database.db.transaction().execute(async (trx) => {
+            await lockProviderCallIds(trx, 'vapi', [vendorId]);
+            locked();
+            await new Promise<void>((resolve) => releases.push(resolve));
+          }),
+        );
+        await held;
+        answer();
+        await waitFor('the group to wait on the lock', async () => (await waitingOnLocks()) === n + 1);
+      }
+      // Vapi takes this one at once; its recording waits for a free place until recovery has recorded it.
+      const before = new Set(fake.calls.keys());
+      const placing = patient
+        .client(org.key)
+        .POST('/calls', { body: { agent_id: org.agentId, to_e164: testNumber('4321') } });
+      const { vendorId, callId } = await newVendorCall(before);
+      await waitFor(
+        'recovery to record the call',
+        async () =>
+          (await database.db.selectFrom('calls').select('id').where('id', '=', callId).executeTakeFirst()) !==
+          undefined,
+        20_000,
+      );
+      for (const release of releases) release();
+      await Promise.all(holders);
+      const { data, response } = await placing;
+      expect(response.status).toBe(201);
+      expect([data!.data.id, data!.data.provider_call_id]).toEqual([callId, vendorId]);
+      expect((await Promise.all(blockers)).map(({ response: answered }) => answered.status)).toEqual([
+        201, 201, 201, 201,
+      ]);
+      expect((await ledgerOfCall(database.db, callId)).map((row) => row.kind)).toEqual(['hold']);
+    } finally {
+      await patient.close();
+      await roomy.db.destroy();
+    }
   });
 
   it('does not apply a report whose Vapi call is not the one our call was placed as', async () => {
