@@ -4,7 +4,7 @@
 // connection reset or a 5xx, and the balancer never fails to forward a request.
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { createTestOrg, type TestOrg } from './support/app.js';
 import { startBalancer, type Balancer } from './support/balancer.js';
 import { waitFor } from './support/calls.js';
@@ -21,6 +21,8 @@ let org: TestOrg;
 let balancer: Balancer;
 const ports: number[] = [];
 const instances = new Map<number, ServerProcess>();
+/** Every instance started, restarted ones included, for their output when the test fails. */
+const started: ServerProcess[] = [];
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -31,12 +33,11 @@ async function freePort(): Promise<number> {
 }
 
 async function start(port: number): Promise<void> {
-  instances.set(
-    port,
-    await startServerProcess(
-      await serverEnvironment(database.url, { PORT: String(port), SHUTDOWN_DRAIN_MS: '1500', LOG_LEVEL: 'warn' }),
-    ),
+  const instance = await startServerProcess(
+    await serverEnvironment(database.url, { PORT: String(port), SHUTDOWN_DRAIN_MS: '1500', LOG_LEVEL: 'warn' }),
   );
+  instances.set(port, instance);
+  started.push(instance);
   await waitFor(`instance ${port} to take traffic`, () => balancer.healthy(port), 20_000);
 }
 
@@ -56,7 +57,11 @@ afterAll(async () => {
 
 describe('a rolling restart of two instances', () => {
   it('loses no request: no reset, no 5xx, nothing the balancer could not forward', { timeout: 120_000 }, async () => {
+    onTestFailed(() => {
+      for (const instance of started) console.log(`instance ${instance.pid}'s output:\n${instance.output()}`);
+    });
     const headers = { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' };
+    const begun = performance.now();
     let running = true;
     let sent = 0;
     const problems: string[] = [];
@@ -75,8 +80,11 @@ describe('a rolling restart of two instances', () => {
                     consent_capture: 'manual',
                   }),
                 });
-          await response.arrayBuffer();
-          if (response.status >= 500) problems.push(`status ${response.status}`);
+          const body = await response.text();
+          // When, and what the answer said, so a failure tells a deadline from the database breaker.
+          if (response.status >= 500) {
+            problems.push(`status ${response.status} at ${(performance.now() - begun).toFixed(0)} ms: ${body}`);
+          }
         } catch (error) {
           const { cause, message } = error as Error;
           problems.push(`client error: ${cause instanceof Error ? cause.message : message}`);
