@@ -34,7 +34,7 @@ async function freePort(): Promise<number> {
 
 async function start(port: number): Promise<void> {
   const instance = await startServerProcess(
-    await serverEnvironment(database.url, { PORT: String(port), SHUTDOWN_DRAIN_MS: '1500', LOG_LEVEL: 'warn' }),
+    await serverEnvironment(database.url, { PORT: String(port), SHUTDOWN_DRAIN_MS: '4000', LOG_LEVEL: 'warn' }),
   );
   instances.set(port, instance);
   started.push(instance);

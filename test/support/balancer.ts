@@ -1,8 +1,11 @@
-// A small HTTP load balancer on 127.0.0.1 for restart tests: it checks each backend's /readyz every
-// 100 ms and sends each request to the next backend in rotation, over keep-alive connections. Like a
-// production balancer's health check, a backend joins the rotation on its first 200 and leaves it after
-// UNHEALTHY_AFTER checks in a row without one (one slow check on a busy machine is not an outage). It
-// counts the requests it could not forward (a reset or refused backend connection), which it answers 502.
+// A small HTTP load balancer on 127.0.0.1 for restart tests: it checks each backend's /readyz, one
+// check at a time per backend with CHECK_GAP_MS between them, and sends each request to the next
+// backend in rotation, over keep-alive connections. Like a production balancer's health check, a
+// backend joins the rotation on its first 200 and leaves it after UNHEALTHY_AFTER checks in a row
+// without one, each given CHECK_TIMEOUT_MS: a backend that says it drains leaves within a few gaps,
+// while one whose checks are slow on a starved machine stays until they fail for seconds (a backend's
+// drain must outlast that, as behind a real balancer). It counts
+// the requests it could not forward (a reset or refused backend connection), which it answers 502.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -18,6 +21,12 @@ export interface Balancer {
 /** Failed checks in a row that take a backend out of the rotation. */
 const UNHEALTHY_AFTER = 3;
 
+/** How long a check may take before it counts as failed (Kubernetes' default readiness timeout). */
+const CHECK_TIMEOUT_MS = 1_000;
+
+/** The pause between the end of one check of a backend and the start of the next. */
+const CHECK_GAP_MS = 100;
+
 /** Starts a balancer in front of the backends on `ports` (127.0.0.1). */
 export async function startBalancer(ports: number[]): Promise<Balancer> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
@@ -26,29 +35,33 @@ export async function startBalancer(ports: number[]): Promise<Balancer> {
   const failedChecks = new Map(ports.map((port) => [port, 0]));
   const forwardFailures: string[] = [];
   let turn = 0;
+  let closed = false;
 
   const check = (port: number) =>
     new Promise<boolean>((resolve) => {
       const request = http.get(
-        { host: '127.0.0.1', port, path: '/readyz', agent: probeAgent, timeout: 500 },
+        { host: '127.0.0.1', port, path: '/readyz', agent: probeAgent, timeout: CHECK_TIMEOUT_MS },
         (response) => {
           response.resume();
           resolve(response.statusCode === 200);
         },
       );
-      request.on('timeout', () => request.destroy());
+      request.on('timeout', () => {
+        resolve(false);
+        request.destroy();
+      });
       request.on('error', () => resolve(false));
     });
-  const timer = setInterval(() => {
-    for (const port of ports) {
-      void check(port).then((ok) => {
-        const failed = ok ? 0 : failedChecks.get(port)! + 1;
-        failedChecks.set(port, failed);
-        if (ok) healthy.set(port, true);
-        else if (failed >= UNHEALTHY_AFTER) healthy.set(port, false);
-      });
+  const checking = ports.map(async (port) => {
+    while (!closed) {
+      const ok = await check(port);
+      const failed = ok ? 0 : failedChecks.get(port)! + 1;
+      failedChecks.set(port, failed);
+      if (ok) healthy.set(port, true);
+      else if (failed >= UNHEALTHY_AFTER) healthy.set(port, false);
+      await new Promise((resolve) => setTimeout(resolve, CHECK_GAP_MS));
     }
-  }, 100);
+  });
 
   const server = http.createServer((request, response) => {
     const ready = ports.filter((port) => healthy.get(port));
@@ -77,7 +90,8 @@ export async function startBalancer(ports: number[]): Promise<Balancer> {
     forwardFailures,
     healthy: (port) => healthy.get(port) === true,
     close: async () => {
-      clearInterval(timer);
+      closed = true;
+      await Promise.all(checking);
       agent.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
