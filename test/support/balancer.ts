@@ -4,8 +4,8 @@
 // backend joins the rotation on its first 200 and leaves it after UNHEALTHY_AFTER checks in a row
 // without one, each given CHECK_TIMEOUT_MS: a backend that says it drains leaves within a few gaps,
 // while one whose checks are slow on a starved machine stays until they fail for seconds (a backend's
-// drain must outlast that, as behind a real balancer). It counts
-// the requests it could not forward (a reset or refused backend connection), which it answers 502.
+// drain must outlast that, as behind a real balancer). It counts the requests it could not forward (a
+// reset or refused backend connection), which it answers 502.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
