@@ -21,18 +21,21 @@ let database: TestDatabase;
 let fake: VapiFake;
 let app: TestApp;
 
+/** The settings of this file's apps: Vapi at the fake, a short provider timeout, reconciliation after 1 s. */
+function vapiConfig() {
+  return {
+    vapiApiKey: 'vapi-e2e-key',
+    vapiWebhookSecret: SECRET,
+    vapiBaseUrl: fake.url,
+    providerTimeoutMs: 2_000,
+    providerReconcileAfterS: 1,
+  };
+}
+
 beforeAll(async () => {
   database = await createTestDatabase();
   fake = await startVapiFake();
-  app = await startTestApp(database, {
-    config: {
-      vapiApiKey: 'vapi-e2e-key',
-      vapiWebhookSecret: SECRET,
-      vapiBaseUrl: fake.url,
-      providerTimeoutMs: 2_000,
-      providerReconcileAfterS: 1,
-    },
-  });
+  app = await startTestApp(database, { config: vapiConfig() });
 });
 
 afterAll(async () => {
@@ -294,14 +297,7 @@ describe('a Vapi call followed through its webhooks', () => {
     const patient = await startTestApp(
       { db: roomy.db, url: database.url },
       {
-        config: {
-          vapiApiKey: 'vapi-e2e-key',
-          vapiWebhookSecret: SECRET,
-          vapiBaseUrl: fake.url,
-          providerTimeoutMs: 2_000,
-          providerReconcileAfterS: 1,
-          requestTimeoutMs: 120_000,
-        },
+        config: { ...vapiConfig(), requestTimeoutMs: 120_000 },
       },
     );
     try {
