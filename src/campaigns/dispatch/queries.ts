@@ -224,26 +224,35 @@ export async function settleEndedAttempts(db: Db, campaignId: string): Promise<n
 
 /**
  * The settlement of the contacts whose current attempts are some ended calls, prepared (every progress
- * batch that ends campaign calls runs it). Each contact is found by its primary key from its call; its
- * state is tested only once it is locked, in the update: tested in the lookup, it let the planner walk
- * the partial index of every contact being called instead, which statistics taken before the campaign
- * dialed make look empty.
+ * batch that ends campaign calls runs it). Every step is one the planner cannot trade for a walk, which
+ * statistics taken before the campaign dialed (counting its contacts or its calls as none) made it
+ * choose, under the generic plan at most of a second a batch: the calls are read by their ids alone (no
+ * condition that would let an index of campaign calls serve); each contact is then locked by its primary
+ * key from its call, in a lateral lookup fenced off by OFFSET 0, and its state tested on the row locked;
+ * the update reaches the row by the address the lock returned.
  */
 const settleCallsAttempts = prepareQuery(
   (_db, arg: Arg<{ callIds: readonly string[] }>) =>
     sql`
-    WITH ended AS (
-      SELECT cc.ctid AS row_id, c.status, c.reason, c.ended_at, k.retry_interval_sec, ${RETRIED} AS retry
-      FROM calls c
-      JOIN campaign_contacts cc ON cc.campaign_id = c.campaign_id AND cc.contact_id = c.campaign_contact_id
-        AND cc.last_call_id = c.id AND cc.org_id = c.org_id
-      JOIN campaigns k ON k.id = cc.campaign_id
-      WHERE c.id = ANY(${arg('callIds')}::uuid[]) AND c.status = ANY(${CALL_ENDINGS}::text[])
-      FOR UPDATE OF cc SKIP LOCKED
+    WITH ended_calls AS MATERIALIZED (
+      SELECT id, org_id, campaign_id, campaign_contact_id, status, reason, ended_at FROM calls
+      WHERE id = ANY(${arg('callIds')}::uuid[]) AND status = ANY(${CALL_ENDINGS}::text[])
+    ), ended AS (
+      SELECT cc.row_id, c.status, c.reason, c.ended_at, k.retry_interval_sec, ${RETRIED} AS retry
+      FROM ended_calls c
+      CROSS JOIN LATERAL (
+        SELECT cc.ctid AS row_id, cc.attempts, cc.state, cc.claimed_until FROM campaign_contacts cc
+        WHERE cc.campaign_id = c.campaign_id AND cc.contact_id = c.campaign_contact_id
+          AND cc.last_call_id = c.id AND cc.org_id = c.org_id
+        OFFSET 0
+        FOR UPDATE SKIP LOCKED
+      ) AS cc
+      JOIN campaigns k ON k.id = c.campaign_id
+      WHERE cc.state = 'calling' AND cc.claimed_until IS NULL
     )
     UPDATE campaign_contacts cc SET ${SETTLED}
     FROM ended e
-    WHERE cc.ctid = e.row_id AND cc.state = 'calling' AND cc.claimed_until IS NULL`,
+    WHERE cc.ctid = e.row_id`,
 );
 
 /**
