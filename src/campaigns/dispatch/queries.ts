@@ -224,12 +224,12 @@ export async function settleEndedAttempts(db: Db, campaignId: string): Promise<n
 
 /**
  * The settlement of the contacts whose current attempts are some ended calls, prepared (every progress
- * batch that ends campaign calls runs it). Every step is one the planner cannot trade for a walk, which
- * statistics taken before the campaign dialed (counting its contacts or its calls as none) made it
- * choose, under the generic plan at most of a second a batch: the calls are read by their ids alone (no
- * condition that would let an index of campaign calls serve); each contact is then locked by its primary
- * key from its call, in a lateral lookup fenced off by OFFSET 0, and its state tested on the row locked;
- * the update reaches the row by the address the lock returned.
+ * batch that ends campaign calls runs it). Statistics taken before the campaign dialed may count its
+ * contacts or its calls as none, and the planner then walked all of one or the other per batch (most of
+ * a second under the generic plan), so no step leaves it that choice: the calls are read by their ids
+ * alone (nothing lets an index of campaign calls serve); each contact is locked by its primary key from
+ * its call, in a lateral lookup fenced off by OFFSET 0, and its state is tested on the locked row; the
+ * update reaches the row by the address the lock returned.
  */
 const settleCallsAttempts = prepareQuery(
   (_db, arg: Arg<{ callIds: readonly string[] }>) =>
