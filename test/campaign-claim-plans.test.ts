@@ -63,6 +63,23 @@ async function plansOf(work: (db: Kysely<Database>) => Promise<unknown>): Promis
   return notices.join('\n');
 }
 
+/** The update plans of a progress batch's settlement: first as planned for its arguments, then generic. */
+async function settlementPlans(): Promise<string[]> {
+  // Prepared, it may run with a plan made for its arguments or with the generic one: both are read.
+  const plans = await plansOf(async (db) => {
+    await settleAttemptsOfCalls(db, [randomUUID(), randomUUID()]);
+    await sql`SET plan_cache_mode = force_generic_plan`.execute(db);
+    try {
+      await settleAttemptsOfCalls(db, [randomUUID(), randomUUID()]);
+    } finally {
+      await sql`RESET plan_cache_mode`.execute(db);
+    }
+  });
+  const lookups = plans.split('Update on campaign_contacts cc').slice(1);
+  expect(lookups).toHaveLength(2);
+  return lookups;
+}
+
 /** The plan of a campaign_contacts update, from its Update node on. */
 function updatePlan(plans: string): string {
   const start = plans.indexOf('Update on campaign_contacts cc');
@@ -118,19 +135,7 @@ describe('the dispatcher on a campaign newer than the statistics', () => {
   });
 
   it("settles a progress batch's attempts through each contact's primary key", async () => {
-    // Prepared, it may run with a plan made for its arguments or with the generic one: both are read.
-    const plans = await plansOf(async (db) => {
-      await settleAttemptsOfCalls(db, [randomUUID(), randomUUID()]);
-      await sql`SET plan_cache_mode = force_generic_plan`.execute(db);
-      try {
-        await settleAttemptsOfCalls(db, [randomUUID(), randomUUID()]);
-      } finally {
-        await sql`RESET plan_cache_mode`.execute(db);
-      }
-    });
-
-    const lookups = plans.split('Update on campaign_contacts cc').slice(1);
-    expect(lookups).toHaveLength(2);
+    const lookups = await settlementPlans();
     expect(lookups[0]).not.toContain('ANY ($1)');
     expect(lookups[1]).toContain('ANY ($1)');
     for (const plan of lookups) {
@@ -159,18 +164,7 @@ describe('the settlement on a campaign created after every earlier one was delet
   });
 
   it("still finds each call first, then its contact by the contact's key", async () => {
-    const plans = await plansOf(async (db) => {
-      await settleAttemptsOfCalls(db, [randomUUID(), randomUUID()]);
-      await sql`SET plan_cache_mode = force_generic_plan`.execute(db);
-      try {
-        await settleAttemptsOfCalls(db, [randomUUID(), randomUUID()]);
-      } finally {
-        await sql`RESET plan_cache_mode`.execute(db);
-      }
-    });
-
-    const lookups = plans.split('Update on campaign_contacts cc').slice(1);
-    expect(lookups).toHaveLength(2);
+    const lookups = await settlementPlans();
     for (const plan of lookups) expectLookupsByKey(plan);
   });
 });
