@@ -22,16 +22,26 @@ export interface HttpServer {
   shutdown(options: { drainMs: number; timeoutMs: number }): Promise<void>;
 }
 
+/** What a server may change beyond the configuration. */
+export interface HttpServerOptions {
+  /** The class of the server's answers, extending Node's (Node's `ServerResponse` server option). */
+  ServerResponse?: typeof http.ServerResponse<http.IncomingMessage>;
+}
+
 /** Listens on the configured host and port with `listener` (the Koa app's callback); throws when the port cannot be had. */
 export async function startHttpServer(
   listener: http.RequestListener,
   config: Pick<Config, 'host' | 'port' | 'headersTimeoutMs' | 'bodyTimeoutMs'>,
   readiness: Readiness,
   logger: Logger,
+  options: HttpServerOptions = {},
 ): Promise<HttpServer> {
   // Read timeouts are enforced on this interval: keep it well under the shortest of them.
   const server = http.createServer(
-    { connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs / 2) },
+    {
+      connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs / 2),
+      ...(options.ServerResponse ? { ServerResponse: options.ServerResponse } : {}),
+    },
     listener,
   );
   answerClientErrors(server);

@@ -17,7 +17,7 @@ import { createAgent, createOrg } from '../../src/orgs/service.js';
 import { issueApiKey } from '../../src/orgs/api-keys.js';
 import { orgForMode, resetTestCredits, type Mode } from '../../src/orgs/modes.js';
 import { inject } from 'vitest';
-import { recordResponses } from './contract-recorder.js';
+import { RecordedResponse, recordResponses } from './contract-recorder.js';
 import { prismFetch } from './prism-fetch.js';
 
 /** A clock tests can move by hand; starts at the real time. */
@@ -97,6 +97,7 @@ export async function startTestApp({ db, url }: TestAppDatabase, options: TestAp
     { ...config, host: '127.0.0.1', port: 0 },
     deps.readiness,
     deps.logger,
+    { ServerResponse: RecordedResponse },
   );
   const { port } = server;
   const workers: BackgroundWorker[] = options.workers === false ? [] : await startWorkers(deps);

@@ -2,7 +2,7 @@
 // test process, so a check after the suite can tell which declared statuses and codes tests produce;
 // and fails the run loudly when an answer lacks a header the spec declares required for its status.
 import { appendFileSync } from 'node:fs';
-import type http from 'node:http';
+import http from 'node:http';
 import path from 'node:path';
 import { inject } from 'vitest';
 import type { ContractRecord } from '../../scripts/contract-coverage/contract.js';
@@ -12,7 +12,36 @@ import { requiredResponseHeaders } from './spec/response-headers.js';
 
 const API_ROOT = '/api/v1';
 
-/** Wraps a request listener so every answer to an API operation is appended to this process's record file. */
+/**
+ * An answer that keeps the bodies handed to `end` (Koa sends a JSON body in one call), so the
+ * recorder can read an error answer's code; the server uses it through Node's `ServerResponse` option.
+ */
+export class RecordedResponse extends http.ServerResponse {
+  /** What was handed to `end`, as bytes. */
+  readonly sentBodies: Buffer[] = [];
+
+  override end(...args: unknown[]): this {
+    const [chunk] = args;
+    if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) this.sentBodies.push(Buffer.from(chunk));
+    return super.end(...(args as Parameters<http.ServerResponse['end']>));
+  }
+}
+
+/** The error code in an error answer's envelope, if it has one. */
+function errorCodeOf(response: http.ServerResponse): string | undefined {
+  if (response.statusCode < 400 || !(response instanceof RecordedResponse)) return undefined;
+  try {
+    const body = JSON.parse(Buffer.concat(response.sentBodies).toString('utf8')) as { error?: { code?: string } };
+    return body.error?.code;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Wraps a request listener so every answer to an API operation is appended to this process's record
+ * file (its error code read when the server answers with RecordedResponse).
+ */
 export function recordResponses(listener: http.RequestListener): http.RequestListener {
   const file = path.join(inject('contractRecordDir'), `${process.pid}.jsonl`);
   return (request, response) => {
@@ -35,21 +64,8 @@ export function recordResponses(listener: http.RequestListener): http.RequestLis
       });
     }
     if (operation && request.method !== 'HEAD') {
-      const chunks: Buffer[] = [];
-      const end = response.end.bind(response) as (...args: unknown[]) => http.ServerResponse;
-      response.end = ((...args: unknown[]) => {
-        if (typeof args[0] === 'string' || Buffer.isBuffer(args[0])) chunks.push(Buffer.from(args[0] as string));
-        return end(...args);
-      }) as typeof response.end;
       response.once('finish', () => {
-        let code: string | undefined;
-        if (response.statusCode >= 400) {
-          try {
-            code = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { code?: string } }).error?.code;
-          } catch {
-            code = undefined;
-          }
-        }
+        const code = errorCodeOf(response);
         const record: ContractRecord = {
           operationId: operation.id,
           status: response.statusCode,
