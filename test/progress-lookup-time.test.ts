@@ -71,7 +71,7 @@ describe('a step that falls due while its call is looked up', () => {
     clock.set(first!);
     expect(second! - first!).toBeLessThanOrEqual(LOOKUP_MS);
 
-    expect(await advanceDueCalls(app.deps)).toBe(true);
+    expect(await advanceDueCalls(app.deps)).toBe(1);
 
     const row = await database.db
       .selectFrom('calls')

@@ -22,6 +22,12 @@ export const RECONCILE_RUN_MS = 30_000;
 /** Calls of providers that look up in the process one lane advances in one transaction at the most. */
 export const PROGRESS_BATCH = 25;
 
+/**
+ * After a batch that was not full, how long a progress lane waits for more steps to fall due: this many
+ * simulated seconds of the fastest local provider, and at most `maxMs`.
+ */
+export const PROGRESS_GATHER_WAIT = { simulatedSeconds: 2, maxMs: 50 } as const;
+
 /** The idle progress worker looks for due calls every simulated second, and at least this often (ms). */
 export const PROGRESS_IDLE_WAIT_MS = { min: 10 } as const;
 

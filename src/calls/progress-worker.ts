@@ -13,7 +13,7 @@ import { storeLockedCallReports } from './provider-events.js';
 import { scheduleCall } from './lifecycle.js';
 import type { Db } from '../database/connect.js';
 import { OutageTracker } from '../database/outage.js';
-import { PROGRESS_BATCH, PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES } from './policy.js';
+import { PROGRESS_BATCH, PROGRESS_GATHER_WAIT, PROGRESS_IDLE_WAIT_MS, PROGRESS_LANES as LANES } from './policy.js';
 import { hangUpDue, localProviders, putOff, stepTimes, type Applied, type LookedUp } from './progress-steps.js';
 
 /**
@@ -90,29 +90,32 @@ async function advanceLocalCalls(
 
 /**
  * Advances the due calls of providers that look up in the process, a batch at a time (see
- * advanceLocalCalls), and hangs up those found connected past their deadline; returns whether there
- * was work, and counts status changes in the metrics. Throws on database errors.
+ * advanceLocalCalls), and hangs up those found connected past their deadline; returns how many calls
+ * were advanced (0: none was due), and counts status changes in the metrics. Throws on database errors.
  */
-export async function advanceDueCalls(deps: AppDeps): Promise<boolean> {
+export async function advanceDueCalls(deps: AppDeps): Promise<number> {
   const now = deps.clock.now();
   const { leaseUntil, retryAt } = stepTimes(deps, now);
   const local = localProviders(deps).map((provider) => provider.name);
-  if (local.length === 0 || !(await mostOverdueCall(deps.db, now, local))) return false;
+  if (local.length === 0 || !(await mostOverdueCall(deps.db, now, local))) return 0;
   const applied = await advanceLocalCalls(deps, local, now, leaseUntil, retryAt);
-  if (!applied) return false;
+  if (!applied) return 0;
   await hangUpDue(deps, applied, retryAt);
-  return true;
+  return applied.length;
 }
 
 /**
  * Starts the worker. While idle only the first lane polls (every simulated second of the fastest local
- * provider, within bounds);
- * the others sleep until it finds work, then all lanes drain due calls in parallel. While the database
- * is unavailable only the first lane tries, backing off. Never throws.
+ * provider, within bounds); the others sleep until a lane finds a full batch, then all lanes drain due
+ * calls in parallel. A lane whose batch was not full waits a little before looking again
+ * (PROGRESS_GATHER_WAIT), so steps that fall due one by one are taken in batches rather than in a
+ * transaction each. While the database is unavailable only the first lane tries, backing off. Never
+ * throws.
  */
 export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
   const fastest = Math.min(...localProviders(deps).map((provider) => provider.secondMs));
   const idleMs = Math.min(deps.config.callPollIntervalMs, Math.max(PROGRESS_IDLE_WAIT_MS.min, fastest));
+  const gatherMs = Math.min(PROGRESS_GATHER_WAIT.maxMs, PROGRESS_GATHER_WAIT.simulatedSeconds * fastest);
   let stopping = false;
   const sleepers = new Set<() => void>();
   const wakeAll = () => {
@@ -132,7 +135,7 @@ export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
   const outage = new OutageTracker(deps.logger, 'call progress');
   const lane = async (index: number) => {
     while (!stopping) {
-      let advanced = false;
+      let advanced = 0;
       try {
         advanced = await advanceDueCalls(deps);
         outage.succeeded();
@@ -141,7 +144,8 @@ export function startCallProgressWorker(deps: AppDeps): BackgroundWorker {
         if (!stopping) await sleep(index === 0 ? wait : null);
         continue;
       }
-      if (advanced) wakeAll();
+      if (advanced >= PROGRESS_BATCH) wakeAll();
+      else if (advanced > 0) await sleep(gatherMs);
       else if (!stopping) await sleep(index === 0 ? idleMs : null);
     }
   };
