@@ -5,6 +5,7 @@ import { appendFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { inject } from 'vitest';
+import type { components } from '../../generated/openapi.js';
 import type { ContractRecord } from '../../scripts/contract-coverage/contract.js';
 import { matchOperation } from '../../src/conformance/spec/paths.js';
 import { publishedOperations, publishedSpec } from './spec/published.js';
@@ -12,17 +13,22 @@ import { requiredResponseHeaders } from './spec/response-headers.js';
 
 const API_ROOT = '/api/v1';
 
+type ErrorResponse = components['schemas']['ErrorResponse'];
+
 /**
- * An answer that keeps the bodies handed to `end` (Koa sends a JSON body in one call), so the
- * recorder can read an error answer's code; the server uses it through Node's `ServerResponse` option.
+ * An answer that keeps the body of an error handed to `end` (Koa sends a JSON body in one call, with
+ * its status already set), so the recorder can read its code; the server uses it through Node's
+ * `ServerResponse` option.
  */
 export class RecordedResponse extends http.ServerResponse {
-  /** What was handed to `end`, as bytes. */
-  readonly sentBodies: Buffer[] = [];
+  /** What an error answer handed to `end`, as bytes. */
+  readonly errorBodies: Buffer[] = [];
 
   override end(...args: unknown[]): this {
     const [chunk] = args;
-    if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) this.sentBodies.push(Buffer.from(chunk));
+    if (this.statusCode >= 400 && (typeof chunk === 'string' || Buffer.isBuffer(chunk))) {
+      this.errorBodies.push(Buffer.from(chunk));
+    }
     return super.end(...(args as Parameters<http.ServerResponse['end']>));
   }
 }
@@ -31,7 +37,7 @@ export class RecordedResponse extends http.ServerResponse {
 function errorCodeOf(response: http.ServerResponse): string | undefined {
   if (response.statusCode < 400 || !(response instanceof RecordedResponse)) return undefined;
   try {
-    const body = JSON.parse(Buffer.concat(response.sentBodies).toString('utf8')) as { error?: { code?: string } };
+    const body = JSON.parse(Buffer.concat(response.errorBodies).toString('utf8')) as Partial<ErrorResponse>;
     return body.error?.code;
   } catch {
     return undefined;
