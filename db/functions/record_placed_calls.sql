@@ -12,6 +12,10 @@
 --
 -- Index scans only (SET enable_seqscan = off), as in record_webhook_attempt.sql: PL/pgSQL keeps each
 -- statement's plan for the life of the connection, and every statement here reaches its rows by key.
+-- The look for reports waiting by call id names no provider on purpose (a call id is one call's, whatever
+-- its provider): with a provider condition, a plan made while provider_events was nearly empty could
+-- walk the provider's every report through provider_events_key, for as long as the connection lived.
+-- Without it, the waiting-reports index is the only index the look can use.
 CREATE OR REPLACE FUNCTION record_placed_calls(p_lock_keys text[], p_provider text, p_calls jsonb, p_alone boolean)
 RETURNS SETOF calls
 LANGUAGE plpgsql SET enable_seqscan = off AS $$
@@ -54,7 +58,7 @@ BEGIN
   END IF;
   IF EXISTS (
     SELECT 1 FROM provider_events
-    WHERE call_id = ANY (v_taken) AND call_id IS NOT NULL AND applied_at IS NULL AND provider = p_provider
+    WHERE call_id = ANY (v_taken) AND call_id IS NOT NULL AND applied_at IS NULL
   ) OR EXISTS (
     SELECT 1
     FROM jsonb_populate_recordset(NULL::calls, p_calls) AS given
