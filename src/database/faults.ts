@@ -18,11 +18,13 @@ const NETWORK_CODES = new Set([
 
 /**
  * The fault a PostgreSQL error code stands for: connection exceptions (08), insufficient resources
- * (53) and a server shutting down or starting (57P01-57P03) mean unreachable; a canceled statement
- * (57014, the statement timeout), a lock not available (55P03), serialization failures and deadlocks
- * (40001, 40P01) mean busy, which a retry resolves.
+ * (53) and a server shutting down or starting (57P01-57P03) mean unreachable; a server that has no
+ * connection left for one more client (53300: it is up, and connections already open still work), a
+ * canceled statement (57014, the statement timeout), a lock not available (55P03), serialization
+ * failures and deadlocks (40001, 40P01) mean busy, which a retry resolves.
  */
 function faultOfSqlState(code: string): DatabaseFault | null {
+  if (code === '53300') return 'busy';
   if (code.startsWith('08') || code.startsWith('53') || /^57P0[1-3]$/.test(code)) return 'unreachable';
   if (code === '57014' || code === '55P03' || code === '40001' || code === '40P01') return 'busy';
   return null;

@@ -1,7 +1,10 @@
 // Answers "does the database answer now?" for the readiness probe, on a connection of its own (a pool
-// busy with requests must not look like a database that is down), within a tight timeout.
+// busy with requests must not look like a database that is down), within a tight timeout. A server
+// that refuses the probe's connection because it is busy (no connection left for one more client)
+// has answered: it is up, and the pool's open connections still work.
 import pg from 'pg';
 import { withDeadline } from './deadline.js';
+import { databaseFault } from './faults.js';
 
 /** How long a cached answer is reused, so a flood of probe requests costs one query. */
 const ANSWER_TTL_MS = 500;
@@ -46,7 +49,8 @@ export class DatabaseProbe {
       // a client with a pending query closes its socket at once instead of saying goodbye to a silent server.
       await withDeadline(this.client.query('SELECT 1'), this.timeoutMs, () => new Error('no answer in time'));
       ok = true;
-    } catch {
+    } catch (error) {
+      ok = databaseFault(error) === 'busy';
       await this.drop();
     }
     this.last = { ok, at: performance.now() };
