@@ -1,18 +1,21 @@
 // PostgreSQL with no connection left for one more client (a role's connection limit here; the server's
 // max_connections in production) is up, not down: the readiness probe, which cannot open its own
 // connection then, still reports ready, and the API keeps answering on the connections its pool has. A
-// request that needs a new connection gets 503 service_unavailable with Retry-After, and the next
-// request once a connection is free succeeds at once: no breaker was opened by a full server.
+// request that needs a new connection gets 503 service_unavailable with Retry-After and opens no
+// breaker, so a request is served again as soon as a connection is free.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Db } from '../src/database/connect.js';
 import { createTestOrg, rawRequest, startTestApp, type TestApp, type TestOrg } from './support/app.js';
+import { waitFor } from './support/calls.js';
 import { adminQuery, createTestDatabase, type TestDatabase } from './support/database.js';
 import type { ErrorResponse } from './support/json.js';
 
 /** The connections the limited role may hold at once. */
 const ROLE_CONNECTION_LIMIT = 2;
+/** PostgreSQL's SQLSTATE for a connection refused over a limit. */
+const TOO_MANY_CONNECTIONS = '53300';
 
 const role = `voice_limited_${randomBytes(4).toString('hex')}`;
 let database: TestDatabase;
@@ -40,21 +43,43 @@ beforeAll(async () => {
   org = await createTestOrg(database.db);
 }, 60_000);
 
-afterAll(async () => {
+afterEach(async () => {
   await Promise.all(fillers.splice(0).map((client) => client.end().catch(() => undefined)));
   await app?.close();
   await limitedDb?.destroy();
+  app = null;
+  limitedDb = null;
+});
+
+afterAll(async () => {
   await database?.drop();
   await adminQuery(`DROP ROLE IF EXISTS ${role}`);
 });
 
-/** Opens connections as the limited role until it holds `count` more, kept until `releaseFiller`. */
+/**
+ * Opens `count` connections as the limited role, kept until `releaseFiller`. A connection closed just
+ * before still counts against the limit until its server process has exited: a refusal for too many
+ * connections is tried again.
+ */
 async function fill(count: number): Promise<void> {
   for (let i = 0; i < count; i += 1) {
-    const client = new pg.Client({ connectionString: limitedUrl });
-    client.on('error', () => undefined);
-    await client.connect();
-    fillers.push(client);
+    fillers.push(
+      await waitFor(
+        'a connection slot for the filler',
+        async () => {
+          const client = new pg.Client({ connectionString: limitedUrl });
+          client.on('error', () => undefined);
+          try {
+            await client.connect();
+            return client;
+          } catch (error) {
+            if ((error as { code?: unknown }).code !== TOO_MANY_CONNECTIONS) throw error;
+            return null;
+          }
+        },
+        10_000,
+      ),
+    );
   }
 }
 
@@ -90,15 +115,10 @@ describe('a database with no connection left for this service', () => {
     for (let i = 0; i < 3; i += 1) {
       expect((await calls.GET('/calls')).response.status).toBe(200);
     }
-    await releaseFiller();
   });
 
-  it('answers 503 with Retry-After when no connection can be opened, and serves the next request at once', async () => {
-    await app?.close();
-    await limitedDb?.destroy();
-    app = null;
-    limitedDb = null;
-    // A new app whose pool has no connection yet, and no slot left for one.
+  it('answers 503 with Retry-After when no connection can be opened, and opens no breaker', async () => {
+    // An app whose pool has no connection yet, and no slot left for one.
     const testApp = await startLimitedApp(1);
     await fill(ROLE_CONNECTION_LIMIT);
 
@@ -108,9 +128,16 @@ describe('a database with no connection left for this service', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).not.toBeNull();
     expect(refused.body.error.code).toBe('service_unavailable');
+    // A full server opened no breaker: nothing waits for a probe before the next request is tried.
+    expect(testApp.deps.readiness.databaseDown).toBe(false);
 
+    // Served as soon as the server has let the released connection go.
     await releaseFiller();
-    expect((await testApp.client(org.key).GET('/calls')).response.status).toBe(200);
+    await waitFor(
+      'a request served once a connection is free',
+      async () => (await testApp.client(org.key).GET('/calls')).response.status === 200,
+      10_000,
+    );
     expect((await readyz(testApp)).status).toBe(200);
   });
 });
