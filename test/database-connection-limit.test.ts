@@ -4,6 +4,7 @@
 // request that needs a new connection gets 503 service_unavailable with Retry-After and opens no
 // breaker, so a request is served again as soon as a connection is free.
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Db } from '../src/database/connect.js';
@@ -28,15 +29,9 @@ const fillers: pg.Client[] = [];
 beforeAll(async () => {
   database = await createTestDatabase();
   await adminQuery(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT ${ROLE_CONNECTION_LIMIT}`);
+  await sql.raw(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${role}`).execute(database.db);
+  await sql.raw(`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO ${role}`).execute(database.db);
   const url = new URL(database.url);
-  const grants = new pg.Client({ connectionString: url.toString() });
-  await grants.connect();
-  try {
-    await grants.query(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${role}`);
-    await grants.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO ${role}`);
-  } finally {
-    await grants.end();
-  }
   url.username = role;
   url.password = '';
   limitedUrl = url.toString();

@@ -5,15 +5,13 @@ import { appendFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { inject } from 'vitest';
-import type { components } from '../../generated/openapi.js';
 import type { ContractRecord } from '../../scripts/contract-coverage/contract.js';
 import { matchOperation } from '../../src/conformance/spec/paths.js';
+import type { ErrorResponse } from './json.js';
 import { publishedOperations, publishedSpec } from './spec/published.js';
 import { requiredResponseHeaders } from './spec/response-headers.js';
 
 const API_ROOT = '/api/v1';
-
-type ErrorResponse = components['schemas']['ErrorResponse'];
 
 /**
  * An answer that keeps the body of an error handed to `end` (Koa sends a JSON body in one call, with
