@@ -152,7 +152,10 @@ export async function findDueDeliveries(
  * deletion has begun, and deliveries a switch-off dropped; returns them with their events and
  * endpoints. The endpoint's state is checked in this statement, with its row key-share-locked: a
  * switch-off or deletion (which lock the row first, lockWebhookAgainstClaims) waits for a claim in
- * progress and then sees its lease, and a claim that waits for one of them sees its change.
+ * progress and then sees its lease, and a claim that waits for one of them sees its change. Each id is
+ * looked up by its primary key in a lateral lookup fenced off by OFFSET 0: given the ids as one array,
+ * the planner could pick a partial index of pending deliveries instead, and on statistics taken before
+ * a backlog it did, reading every due delivery to find a few dozen.
  */
 export async function claimDeliveries(
   db: Db,
@@ -162,11 +165,16 @@ export async function claimDeliveries(
   if (ids.length === 0) return [];
   const { rows } = await sql<ClaimedRow>`
     WITH claimable AS (
-      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.id = ANY(${ids}::uuid[]) AND d.status = 'pending' AND d.next_attempt_at <= ${lease.now}
-        AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${lease.now})
-        AND w.deleted_at IS NULL AND w.active AND d.seq >= w.dropped_before_seq
-      FOR UPDATE OF d SKIP LOCKED
+      SELECT d.id FROM unnest(${ids}::uuid[]) AS k(id)
+      CROSS JOIN LATERAL (
+        SELECT d.id, d.webhook_id, d.seq FROM webhook_deliveries d
+        WHERE d.id = k.id AND d.status = 'pending' AND d.next_attempt_at <= ${lease.now}
+          AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${lease.now})
+        OFFSET 0
+        FOR UPDATE SKIP LOCKED
+      ) AS d
+      JOIN webhooks w ON w.id = d.webhook_id
+      WHERE w.deleted_at IS NULL AND w.active AND d.seq >= w.dropped_before_seq
       FOR KEY SHARE OF w
     )
     UPDATE webhook_deliveries AS d SET lease_expires_at = ${lease.expiresAt}, lease_owner = ${lease.owner}
