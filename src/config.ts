@@ -18,6 +18,8 @@ export interface Config {
   dbConnectTimeoutMs: number;
   /** Run the hot queries as server-side prepared statements (off behind a pooler that cannot keep them). */
   dbNamedStatements: boolean;
+  /** Seconds after which a pool connection is replaced once idle; 0: never. */
+  dbConnectionMaxAgeS: number;
   /** Apply pending migrations when the service starts; when false, refuse to start on an older schema. */
   migrateOnStart: boolean;
   /** How long one migration statement may run, and how long to wait for another process's migration. */
@@ -199,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 3_000, 100, 60_000),
     dbNamedStatements: boolean(env, 'DB_NAMED_STATEMENTS', true),
+    dbConnectionMaxAgeS: integer(env, 'DB_CONNECTION_MAX_AGE_S', 1_800, 0, 86_400),
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     migrationStatementTimeoutMs: integer(env, 'MIGRATION_STATEMENT_TIMEOUT_MS', 600_000, 1_000, 86_400_000),
     migrationLockTimeoutMs: integer(env, 'MIGRATION_LOCK_TIMEOUT_MS', 60_000, 1_000, 3_600_000),

@@ -33,6 +33,8 @@ export interface ConnectOptions {
   lockTimeoutMs?: number;
   /** Whether statements registered by prepareQuery run as server-side prepared statements (default false). */
   namedStatements?: boolean;
+  /** After how many seconds a connection is closed once it is next idle, and replaced (default 0: never). */
+  maxConnectionAgeS?: number;
 }
 
 /** Creates a pool-backed Kysely instance; connection errors surface on first query. */
@@ -45,6 +47,7 @@ export function connectDatabase(url: string, options: ConnectOptions): { db: Db;
     idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 30_000,
     ...(options.lockTimeoutMs !== undefined ? { lock_timeout: options.lockTimeoutMs } : {}),
     keepAlive: true,
+    maxLifetimeSeconds: options.maxConnectionAgeS ?? 0,
     types,
   });
   // An idle client losing its server connection must not crash the process (the pool then drops it).

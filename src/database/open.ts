@@ -83,6 +83,7 @@ export async function openDatabase(
     statementTimeoutMs: config.dbStatementTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
     namedStatements: config.dbNamedStatements,
+    maxConnectionAgeS: config.dbConnectionMaxAgeS,
   });
   return {
     db,
