@@ -249,7 +249,10 @@ export interface CampaignContactsTable {
   >;
   skip_reason: 'suppressed' | 'consent_excluded' | null;
   attempts: Generated<number>;
+  /** The current attempt's placement (its call's id once recorded), else the latest call. */
   last_call_id: string | null;
+  /** While an attempt is recorded: the call last_call_id named before it, put back if it never becomes a call. */
+  previous_call_id: Generated<string | null>;
   /** The last attempt's ending (a call status) and its reason, when it has ended. */
   last_outcome: string | null;
   last_reason: string | null;

@@ -1660,17 +1660,22 @@ export type components = {
             skip_reason: components["schemas"]["CampaignSkipReason"] | null;
             /**
              * Format: int32
-             * @description How many calls it has had.
+             * @description How many attempts it has had: its calls, and placements the provider refused outright (each
+             *     counts as a `failed` attempt with reason `provider_error`, and creates no call).
              */
             attempts: number;
             /**
              * Format: uuid
-             * @description Its latest call (`GET /calls/{id}`); `null` before the first.
+             * @description Its latest call (`GET /calls/{id}`); `null` before the first. A placement the provider
+             *     refused is not a call, so it leaves this as it was.
              */
             last_call_id: string | null;
-            /** @description How its latest call ended; `null` before the first call has ended. */
+            /**
+             * @description How its latest attempt ended (`failed` for a placement the provider refused); `null` before the
+             *     first has ended.
+             */
             last_outcome: components["schemas"]["CallStatus"] | null;
-            /** @description Why its latest call ended without completing, when it did. */
+            /** @description Why its latest attempt ended without completing, when it did (`provider_error` for a refused placement). */
             last_reason: components["schemas"]["CallEndReason"] | null;
             /**
              * Format: date-time

@@ -21,6 +21,7 @@ import {
 import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
 import { activeCampaignIds, recoverAbandonedAttempts } from '../src/campaigns/dispatch/queries.js';
 import { addCredits } from '../src/orgs/service.js';
+import { refuse, testProviderModule, TestProvider } from './support/test-provider.js';
 
 let database: TestDatabase;
 let clock: ManualClock;
@@ -210,6 +211,25 @@ describe('dial-time rules', () => {
 });
 
 describe('recovery beside another pass', () => {
+  it('gives a lost attempt back uncounted, naming the call the contact named before it', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const [contactId] = await createContacts(client, [testNumber('1702')]);
+    const campaign = await createCampaign(client, { agent_id: org.agentId, contacts: { contact_ids: [contactId!] } });
+    // Attempt 2 was recorded for a placement that came to nothing; attempt 1 was a call.
+    const earlierCall = randomUUID();
+    await sql`UPDATE campaign_contacts SET state = 'calling', attempts = 2, last_call_id = ${randomUUID()},
+                previous_call_id = ${earlierCall}
+              WHERE campaign_id = ${campaign.id}`.execute(database.db);
+    expect(await recoverAbandonedAttempts(database.db, campaign.id, clock.now())).toBe(1);
+    const { rows } = await sql<{ state: string; attempts: number; last_call_id: string }>`
+      SELECT state, attempts, last_call_id FROM campaign_contacts WHERE campaign_id = ${campaign.id}`.execute(
+      database.db,
+    );
+    expect(rows).toEqual([{ state: 'pending', attempts: 1, last_call_id: earlierCall }]);
+  });
+
   it('gives a lost attempt back only while the contact still names the lost placement', async () => {
     clock.set(Date.parse('2026-04-01T10:00:00Z'));
     const org = await createTestOrg(database.db);
@@ -412,11 +432,32 @@ describe('endings', () => {
 describe('retries and the final event, with calls walked by the simulator', () => {
   let worked: TestApp;
   let workedClock: ManualClock;
+  // A provider that refuses every placement, for agents moved to it.
+  const refusing = new TestProvider();
+  refusing.onPlace = () => refuse('this number cannot be called');
 
   beforeAll(async () => {
     workedClock = new ManualClock(Date.parse('2026-05-01T10:00:00Z'));
-    worked = await startTestApp(database, { clock: workedClock, config: { simulatorStepMs: 1_000 } });
+    worked = await startTestApp(database, {
+      clock: workedClock,
+      config: { simulatorStepMs: 1_000 },
+      providers: [testProviderModule(refusing)],
+    });
   });
+
+  /** Runs passes, a simulated second apart, until the campaign has finished; returns it then. */
+  async function runToFinish(client: ReturnType<TestApp['client']>, campaignId: string) {
+    return waitFor(
+      'the campaign to finish',
+      async () => {
+        workedClock.advance(1_000);
+        await runDispatchPass(worked.deps, campaignId);
+        const current = await fetchCampaign(client, campaignId);
+        return current.finished_at !== null && current;
+      },
+      60_000,
+    );
+  }
 
   afterAll(async () => {
     await worked?.close();
@@ -479,6 +520,46 @@ describe('retries and the final event, with calls walked by the simulator', () =
     const mine = await finishedEvents(client, campaign.id);
     expect(mine).toHaveLength(1);
     expect(mine[0]!.data.counters).toEqual(read.counters);
+  });
+
+  it('counts a refused placement as a failed attempt that is no call, and keeps naming the latest call', async () => {
+    const org = await createTestOrg(database.db);
+    const client = worked.client(org.key);
+    // The simulator fails 0004 mid-call (a call, reason provider_error) and refuses 0005 at placement.
+    const contactIds = await createContacts(client, [testNumber('0004'), testNumber('0005')]);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: contactIds },
+      max_concurrency: 2,
+      retry: { max_attempts: 3, on: ['failed'], failed_reasons: ['provider_error'], interval_sec: 60 },
+      schedule: { timezone: 'UTC', windows: ALWAYS },
+    });
+    const firstCall = await waitFor('the first call to fail', async () => {
+      workedClock.advance(1_000);
+      await runDispatchPass(worked.deps, campaign.id);
+      const [call] = await campaignCalls(database.db, campaign.id);
+      return call?.status === 'failed' && call;
+    });
+    // Every later attempt goes to a provider that refuses it.
+    await sql`UPDATE agents SET provider = ${refusing.name} WHERE id = ${org.agentId}`.execute(database.db);
+    const read = await runToFinish(client, campaign.id);
+    expect(read.counters).toMatchObject({ contacts_total: 2, failed: 2, calls_placed: 1 });
+    expect(await campaignCalls(database.db, campaign.id)).toHaveLength(1);
+    const listed = await client.GET('/campaigns/{id}/contacts', { params: { path: { id: campaign.id } } });
+    const seen = listed.data!.data.map(({ state, attempts, last_call_id, last_outcome, last_reason }) => ({
+      state,
+      attempts,
+      last_call_id,
+      last_outcome,
+      last_reason,
+    }));
+    const refusedAttempt = { state: 'failed', attempts: 3, last_outcome: 'failed', last_reason: 'provider_error' };
+    expect(seen).toEqual([
+      { ...refusedAttempt, last_call_id: firstCall.id },
+      { ...refusedAttempt, last_call_id: null },
+    ]);
+    const named = await client.GET('/calls/{id}', { params: { path: { id: firstCall.id } } });
+    expect(named.response.status).toBe(200);
   });
 
   it('does not retry a call that ends after its campaign was canceled', async () => {

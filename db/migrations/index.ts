@@ -29,6 +29,7 @@ import * as concurrentCallCap from './2026-11-29-032-concurrent-call-cap.js';
 import * as campaigns from './2026-11-29-033-campaigns.js';
 import * as campaignRequests from './2026-11-29-034-campaign-requests.js';
 import * as callsByCampaign from './2026-11-29-035-calls-by-campaign.js';
+import * as campaignPreviousCall from './2026-12-03-036-campaign-previous-call.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-foundation': foundation,
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-033-campaigns': campaigns,
   '2026-11-29-034-campaign-requests': campaignRequests,
   '2026-11-29-035-calls-by-campaign': callsByCampaign,
+  '2026-12-03-036-campaign-previous-call': campaignPreviousCall,
 };

@@ -120,7 +120,8 @@ export async function recordAttempts(
 ): Promise<Set<string>> {
   if (attempts.length === 0) return new Set();
   const { rows } = await sql<{ contact_id: string }>`
-    UPDATE campaign_contacts cc SET attempts = a.attempt, last_call_id = a.call_id, claimed_until = NULL,
+    UPDATE campaign_contacts cc SET attempts = a.attempt, previous_call_id = cc.last_call_id, last_call_id = a.call_id,
+      claimed_until = NULL,
       updated_at = clock_timestamp()
     FROM unnest(${attempts.map((a) => a.contact.contact_id)}::uuid[], ${attempts.map((a) => a.contact.claim)}::timestamptz[],
                 ${attempts.map((a) => a.contact.attempt)}::smallint[], ${attempts.map((a) => a.callId)}::uuid[])
@@ -156,7 +157,8 @@ export async function skipSuppressed(db: Db, campaignId: string, contacts: Claim
 
 /**
  * Settles an attempt the provider refused (no call exists): ended `failed` with reason provider_error,
- * retried when the campaign retries that ending and attempts remain.
+ * retried when the campaign retries that ending and attempts remain; the contact names its previous call
+ * again.
  */
 export async function settleRefusedAttempt(
   db: Db,
@@ -178,7 +180,8 @@ export async function settleRefusedAttempt(
     UPDATE campaign_contacts cc SET
       state = CASE WHEN r.retry THEN 'pending' ELSE 'failed' END,
       next_attempt_at = CASE WHEN r.retry THEN ${now}::timestamptz + make_interval(secs => r.retry_interval_sec) END,
-      last_outcome = 'failed', last_reason = 'provider_error', updated_at = clock_timestamp()
+      last_call_id = cc.previous_call_id, last_outcome = 'failed', last_reason = 'provider_error',
+      updated_at = clock_timestamp()
     FROM refused r
     WHERE cc.ctid = r.row_id`.execute(db);
 }
@@ -269,8 +272,8 @@ export async function settleAttemptsOfCalls(db: Db, callIds: readonly string[]):
 /**
  * Gives back what a dead or stopped dispatcher left: claims past `now` that never became a placement,
  * and, unless `findLost` is false, attempts whose placement came to nothing (voided: never dialed), which
- * keep their attempt number. The second looks up every contact being called, so busy passes skip it.
- * Returns how many contacts are due again.
+ * do not count as attempts and leave the contact naming its previous call. The second looks up every
+ * contact being called, so busy passes skip it. Returns how many contacts are due again.
  */
 export async function recoverAbandonedAttempts(
   db: Db,
@@ -295,7 +298,8 @@ export async function recoverAbandonedAttempts(
         AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.id = cc.last_call_id)
         AND NOT EXISTS (SELECT 1 FROM call_placements p WHERE p.id = cc.last_call_id)
     )
-    UPDATE campaign_contacts cc SET state = 'pending', attempts = cc.attempts - 1, updated_at = clock_timestamp()
+    UPDATE campaign_contacts cc SET state = 'pending', attempts = cc.attempts - 1, last_call_id = cc.previous_call_id,
+      updated_at = clock_timestamp()
     FROM lost
     WHERE cc.campaign_id = ${campaignId} AND cc.contact_id = lost.contact_id
       AND cc.last_call_id = lost.last_call_id AND cc.state = 'calling' AND cc.claimed_until IS NULL`.execute(db);
