@@ -202,6 +202,35 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     expect(await rows.nth(2).textContent()).toContain(first!.phone);
   });
 
+  it('chooses the CSV when a file is read in, and never calls by consent over a CSV left filled', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    const [listed] = await addContacts(env.org.key, 'manual', 1);
+    await addContacts(env.org.key, 'manual', 1);
+    await openForm(page, 'Only the file');
+    const byConsent = page.getByLabel('By consent (below)');
+    const byFile = page.getByLabel('From a CSV file (below)');
+    expect(await byConsent.isChecked()).toBe(true);
+    await page
+      .locator('#csv-file')
+      .setInputFiles({ name: 'list.csv', mimeType: 'text/csv', buffer: Buffer.from(`phone_e164\n${listed!.phone}\n`) });
+    await expect.poll(() => byFile.isChecked()).toBe(true);
+
+    // Switched back with the rows still there: refused, rather than every contact called.
+    await byConsent.check();
+    await submit(page);
+    expect(await page.getByRole('alert').textContent()).toContain('The campaign was not created.');
+    expect(await textOf(page, '#csv-error')).toContain('"By consent" is chosen');
+    expect(await page.locator('#csv').getAttribute('aria-invalid')).toBe('true');
+    expect((await liveCampaigns()).filter((campaign) => campaign.name === 'Only the file')).toEqual([]);
+    await expectAccessible(page);
+
+    await byFile.check();
+    await submit(page);
+    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    const [created] = (await liveCampaigns()).filter((campaign) => campaign.name === 'Only the file');
+    expect(created!.contacts).toEqual({ contact_ids: [listed!.id] });
+  });
+
   it('shows each refused field next to it, in words, and keeps what was typed', async () => {
     const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
     await addContacts(env.org.key, 'manual', 1);

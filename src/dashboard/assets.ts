@@ -82,7 +82,18 @@ document.querySelectorAll('input[type="file"][data-into]').forEach(function (inp
   input.closest('[hidden]') && (input.closest('[hidden]').hidden = false);
   input.addEventListener('change', function () {
     var file = input.files && input.files[0];
-    if (file) file.text().then(function (text) { target.value = text; });
+    if (file) file.text().then(function (text) {
+      target.value = text;
+      target.dispatchEvent(new Event('input'));
+    });
+  });
+});
+// A field with data-selects checks the radio button it names once something is typed or read into it.
+document.querySelectorAll('[data-selects]').forEach(function (field) {
+  var radio = document.getElementById(field.getAttribute('data-selects'));
+  if (!radio) return;
+  field.addEventListener('input', function () {
+    if (field.value.trim() !== '') radio.checked = true;
   });
 });
 // A time-zone picker shown fresh starts on the browser's own zone, when the picker lists it.

@@ -282,8 +282,14 @@ function formPage(
           consent (below)</label
         >
         <label
-          ><input type="radio" name="source" value="csv" ${values.source === 'csv' ? html` checked` : ''} /> From a CSV
-          file (below)</label
+          ><input
+            type="radio"
+            id="source-csv"
+            name="source"
+            value="csv"
+            ${values.source === 'csv' ? html` checked` : ''}
+          />
+          From a CSV file (below)</label
         >
       </fieldset>
       ${checkboxGroup(
@@ -306,6 +312,7 @@ function formPage(
       <textarea
         id="csv"
         name="csv"
+        data-selects="source-csv"
         spellcheck="false"
         aria-describedby="csv-help${problems.byField.has('csv') ? ' csv-error' : ''}"
         ${problems.byField.has('csv') ? html` aria-invalid="true"` : ''}
@@ -498,6 +505,14 @@ async function create(ctx: Koa.Context, session: DashboardSession, env: Dashboar
   let contacts: Schemas['CampaignContacts'] = {
     filter: values.consent.length ? { consent_capture: values.consent as Schemas['ConsentCapture'][] } : {},
   };
+  if (values.source === 'filter' && values.csv.trim() !== '') {
+    // Calling by consent would drop the rows the user gave, and call far more people than they listed.
+    addProblem(
+      problems,
+      'csv',
+      'holds contacts while "By consent" is chosen: choose "From a CSV file" to call them, or empty this box',
+    );
+  }
   if (values.source === 'csv') {
     try {
       const { contactIds, problems: lines } = await contactsOfCsv(db, session.modeOrgId, values.csv);
