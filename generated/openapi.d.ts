@@ -1505,8 +1505,9 @@ export type components = {
             /** @description The endings that are tried again; none when omitted. */
             on?: components["schemas"]["RetryableEnding"][];
             /**
-             * @description Only with `failed` in `on`: which reasons of a failed call are tried again. Omitted: both
-             *     (`provider_error` and `timeout`) when `on` includes `failed`, else none.
+             * @description Only with `failed` in `on`: which reasons of a failed call are tried again, one at least (to
+             *     retry no failed call, leave `failed` out of `on`). Omitted: both (`provider_error` and
+             *     `timeout`) when `on` includes `failed`, else none.
              */
             failed_reasons?: components["schemas"]["RetryableFailureReason"][];
             /**
@@ -1541,7 +1542,10 @@ export type components = {
         };
         /** @description A campaign to create. See `createCampaign` for the rules beyond this schema. */
         CampaignCreate: {
-            /** @description A name of your own for the campaign. */
+            /**
+             * @description A name of your own for the campaign; white space alone is refused (`invalid_request`, param
+             *     `name`).
+             */
             name: string;
             /**
              * Format: uuid

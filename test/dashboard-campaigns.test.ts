@@ -246,7 +246,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     expect(await page.locator('#w1_start').getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('#w1_start').getAttribute('aria-describedby')).toBe('w1_start-error');
     expect(await textOf(page, '#w1_start-error')).toContain('9am');
-    expect(await textOf(page, '#w2_days-error')).toContain('must NOT have fewer than 1 items');
+    expect(await textOf(page, '#w2_days-error')).toContain('must hold at least 1 item');
     const summary = await textOf(page, '[role="alert"]');
     expect(summary).toContain('Window 2 opens');
     expect(summary).toContain('Window 3 days');

@@ -57,6 +57,22 @@ function refusedValue(error: ErrorObject, data: unknown): string {
   return value === undefined ? '' : `; got ${quoteValue(value)}`;
 }
 
+/** A JSON type as a message names it. */
+const TYPE_WORDS: Readonly<Record<string, string>> = {
+  integer: 'a whole number',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+/** `n` and `word`, made plural unless `n` is 1. */
+function counted(n: unknown, word: string): string {
+  return `${String(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
 /** The message for one Ajv error, as the API words it; `data` is what was validated, to quote refused values. */
 function describe(error: ErrorObject, data: unknown): string {
   const params = error.params as Record<string, unknown>;
@@ -78,7 +94,24 @@ function describe(error: ErrorObject, data: unknown): string {
     case 'parse':
       return 'is not valid JSON';
     case 'type':
-      return `must be ${[params.type].flat().map(String).join(' or ')}`;
+      return `must be ${[params.type]
+        .flat()
+        .map((type) => TYPE_WORDS[String(type)] ?? String(type))
+        .join(' or ')}`;
+    case 'minItems':
+      return `must hold at least ${counted(params.limit, 'item')}`;
+    case 'maxItems':
+      return `must hold at most ${counted(params.limit, 'item')}`;
+    case 'uniqueItems':
+      return `must not hold the same item twice (items ${String(params.j)} and ${String(params.i)} are equal)`;
+    case 'minimum':
+      return `must be at least ${String(params.limit)}`;
+    case 'maximum':
+      return `must be at most ${String(params.limit)}`;
+    case 'exclusiveMinimum':
+      return `must be more than ${String(params.limit)}`;
+    case 'exclusiveMaximum':
+      return `must be less than ${String(params.limit)}`;
     default:
       return error.message ?? 'is invalid';
   }

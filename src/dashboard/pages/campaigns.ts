@@ -56,6 +56,11 @@ export function auditedBy(ctx: Koa.Context, session: DashboardSession) {
 }
 
 /** The status in words, with why a paused campaign is paused. */
+/** The campaign's name as shown; one written before names needed a visible character gets a stand-in. */
+function nameOf(campaign: Campaign): HtmlValue {
+  return campaign.name.trim() === '' ? 'Untitled campaign' : outside(campaign.name);
+}
+
 function statusOf(campaign: Campaign): SafeHtml {
   if (campaign.status !== 'paused') return html`${campaign.status}`;
   const why = campaign.paused_reason === 'insufficient_credits' ? 'not enough credits' : 'paused by request';
@@ -102,7 +107,7 @@ async function showCampaigns(ctx: Koa.Context, session: DashboardSession, env: D
   const rows = items.map(
     (campaign) =>
       html`<tr>
-        <td><a href="${campaignPath(campaign.id)}">${outside(campaign.name)}</a></td>
+        <td><a href="${campaignPath(campaign.id)}">${nameOf(campaign)}</a></td>
         <td>${statusOf(campaign)}</td>
         <td>${progress(campaign, 'Contacts done')}</td>
         <td>${countersSummary(campaign.counters)}</td>
@@ -300,7 +305,7 @@ async function showCampaign(ctx: Koa.Context, session: DashboardSession, env: Da
   const agent = await findAgent(env.deps.db, session.orgId, campaign.agent_id);
   const done = DONE_NOTICES.get(String(ctx.query.done));
   const body = html`${done ? notice('info', done) : ''}
-    <p><strong>${outside(campaign.name)}</strong>: ${statusOf(campaign)}</p>
+    <p><strong>${nameOf(campaign)}</strong>: ${statusOf(campaign)}</p>
     ${controls(campaign, session)} ${counters(campaign)}
     ${settings(campaign, agent ? `${agent.name} (${agent.id})` : campaign.agent_id)}
     ${await contactsSection(env, ctx, session, campaign)}
@@ -335,7 +340,7 @@ function moveCampaign(step: 'pause' | 'resume'): PageHandler {
 async function confirmCancel(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const campaign = await getCampaign(env.deps.db, session.modeOrgId, campaignId(ctx));
   const waiting = campaign.counters.pending;
-  const question = html`Cancel the campaign ${outside(campaign.name)}? Its ${count(waiting)}
+  const question = html`Cancel the campaign ${nameOf(campaign)}? Its ${count(waiting)}
   ${waiting === 1 ? 'contact' : 'contacts'} still waiting will not be called; calls in progress go on to their end. This
   cannot be undone.`;
   const confirmation = confirmationPage({
