@@ -179,7 +179,12 @@ export async function createCampaign(
       retry_on: retryOn,
       retry_failed_reasons: retry.failed_reasons ?? (retryOn.includes('failed') ? [...DEFAULT_RETRIED_FAILURES] : []),
       retry_interval_sec: retry.interval_sec ?? DEFAULT_RETRY_INTERVAL_SEC,
-      contact_selection: JSON.stringify(body.contacts),
+      // Ids as the API writes them everywhere else (a UUID's letters may arrive in either case).
+      contact_selection: JSON.stringify(
+        body.contacts.contact_ids
+          ? { contact_ids: body.contacts.contact_ids.map((id) => id.toLowerCase()) }
+          : body.contacts,
+      ),
       exclude_consent_capture: excluded,
       metadata: JSON.stringify(body.metadata ?? {}),
       idempotency_key: key ?? null,
