@@ -1579,9 +1579,11 @@ export type components = {
         /**
          * @description Where the campaign's contacts stand, each counted once by its current state:
          *     `pending + in_progress + completed + failed + no_answer + busy + expired + canceled +
-         *     skipped.total = contacts_total`. A contact waiting for another attempt is `pending`; the
-         *     ending states count each contact's final ending. `calls_placed` counts every call the
-         *     campaign placed (retries included) and `credits_charged_paise` what they cost.
+         *     skipped.total = contacts_total`. A contact waiting for another attempt is `pending`, and so is
+         *     one the dispatcher has taken up but not yet placed a call for; `in_progress` counts contacts
+         *     whose call has been placed and has not ended. The ending states count each contact's final
+         *     ending. `calls_placed` counts every call the campaign placed (retries included) and
+         *     `credits_charged_paise` what they cost.
          */
         CampaignCounters: {
             contacts_total: components["schemas"]["CampaignCount"];

@@ -19,7 +19,7 @@ import {
   finishedEvents,
 } from './support/campaigns.js';
 import { runDispatchPass } from '../src/campaigns/dispatch/pass.js';
-import { activeCampaignIds, recoverAbandonedAttempts } from '../src/campaigns/dispatch/queries.js';
+import { activeCampaignIds, claimDueContacts, recoverAbandonedAttempts } from '../src/campaigns/dispatch/queries.js';
 import { addCredits } from '../src/orgs/service.js';
 import { refuse, testProviderModule, TestProvider } from './support/test-provider.js';
 
@@ -107,6 +107,33 @@ describe('windows in the campaign time zone', () => {
 });
 
 describe('dial-time rules', () => {
+  it('shows a contact claimed by a pass as pending until its call is placed', async () => {
+    clock.set(Date.parse('2026-04-01T10:00:00Z'));
+    const org = await createTestOrg(database.db);
+    const client = app.client(org.key);
+    const campaign = await createCampaign(client, {
+      agent_id: org.agentId,
+      contacts: { contact_ids: await createContacts(client, [testNumber('1301'), testNumber('1302')]) },
+    });
+    // A pass that has claimed both and not yet placed either (as while its org is at its call cap).
+    const { claimed } = await claimDueContacts(
+      database.db,
+      { id: campaign.id, excludedConsent: [] },
+      2,
+      clock.now(),
+      new Date(clock.now().getTime() + 60_000),
+    );
+    expect(claimed).toHaveLength(2);
+    expect((await fetchCampaign(client, campaign.id)).counters).toMatchObject({ pending: 2, in_progress: 0 });
+    const listed = await client.GET('/campaigns/{id}/contacts', { params: { path: { id: campaign.id } } });
+    expect(listed.data!.data.map((contact) => contact.state)).toEqual(['pending', 'pending']);
+
+    // Given back and claimed again by a pass that places them: both are being called.
+    expect(await recoverAbandonedAttempts(database.db, campaign.id, new Date(clock.now().getTime() + 61_000))).toBe(2);
+    expect((await runDispatchPass(app.deps, campaign.id)).placed).toBe(2);
+    expect((await fetchCampaign(client, campaign.id)).counters).toMatchObject({ pending: 0, in_progress: 2 });
+  });
+
   it('never has more than max_concurrency calls in progress', async () => {
     clock.set(Date.parse('2026-04-01T10:00:00Z'));
     const org = await createTestOrg(database.db);

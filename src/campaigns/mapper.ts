@@ -40,13 +40,16 @@ export function toCampaign(row: CampaignRow, counters: CampaignCounters): Campai
   };
 }
 
-/** A contact of a campaign as the API returns it: a contact being called is `in_progress`. */
+/**
+ * A contact of a campaign as the API returns it: a contact being called is `in_progress`; one a dispatch
+ * pass has claimed but not placed a call for yet (its org at its call cap, say) is still `pending`.
+ */
 export function toCampaignContact(row: CampaignContactRow): CampaignContact {
   return {
     contact_id: row.contact_id,
     phone_e164: row.phone_e164,
     position: row.position,
-    state: row.state === 'calling' ? 'in_progress' : row.state,
+    state: row.state !== 'calling' ? row.state : row.claimed_until === null ? 'in_progress' : 'pending',
     skip_reason: row.skip_reason,
     attempts: row.attempts,
     last_call_id: row.last_call_id,

@@ -250,8 +250,8 @@ export async function campaignCounters(db: Db, campaignIds: readonly string[]): 
     WITH contacts AS (
       SELECT campaign_id,
              count(*) AS contacts_total,
-             count(*) FILTER (WHERE state = 'pending') AS pending,
-             count(*) FILTER (WHERE state = 'calling') AS in_progress,
+             count(*) FILTER (WHERE state = 'pending' OR (state = 'calling' AND claimed_until IS NOT NULL)) AS pending,
+             count(*) FILTER (WHERE state = 'calling' AND claimed_until IS NULL) AS in_progress,
              count(*) FILTER (WHERE state = 'completed') AS completed,
              count(*) FILTER (WHERE state = 'failed') AS failed,
              count(*) FILTER (WHERE state = 'no_answer') AS no_answer,
