@@ -85,24 +85,40 @@ describe('the do-not-call list page', { timeout: 180_000 }, () => {
     expect(again!.status()).toBe(409);
     await page.goto('/dashboard/suppressions');
 
-    // Bad input is refused with the field named, and nothing is added.
+    // Bad input is refused with the error under its field, and the form comes back as it was sent.
+    const other = testNumber('6002');
     await page.getByLabel('Phone number (E.164)').fill('98123');
+    await page.getByLabel('Reason').selectOption('wrong_number');
+    await page.getByLabel('Note (optional)').fill('asked twice');
     await page.getByRole('button', { name: 'Add to the list' }).click();
     await page.getByRole('alert').waitFor();
-    expect(await page.getByRole('alert').textContent()).toContain('phone_e164');
-    await page.goto('/dashboard/suppressions');
+    expect(await page.getByRole('alert').textContent()).toContain('The number was not added');
+    const phoneField = page.getByLabel('Phone number (E.164)');
+    expect(await phoneField.inputValue()).toBe('98123');
+    expect(await phoneField.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#phone_e164-error').textContent()).toContain('must be an E.164 number');
+    expect(await page.getByLabel('Reason').inputValue()).toBe('wrong_number');
+    expect(await page.getByLabel('Note (optional)').inputValue()).toBe('asked twice');
+    await expectAccessible(page);
+    await phoneField.fill(other);
+    await page.getByRole('button', { name: 'Add to the list' }).click();
+    await page.getByRole('status').waitFor();
+    expect(await statusText(page)).toContain(`${other} was added to the list.`);
+    expect(await page.getByRole('row').filter({ hasText: other }).textContent()).toContain('asked twice');
 
     await page.getByRole('link', { name: `Remove ${phone}` }).click();
     await page.getByRole('heading', { name: 'Remove from the do-not-call list' }).waitFor();
     await expectAccessible(page);
     await page.getByRole('button', { name: 'Remove number' }).click();
     await page.getByRole('heading', { name: 'Do-not-call list' }).waitFor();
+    expect(await statusText(page)).toContain('The number was removed from the list.');
     expect(await page.getByRole('row').filter({ hasText: phone }).count()).toBe(0);
     expect(await callStatus(env.org.key, phone)).toBe(201);
 
     expect(await auditEntries()).toEqual([
       { action: 'suppression.added', target: phone, livemode: true },
       { action: 'suppression.updated', target: phone, livemode: true },
+      { action: 'suppression.added', target: other, livemode: true },
       { action: 'suppression.removed', target: phone, livemode: true },
     ]);
     await page.goto('/dashboard/audit');
@@ -111,7 +127,7 @@ describe('the do-not-call list page', { timeout: 180_000 }, () => {
     // Removing a number that is not listed (an old confirmation page) is a 404 page, and nothing is audited.
     const missing = await page.goto(`/dashboard/suppressions/remove?phone_e164=${encodeURIComponent(phone)}`);
     expect(missing?.status()).toBe(404);
-    expect(await auditEntries()).toHaveLength(3);
+    expect(await auditEntries()).toHaveLength(4);
   });
 
   it('follows the test-mode switch: a number added in test mode stops test calls only', async () => {

@@ -3,6 +3,7 @@
 // service as the API, each change audited in its transaction. Viewers only read.
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import { DomainError } from '../../errors.js';
 import {
   addSuppression,
   browseSuppressions,
@@ -31,7 +32,34 @@ const REASONS = [
 /** The longest note, as the spec's SuppressionCreate has it. */
 const MAX_NOTE_LENGTH = 500;
 
-function addForm(session: DashboardSession): HtmlValue {
+/** What the add form holds: empty at first, as sent when it comes back refused. */
+interface AddValues {
+  phone: string;
+  reason: string;
+  note: string;
+}
+
+/** A refusal of the add form: the field it is about (a form field's id) and what to put right. */
+interface AddProblem {
+  field: 'phone_e164' | 'reason' | 'note';
+  message: string;
+}
+
+const EMPTY: AddValues = { phone: '', reason: REASONS[0], note: '' };
+
+/** The attributes marking a field refused, and naming its help and error for screen readers. */
+function described(id: string, problem: AddProblem | null, help?: string) {
+  const refused = problem?.field === id;
+  const ids = [help, refused ? `${id}-error` : undefined].filter(Boolean).join(' ');
+  return html`${ids ? html` aria-describedby="${ids}"` : ''}${refused ? html` aria-invalid="true"` : ''}`;
+}
+
+/** The error shown under a field, when the refusal is about it. */
+function errorOf(id: string, problem: AddProblem | null): HtmlValue {
+  return problem?.field === id ? html`<p id="${id}-error" class="field-error">${outside(problem.message)}</p>` : '';
+}
+
+function addForm(session: DashboardSession, values: AddValues, problem: AddProblem | null): HtmlValue {
   return html`<h2>Add a number</h2>
     <form method="post" action="${CURRENT}">
       ${csrfField(session)}${onceField()}
@@ -43,15 +71,23 @@ function addForm(session: DashboardSession): HtmlValue {
         required
         maxlength="16"
         placeholder="+919812345678"
-        aria-describedby="phone-help"
+        value="${values.phone}"
+        ${described('phone_e164', problem, 'phone-help')}
       />
       <p id="phone-help" class="muted">A + and 7 to 15 digits. A number already listed gets the new reason.</p>
+      ${errorOf('phone_e164', problem)}
       <label for="reason">Reason</label>
-      <select id="reason" name="reason">
-        ${REASONS.map((reason) => html`<option value="${reason}">${reason}</option>`)}
+      <select id="reason" name="reason" ${described('reason', problem)}>
+        ${REASONS.map(
+          (reason) =>
+            html`<option value="${reason}" ${reason === values.reason ? html` selected` : ''}>${reason}</option>`,
+        )}
       </select>
+      ${errorOf('reason', problem)}
       <label for="note">Note (optional)</label>
-      <textarea id="note" name="note" maxlength="${MAX_NOTE_LENGTH}"></textarea>
+      <textarea id="note" name="note" maxlength="${MAX_NOTE_LENGTH}" ${described('note', problem)}>
+${values.note}</textarea>
+      ${errorOf('note', problem)}
       <button type="submit">Add to the list</button>
     </form>`;
 }
@@ -61,6 +97,7 @@ async function listPage(
   ctx: Koa.Context,
   session: DashboardSession,
   shown: HtmlValue,
+  form: { values: AddValues; problem: AddProblem | null } = { values: EMPTY, problem: null },
 ): Promise<string> {
   const { page: number, limit, offset } = pageOf(ctx);
   const { items, more } = await browseSuppressions(env.deps.db, session.modeOrgId, { limit, offset });
@@ -120,7 +157,7 @@ async function listPage(
     title: 'Do-not-call list',
     session,
     current: CURRENT,
-    body: admin ? [...body, addForm(session)] : body,
+    body: admin ? [...body, addForm(session, form.values, form.problem)] : body,
   });
 }
 
@@ -135,19 +172,44 @@ function audit(ctx: Koa.Context, session: DashboardSession, action: string, phon
   };
 }
 
-/** GET: the list of the mode shown, and the form to add a number for admins. */
+/** GET: the list of the mode shown, the form to add a number for admins, and what a removal just did. */
 async function showList(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
-  sendPage(ctx, 200, await listPage(env, ctx, session, null));
+  const shown = ctx.query.done === 'removed' ? notice('info', 'The number was removed from the list.') : null;
+  sendPage(ctx, 200, await listPage(env, ctx, session, shown));
 }
 
-/** POST: adds a number (or changes its reason and note), checked as the API checks its body. */
+/** The add form's field a refusal of the API's body names (`phone_e164` by default). */
+function fieldOf(param: string | undefined): AddProblem['field'] {
+  return param === 'reason' || param === 'note' ? param : 'phone_e164';
+}
+
+/**
+ * POST: adds a number (or changes its reason and note), checked as the API checks its body; a refused
+ * form comes back as it was sent, with the error under its field.
+ */
 async function add(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
-  const note = field(ctx, 'note');
-  const input = checkSuppressionCreate({
-    phone_e164: field(ctx, 'phone_e164').trim(),
+  const values: AddValues = {
+    phone: field(ctx, 'phone_e164').trim(),
     reason: field(ctx, 'reason'),
-    ...(note ? { note } : {}),
-  });
+    note: field(ctx, 'note'),
+  };
+  let input;
+  try {
+    input = checkSuppressionCreate({
+      phone_e164: values.phone,
+      reason: values.reason,
+      ...(values.note ? { note: values.note } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'invalid_request') throw error;
+    const problem: AddProblem = {
+      field: fieldOf(error.param),
+      message: error.details?.[error.param ?? '']?.[0] ?? error.message,
+    };
+    const shown = notice('error', html`The number was not added: <a href="#${problem.field}">see below</a>.`);
+    sendPage(ctx, 400, await listPage(env, ctx, session, shown, { values, problem }));
+    return;
+  }
   const { created } = await addSuppression(env.deps.db, session.modeOrgId, input, 'dashboard', (isNew) =>
     audit(ctx, session, isNew ? 'suppression.added' : 'suppression.updated', input.phone_e164),
   );
@@ -184,7 +246,7 @@ async function confirmRemove(ctx: Koa.Context, session: DashboardSession, env: D
 async function remove(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const phone = phoneOf(ctx);
   await removeSuppression(env.deps.db, session.modeOrgId, phone, audit(ctx, session, 'suppression.removed', phone));
-  redirectAfterPost(ctx, CURRENT);
+  redirectAfterPost(ctx, `${CURRENT}?done=removed`);
 }
 
 /** Registers the do-not-call list's pages. */
