@@ -314,6 +314,12 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     expect(await page.getByRole('row').filter({ hasText: contacts[2]!.phone }).textContent()).toContain(
       'skipped (do-not-call list)',
     );
+    // An ending named once, not again as its own reason.
+    await set(contacts[1]!.id, 'busy', sql`, last_call_id = ${call.id}, last_reason = 'busy'`);
+    await page.reload();
+    const busyRow = (await page.getByRole('row').filter({ hasText: contacts[1]!.phone }).textContent()) ?? '';
+    expect(busyRow).toContain('busy');
+    expect(busyRow).not.toContain('busy (busy)');
     await expectAccessible(page);
     await page.getByRole('link', { name: 'completed' }).click();
     await page.getByRole('heading', { name: 'Call', exact: true }).waitFor();
@@ -354,6 +360,10 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     await page.getByRole('heading', { name: 'Cancel campaign' }).waitFor();
     expect(await textOf(page, 'main')).toContain('Its 1 contact still waiting will not be called');
     await expectAccessible(page);
+    // The way back does not read as the action.
+    expect(await page.getByRole('link', { name: 'Keep the campaign' }).getAttribute('href')).toBe(
+      `/dashboard/campaigns/${campaign.id}`,
+    );
     await page.getByRole('button', { name: 'Cancel campaign' }).click();
     expect(await textOf(page, '[role="status"]')).toContain('Campaign canceled');
     expect(await page.getByRole('button', { name: 'Pause' }).count()).toBe(0);
@@ -367,6 +377,11 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
       headers: { Origin: env.app.baseUrl },
     });
     expect(again.status()).toBe(409);
+    // Nor is it offered: the confirmation page says there is nothing to cancel.
+    const offered = await page.goto(`/dashboard/campaigns/${campaign.id}/cancel`);
+    expect(offered?.status()).toBe(409);
+    expect(await textOf(page, 'main')).toContain('nothing left to cancel');
+    expect(await page.getByRole('button', { name: 'Cancel campaign' }).count()).toBe(0);
     expect((await auditEntries()).filter((entry) => entry.target === campaign.id)).toEqual([
       { action: 'campaign.paused', target: campaign.id, livemode: true },
       { action: 'campaign.resumed', target: campaign.id, livemode: true },

@@ -128,19 +128,21 @@ export interface Confirmation {
   action: string;
   /** The label of the button that confirms. */
   button: string;
-  /** Where Cancel leads. */
+  /** Where the way back leads. */
   cancel: string;
+  /** The way back's words, when "Cancel" would read as the action itself (default "Cancel"). */
+  cancelLabel?: string;
   /** Whether the form is a one-time form (see onceField). */
   once?: boolean;
 }
 
 /** A page asking the user to confirm a destructive action, with a form that posts to it and a way back. */
 export function confirmationPage(options: Confirmation): string {
-  const { title, session, current, question, action, button, cancel, once } = options;
+  const { title, session, current, question, action, button, cancel, cancelLabel = 'Cancel', once } = options;
   const body = html`<p>${question}</p>
     <form method="post" action="${action}">
       ${csrfField(session)}${once ? onceField() : ''} <button type="submit" class="danger">${button}</button>
-      <a href="${cancel}">Cancel</a>
+      <a href="${cancel}">${cancelLabel}</a>
     </form>`;
   return page({ title, session, current, body });
 }

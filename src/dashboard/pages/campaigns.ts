@@ -14,6 +14,7 @@ import {
   resumeCampaign,
 } from '../../campaigns/service.js';
 import type { Campaign } from '../../campaigns/mapper.js';
+import { DomainError } from '../../errors.js';
 import { recordAudit } from '../../audit/service.js';
 import { wakeCampaign } from '../../campaigns/dispatch/worker.js';
 import { findAgent } from '../../orgs/service.js';
@@ -77,9 +78,12 @@ function finalContacts(counters: Schemas['CampaignCounters']): number {
 function progress(campaign: Campaign, label: string): SafeHtml {
   const total = campaign.counters.contacts_total;
   const done = finalContacts(campaign.counters);
-  const percent = total === 0 ? 100 : Math.floor((done * 100) / total);
+  // Rounded to the nearest, but 100% only once every contact is done.
+  const percent = done >= total ? 100 : Math.min(99, Math.round((done * 100) / total));
   return html`<progress max="${total}" value="${done}" aria-label="${label}">${percent}%</progress>
-    <span class="progress-text">${count(done)} of ${count(total)} contacts done (${percent}%)</span>`;
+    <span class="progress-text"
+      >${count(done)} of ${count(total)} ${total === 1 ? 'contact' : 'contacts'} done (${percent}%)</span
+    >`;
 }
 
 /** The counters in one line, leaving out those at zero. */
@@ -252,7 +256,11 @@ async function contactsSection(
           ${
             contact.last_call_id
               ? html`<a href="/dashboard/calls/${contact.last_call_id}"
-                  >${contact.last_outcome ?? 'in progress'}${contact.last_reason ? ` (${contact.last_reason})` : ''}</a
+                  >${contact.last_outcome ?? 'in progress'}${
+                    contact.last_reason && contact.last_reason !== contact.last_outcome
+                      ? ` (${contact.last_reason})`
+                      : ''
+                  }</a
                 >`
               : '—'
           }
@@ -339,6 +347,9 @@ function moveCampaign(step: 'pause' | 'resume'): PageHandler {
 /** GET: the page asking to confirm the campaign's cancellation. */
 async function confirmCancel(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const campaign = await getCampaign(env.deps.db, session.modeOrgId, campaignId(ctx));
+  if (campaign.status === 'completed' || campaign.status === 'canceled') {
+    throw new DomainError('invalid_state', `This campaign is ${campaign.status}: there is nothing left to cancel.`);
+  }
   const waiting = campaign.counters.pending;
   const question = html`Cancel the campaign ${nameOf(campaign)}? Its ${count(waiting)}
   ${waiting === 1 ? 'contact' : 'contacts'} still waiting will not be called; calls in progress go on to their end. This
@@ -351,6 +362,7 @@ async function confirmCancel(ctx: Koa.Context, session: DashboardSession, env: D
     action: `${campaignPath(campaign.id)}/cancel`,
     button: 'Cancel campaign',
     cancel: campaignPath(campaign.id),
+    cancelLabel: 'Keep the campaign',
   });
   sendPage(ctx, 200, confirmation);
 }
