@@ -558,6 +558,16 @@ describe('POST /campaigns', () => {
       expect(await campaignCount(other.orgId)).toBe(0);
     });
 
+    it('says an end must be in the future when it is past and no start was given', async () => {
+      const body = { ...campaignBody(org, { contact_ids: [contact] }), ...schedule({ ends_at: hourAgo() }) };
+      const answer = await create(org, body);
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({
+        param: 'schedule.ends_at',
+        message: 'schedule.ends_at: must be in the future',
+      });
+    });
+
     it('takes exactly MAX_CONTACT_IDS ids past the schema, to the contact lookup', async () => {
       const ids = Array.from({ length: MAX_CONTACT_IDS }, () => randomUUID());
       const answer = await create(org, campaignBody(org, { contact_ids: ids }));

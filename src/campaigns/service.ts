@@ -108,7 +108,9 @@ function checkedStart(body: CampaignCreate, now: Date): Date {
   if (endsAt !== undefined && endsAt !== null && instantOf('schedule.ends_at', endsAt) <= startsAt) {
     throw invalidField(
       'schedule.ends_at',
-      asked < now ? 'must be in the future' : 'must be later than schedule.starts_at',
+      body.schedule.starts_at === undefined || asked < now
+        ? 'must be in the future'
+        : 'must be later than schedule.starts_at',
     );
   }
   return startsAt;

@@ -235,8 +235,7 @@ function summary(problems: Problems): HtmlValue {
         problems.csvLines.length
           ? html`<p>
               <a href="#csv-report"
-                >${problems.csvLines.length} CSV ${problems.csvLines.length === 1 ? 'row names' : 'rows name'} no
-                contact</a
+                >${problems.csvLines.length} CSV ${problems.csvLines.length === 1 ? 'row' : 'rows'} could not be used</a
               >.
             </p>`
           : ''
