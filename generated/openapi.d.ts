@@ -4096,7 +4096,9 @@ export interface operations {
                  */
                 kind?: components["schemas"]["EventKind"];
                 /**
-                 * @description Only events created strictly after this moment (RFC 3339).
+                 * @description Only events created strictly after this moment (RFC 3339), compared to the millisecond as
+                 *     `created_at` shows it: passing the `created_at` of the newest event seen leaves that event
+                 *     out.
                  * @example 2026-11-21T00:00:00Z
                  */
                 created_after?: string;

@@ -1,6 +1,7 @@
 // GET /events and GET /events/{id} over HTTP: each event exactly as it was delivered, test events only
 // when asked for, the kind and time filters, offset and cursor pages (also while events arrive), bad
 // page parameters, and another org's events answered as unknown.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEvents } from '../src/webhooks/event-queries.js';
 import { newEventId } from '../src/webhooks/outbox.js';
@@ -116,6 +117,24 @@ describe('GET /events filters and pages', () => {
     expect(body(both).map((event) => event.created_at)).toEqual(
       [5, 3].map((hours) => new Date(BASE + hours * HOUR).toISOString()),
     );
+  });
+
+  it('compares times as events show them: to the millisecond, strictly on both sides', async () => {
+    // PostgreSQL keeps microseconds; the API shows milliseconds. An event is not after (nor before) the
+    // time it shows, so a client catching up from the last created_at it saw does not get it again.
+    const org = await createTestOrg(env.database.db, { planId: 'scale' });
+    const id = newEventId();
+    await insertEvents(env.database.db, [
+      { id, orgId: org.orgId, kind: 'contact.created', data: contactCreated('Micro'), createdAt: new Date(BASE) },
+    ]);
+    await sql`UPDATE events SET created_at = '2026-11-20T00:00:00.973750Z' WHERE id = ${id}`.execute(env.database.db);
+    const shown = (await get<Schemas['EventResponse']>(`/events/${id}`, org.key)).body.data.created_at;
+    expect(shown).toBe('2026-11-20T00:00:00.973Z');
+    const listed = async (query: string) => idsOf((await get(`/events?${query}`, org.key)).body);
+    expect(await listed(`created_after=${shown}`)).toEqual([]);
+    expect(await listed(`created_before=${shown}`)).toEqual([]);
+    expect(await listed('created_after=2026-11-20T00:00:00.972Z')).toEqual([id]);
+    expect(await listed('created_before=2026-11-20T00:00:00.974Z')).toEqual([id]);
   });
 
   it('pages by offset and by cursor in both directions', async () => {

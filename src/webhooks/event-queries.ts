@@ -120,13 +120,19 @@ export interface EventFilter {
   createdBefore?: Date;
 }
 
-/** The org's events matching `filter`: test events only when `filter.kind` asks for them. */
+/**
+ * The org's events matching `filter`: test events only when `filter.kind` asks for them. Times compare
+ * as the API shows them, to the millisecond: an event stored at 09:30:00.973750 shows 09:30:00.973 and
+ * is neither after nor before that moment.
+ */
 function matchingEvents(db: Db, orgId: string, filter: EventFilter) {
   return db
     .selectFrom('events')
     .where('org_id', '=', orgId)
     .where('kind', filter.kind === undefined ? '<>' : '=', filter.kind ?? TEST_KIND)
-    .$if(filter.createdAfter !== undefined, (qb) => qb.where('created_at', '>', filter.createdAfter!))
+    .$if(filter.createdAfter !== undefined, (qb) =>
+      qb.where('created_at', '>=', new Date(filter.createdAfter!.getTime() + 1)),
+    )
     .$if(filter.createdBefore !== undefined, (qb) => qb.where('created_at', '<', filter.createdBefore!));
 }
 
