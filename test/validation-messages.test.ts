@@ -60,6 +60,17 @@ describe('validation messages', () => {
     });
   });
 
+  it('quotes a refused path parameter as it quotes a body field', async () => {
+    const answer = await rawRequest<ErrorResponse>(app, 'GET', '/webhooks/not-a-uuid', {
+      headers: { Authorization: `Bearer ${org.key}` },
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({
+      param: 'id',
+      message: 'id: must be a UUID, like 123e4567-e89b-12d3-a456-426614174000; got "not-a-uuid"',
+    });
+  });
+
   it('quotes a refused value safely: escaped quotes, visible control and bidi characters, cut at 40 characters', async () => {
     const error = await post('/contacts', { phone_e164: `+91"\u202E\u0007${'9'.repeat(60)}` });
     expect(error.details.phone_e164).toEqual([

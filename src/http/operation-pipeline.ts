@@ -13,7 +13,14 @@ import type { ApiKeyAuthenticator, AuthContext } from '../orgs/authenticator.js'
 import type { RateLimiter } from '../orgs/rate-limiter.js';
 import { validationError } from './errors.js';
 import { jsonBodyReader } from './json-body.js';
-import { checkQueryValues, checkRequest, decodes, malformedPathParameter, perOperation } from './request-checks.js';
+import {
+  checkQueryValues,
+  checkRequest,
+  decodes,
+  malformedPathParameter,
+  pathValues,
+  perOperation,
+} from './request-checks.js';
 import { stateOf } from './request-state.js';
 import { writeResponse, type HandlerOutput } from './response.js';
 
@@ -149,7 +156,7 @@ export interface ValidatedParameters {
 /**
  * Validates the request in `ctx` against `operation`, with `body` (the JSON read, or undefined when
  * none was). Returns the coerced parameters, or Ajv's errors with the object they point into (its
- * query and body, to quote refused values from).
+ * path parameters, query and body, to quote refused values from).
  */
 export function validateOperationRequest(
   api: OpenAPIBackend,
@@ -167,7 +174,10 @@ export function validateOperationRequest(
   if (body !== undefined) request.body = body;
   const result = api.validateRequest(request, operation);
   if (result.errors) {
-    return { errors: result.errors, validated: { query: queryValues(ctx.querystring), requestBody: body } };
+    return {
+      errors: result.errors,
+      validated: { path: pathValues(operation, ctx.path), query: queryValues(ctx.querystring), requestBody: body },
+    };
   }
   const coerced = result.coerced as { params?: Record<string, unknown>; query?: Record<string, unknown> };
   return { errors: null, coerced: { params: coerced.params ?? {}, query: coerced.query ?? {} } };

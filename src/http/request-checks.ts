@@ -75,6 +75,18 @@ export function malformedPathParameter(operation: Operation, path: string): stri
   return null;
 }
 
+/** The operation's path parameters in `path` (which its route matched), decoded, by name. */
+export function pathValues(operation: Operation, path: string): Record<string, string> {
+  const segments = path.split('/');
+  const offset = segments.length - operation.path.split('/').length;
+  const values: Record<string, string> = {};
+  for (const [index, name] of pathParametersOf(operation)) {
+    const segment = segments[index + offset] ?? '';
+    values[name] = decodes(segment) ? decodeURIComponent(segment) : segment;
+  }
+  return values;
+}
+
 /**
  * Before validation: throws invalid_request naming the first query parameter of the operation that is
  * given more than once (each takes one value, unless it is an array), or the first integer one (or
