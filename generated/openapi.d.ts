@@ -1542,10 +1542,7 @@ export type components = {
         };
         /** @description A campaign to create. See `createCampaign` for the rules beyond this schema. */
         CampaignCreate: {
-            /**
-             * @description A name of your own for the campaign; white space alone is refused (`invalid_request`, param
-             *     `name`).
-             */
+            /** @description A name of your own for the campaign. */
             name: string;
             /**
              * Format: uuid

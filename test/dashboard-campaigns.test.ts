@@ -444,6 +444,16 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     }
   });
 
+  it('names a campaign of white space alone "Untitled campaign", so its link has text', async () => {
+    const [contact] = await addContacts(env.org.key, 'manual', 1);
+    const campaign = await apiCampaign(env.org.key, ' \t ', [contact!.id]);
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    await page.goto('/dashboard/campaigns');
+    const link = page.getByRole('link', { name: 'Untitled campaign' }).first();
+    expect(await link.getAttribute('href')).toBe(`/dashboard/campaigns/${campaign.id}`);
+    await expectAccessible(page);
+  });
+
   it('lets a viewer read campaigns without controls, and refuses forced changes', async () => {
     const [contact] = await addContacts(env.org.key, 'manual', 1);
     const campaign = await apiCampaign(env.org.key, 'Viewed', [contact!.id]);

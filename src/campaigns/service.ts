@@ -60,13 +60,12 @@ function instantOf(param: string, value: string): Date {
 }
 
 /**
- * The rules of a creation that need no database and no clock: a name that is not white space alone, one
- * way of choosing contacts, each id once (the schema's uniqueItems compares text, so the same id in other
- * letter case passes it), a known time zone, windows that open before they close, failed_reasons only
- * with `failed` retried. Throws invalid_request naming the field.
+ * The rules of a creation that need no database and no clock: one way of choosing contacts, each id once
+ * (the schema's uniqueItems compares text, so the same id in other letter case passes it), a known time
+ * zone, windows that open before they close, failed_reasons only with `failed` retried. Throws
+ * invalid_request naming the field.
  */
 function checkCampaignRules(body: CampaignCreate): void {
-  if (body.name.trim() === '') throw invalidField('name', 'must hold a character other than white space');
   if ((body.contacts.contact_ids === undefined) === (body.contacts.filter === undefined)) {
     throw invalidField('contacts', 'must hold exactly one of contact_ids and filter');
   }
