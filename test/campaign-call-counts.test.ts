@@ -11,6 +11,7 @@ import { connectDatabase, type Db } from '../src/database/connect.js';
 import { migrateToLatest } from '../src/database/migrate.js';
 import { listCalls } from '../src/calls/service.js';
 import { createTestOrg, type TestOrg } from './support/app.js';
+import { insertCampaignRow } from './support/campaigns.js';
 import { createEmptyDatabase } from './support/database.js';
 
 const BEFORE_COUNTS = '2026-11-29-034-campaign-requests';
@@ -27,15 +28,6 @@ afterAll(async () => {
   await db?.destroy();
   await empty?.drop();
 });
-
-/** A campaign of the org, as its row (nothing dispatches here). */
-async function insertCampaign(org: TestOrg): Promise<string> {
-  const id = randomUUID();
-  await sql`INSERT INTO campaigns (id, org_id, agent_id, name, starts_at, timezone, windows, max_concurrency,
-              max_attempts, retry_interval_sec, contact_selection)
-            VALUES (${id}, ${org.orgId}, ${org.agentId}, 'Counted', now(), 'UTC', '[]', 5, 3, 60, '{}')`.execute(db);
-  return id;
-}
 
 /** A call of the org in `status` (of the campaign when given), written as plain SQL; returns its id. */
 async function insertCall(org: TestOrg, status: string, campaignId: string | null): Promise<string> {
@@ -77,8 +69,8 @@ describe('campaign call counts', () => {
     });
     expect((await migrator.migrateTo(BEFORE_COUNTS)).error).toBeUndefined();
     const org = await createTestOrg(db);
-    const first = await insertCampaign(org);
-    const second = await insertCampaign(org);
+    const first = await insertCampaignRow(db, org, 'Counted');
+    const second = await insertCampaignRow(db, org, 'Counted');
     for (const status of ['busy', 'busy', 'completed', 'failed', 'queued', 'in_progress']) {
       await insertCall(org, status, first);
     }

@@ -10,6 +10,7 @@ import { migrations } from '../db/migrations/index.js';
 import { connectDatabase, type Db } from '../src/database/connect.js';
 import { migrateToLatest } from '../src/database/migrate.js';
 import { createTestOrg, type TestOrg } from './support/app.js';
+import { insertCampaignRow } from './support/campaigns.js';
 import { createEmptyDatabase } from './support/database.js';
 
 const BEFORE_PREVIOUS_CALL = '2026-11-29-035-calls-by-campaign';
@@ -26,15 +27,6 @@ afterAll(async () => {
   await db?.destroy();
   await empty?.drop();
 });
-
-/** A campaign of the org, as its row (nothing dispatches here). */
-async function insertCampaign(org: TestOrg): Promise<string> {
-  const id = randomUUID();
-  await sql`INSERT INTO campaigns (id, org_id, agent_id, name, starts_at, timezone, windows, max_concurrency,
-              max_attempts, retry_interval_sec, contact_selection)
-            VALUES (${id}, ${org.orgId}, ${org.agentId}, 'Repaired', now(), 'UTC', '[]', 5, 3, 60, '{}')`.execute(db);
-  return id;
-}
 
 /** The contact's ended call for `attempt`, `minutesAgo` old; returns its id. */
 async function insertCall(
@@ -75,7 +67,7 @@ describe('migration 036', () => {
     });
     expect((await migrator.migrateTo(BEFORE_PREVIOUS_CALL)).error).toBeUndefined();
     const org = await createTestOrg(db);
-    const campaignId = await insertCampaign(org);
+    const campaignId = await insertCampaignRow(db, org, 'Repaired');
     const [calledThenRefused, onlyRefused, called, calling] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     await insertCall(org, campaignId, { id: calledThenRefused, attempt: 1, minutesAgo: 30 });
     const latest = await insertCall(org, campaignId, { id: calledThenRefused, attempt: 2, minutesAgo: 20 });

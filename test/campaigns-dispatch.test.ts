@@ -508,16 +508,7 @@ describe('retries and the final event, with calls walked by the simulator', () =
       schedule: { timezone: 'UTC', windows: ALWAYS },
     });
     // Simulated time runs a second at a time while the test runs passes; the worker walks the calls.
-    const read = await waitFor(
-      'the campaign to finish',
-      async () => {
-        workedClock.advance(1_000);
-        await runDispatchPass(worked.deps, campaign.id);
-        const current = await fetchCampaign(client, campaign.id);
-        return current.finished_at !== null && current;
-      },
-      60_000,
-    );
+    const read = await runToFinish(client, campaign.id);
     const calls = await campaignCalls(database.db, campaign.id);
     const attemptsOf = (to: string) => calls.filter((call) => call.to_e164 === to).map((call) => call.attempt);
     expect(attemptsOf(numbers.busy)).toEqual([1, 2]);
@@ -601,16 +592,7 @@ describe('retries and the final event, with calls walked by the simulator', () =
     expect((await runDispatchPass(worked.deps, campaign.id)).placed).toBe(1);
     const canceled = await client.POST('/campaigns/{id}/cancel', { params: { path: { id: campaign.id } } });
     expect(canceled.data?.data).toMatchObject({ status: 'canceled', counters: { in_progress: 1 } });
-    const read = await waitFor(
-      'the canceled campaign to finish',
-      async () => {
-        workedClock.advance(1_000);
-        await runDispatchPass(worked.deps, campaign.id);
-        const current = await fetchCampaign(client, campaign.id);
-        return current.finished_at !== null && current;
-      },
-      60_000,
-    );
+    const read = await runToFinish(client, campaign.id);
     // The busy ending would have been retried; the campaign is canceled, so the contact is too.
     expect(read.counters).toMatchObject({ canceled: 1, busy: 0, pending: 0, calls_placed: 1 });
     expect(await campaignCalls(database.db, campaign.id)).toHaveLength(1);

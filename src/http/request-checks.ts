@@ -61,30 +61,30 @@ export function decodes(text: string): boolean {
   }
 }
 
+/** Each path parameter of `operation` with its raw segment of `path`, which the operation's route matched. */
+function pathSegments(operation: Operation, path: string): Array<[string, string]> {
+  // The route matched the path exactly: its last segments are the template's, after the API root.
+  const segments = path.split('/');
+  const offset = segments.length - operation.path.split('/').length;
+  return pathParametersOf(operation).map(([index, name]) => [name, segments[index + offset] ?? '']);
+}
+
 /**
  * The first path parameter of `operation` whose segment of `path` is not valid percent-encoded text
  * (decodeURIComponent refuses it, and the route leaves it undecoded), or null.
  */
 export function malformedPathParameter(operation: Operation, path: string): string | null {
-  // The route matched the path exactly: its last segments are the template's, after the API root.
-  const segments = path.split('/');
-  const offset = segments.length - operation.path.split('/').length;
-  for (const [index, name] of pathParametersOf(operation)) {
-    if (!decodes(segments[index + offset] ?? '')) return name;
-  }
-  return null;
+  return pathSegments(operation, path).find(([, segment]) => !decodes(segment))?.[0] ?? null;
 }
 
-/** The operation's path parameters in `path` (which its route matched), decoded, by name. */
+/** The operation's path parameters in `path` (which its route matched), decoded where they decode, by name. */
 export function pathValues(operation: Operation, path: string): Record<string, string> {
-  const segments = path.split('/');
-  const offset = segments.length - operation.path.split('/').length;
-  const values: Record<string, string> = {};
-  for (const [index, name] of pathParametersOf(operation)) {
-    const segment = segments[index + offset] ?? '';
-    values[name] = decodes(segment) ? decodeURIComponent(segment) : segment;
-  }
-  return values;
+  return Object.fromEntries(
+    pathSegments(operation, path).map(([name, segment]) => [
+      name,
+      decodes(segment) ? decodeURIComponent(segment) : segment,
+    ]),
+  );
 }
 
 /**

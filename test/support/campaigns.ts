@@ -1,5 +1,6 @@
-// Helpers for the campaign tests: contacts made through the API, a campaign created through the API,
-// and direct reads of a campaign's calls and contacts.
+// Helpers for the campaign tests: contacts made through the API, a campaign created through the API (or
+// written as a bare row, for migration tests), and direct reads of a campaign's calls and contacts.
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Client } from 'openapi-fetch';
 import type { components, paths } from '../../generated/openapi.js';
@@ -75,4 +76,17 @@ export async function campaignCallsInProgress(db: Db, campaignId: string): Promi
               AND status IN ('queued', 'dialing', 'ringing', 'in_progress'))::int
          + (SELECT count(*) FROM call_placements WHERE campaign_id = ${campaignId})::int AS n`.execute(db);
   return rows[0]!.n;
+}
+
+/** A campaign of `org` written as a bare row (nothing dispatches it), for a schema of any later migration. */
+export async function insertCampaignRow(
+  db: Db,
+  org: { orgId: string; agentId: string },
+  name: string,
+): Promise<string> {
+  const id = randomUUID();
+  await sql`INSERT INTO campaigns (id, org_id, agent_id, name, starts_at, timezone, windows, max_concurrency,
+              max_attempts, retry_interval_sec, contact_selection)
+            VALUES (${id}, ${org.orgId}, ${org.agentId}, ${name}, now(), 'UTC', '[]', 5, 3, 60, '{}')`.execute(db);
+  return id;
 }

@@ -56,12 +56,12 @@ export function auditedBy(ctx: Koa.Context, session: DashboardSession) {
   return { orgId: session.orgId, livemode: livemodeOf(session), actor: session.email, address: ctx.ip };
 }
 
-/** The status in words, with why a paused campaign is paused. */
-/** The campaign's name as shown; one written before names needed a visible character gets a stand-in. */
+/** The campaign's name as shown; a name of white space alone gets a stand-in, so its link has text. */
 function nameOf(campaign: Campaign): HtmlValue {
   return campaign.name.trim() === '' ? 'Untitled campaign' : outside(campaign.name);
 }
 
+/** The status in words, with why a paused campaign is paused. */
 function statusOf(campaign: Campaign): SafeHtml {
   if (campaign.status !== 'paused') return html`${campaign.status}`;
   const why = campaign.paused_reason === 'insufficient_credits' ? 'not enough credits' : 'paused by request';
