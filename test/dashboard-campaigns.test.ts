@@ -126,7 +126,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     await page.locator('#retry_on').getByLabel('busy').check();
     await page.getByLabel('Attempts per contact, at most (the first included)').fill('3');
     await submit(page);
-    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'Website leads', level: 1 }).waitFor();
     expect(await textOf(page, '[role="status"]')).toContain('Campaign created.');
     expect(await textOf(page, 'main')).toContain('0 of 2 contacts done (0%)');
     await expectAccessible(page);
@@ -194,7 +194,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     expect(await page.getByLabel('Name').inputValue()).toBe('From a file');
     await upload(`contact_id,phone_e164\n,${second!.phone}\n${first!.id},\n`);
     await submit(page);
-    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'From a file', level: 1 }).waitFor();
     const [created] = (await liveCampaigns()).filter((campaign) => campaign.name === 'From a file');
     expect(created!.contacts).toEqual({ contact_ids: [second!.id, first!.id] });
     const rows = page.locator('main table').last().getByRole('row');
@@ -226,7 +226,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
 
     await byFile.check();
     await submit(page);
-    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'Only the file', level: 1 }).waitFor();
     const [created] = (await liveCampaigns()).filter((campaign) => campaign.name === 'Only the file');
     expect(created!.contacts).toEqual({ contact_ids: [listed!.id] });
   });
@@ -302,7 +302,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     await set(contacts[2]!.id, 'skipped', sql`, skip_reason = 'suppressed'`);
 
     await page.goto(`/dashboard/campaigns/${campaign.id}`);
-    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'Counted', level: 1 }).waitFor();
     const bar = page.getByRole('progressbar');
     expect([await bar.getAttribute('value'), await bar.getAttribute('max')]).toEqual(['3', '4']);
     const main = await textOf(page, 'main');
@@ -342,7 +342,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     expect(new URL(page.url()).searchParams.get('campaign_id')).toBe(campaign.id);
     expect(await page.getByRole('link', { name: call.id }).count()).toBe(1);
     await page.getByRole('link', { name: 'Counted' }).click();
-    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'Counted', level: 1 }).waitFor();
     // A malformed or unknown campaign is not found.
     for (const id of ['not-a-uuid', outside.id]) {
       expect((await page.goto(`/dashboard/calls?campaign_id=${id}`))?.status(), id).toBe(404);
@@ -399,7 +399,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     await page.getByRole('region', { name: 'Test mode' }).waitFor();
     await openForm(page, 'Test-mode only');
     await submit(page);
-    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'Test-mode only', level: 1 }).waitFor();
     await expectAccessible(page);
     const stored = await env.database.db
       .selectFrom('campaigns')
@@ -442,6 +442,10 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
       expect(main, path).toContain('<U+202E>evil');
       expect(await page.locator('main bdi').filter({ hasText: 'evil' }).count(), path).toBeGreaterThan(0);
     }
+    // The campaign's own page is headed by its name; the tab's title shows it as text too.
+    await page.goto(`/dashboard/campaigns/${campaign.id}`);
+    expect(await page.locator('h1 bdi').textContent()).toBe(name.replace('\u202E', '<U+202E>'));
+    expect(await page.title()).toBe('<img src=x onerror="document.title=1"><U+202E>evil · Campaign · Dashboard');
   });
 
   it('names a campaign of white space alone "Untitled campaign", so its link has text', async () => {
@@ -452,6 +456,10 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     const link = page.getByRole('link', { name: 'Untitled campaign' }).first();
     expect(await link.getAttribute('href')).toBe(`/dashboard/campaigns/${campaign.id}`);
     await expectAccessible(page);
+    await link.click();
+    await page.getByRole('heading', { name: 'Untitled campaign', level: 1 }).waitFor();
+    expect(await page.title()).toBe('Untitled campaign · Campaign · Dashboard');
+    await expectAccessible(page);
   });
 
   it('lets a viewer read campaigns without controls, and refuses forced changes', async () => {
@@ -460,7 +468,7 @@ describe('the campaign pages', { timeout: 180_000 }, () => {
     const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'viewer');
     await page.getByRole('link', { name: 'Campaigns' }).click();
     await page.getByRole('link', { name: 'Viewed' }).click();
-    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'Viewed', level: 1 }).waitFor();
     expect(await page.getByRole('button', { name: 'Pause' }).count()).toBe(0);
     expect(await page.getByRole('link', { name: 'Cancel campaign' }).count()).toBe(0);
     await expectAccessible(page);

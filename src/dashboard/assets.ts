@@ -23,6 +23,7 @@ main { max-width: 72rem; margin: 0 auto; padding: 1rem 1.5rem 3rem; }
 h1 { font-size: 1.5rem; }
 h2 { font-size: 1.2rem; margin-top: 2rem; }
 table { border-collapse: collapse; width: 100%; background: #fff; }
+.table-box { overflow-x: auto; max-width: 100%; }
 th, td { text-align: left; padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; }
 code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.9em; }

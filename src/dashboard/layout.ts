@@ -85,16 +85,18 @@ function navigation(session: DashboardSession, current: string | undefined): Saf
 }
 
 /**
- * A whole page: `title` in the tab and as its heading, the navigation when signed in, then `body`; in
- * test mode the tab's title says so and a banner heads the page.
+ * A whole page: `title` in the tab and as its heading (unless `heading` is given, as for a record shown
+ * by its own name), the navigation when signed in, then `body`; in test mode the tab's title says so
+ * and a banner heads the page.
  */
 export function page(options: {
   title: string;
+  heading?: HtmlValue;
   session: DashboardSession | null;
   current?: string;
   body: HtmlValue;
 }): string {
-  const { title, session, current, body } = options;
+  const { title, heading = title, session, current, body } = options;
   const test = session?.mode === 'test';
   return html`<!doctype html>
     <html lang="en" ${test ? html` class="test-mode"` : ''}>
@@ -110,7 +112,7 @@ export function page(options: {
         <a class="skip" href="#content">Skip to content</a>
         ${test ? testModeBanner() : ''} ${session ? navigation(session, current) : ''}
         <main id="content" tabindex="-1">
-          <h1>${title}</h1>
+          <h1>${heading}</h1>
           ${body}
         </main>
       </body>
@@ -151,4 +153,13 @@ export function confirmationPage(options: Confirmation): string {
 export function notice(kind: 'info' | 'error' | 'secret', content: HtmlValue): SafeHtml {
   const role = kind === 'error' ? html` role="alert"` : kind === 'info' ? html` role="status"` : '';
   return html`<div class="notice ${kind}" ${role}>${content}</div>`;
+}
+
+/**
+ * A table in a box of its own that scrolls sideways when the table is wider than the screen, so the
+ * page itself never does; the box is named `label` and takes the keyboard focus, so it can be
+ * scrolled without a mouse.
+ */
+export function tableBox(label: string, table: SafeHtml): SafeHtml {
+  return html`<div class="table-box" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
 }

@@ -15,10 +15,14 @@ const HIDDEN_CHARACTERS =
 
 const LONG_WORD = new RegExp(`\\S{${LONG_WORD_CHARS + 1}}`, 'u');
 
+/** A character's code point as written in a badge or a title: `U+202E`. */
+function codePointOf(character: string): string {
+  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
 /** A control character drawn as its code point in a badge: `<U+202E>`. */
 function badge(character: string): SafeHtml {
-  const code = character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
-  return html`<span class="control">&lt;U+${code}&gt;</span>`;
+  return html`<span class="control">&lt;${codePointOf(character)}&gt;</span>`;
 }
 
 /**
@@ -30,6 +34,11 @@ export function outside(text: string | null | undefined): SafeHtml {
   // split with a capturing group puts each control character at the odd positions.
   const parts = text.split(HIDDEN_CHARACTERS).map((part, index) => (index % 2 === 1 ? badge(part) : part));
   return html`<bdi${LONG_WORD.test(text) ? html` class="long"` : ''}>${parts}</bdi>`;
+}
+
+/** Outside text where no markup can go (a page's title): control characters written as `<U+202E>`. */
+export function outsidePlain(text: string): string {
+  return text.replace(new RegExp(HIDDEN_CHARACTERS.source, 'gu'), (character) => `<${codePointOf(character)}>`);
 }
 
 /** Outside text that keeps its line breaks (a receiver's answer, JSON), as a block. */

@@ -11,7 +11,7 @@ import { CALL_STATUSES } from '../../calls/status.js';
 import type { DashboardSession } from '../mode.js';
 import { sendPage, uuidParam, view, pathParam, type DashboardEnv } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
-import { page } from '../layout.js';
+import { page, tableBox } from '../layout.js';
 import { callTime, minute, rupees, second } from '../format.js';
 import { outside, outsideBlock } from '../outside-text.js';
 import { chosen, pageOf, pager, selectFilter } from './paging.js';
@@ -52,31 +52,34 @@ async function showCalls(ctx: Koa.Context, session: DashboardSession, env: Dashb
   ${selectFilter(CURRENT, 'status', 'Status', CALL_STATUSES, status, { campaign_id: campaignId })}
   ${
     rows.length
-      ? html`<table>
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">To</th>
-              <th scope="col">Status</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Credits</th>
-              <th scope="col">Call</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rows.map(
-              (call) =>
-                html`<tr>
-                  <td class="when">${minute(call.created_at)}</td>
-                  <td>${outside(call.to_e164)}</td>
-                  <td>${call.status}</td>
-                  <td>${call.duration_sec === null ? '—' : `${call.duration_sec} s`}</td>
-                  <td>${rupees(call.credits_debited_paise)}</td>
-                  <td><a href="${CURRENT}/${call.id}" class="mono">${call.id}</a></td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>`
+      ? tableBox(
+          'Calls',
+          html`<table>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">To</th>
+                <th scope="col">Status</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Credits</th>
+                <th scope="col">Call</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows.map(
+                (call) =>
+                  html`<tr>
+                    <td class="when">${minute(call.created_at)}</td>
+                    <td>${outside(call.to_e164)}</td>
+                    <td>${call.status}</td>
+                    <td>${call.duration_sec === null ? '—' : `${call.duration_sec} s`}</td>
+                    <td>${rupees(call.credits_debited_paise)}</td>
+                    <td><a href="${CURRENT}/${call.id}" class="mono">${call.id}</a></td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`,
+        )
       : html`<p>No calls${campaign ? ' of this campaign' : ''}${status ? ` in status ${status}` : ''}.</p>`
   }
   ${pager(CURRENT, { status, campaign_id: campaignId }, number, { total })}`;
@@ -115,25 +118,28 @@ async function showCall(ctx: Koa.Context, session: DashboardSession, env: Dashbo
     <h2>Transcript</h2>
     ${transcript}
     <h2>Timeline</h2>
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Time</th>
-          <th scope="col">What</th>
-          <th scope="col">Detail</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${call.timeline.map(
-          (entry) =>
-            html`<tr>
-              <td class="when">${second(entry.at)}</td>
-              <td>${outside(entry.kind)}</td>
-              <td>${outsideBlock(JSON.stringify(entry.detail))}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${tableBox(
+      'Timeline',
+      html`<table>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">What</th>
+            <th scope="col">Detail</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${call.timeline.map(
+            (entry) =>
+              html`<tr>
+                <td class="when">${second(entry.at)}</td>
+                <td>${outside(entry.kind)}</td>
+                <td>${outsideBlock(JSON.stringify(entry.detail))}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>`,
+    )}
     <p><a href="${CURRENT}">All calls</a></p>`;
   sendPage(ctx, 200, page({ title: 'Call', session, current: CURRENT, body }));
 }

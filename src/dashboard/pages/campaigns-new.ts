@@ -23,7 +23,7 @@ import {
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { csrfField, notice, onceField, page } from '../layout.js';
+import { csrfField, notice, onceField, page, tableBox } from '../layout.js';
 import { outside } from '../outside-text.js';
 import { instantOfLocal, zoneNames } from '../local-time.js';
 import { isKnownTimeZone } from '../../campaigns/schedule.js';
@@ -194,26 +194,29 @@ function windowRow(values: FormValues, problems: Problems, index: number): SafeH
 
 function csvReport(lines: CsvLineProblem[]): SafeHtml | '' {
   if (lines.length === 0) return '';
-  return html`<table id="csv-report">
-    <caption>
-      CSV rows that name no contact (nothing was created)
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">Line</th>
-        <th scope="col">Why</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${lines.map(
-        (entry) =>
-          html`<tr>
-            <td>${entry.line}</td>
-            <td>${outside(entry.message)}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  return tableBox(
+    'CSV rows that name no contact',
+    html`<table id="csv-report">
+      <caption>
+        CSV rows that name no contact (nothing was created)
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Line</th>
+          <th scope="col">Why</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${lines.map(
+          (entry) =>
+            html`<tr>
+              <td>${entry.line}</td>
+              <td>${outside(entry.message)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`,
+  );
 }
 
 function summary(problems: Problems): HtmlValue {

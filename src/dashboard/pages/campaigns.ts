@@ -30,10 +30,10 @@ import {
   type PageHandler,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, page, tableBox } from '../layout.js';
 import { count, minute, rupees } from '../format.js';
 import { localMinute } from '../local-time.js';
-import { outside } from '../outside-text.js';
+import { outside, outsidePlain } from '../outside-text.js';
 import { livemodeOf, type DashboardSession } from '../mode.js';
 import { chosen, pageOf, pager, selectFilter } from './paging.js';
 
@@ -56,9 +56,16 @@ export function auditedBy(ctx: Koa.Context, session: DashboardSession) {
   return { orgId: session.orgId, livemode: livemodeOf(session), actor: session.email, address: ctx.ip };
 }
 
+const UNTITLED = 'Untitled campaign';
+
 /** The campaign's name as shown; a name of white space alone gets a stand-in, so its link has text. */
 function nameOf(campaign: Campaign): HtmlValue {
-  return campaign.name.trim() === '' ? 'Untitled campaign' : outside(campaign.name);
+  return campaign.name.trim() === '' ? UNTITLED : outside(campaign.name);
+}
+
+/** The campaign's name as its page's title shows it (see nameOf). */
+function plainNameOf(campaign: Campaign): string {
+  return campaign.name.trim() === '' ? UNTITLED : outsidePlain(campaign.name);
 }
 
 /** The status in words, with why a paused campaign is paused. */
@@ -119,23 +126,26 @@ async function showCampaigns(ctx: Koa.Context, session: DashboardSession, env: D
       </tr>`,
   );
   const table = items.length
-    ? html`<table>
-        <caption class="muted">
-          Campaigns, newest first
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Status</th>
-            <th scope="col">Progress</th>
-            <th scope="col">Contacts</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>`
+    ? tableBox(
+        'Campaigns',
+        html`<table>
+          <caption class="muted">
+            Campaigns, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Progress</th>
+              <th scope="col">Contacts</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>`,
+      )
     : html`<p>No ${session.mode === 'test' ? 'test ' : ''}campaigns${status ? ` in status ${status}` : ''}.</p>`;
   const create =
     session.role === 'admin' ? html`<p><a class="button" href="${CAMPAIGNS}/new">New campaign</a></p>` : '';
@@ -269,21 +279,24 @@ async function contactsSection(
       </tr>`,
   );
   const table = items.length
-    ? html`<table>
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">Phone</th>
-            <th scope="col">State</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last call</th>
-            <th scope="col">Next attempt</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>`
+    ? tableBox(
+        'Contacts',
+        html`<table>
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">Phone</th>
+              <th scope="col">State</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Last call</th>
+              <th scope="col">Next attempt</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>`,
+      )
     : html`<p>No contacts on this page.</p>`;
   return html`<h2>Contacts</h2>
     ${table} ${pager(campaignPath(campaign.id), {}, number, { total })}`;
@@ -313,12 +326,13 @@ async function showCampaign(ctx: Koa.Context, session: DashboardSession, env: Da
   const agent = await findAgent(env.deps.db, session.orgId, campaign.agent_id);
   const done = DONE_NOTICES.get(String(ctx.query.done));
   const body = html`${done ? notice('info', done) : ''}
-    <p><strong>${nameOf(campaign)}</strong>: ${statusOf(campaign)}</p>
+    <p>Status: ${statusOf(campaign)}</p>
     ${controls(campaign, session)} ${counters(campaign)}
     ${settings(campaign, agent ? `${agent.name} (${agent.id})` : campaign.agent_id)}
     ${await contactsSection(env, ctx, session, campaign)}
     <p><a href="${CAMPAIGNS}">All campaigns</a></p>`;
-  sendPage(ctx, 200, page({ title: 'Campaign', session, current: CAMPAIGNS, body }));
+  const title = `${plainNameOf(campaign)} · Campaign`;
+  sendPage(ctx, 200, page({ title, heading: nameOf(campaign), session, current: CAMPAIGNS, body }));
 }
 
 /**

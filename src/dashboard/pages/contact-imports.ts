@@ -8,7 +8,7 @@ import type { ImportSummary } from '../../contacts/csv-import.js';
 import { getContactImport } from '../../contacts/service.js';
 import type { RowError } from '../../contacts/csv-rows.js';
 import { html, type SafeHtml } from '../html.js';
-import { notice, page } from '../layout.js';
+import { notice, page, tableBox } from '../layout.js';
 import { outside } from '../outside-text.js';
 import { minute } from '../format.js';
 import { sendPage, uuidParam, view, pathParam, type DashboardEnv } from '../route-steps.js';
@@ -20,28 +20,31 @@ export function importPath(id: string): string {
 
 function rejectedRows(rejections: Array<{ line: number; error: RowError }>): SafeHtml | string {
   if (rejections.length === 0) return '';
-  return html`<table>
-    <caption>
-      Rejected rows
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">Line</th>
-        <th scope="col">Field</th>
-        <th scope="col">Why</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rejections.map(
-        (entry) =>
-          html`<tr>
-            <td>${entry.line}</td>
-            <td>${entry.error.param ? outside(entry.error.param) : '—'}</td>
-            <td>${outside(entry.error.message)}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  return tableBox(
+    'Rejected rows',
+    html`<table>
+      <caption>
+        Rejected rows
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Line</th>
+          <th scope="col">Field</th>
+          <th scope="col">Why</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rejections.map(
+          (entry) =>
+            html`<tr>
+              <td>${entry.line}</td>
+              <td>${entry.error.param ? outside(entry.error.param) : '—'}</td>
+              <td>${outside(entry.error.message)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`,
+  );
 }
 
 /** The report of a finished import: its counts and its rejected rows by line. */

@@ -16,7 +16,7 @@ import { action, field, formBody, redirectAfterPost, sendPage, view, type Dashbo
 import { importPath, importReport } from './contact-imports.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { outside, outsideBlock } from '../outside-text.js';
-import { csrfField, notice, page } from '../layout.js';
+import { csrfField, notice, page, tableBox } from '../layout.js';
 import { minute } from '../format.js';
 import { MAX_CSV_BYTES } from '../policy.js';
 import { livemodeOf, type DashboardSession } from '../mode.js';
@@ -71,22 +71,25 @@ async function contactsPage(
   const body = html`${shown} ${selectFilter(CURRENT, 'consent', 'Consent', CONSENTS, consent)}
   ${
     items.length
-      ? html`<table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Phone</th>
-              <th scope="col">Email</th>
-              <th scope="col">Language</th>
-              <th scope="col">Consent</th>
-              <th scope="col">Metadata</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rows}
-          </tbody>
-        </table>`
+      ? tableBox(
+          'Contacts',
+          html`<table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Phone</th>
+                <th scope="col">Email</th>
+                <th scope="col">Language</th>
+                <th scope="col">Consent</th>
+                <th scope="col">Metadata</th>
+                <th scope="col">Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows}
+            </tbody>
+          </table>`,
+        )
       : html`<p>No contacts${consent ? ` with consent ${consent}` : ''}.</p>`
   }
   ${pager(CURRENT, { consent }, number, { more, shown: items.length })}

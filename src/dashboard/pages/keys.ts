@@ -16,7 +16,7 @@ import {
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, onceField, page, tableBox } from '../layout.js';
 import { maskedKey, minute } from '../format.js';
 import type { DashboardSession } from '../mode.js';
 import { outside } from '../outside-text.js';
@@ -48,24 +48,27 @@ async function keysPage(env: DashboardEnv, session: DashboardSession, shown: Saf
       </tr>`,
   );
   const table = keys.length
-    ? html`<table>
-        <caption class="muted">
-          ${test ? 'Test keys' : 'Live keys'} of ${outside(session.orgName)}, newest first
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Label</th>
-            <th scope="col">Key</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">State</th>
-            ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>`
+    ? tableBox(
+        'API keys',
+        html`<table>
+          <caption class="muted">
+            ${test ? 'Test keys' : 'Live keys'} of ${outside(session.orgName)}, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Label</th>
+              <th scope="col">Key</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">State</th>
+              ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
+            </tr>
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>`,
+      )
     : html`<p>No ${test ? 'test' : 'live'} API keys yet.</p>`;
   const about = test
     ? html`<p>

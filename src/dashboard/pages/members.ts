@@ -27,7 +27,7 @@ import {
   type PageHandler,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, page, type Confirmation } from '../layout.js';
+import { type Confirmation, confirmationPage, csrfField, notice, page, tableBox } from '../layout.js';
 import { minute } from '../format.js';
 import type { DashboardSession } from '../mode.js';
 import { requestOrigin } from '../security.js';
@@ -108,20 +108,23 @@ async function membersPage(
           <button type="submit">Invite member</button>
         </form>`
     : '';
-  const table = html`<table>
-    <thead>
-      <tr>
-        <th scope="col">Email</th>
-        <th scope="col">Role</th>
-        <th scope="col">State</th>
-        <th scope="col">Added</th>
-        ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  const table = tableBox(
+    'Members',
+    html`<table>
+      <thead>
+        <tr>
+          <th scope="col">Email</th>
+          <th scope="col">Role</th>
+          <th scope="col">State</th>
+          <th scope="col">Added</th>
+          ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>`,
+  );
   return page({ title: 'Members', session, current: CURRENT, body: [shown, table, form] });
 }
 

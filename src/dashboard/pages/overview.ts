@@ -13,7 +13,7 @@ import { MAX_ENDPOINTS_PER_ORG } from '../../webhooks/policy.js';
 import { action, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html } from '../html.js';
 import { outside } from '../outside-text.js';
-import { confirmationPage, notice, page } from '../layout.js';
+import { confirmationPage, notice, page, tableBox } from '../layout.js';
 import { count, failedAttempts, rupees } from '../format.js';
 import type { DashboardSession } from '../mode.js';
 
@@ -83,17 +83,20 @@ async function showOverview(ctx: Koa.Context, session: DashboardSession, env: Da
     <h2>Calls in the last 24 hours</h2>
     ${
       calls.length
-        ? html`<table>
-            <thead>
-              <tr>
-                <th scope="col">Status</th>
-                <th scope="col">Calls</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${callRows}
-            </tbody>
-          </table>`
+        ? tableBox(
+            'Calls in the last 24 hours',
+            html`<table>
+              <thead>
+                <tr>
+                  <th scope="col">Status</th>
+                  <th scope="col">Calls</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${callRows}
+              </tbody>
+            </table>`,
+          )
         : html`<p>No calls in the last 24 hours.</p>`
     }
     <h2>Webhook endpoints failing</h2>

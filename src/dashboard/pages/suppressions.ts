@@ -15,7 +15,7 @@ import type { Suppression } from '../../suppressions/mapper.js';
 import { action, field, formBody, redirectAfterPost, sendPage, view, type DashboardEnv } from '../route-steps.js';
 import { html, type HtmlValue } from '../html.js';
 import { outside } from '../outside-text.js';
-import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, onceField, page, tableBox } from '../layout.js';
 import { minute } from '../format.js';
 import { livemodeOf, type DashboardSession } from '../mode.js';
 import { pageOf, pager } from './paging.js';
@@ -125,24 +125,27 @@ async function listPage(
       </tr>`,
   );
   const table = items.length
-    ? html`<table>
-        <caption class="muted">
-          Numbers calls may not dial, newest first
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Phone</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Note</th>
-            <th scope="col">Added from</th>
-            <th scope="col">Added</th>
-            ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>`
+    ? tableBox(
+        'Do-not-call list',
+        html`<table>
+          <caption class="muted">
+            Numbers calls may not dial, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Phone</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Note</th>
+              <th scope="col">Added from</th>
+              <th scope="col">Added</th>
+              ${admin ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
+            </tr>
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>`,
+      )
     : html`<p>No numbers on the ${session.mode === 'test' ? 'test' : 'live'} do-not-call list.</p>`;
   const about = html`<p>
     Calls to these numbers are refused (<code>403 forbidden</code>).

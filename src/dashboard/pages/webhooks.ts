@@ -22,7 +22,7 @@ import {
   type PageHandler,
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
-import { confirmationPage, csrfField, notice, onceField, page } from '../layout.js';
+import { confirmationPage, csrfField, notice, onceField, page, tableBox } from '../layout.js';
 import { minute, second } from '../format.js';
 import { outside, outsideBlock } from '../outside-text.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
@@ -84,19 +84,22 @@ async function listPage(
       </tr>`,
   );
   const table = items.length
-    ? html`<table>
-        <thead>
-          <tr>
-            <th scope="col">URL</th>
-            <th scope="col">Events</th>
-            <th scope="col">State</th>
-            <th scope="col">Health</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>`
+    ? tableBox(
+        'Endpoints',
+        html`<table>
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Events</th>
+              <th scope="col">State</th>
+              <th scope="col">Health</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>`,
+      )
     : html`<p>No webhook endpoints yet.</p>`;
   const form = session.role === 'admin' ? newEndpointForm(session, extra.url ?? '', extra.events ?? []) : '';
   return page({ title: 'Webhooks', session, current: CURRENT, body: [extra.shown, table, form] });
@@ -198,27 +201,30 @@ async function endpointPage(
       </tr>`,
   );
   const table = log.length
-    ? html`<table>
-        <caption class="muted">
-          The last ${DELIVERY_LOG_SIZE} attempts at most, newest first
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Event</th>
-            <th scope="col">Delivery</th>
-            <th scope="col">Attempt</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">HTTP status or failure</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Response excerpt</th>
-            ${redeliverable ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>`
+    ? tableBox(
+        'Delivery log',
+        html`<table>
+          <caption class="muted">
+            The last ${DELIVERY_LOG_SIZE} attempts at most, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Event</th>
+              <th scope="col">Delivery</th>
+              <th scope="col">Attempt</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">HTTP status or failure</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Response excerpt</th>
+              ${redeliverable ? html`<th scope="col"><span class="muted">Actions</span></th>` : ''}
+            </tr>
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>`,
+      )
     : html`<p>No delivery attempts${outcome || event ? ' match these filters' : ' yet'}.</p>`;
   const body = html`${shown}
     <dl class="facts">
