@@ -971,7 +971,10 @@ export type components = {
             message: string;
             /** @description The offending parameter, body field path or header, when one applies. */
             param?: string;
-            /** @description On `invalid_request` only. Maps each failing field path to its messages. */
+            /**
+             * @description On `invalid_request` only. Maps each failing field path to its messages: the first 50
+             *     fields found at most, so a body with thousands of bad items is described by its first ones.
+             */
             details?: {
                 [key: string]: string[];
             };
@@ -1542,7 +1545,10 @@ export type components = {
         };
         /** @description A campaign to create. See `createCampaign` for the rules beyond this schema. */
         CampaignCreate: {
-            /** @description A name of your own for the campaign. */
+            /**
+             * @description A name of your own for the campaign, with at least one character that is not white space
+             *     (it is stored as sent).
+             */
             name: string;
             /**
              * Format: uuid

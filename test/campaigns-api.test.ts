@@ -306,6 +306,7 @@ describe('POST /campaigns', () => {
 
     const cases: Array<[string, () => Record<string, unknown>, number, string, string]> = [
       ['an empty name', () => ({ name: '' }), 400, 'invalid_request', 'name'],
+      ['a name of white space alone', () => ({ name: ' \t\u00a0' }), 400, 'invalid_request', 'name'],
       ['a name too long', () => ({ name: 'x'.repeat(201) }), 400, 'invalid_request', 'name'],
       ['no agent', () => ({ agent_id: undefined }), 400, 'invalid_request', 'agent_id'],
       ['an unknown agent', () => ({ agent_id: randomUUID() }), 404, 'not_found', 'agent_id'],

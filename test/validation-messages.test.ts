@@ -95,6 +95,29 @@ describe('validation messages', () => {
     expect(webhook.details.url).toContain('must be an https URL (starting with https://)');
   });
 
+  it("says an object's key counts in words, and a bad key without the validator's summary", async () => {
+    const many = Object.fromEntries(Array.from({ length: 51 }, (_, index) => [`k${index}`, index]));
+    const tooMany = await post('/calls', { agent_id: org.agentId, to_e164: '+919812345678', metadata: many });
+    expect(tooMany.details).toEqual({ metadata: ['must hold at most 50 keys'] });
+    const blankKey = await post('/calls', { agent_id: org.agentId, to_e164: '+919812345678', metadata: { '': 1 } });
+    expect(Object.values(blankKey.details).flat()).toEqual(['must be at least 1 character long']);
+  });
+
+  it('lists only the first 50 failing fields of a body with thousands', async () => {
+    const error = await post('/campaigns', {
+      name: 'Many bad ids',
+      agent_id: org.agentId,
+      contacts: { contact_ids: Array.from({ length: 30_000 }, () => 0) },
+      schedule: { timezone: 'UTC', windows: [{ days: ['mon'], start: '09:00', end: '17:00' }] },
+    });
+    expect(error.param).toBe('contacts.contact_ids');
+    expect(error.message).toBe('contacts.contact_ids: must hold at most 1000 items');
+    const fields = Object.keys(error.details);
+    expect(fields).toHaveLength(50);
+    expect(fields.slice(0, 3)).toEqual(['contacts.contact_ids', 'contacts.contact_ids.0', 'contacts.contact_ids.1']);
+    expect(error.details['contacts.contact_ids.48']).toEqual(['must be a string']);
+  });
+
   it('has words for every pattern the spec declares, so no message prints a regular expression', () => {
     const patterns = new Set<string>();
     const walk = (node: unknown): void => {

@@ -26,6 +26,7 @@ const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
     '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$',
     'must be a time of day as HH:MM in 24-hour form, from 00:00 to 24:00 (the end of the day)',
   ],
+  ['\\S', 'must hold at least one character that is not white space'],
   [
     '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$',
     'must be an IANA time zone name, like Asia/Kolkata or America/New_York',

@@ -104,6 +104,10 @@ function describe(error: ErrorObject, data: unknown): string {
       return `must hold at most ${counted(params.limit, 'item')}`;
     case 'uniqueItems':
       return `must not hold the same item twice (items ${String(params.j)} and ${String(params.i)} are equal)`;
+    case 'minProperties':
+      return `must hold at least ${counted(params.limit, 'key')}`;
+    case 'maxProperties':
+      return `must hold at most ${counted(params.limit, 'key')}`;
     case 'minimum':
       return `must be at least ${String(params.limit)}`;
     case 'maximum':
@@ -117,6 +121,9 @@ function describe(error: ErrorObject, data: unknown): string {
   }
 }
 
+/** Keywords whose error only sums up the errors of their branches or of an object's keys. */
+const SUMMARIES = new Set(['anyOf', 'oneOf', 'propertyNames']);
+
 /** What a nullable field's null branch says when the value matched neither branch. */
 const NULL_BRANCH = 'must be null';
 
@@ -128,19 +135,24 @@ export interface MessageContext {
   headerNames?: ReadonlyMap<string, string>;
 }
 
+/** The most fields a refusal lists (the spec's `ErrorBody.details`): a body of a thousand bad items is described by its first ones. */
+export const MAX_FIELDS_LISTED = 50;
+
 /**
- * Each failing field's messages, in the order Ajv found them (a Map: field names are the client's text,
- * `__proto__` included). anyOf/oneOf summaries are left out when their branches said more, and so is
- * the null branch of a nullable field when another branch says what the value should have been.
+ * Each failing field's messages, in the order Ajv found them, for the first MAX_FIELDS_LISTED fields (a
+ * Map: field names are the client's text, `__proto__` included). anyOf, oneOf and propertyNames
+ * summaries are left out when something said more, and so is the null branch of a nullable field when another branch
+ * says what the value should have been.
  */
 export function messagesByField(
   errors: readonly ErrorObject[],
   { data, headerNames = new Map() }: MessageContext = {},
 ): Map<string, string[]> {
   const details = new Map<string, string[]>();
-  const useful = errors.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf');
+  const useful = errors.filter((error) => !SUMMARIES.has(error.keyword));
   for (const error of useful.length > 0 ? useful : errors) {
     const path = fieldPath(error, headerNames);
+    if (!details.has(path) && details.size === MAX_FIELDS_LISTED) break;
     const message = describe(error, data);
     const list = details.get(path) ?? details.set(path, []).get(path)!;
     if (!list.includes(message)) list.push(message);

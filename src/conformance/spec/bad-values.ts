@@ -110,21 +110,27 @@ const bad = (label: string, json: string, prose?: true): BadValue => ({
 });
 const badString = (label: string, string: string, prose?: true) => bad(label, JSON.stringify(string), prose);
 
-/** Text the prose refuses in any string, and hostile variants of a valid value of a pattern, format or enum. */
+/**
+ * Text the prose refuses in any string, and hostile variants of a valid value of a pattern, format or
+ * enum; a variant is kept for a pattern alone only when the pattern refuses it (`\S` takes them all).
+ */
 function hostileStrings(schema: Schema, valid: string | undefined): BadValue[] {
   const found = UNSTORABLE_TEXT.map(([label, string]) => badString(label, string, true));
   const constrained = Boolean(schema.pattern || schema.format || schema.enum);
   if (constrained) {
     if (valid === undefined)
       throw new Error(`no valid example value for a constrained string (${JSON.stringify(schema)})`);
-    found.push(
-      ...SQL_INJECTION.map((string) => badString(`SQL ${string}`, string)),
-      badString('an RTL override appended', `${valid}\u202e`),
-      badString('an emoji appended', `${valid}😀`),
-      badString('a zero-width space in front', `\u200b${valid}`),
-      badString('spaces around', ` ${valid} `),
-      badString('full-width characters', fullWidth(valid)),
-    );
+    const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : null;
+    const refused = (value: string) => Boolean(schema.format || schema.enum) || !pattern!.test(value);
+    const variants: Array<[string, string]> = [
+      ...SQL_INJECTION.map((string): [string, string] => [`SQL ${string}`, string]),
+      ['an RTL override appended', `${valid}\u202e`],
+      ['an emoji appended', `${valid}😀`],
+      ['a zero-width space in front', `\u200b${valid}`],
+      ['spaces around', ` ${valid} `],
+      ['full-width characters', fullWidth(valid)],
+    ];
+    found.push(...variants.filter(([, value]) => refused(value)).map(([label, value]) => badString(label, value)));
   }
   if (constrained || (schema.maxLength ?? Infinity) < 10_000)
     found.push(badString('10,000 characters', 'x'.repeat(10_000)));
