@@ -1451,7 +1451,11 @@ export type components = {
          * @example Asia/Kolkata
          */
         TimeZoneName: string;
-        /** @description When the campaign may call. See `createCampaign` for the rules between the fields. */
+        /**
+         * @description When the campaign may call. See `createCampaign` for the rules between the fields. `starts_at`
+         *     and `ends_at` take any offset and are served back in UTC; a moment that falls outside the
+         *     years 0000 to 9999 once turned to UTC, or a leap second, is refused as `invalid_request`.
+         */
         CampaignScheduleCreate: {
             /**
              * Format: date-time
@@ -4101,12 +4105,14 @@ export interface operations {
                 /**
                  * @description Only events created strictly after this moment (RFC 3339), compared to the millisecond as
                  *     `created_at` shows it: passing the `created_at` of the newest event seen leaves that event
-                 *     out.
+                 *     out. A leap second, or a moment outside the years 0000 to 9999 in UTC, is
+                 *     `invalid_request`.
                  * @example 2026-11-21T00:00:00Z
                  */
                 created_after?: string;
                 /**
-                 * @description Only events created strictly before this moment (RFC 3339).
+                 * @description Only events created strictly before this moment (RFC 3339); the same moments are refused
+                 *     as for `created_after`.
                  * @example 2026-11-22T00:00:00Z
                  */
                 created_before?: string;

@@ -284,6 +284,32 @@ describe('POST /campaigns', () => {
     });
   });
 
+  it('stores a start and an end given with any offset as the instants they name, in UTC', async () => {
+    const org = await newOrg();
+    const contact = await addContact(org, 'manual');
+    // PostgreSQL reads offsets up to 15:59 only; the service turns the time to UTC itself.
+    const created = await create(
+      org,
+      campaignBody(
+        org,
+        { contact_ids: [contact] },
+        {
+          schedule: {
+            starts_at: '2099-05-31T20:30:00+16:30',
+            ends_at: '2099-06-01T00:00:00+16:00',
+            timezone: 'UTC',
+            windows: [{ days: ['mon'], start: '10:00', end: '11:00' }],
+          },
+        },
+      ),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.data.schedule).toMatchObject({
+      starts_at: '2099-05-31T04:00:00.000Z',
+      ends_at: '2099-05-31T08:00:00.000Z',
+    });
+  });
+
   describe('refuses a bad request with its code and param, and writes nothing', () => {
     let org: TestOrg;
     let other: TestOrg;
@@ -469,6 +495,21 @@ describe('POST /campaigns', () => {
       [
         'an end on a leap second',
         () => schedule({ ends_at: '2030-06-30T23:59:60Z' }),
+        400,
+        'invalid_request',
+        'schedule.ends_at',
+      ],
+      // Nor would a timestamp past 9999 in UTC be served back in the format.
+      [
+        'a start past the year 9999 in UTC',
+        () => schedule({ starts_at: '9999-12-31T23:59:59-14:00' }),
+        400,
+        'invalid_request',
+        'schedule.starts_at',
+      ],
+      [
+        'an end past the year 9999 in UTC',
+        () => schedule({ ends_at: '9999-12-31T23:59:59-15:00' }),
         400,
         'invalid_request',
         'schedule.ends_at',

@@ -184,6 +184,7 @@ describe('bad page parameters', () => {
     ['an unknown kind', 'kind=call.exploded', 'kind'],
     ['a malformed time', 'created_after=yesterday', 'created_after'],
     ['a leap second', 'created_before=2016-12-31T23:59:60Z', 'created_before'],
+    ['a time past the year 9999 in UTC', 'created_after=9999-12-31T23:59:59-14:00', 'created_after'],
   ])('%s is invalid_request naming the parameter', async (_name, query, param) => {
     const { status, body } = await get<Failure>(`/events?${query.replaceAll('ID', timedIds[0]!)}`);
     expect(status).toBe(400);

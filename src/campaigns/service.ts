@@ -13,6 +13,7 @@ import { DomainError, invalidField, notFound } from '../errors.js';
 import { findAgentInOrg, hasActivePlan } from '../orgs/service.js';
 import type { AuthContext } from '../orgs/authenticator.js';
 import { requestFingerprint } from '../calls/idempotency.js';
+import { instantOf } from '../contract/instant.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../calls/policy.js';
 import * as campaigns from './queries.js';
 import { toCampaign, toCampaignContact, type Campaign, type CampaignContact } from './mapper.js';
@@ -47,16 +48,6 @@ function isTimeZone(name: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * The instant a date-time field names; invalid_request for one the spec's format lets through but no
- * Date holds (a leap second, which PostgreSQL would read as the next minute).
- */
-function instantOf(param: string, value: string): Date {
-  const at = new Date(value);
-  if (Number.isNaN(at.getTime())) throw invalidField(param, 'must be a date-time such as 2026-11-21T09:30:00Z');
-  return at;
 }
 
 /**
@@ -99,12 +90,16 @@ function checkCampaignRules(body: CampaignCreate): void {
   }
 }
 
-/** The start of the campaign (the request's moment when omitted or past), checked against its end. */
-function checkedStart(body: CampaignCreate, now: Date): Date {
+/**
+ * The span of the campaign: its start (the request's moment when omitted or past) and its end (null:
+ * none), as instants, the end checked against the start.
+ */
+function checkedSpan(body: CampaignCreate, now: Date): { startsAt: Date; endsAt: Date | null } {
   const asked = body.schedule.starts_at === undefined ? now : instantOf('schedule.starts_at', body.schedule.starts_at);
   const startsAt = asked < now ? now : asked;
-  const endsAt = body.schedule.ends_at;
-  if (endsAt !== undefined && endsAt !== null && instantOf('schedule.ends_at', endsAt) <= startsAt) {
+  const ends = body.schedule.ends_at;
+  const endsAt = ends === undefined || ends === null ? null : instantOf('schedule.ends_at', ends);
+  if (endsAt !== null && endsAt <= startsAt) {
     throw invalidField(
       'schedule.ends_at',
       body.schedule.starts_at === undefined || asked < now
@@ -112,7 +107,7 @@ function checkedStart(body: CampaignCreate, now: Date): Date {
         : 'must be later than schedule.starts_at',
     );
   }
-  return startsAt;
+  return { startsAt, endsAt };
 }
 
 /** The answer to a request whose Idempotency-Key a campaign already holds: that campaign, or a conflict. */
@@ -160,7 +155,7 @@ export async function createCampaign(
       const existing = await campaigns.findCampaignByKey(trx, auth.orgId, key);
       if (existing) return { campaign: await replay(trx, existing, requestHash), replayed: true };
     }
-    const startsAt = checkedStart(body, now);
+    const { startsAt, endsAt } = checkedSpan(body, now);
     if (!(await findAgentInOrg(trx, auth.accountOrgId, body.agent_id))) throw notFound('agent', 'agent_id');
     if (!(await hasActivePlan(trx, auth.orgId)))
       throw new DomainError('forbidden', 'The organisation has no active plan.');
@@ -172,7 +167,7 @@ export async function createCampaign(
       agent_id: body.agent_id,
       name: body.name,
       starts_at: startsAt,
-      ends_at: body.schedule.ends_at ?? null,
+      ends_at: endsAt,
       timezone: body.schedule.timezone,
       windows: JSON.stringify(body.schedule.windows),
       max_concurrency: body.max_concurrency ?? DEFAULT_MAX_CONCURRENCY,

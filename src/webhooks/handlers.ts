@@ -1,7 +1,7 @@
 // Handlers for the webhooks operations: HTTP in and out; the rules live in ./service.ts.
 import { DEFAULT_LIMIT, pageStart, paginateFrom } from '../contract/pagination.js';
 import type { OperationHandler } from '../contract/operations.js';
-import { invalidField } from '../errors.js';
+import { instantOf } from '../contract/instant.js';
 import * as events from './event-log.js';
 import * as webhooks from './service.js';
 
@@ -74,13 +74,6 @@ export const redeliverWebhookDelivery: OperationHandler<'redeliverWebhookDeliver
   };
 };
 
-/** The instant a date-time parameter names; invalid_request for one the spec's format lets through but no Date holds (a leap second). */
-function moment(param: string, value: string): Date {
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw invalidField(param, 'must be a date-time such as 2026-11-21T09:30:00Z');
-  return date;
-}
-
 /** listEvents: one page of the org's events, newest first, filtered by kind and creation time. */
 export const listEvents: OperationHandler<'listEvents'> = async ({ auth, query }, deps) => {
   const limit = query.limit ?? DEFAULT_LIMIT;
@@ -90,8 +83,10 @@ export const listEvents: OperationHandler<'listEvents'> = async ({ auth, query }
     auth.orgId,
     {
       ...(query.kind !== undefined ? { kind: query.kind } : {}),
-      ...(query.created_after !== undefined ? { createdAfter: moment('created_after', query.created_after) } : {}),
-      ...(query.created_before !== undefined ? { createdBefore: moment('created_before', query.created_before) } : {}),
+      ...(query.created_after !== undefined ? { createdAfter: instantOf('created_after', query.created_after) } : {}),
+      ...(query.created_before !== undefined
+        ? { createdBefore: instantOf('created_before', query.created_before) }
+        : {}),
     },
     { limit, start },
   );
