@@ -504,8 +504,8 @@ export type paths = {
          *
          *     The `url` must use `https://`, without a user name or password, on a port that the Fetch
          *     standard does not block (22, 25 and 0, for example, are refused). Hosts that are `localhost`
-         *     or resolve to a loopback, private, link-local, unique-local, multicast, cloud-metadata or
-         *     otherwise non-public address are refused, and the same check is repeated against the address
+         *     or resolve to a loopback, private, link-local, unique-local, multicast, cloud-metadata
+         *     (including Azure's WireServer, 168.63.129.16) or otherwise non-public address are refused, and the same check is repeated against the address
          *     actually connected to on every delivery. An org may register at most 20 endpoints; one more is refused with `forbidden`.
          *
          *     ## How deliveries work

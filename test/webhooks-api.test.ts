@@ -72,6 +72,7 @@ describe('POST /webhooks', () => {
     ['the metadata address', 'https://169.254.169.254/latest/meta-data', /cloud metadata/],
     ['IPv6 loopback', 'https://[::1]/hooks', /loopback/],
     ['the IPv6 metadata address', 'https://[fd00:ec2::254]/', /cloud metadata/],
+    ["Azure's WireServer", 'https://168.63.129.16/', /cloud metadata/],
     ['an IPv4-compatible address', 'https://[::7f00:1]/', /IPv4-compatible/],
     ['the unspecified address', 'https://0.0.0.0/', /unspecified/],
     ['carrier-grade NAT', 'https://100.64.1.1/', /carrier-grade NAT/],

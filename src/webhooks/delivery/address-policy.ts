@@ -6,7 +6,9 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
 /** CIDR ranges exempted from the policy (WEBHOOK_PRIVATE_ALLOWLIST). */
 export type Allowlist = ReadonlyArray<[Address, number]>;
 
-const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254']);
+// Cloud hosts' own services, reachable from their machines only: the metadata service (AWS, GCP, Azure;
+// AWS's IPv6 one) and Azure's WireServer, which is a public address.
+const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254', '168.63.129.16']);
 
 // IPv4-compatible IPv6 (::a.b.c.d, deprecated) is not in ipaddr.js's special ranges but must not pass.
 const EXTRA_REFUSED: Allowlist = [[ipaddr.parse('::'), 96]];
