@@ -2,6 +2,7 @@
 // rule (see support/bad-requests.ts) get a 4xx in the error envelope with the right code, never a 5xx,
 // and leave the database exactly as it was. Requests only a raw socket can send (header injection,
 // smuggling attempts) get the envelope too, and valid but unusual text is stored exactly as sent.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { STATUS_BY_CODE } from '../src/http/errors.js';
 import { badRequestsFor, type BadRequest } from './support/bad-requests.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import type { ErrorResponse } from './support/json.js';
 import { snapshotTables } from './support/db-snapshot.js';
 import { plainRequest, rawExchange, type RawAnswer } from './support/raw-http.js';
 import { createOwnedOrg, exampleBody, operationById, pathIds, type OwnedOrg } from './support/spec-fixtures.js';
@@ -185,6 +187,16 @@ describe('requests only a raw socket can send', () => {
     const answer: RawAnswer = await rawExchange(port, request());
     expect(problemWith(answer.status, answer.body, answer.headers['request-id'], 'invalid_request')).toBeNull();
     expect(await snapshotTables(database.db)).toEqual(before);
+  });
+
+  it('takes an empty chunked body on an operation without one as no body, and refuses one of a byte', async () => {
+    const cancel = (body: string) =>
+      `POST /api/v1/calls/${randomUUID()}/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${org.key}\r\nTransfer-Encoding: chunked\r\n\r\n${body}`;
+    const empty = await rawExchange(port, cancel('0\r\n\r\n'));
+    expect(problemWith(empty.status, empty.body, empty.headers['request-id'], 'not_found')).toBeNull();
+    const oneByte = await rawExchange(port, cancel('1\r\n \r\n0\r\n\r\n'));
+    expect(problemWith(oneByte.status, oneByte.body, oneByte.headers['request-id'], 'invalid_request')).toBeNull();
+    expect((JSON.parse(oneByte.body) as ErrorResponse).error.param).toBe('body');
   });
 
   it('a CRLF inside a header value only ever starts a header of its own, never echoed back', async () => {

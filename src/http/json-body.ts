@@ -73,21 +73,44 @@ function readError(ctx: Koa.Context, error: unknown): DomainError {
   return bodyError('could not be read as sent (check its Content-Encoding and Content-Length)');
 }
 
+/** The request_timeout of a body that did not arrive; the rest of it will never be read, so the connection goes once the answer is sent. */
+function bodyTimedOut(ctx: Koa.Context, timeoutMs: number): DomainError {
+  ctx.set('Connection', 'close');
+  return new DomainError(
+    'request_timeout',
+    `The request body did not arrive within ${Math.round(timeoutMs / 1000)} seconds.`,
+    { param: 'body' },
+  );
+}
+
+/**
+ * Whether a body the request declared (chunked, say) ends without a single byte, as some clients send
+ * on a POST that carries nothing: resolves false at the first byte (the rest is left unread), and
+ * throws request_timeout when the body neither ends nor starts within `timeoutMs`.
+ */
+export function bodyArrivesEmpty(ctx: Koa.Context, timeoutMs: number): Promise<boolean> {
+  const request = ctx.req;
+  return new Promise((resolve, reject) => {
+    const settle = (outcome: () => void) => {
+      clearTimeout(timer);
+      request.off('data', onData).off('end', onEnd).off('error', onEnd);
+      request.pause();
+      outcome();
+    };
+    const onData = (chunk: Buffer) => {
+      if (chunk.length > 0) settle(() => resolve(false));
+    };
+    const onEnd = () => settle(() => resolve(request.complete));
+    const timer = setTimeout(() => settle(() => reject(bodyTimedOut(ctx, timeoutMs))), timeoutMs);
+    request.on('data', onData).on('end', onEnd).on('error', onEnd);
+  });
+}
+
 /** Runs `read` on the request within `timeoutMs`; returns the body as latin1 text, or throws the envelope error. */
 async function readText(ctx: Koa.Context, read: Koa.Middleware, timeoutMs: number): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      // The rest of the body will never be read: the connection goes once the answer is sent.
-      ctx.set('Connection', 'close');
-      reject(
-        new DomainError(
-          'request_timeout',
-          `The request body did not arrive within ${Math.round(timeoutMs / 1000)} seconds.`,
-          { param: 'body' },
-        ),
-      );
-    }, timeoutMs);
+    timer = setTimeout(() => reject(bodyTimedOut(ctx, timeoutMs)), timeoutMs);
   });
   const bodyRead: { startedAt: number; tookMs?: number } = { startedAt: performance.now() };
   stateOf(ctx).bodyRead = bodyRead;

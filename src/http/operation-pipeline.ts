@@ -12,7 +12,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { ApiKeyAuthenticator, AuthContext } from '../orgs/authenticator.js';
 import type { RateLimiter } from '../orgs/rate-limiter.js';
 import { validationError } from './errors.js';
-import { jsonBodyReader } from './json-body.js';
+import { bodyArrivesEmpty, jsonBodyReader } from './json-body.js';
 import {
   checkQueryValues,
   checkRequest,
@@ -56,6 +56,9 @@ export function operationPipeline(
     const malformed = decodes(ctx.path) ? null : malformedPathParameter(operation, ctx.path);
     if (malformed !== null) throw invalidField(malformed, 'is not valid percent-encoded text');
     checkQueryValues(operation, ctx.querystring);
+    // A declared body of no bytes on an operation that takes none (an empty chunked POST) is no body.
+    if (state.hasBody && !operation.requestBody && (await bodyArrivesEmpty(ctx, deps.config.bodyTimeoutMs)))
+      state.hasBody = false;
     let body: unknown;
     if (state.hasBody && operation.requestBody) {
       body = await readBody(ctx);
