@@ -69,7 +69,9 @@ function expectAtCap(answer: { status: number; headers: Headers; body: Placed },
   expect(answer.status).toBe(429);
   expect(answer.body.error.code).toBe('too_many_requests');
   expect(answer.body.error.message).toBe(
-    `The organisation's plan allows at most ${cap} calls in progress at once, and ${cap} are in progress; retry in 5 seconds, once one has ended.`,
+    cap === 1
+      ? "The organisation's plan allows at most 1 call in progress at once, and 1 is in progress; retry in 5 seconds, once one has ended."
+      : `The organisation's plan allows at most ${cap} calls in progress at once, and ${cap} are in progress; retry in 5 seconds, once one has ended.`,
   );
   expect(answer.headers.get('retry-after')).toBe(String(CONCURRENCY_RETRY_AFTER_S));
   expect(answer.headers.get('x-ratelimit-limit')).toBe('10000');

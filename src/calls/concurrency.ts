@@ -39,7 +39,7 @@ export async function refuseOverCallCap(trx: Db, orgId: string, cap: number | nu
   if (slots === null || slots.inProgress < slots.cap) return;
   throw new DomainError(
     'too_many_requests',
-    `The organisation's plan allows at most ${slots.cap} calls in progress at once, and ${slots.inProgress} are in progress; retry in ${CONCURRENCY_RETRY_AFTER_S} seconds, once one has ended.`,
+    `The organisation's plan allows at most ${slots.cap} ${slots.cap === 1 ? 'call' : 'calls'} in progress at once, and ${slots.inProgress} ${slots.inProgress === 1 ? 'is' : 'are'} in progress; retry in ${CONCURRENCY_RETRY_AFTER_S} seconds, once one has ended.`,
     { headers: { 'Retry-After': String(CONCURRENCY_RETRY_AFTER_S) } },
   );
 }
