@@ -84,14 +84,19 @@ function sidewaysScroll(page: Page): Promise<number> {
 describe('a phone-sized screen', { timeout: 120_000 }, () => {
   it('never scrolls a page sideways, and passes axe', async () => {
     const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    // The header names the member: a long address must wrap there too.
+    await env.database.db
+      .updateTable('dashboard_users')
+      .set({ email: 'a.rather.long.member.address@customer-operations.example.com' })
+      .where('org_id', '=', env.org.orgId)
+      .execute();
     await page.setViewportSize(NARROW);
-    const overflow: Record<string, number> = {};
     for (const path of paths) {
       await page.goto(path);
-      overflow[path] = await sidewaysScroll(page);
+      // Polled: a page still settling its layout (a busy machine) is judged once it has.
+      await expect.poll(() => sidewaysScroll(page), { message: path }).toBe(0);
       await expectAccessible(page);
     }
-    expect(overflow).toEqual(Object.fromEntries(paths.map((path) => [path, 0])));
   });
 
   it('scrolls a wide table in its own named box, reachable by the keyboard', async () => {
@@ -105,5 +110,28 @@ describe('a phone-sized screen', { timeout: 120_000 }, () => {
     await box.focus();
     await page.keyboard.press('ArrowRight');
     await expect.poll(() => box.evaluate((element) => element.scrollLeft)).toBeGreaterThan(0);
+  });
+
+  it('keeps the focused skip link above the test-mode banner, which scrolls away on a phone', async () => {
+    const page = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    await page.getByRole('button', { name: 'Test mode' }).click();
+    const banner = page.getByRole('region', { name: 'Test mode' });
+    await banner.waitFor();
+    const skip = page.getByRole('link', { name: 'Skip to content' });
+    await page.keyboard.press('Tab');
+    await expect.poll(() => skip.evaluate((link) => link === document.activeElement)).toBe(true);
+    const skipOnTop = await skip.evaluate((link) => {
+      const box = link.getBoundingClientRect();
+      return link.contains(document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2));
+    });
+    expect(skipOnTop).toBe(true);
+
+    // Several lines tall on a phone, a banner that stayed would hide what the keyboard moves to.
+    await page.setViewportSize(NARROW);
+    await page.goto('/dashboard/campaigns/new');
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    expect(await banner.evaluate((element) => element.getBoundingClientRect().bottom)).toBeLessThanOrEqual(0);
+    await page.getByRole('button', { name: 'Test mode' }).click();
+    await expect.poll(() => banner.count()).toBe(0);
   });
 });

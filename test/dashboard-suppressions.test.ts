@@ -78,7 +78,7 @@ describe('the do-not-call list page', { timeout: 180_000 }, () => {
     expect(await callStatus(env.org.key, phone)).toBe(403);
 
     await addNumber(page, phone, 'complaint');
-    expect(await statusText(page)).toContain('was already listed; its reason was changed');
+    expect(await statusText(page)).toContain('was already listed; its reason and note were replaced');
     expect(await page.getByRole('row').filter({ hasText: phone }).textContent()).toContain('complaint');
     // Reloading that answer sends the same form again: refused, so nothing is changed or audited twice.
     const again = await page.reload();

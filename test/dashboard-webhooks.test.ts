@@ -69,6 +69,8 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
     expect(await page.locator('img').count()).toBe(0);
     await expectAccessible(page);
 
+    // Each row's button names its delivery, so a screen reader's list of buttons tells them apart.
+    expect(await page.getByRole('button', { name: `Redeliver, delivery ${deliveryId}`, exact: true }).count()).toBe(1);
     await page.getByRole('button', { name: 'Redeliver' }).first().click();
     await receiver.waitFor(2, 20_000);
     await expect
@@ -91,7 +93,7 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
     expect(rotated).toMatch(/^[0-9a-f]{64}$/);
     expect(rotated).not.toBe(secret);
     // A leaked secret: rotating with the box ticked ends the old secrets' grace at once.
-    await page.getByLabel('and end the old secrets now').check();
+    await page.getByLabel('End the old secrets at once').check();
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     expect(await page.getByText('New signing secret (the old ones stopped signing):').count()).toBe(1);
     const stored = await env.database.db

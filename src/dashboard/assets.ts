@@ -10,7 +10,7 @@ export const ASSETS = {
 :root { color-scheme: light; --ink: #1d2430; --muted: #4a5568; --line: #cbd5e0; --accent: #1f4fbf; --bad: #a61b1b; --good: #176b36; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f7f8fa; overflow-wrap: break-word; }
-.skip { position: absolute; left: -10000px; top: 0.5rem; background: #fff; padding: 0.5rem 1rem; z-index: 1; }
+.skip { position: absolute; left: -10000px; top: 0.5rem; background: #fff; padding: 0.5rem 1rem; z-index: 3; }
 .skip:focus { left: 1rem; }
 strong, code, .mono, a, bdi { unicode-bidi: isolate; }
 .control { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.8em; color: var(--muted); border: 1px solid var(--muted); border-radius: 3px; padding: 0 0.15em; margin: 0 0.1em; white-space: nowrap; unicode-bidi: isolate; }
@@ -34,7 +34,7 @@ label { display: block; font-weight: 600; margin-top: 0.75rem; }
 input[type="text"], input[type="email"], input[type="password"], input[type="url"], select, textarea { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid #718096; border-radius: 4px; min-width: 18rem; max-width: 100%; }
 textarea { width: 100%; min-height: 8rem; }
 fieldset { border: 1px solid var(--line); margin-top: 0.75rem; }
-fieldset label, label.inline { display: inline; font-weight: 400; margin-right: 1rem; }
+fieldset label, label.inline { display: inline-block; font-weight: 400; margin-right: 1rem; }
 button, .button { font: inherit; padding: 0.35rem 0.9rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; margin-top: 0.5rem; }
 button.secondary, .button.secondary { background: #fff; color: var(--accent); }
 button.danger, .button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }
@@ -54,6 +54,7 @@ dl.facts dd { margin: 0; min-width: 0; }
 .test-banner { position: sticky; top: 0; z-index: 2; background: #7b341e; color: #fff; padding: 0.4rem 1.5rem; border-bottom: 3px solid #f6ad55; }
 .test-banner p { margin: 0; }
 html.test-mode { scroll-padding-top: 4rem; }
+@media (max-width: 40rem) { .test-banner { position: static; } html.test-mode { scroll-padding-top: 0; } }
 button.mode-switch { background: #fff; color: var(--ink); border-color: #718096; }
 button.mode-switch[aria-pressed="true"] { background: #7b341e; border-color: #7b341e; color: #fff; }
 .field-error { color: var(--bad); font-weight: 600; margin: 0.25rem 0; }

@@ -236,7 +236,7 @@ function controls(campaign: Campaign, session: DashboardSession): HtmlValue {
       : html`<form class="inline" method="post" action="${path}/pause">
           ${csrfField(session)}<button type="submit" class="secondary">Pause</button>
         </form>`;
-  return html`<p>${step} <a class="button danger" href="${path}/cancel">Cancel campaign</a></p>`;
+  return html`<div class="controls">${step} <a class="button danger" href="${path}/cancel">Cancel campaign</a></div>`;
 }
 
 function contactState(contact: Schemas['CampaignContact']): string {

@@ -74,7 +74,10 @@ function addForm(session: DashboardSession, values: AddValues, problem: AddProbl
         value="${values.phone}"
         ${described('phone_e164', problem, 'phone-help')}
       />
-      <p id="phone-help" class="muted">A + and 7 to 15 digits. A number already listed gets the new reason.</p>
+      <p id="phone-help" class="muted">
+        A + and 7 to 15 digits. A number already listed gets the new reason and note (an empty note removes its old
+        one).
+      </p>
       ${errorOf('phone_e164', problem)}
       <label for="reason">Reason</label>
       <select id="reason" name="reason" ${described('reason', problem)}>
@@ -219,7 +222,7 @@ async function add(ctx: Koa.Context, session: DashboardSession, env: DashboardEn
   const shown = notice(
     'info',
     html`${outside(input.phone_e164)}
-    ${created ? 'was added to the list' : 'was already listed; its reason was changed'}.`,
+    ${created ? 'was added to the list' : 'was already listed; its reason and note were replaced'}.`,
   );
   sendPage(ctx, created ? 201 : 200, await listPage(env, ctx, session, shown));
 }

@@ -139,8 +139,8 @@ async function endpointPage(
   // A delivery waiting for its next retry is retried now; any other is sent again as a new delivery.
   const rowAction = (attempt: webhooks.DeliveryLogEntry) =>
     attempt.delivery_status === 'pending'
-      ? { path: 'retry', label: 'Retry now' }
-      : { path: 'redeliver', label: 'Redeliver' };
+      ? { path: 'retry', label: 'Retry now', name: `Retry now, delivery ${attempt.delivery_id}` }
+      : { path: 'redeliver', label: 'Redeliver', name: `Redeliver, delivery ${attempt.delivery_id}` };
   const base = `${CURRENT}/${id}`;
   const controls = admin
     ? html`<h2>Actions</h2>
@@ -148,11 +148,10 @@ async function endpointPage(
           ${csrfField(session)}<button type="submit">Send test event</button>
         </form>
         <form class="inline" method="post" action="${base}/rotate">
-          ${csrfField(session)}${onceField()}<button type="submit" class="secondary">Rotate secret</button>
-          <label class="inline"
-            ><input type="checkbox" name="expire_previous" value="true" /> and end the old secrets now (one
+          ${csrfField(session)}${onceField()}<label class="inline"
+            ><input type="checkbox" name="expire_previous" value="true" /> End the old secrets at once (one
             leaked)</label
-          >
+          ><button type="submit" class="secondary">Rotate secret</button>
         </form>
         <form class="inline" method="post" action="${base}/${endpoint.active ? 'disable' : 'enable'}">
           ${csrfField(session)}<button type="submit" class="secondary">
@@ -191,6 +190,7 @@ async function endpointPage(
                   ${csrfField(session)}<input type="hidden" name="delivery_id" value="${attempt.delivery_id}" /><button
                     type="submit"
                     class="secondary"
+                    aria-label="${rowAction(attempt).name}"
                   >
                     ${rowAction(attempt).label}
                   </button>
