@@ -231,7 +231,7 @@ describe('dashboard sessions', { timeout: HANG_GUARD_MS }, () => {
       // The other was refused: its admin was no longer one when its change was made (403), or was
       // already signed out by the other's change when the request began (to the sign-in page).
       const other = outcomes.find((entry) => entry !== done);
-      expect(['403', '303 /dashboard/login'], outcomes.join(', ')).toContain(other);
+      expect(['403', '303 /dashboard/login?ended=form'], outcomes.join(', ')).toContain(other);
       const canSignIn = await database.db
         .selectFrom('dashboard_users')
         .select('id')
@@ -241,6 +241,48 @@ describe('dashboard sessions', { timeout: HANG_GUARD_MS }, () => {
         .execute();
       expect(canSignIn, action).toHaveLength(1);
     }
+  });
+
+  it('says a session ended, and after a form sent too late that nothing was changed, then returns to its page', async () => {
+    await member('late@example.com');
+    const cookie = (await signIn('late@example.com', PASSWORD)).cookie!;
+    const page = await (await fetch(`${app.baseUrl}/dashboard/suppressions`, { headers: { Cookie: cookie } })).text();
+    clock.advance(61 * 60_000);
+
+    const sent = await fetch(`${app.baseUrl}/dashboard/suppressions`, {
+      method: 'POST',
+      headers: {
+        Cookie: cookie,
+        Origin: app.baseUrl,
+        Referer: `${app.baseUrl}/dashboard/suppressions?page=1`,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({
+        _csrf: csrfTokenOf(page),
+        phone_e164: '+919812300001',
+        reason: 'complaint',
+      }).toString(),
+      redirect: 'manual',
+    });
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get('location')).toBe(
+      '/dashboard/login?next=%2Fdashboard%2Fsuppressions%3Fpage%3D1&ended=form',
+    );
+    const form = await (await fetch(`${app.baseUrl}${sent.headers.get('location')}`)).text();
+    expect(form).toContain('Your session ended before the form was sent, so nothing was changed.');
+    expect(form).toContain('<input type="hidden" name="next" value="/dashboard/suppressions?page=1" />');
+    const listed = await database.db.selectFrom('suppressions').select('id').where('org_id', '=', org.orgId).execute();
+    expect(listed).toEqual([]);
+
+    // A page opened with the ended session's cookie says why it asks to sign in; one without a cookie does not.
+    const opened = await fetch(`${app.baseUrl}/dashboard/calls`, { headers: { Cookie: cookie }, redirect: 'manual' });
+    expect(opened.headers.get('location')).toBe('/dashboard/login?next=%2Fdashboard%2Fcalls&ended=session');
+    const again = await (await fetch(`${app.baseUrl}${opened.headers.get('location')}`)).text();
+    expect(again).toContain('Your session has ended. Sign in again to go on.');
+    const fresh = await fetch(`${app.baseUrl}/dashboard/calls`, { redirect: 'manual' });
+    expect(fresh.headers.get('location')).toBe('/dashboard/login?next=%2Fdashboard%2Fcalls');
+    // A made-up reason shows nothing.
+    expect(await (await fetch(`${app.baseUrl}/dashboard/login?ended=toString`)).text()).not.toContain('notice');
   });
 
   it('returns to the page asked for after signing in, and only to a page of the dashboard', async () => {

@@ -116,9 +116,34 @@ export function sessionFoundFor(ctx: Koa.Context): DashboardSession | null {
   return sessionOfRequest.get(ctx) ?? null;
 }
 
-/** The sign-in page, with the page to return to once signed in (a dashboard page of this site only). */
-function signInLocation(returnTo: string): string {
-  return returnTo === '/dashboard' ? '/dashboard/login' : `/dashboard/login?next=${encodeURIComponent(returnTo)}`;
+/** What the sign-in page says to someone whose session ended: on opening a page, or on sending a form. */
+export const SIGN_IN_REASONS = {
+  session: 'Your session has ended. Sign in again to go on.',
+  form: 'Your session ended before the form was sent, so nothing was changed. Sign in to go back to the page, then send it again.',
+} as const;
+
+/** Why the sign-in page is shown (see SIGN_IN_REASONS). */
+export type SignInReason = keyof typeof SIGN_IN_REASONS;
+
+/**
+ * The sign-in page, with the page to return to once signed in (a dashboard page of this site only) and,
+ * when a session cookie came without a live session, why the page is shown (see SIGN_IN_REASONS).
+ */
+function signInLocation(returnTo: string, ended?: SignInReason): string {
+  const query = new URLSearchParams();
+  if (returnTo !== '/dashboard') query.set('next', returnTo);
+  if (ended) query.set('ended', ended);
+  return query.size === 0 ? '/dashboard/login' : `/dashboard/login?${query.toString()}`;
+}
+
+/** The dashboard page a form was sent from (its Referer, which the dashboard keeps to its own origin), else the overview. */
+function formPage(ctx: Koa.Context): string {
+  try {
+    const referer = new URL(ctx.get('Referer'));
+    return returnPath(`${referer.pathname}${referer.search}`);
+  } catch {
+    return '/dashboard';
+  }
 }
 
 /**
@@ -139,7 +164,7 @@ export function view(env: DashboardEnv, handler: PageHandler, options: { adminOn
     setPageHeaders(ctx);
     const session = await currentSession(env, ctx);
     if (!session) {
-      ctx.redirect(signInLocation(returnPath(ctx.originalUrl)));
+      ctx.redirect(signInLocation(returnPath(ctx.originalUrl), readSessionCookie(ctx) ? 'session' : undefined));
       return;
     }
     if (options.adminOnly && session.role !== 'admin') {
@@ -219,7 +244,7 @@ async function runOnce(
   const claim = await claimFormNonce(db, session.idHash, nonce, clock.now());
   if (claim === 'no_session') {
     // Signed out (in another tab, or by a reset or removal) since the request began.
-    redirectAfterPost(ctx, '/dashboard/login');
+    redirectAfterPost(ctx, signInLocation(formPage(ctx), 'form'));
     return;
   }
   if (claim === 'used') {
@@ -253,7 +278,7 @@ export function action(
       return;
     }
     if (!session) {
-      redirectAfterPost(ctx, '/dashboard/login');
+      redirectAfterPost(ctx, signInLocation(formPage(ctx), 'form'));
       return;
     }
     if (!csrfMatches(session.csrfToken, field(ctx, '_csrf'))) {

@@ -14,6 +14,8 @@ import {
   sendPage,
   sendProblem,
   pathParam,
+  SIGN_IN_REASONS,
+  type SignInReason,
   type DashboardEnv,
 } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
@@ -85,7 +87,10 @@ async function showSignIn(ctx: Koa.Context, env: DashboardEnv): Promise<void> {
     ctx.redirect(next);
     return;
   }
-  sendPage(ctx, 200, signInForm('', null, next));
+  const ended = Object.hasOwn(SIGN_IN_REASONS, String(ctx.query.ended))
+    ? SIGN_IN_REASONS[ctx.query.ended as SignInReason]
+    : null;
+  sendPage(ctx, 200, signInForm('', ended ? notice('info', ended) : null, next));
 }
 
 /** POST /dashboard/login: checks the email and password and, when right, starts a session. */
