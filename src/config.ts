@@ -153,17 +153,22 @@ export function httpUrl(name: string, raw: string): string {
 /**
  * A secret given either in the variable `name` itself or in the file `${name}_FILE` names (as Docker
  * and compose secrets mount them; a final line break is dropped), never both; undefined when neither.
+ * A file that holds nothing is refused: a secret mounted empty must not pass for no secret (for
+ * DATABASE_URL, the embedded database).
  */
 function secret(name: string, value: string | undefined, file: string | undefined): string | undefined {
   if (!file) return value || undefined;
   if (value) throw new ConfigError(`set ${name} or ${name}_FILE, not both`);
+  let text: string;
   try {
-    return readFileSync(file, 'utf8').replace(/\r?\n$/, '') || undefined;
+    text = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
   } catch (error) {
     throw new ConfigError(
       `${name}_FILE names "${file}", which cannot be read (${(error as NodeJS.ErrnoException).code})`,
     );
   }
+  if (text.trim() === '') throw new ConfigError(`${name}_FILE names "${file}", which is empty`);
+  return text;
 }
 
 /** Reads the configuration from the environment; throws ConfigError on an unusable value. */

@@ -60,6 +60,11 @@ describe('DATABASE_URL_FILE', () => {
       expect(() => loadConfig({ DATABASE_URL_FILE: path.join(folder, 'missing') })).toThrow(
         /^DATABASE_URL_FILE names ".+missing", which cannot be read \(ENOENT\)$/,
       );
+      // An empty secret is a mistake, never "no database" (which would start the embedded one).
+      for (const blank of ['', '\n', '  \n']) {
+        writeFileSync(file, blank);
+        expect(() => loadConfig({ DATABASE_URL_FILE: file })).toThrow(/^DATABASE_URL_FILE names ".+", which is empty$/);
+      }
       writeFileSync(file, 'mysql://x@y/z\n');
       expect(() => loadConfig({ DATABASE_URL_FILE: file })).toThrow('DATABASE_URL must be a postgres://');
     } finally {
