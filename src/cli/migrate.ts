@@ -11,8 +11,9 @@ import { configOrExit, reported, wantsHelp } from './command.js';
 const USAGE = `Usage: voice-call-api migrate [--status | --check] [--json]
 
   (no option)   apply pending migrations and database functions, then exit
-  --status      list every migration with when it was applied; change nothing
-  --check       as --status, but exit with status 2 while any migration is pending
+  --status      list every migration and database function with when it was applied, and
+                the job engine's schema (pg-boss) when it is behind; change nothing
+  --check       as --status, but exit with status 2 while anything is pending
 
 Exit status: 0 done (or up to date), 1 the database could not be reached or migrated,
 2 (--check only) migrations are pending.

@@ -64,22 +64,22 @@ export async function migrateToLatest(
  * it, in order, then "pg-boss" when its schema is behind.
  */
 export async function pendingMigrations(db: AnySchemaDb): Promise<string[]> {
-  const pending = (await migrationStatus(db))
-    .filter((change) => change.appliedAt === null)
-    .map((change) => change.name);
-  return (await jobSchemaCurrent(db)) ? pending : [...pending, 'pg-boss'];
+  return (await migrationStatus(db)).filter((change) => change.appliedAt === null).map((change) => change.name);
 }
 
 /**
  * Every migration with when it was applied, then every database function (as db/functions/FILE) with when
- * it was installed; null when pending.
+ * it was installed (null when pending), then "pg-boss" (pending) when the job engine's schema is behind:
+ * pg-boss keeps no date of its own install, so a current one is not listed.
  */
 export async function migrationStatus(db: AnySchemaDb): Promise<Array<{ name: string; appliedAt: Date | null }>> {
   const known = await migratorFor(db).getMigrations();
   const functions = await functionStatus(db);
+  const jobSchema = (await jobSchemaCurrent(db)) ? [] : [{ name: 'pg-boss', appliedAt: null }];
   return [
     ...known.map((migration) => ({ name: migration.name, appliedAt: migration.executedAt ?? null })),
     ...functions.map((entry) => ({ name: `db/functions/${entry.file}`, appliedAt: entry.installedAt })),
+    ...jobSchema,
   ];
 }
 
