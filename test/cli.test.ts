@@ -212,14 +212,22 @@ describe('operator CLI', CLI_TESTS, () => {
       const [, used] = (await admin('key', 'list', '--org', org.id)).stdout.trim().split('\n');
       return /^\d{4}-\d\d-\d\dT/.test(used!.split(/\s{2,}/)[5]!);
     });
+    // A key written out with the other mode names no key: the live key stays usable.
+    const otherMode = await admin('key', 'revoke', `svc_test_${prefix}_${'*'.repeat(32)}`);
+    expect([otherMode.code, otherMode.stderr.trim()]).toEqual([1, `Error: no active test key with prefix ${prefix}`]);
+    expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(200);
     // The masked key that key list prints names the key as well as its bare prefix does.
     const revoked = await admin('key', 'revoke', `svc_live_${prefix}_${'*'.repeat(32)}`, '--json');
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(JSON.parse(revoked.stdout)).toEqual({ prefix, revoked: true });
     expect((await rawRequest(app, 'GET', '/contacts', auth)).status).toBe(401);
-    for (const named of [prefix, `svc_live_${prefix}`, apiKey]) {
-      const again = await admin('key', 'revoke', named);
-      expect([again.code, again.stderr.trim()]).toEqual([1, `Error: no active key with prefix ${prefix}`]);
+    for (const [named, kind] of [
+      [prefix, 'key'],
+      [`svc_live_${prefix}`, 'live key'],
+      [apiKey, 'live key'],
+    ]) {
+      const again = await admin('key', 'revoke', named!);
+      expect([again.code, again.stderr.trim()]).toEqual([1, `Error: no active ${kind} with prefix ${prefix}`]);
     }
   });
 

@@ -64,7 +64,7 @@ export async function makeDemo(db: Db, apiUrl: string, receiverOrigin: string): 
 
   const live = await createApiKey(db, org.id, { label: 'Production backend', mode: 'live' }, BY);
   const old = await createApiKey(db, org.id, { label: 'Old staging server', mode: 'live' }, BY);
-  await revokeKey(db, old.prefix, BY, org.id);
+  await revokeKey(db, old.prefix, BY, { liveOrgId: org.id });
   const test = await createApiKey(db, org.id, { label: 'CI', mode: 'test' }, BY);
 
   const api = apiClient(apiUrl, live.key);

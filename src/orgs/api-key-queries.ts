@@ -89,14 +89,14 @@ export async function listKeys(db: Db, liveOrgId: string) {
 }
 
 /**
- * Marks a key revoked (only among the live org `liveOrgId`'s keys of either mode, when given); returns
+ * Marks a key revoked (only among the live org `liveOrgId`'s keys, and only of `mode`, when given); returns
  * the live org it belongs to and its mode, or undefined when no unrevoked key has that prefix.
  */
 export async function revokeKey(
   db: Db,
   prefix: string,
   at: Date,
-  liveOrgId?: string,
+  { liveOrgId, mode }: { liveOrgId?: string; mode?: 'live' | 'test' } = {},
 ): Promise<{ accountOrgId: string; livemode: boolean } | undefined> {
   const row = await db
     .updateTable('api_keys')
@@ -108,6 +108,7 @@ export async function revokeKey(
     .$if(liveOrgId !== undefined, (query) =>
       query.where((eb) => eb.or([eb('orgs.id', '=', liveOrgId!), eb('orgs.live_org_id', '=', liveOrgId!)])),
     )
+    .$if(mode !== undefined, (query) => query.where('orgs.live_org_id', mode === 'live' ? 'is' : 'is not', null))
     .returning(['api_keys.org_id', 'orgs.live_org_id'])
     .executeTakeFirst();
   return row && { accountOrgId: row.live_org_id ?? row.org_id, livemode: row.live_org_id === null };

@@ -34,12 +34,12 @@ export function secretMatches(secret: string, expectedHash: Buffer): boolean {
 }
 
 /**
- * The prefix named by `text`: the bare prefix, or a key written out from it (`svc_live_PREFIX` or
- * `svc_test_PREFIX`, the masked key lists show, or the whole key). Anything else is returned as it is,
- * to be looked up as is.
+ * The key a text names: its prefix, and its mode when the text is a whole or masked key
+ * (`svc_test_ab12cd34_…`); a bare prefix names no mode.
  */
-export function keyPrefixOf(text: string): string {
-  return /^svc_(?:live|test)_([a-z0-9]{8})(?:_.*)?$/s.exec(text)?.[1] ?? text;
+export function keyNamedBy(text: string): { prefix: string; mode?: Mode } {
+  const match = /^svc_(live|test)_([a-z0-9]{8})(?:_.*)?$/s.exec(text);
+  return match ? { prefix: match[2]!, mode: match[1] as Mode } : { prefix: text };
 }
 
 /** Masks a key of `mode` for display: only its mode and public prefix stay readable. */
@@ -113,12 +113,17 @@ export async function listKeys(db: Db, liveOrgId: string) {
 }
 
 /**
- * Revokes the active key with this prefix, of either mode (only among the live org `liveOrgId`'s keys
- * when given), and records it in the audit log; false when there is no such key.
+ * Revokes the active key with this prefix (only among the live org `liveOrgId`'s keys, and only of
+ * `mode`, when given), and records it in the audit log; false when there is no such key.
  */
-export async function revokeKey(db: Db, prefix: string, by: KeyActor, liveOrgId?: string): Promise<boolean> {
+export async function revokeKey(
+  db: Db,
+  prefix: string,
+  by: KeyActor,
+  scope: { liveOrgId?: string; mode?: Mode } = {},
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const owner = await keys.revokeKey(trx, prefix, new Date(), liveOrgId);
+    const owner = await keys.revokeKey(trx, prefix, new Date(), scope);
     if (owner === undefined) return false;
     await recordAudit(trx, {
       orgId: owner.accountOrgId,

@@ -84,21 +84,23 @@ export const keyCommands: CommandGroup = {
       name: 'key revoke',
       summary: 'revoke the active key with this prefix; it stops working within 30 seconds',
       notes:
-        'PREFIX is the 8 characters after svc_live_ or svc_test_; the masked key key list shows, or the whole key, also names it.',
+        'PREFIX is the 8 characters after svc_live_ or svc_test_; the masked key key list shows, or the whole key, also names it, and then only a key of that mode is revoked.',
       synopsis: 'PREFIX',
       flags: {},
       args: ['PREFIX'],
       run: async ({ args: [prefix] }, database) => {
-        const [{ keyPrefixOf, revokeKey }, { CLI_ACTOR }] = await Promise.all([
+        const [{ keyNamedBy, revokeKey }, { CLI_ACTOR }] = await Promise.all([
           import('../../orgs/api-keys.js'),
           import('../../audit/service.js'),
         ]);
-        const named = keyPrefixOf(prefix!);
-        if (!(await revokeKey(await database(), named, { actor: CLI_ACTOR, address: null }))) {
-          throw new DomainError('not_found', `no active key with prefix ${named}`);
+        // A key written out with its mode revokes a key of that mode only.
+        const { prefix: named, mode } = keyNamedBy(prefix!);
+        const kind = mode ? `${mode} key` : 'key';
+        if (!(await revokeKey(await database(), named, { actor: CLI_ACTOR, address: null }, { mode }))) {
+          throw new DomainError('not_found', `no active ${kind} with prefix ${named}`);
         }
         return {
-          human: `Revoked the key with prefix ${named}; it stops working within 30 seconds.`,
+          human: `Revoked the ${kind} with prefix ${named}; it stops working within 30 seconds.`,
           json: { prefix: named, revoked: true },
         };
       },

@@ -150,7 +150,7 @@ async function confirmRevoke(ctx: Koa.Context, session: DashboardSession, env: D
 /** POST: revokes the key (one of the mode shown). */
 async function revoke(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const key = await orgKey(env, session, pathParam(ctx, 'prefix')!);
-  if (!(await revokeKey(env.deps.db, key.prefix, by(ctx, session), session.orgId))) {
+  if (!(await revokeKey(env.deps.db, key.prefix, by(ctx, session), { liveOrgId: session.orgId }))) {
     const revoked = await orgKey(env, session, key.prefix);
     throw alreadyRevoked(revoked.revoked_at ?? new Date());
   }
