@@ -778,8 +778,10 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
       expect(JSON.parse(listed.stdout)).toMatchObject([{ id: webhookId, active: true }]);
       expect((await admin('webhook', 'list', '--org', orgId)).stdout).toContain(webhookId);
 
+      // Both test sends had finished (failed): switching off abandons nothing, and says so.
       expect(JSON.parse((await admin('webhook', 'disable', webhookId, '--json')).stdout)).toMatchObject({
         active: false,
+        abandoned_deliveries: 0,
       });
       const refused = await admin('replay', '--webhook', webhookId, '--since', since);
       expect(refused.code).toBe(1);
@@ -1109,6 +1111,10 @@ describe('contacts import', CLI_TESTS, () => {
       expect(result.code, file).toBe(1);
       expect(result.stderr, file).toContain(message);
       expect(result.stderr, file).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+      // The refusal is the one line on stderr, with --json too.
+      expect(result.stderr.trimEnd().split('\n'), file).toHaveLength(1);
+      const json = await admin('contacts', 'import', '--org', orgId, file, '--json');
+      expect(Object.keys(JSON.parse(json.stderr) as object), file).toEqual(['error']);
     }
     const count = await database.db
       .selectFrom('contacts')

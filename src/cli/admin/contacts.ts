@@ -51,7 +51,11 @@ Exit status: 0 when every row was imported, 1 when any row was rejected (the oth
         const db = await database();
         await requireOrg(db, liveOrgId);
         const orgId = await orgForMode(db, liveOrgId, mode);
-        const summary = await importContacts({ db, logger: cliLogger() }, orgId, file!, {
+        // The command prints the outcome itself (a refusal as its one error line): the import's info lines
+        // would repeat it on stderr, so only its warnings and errors are logged here.
+        const base = cliLogger();
+        const logger = base.levelVal >= base.levels.values.warn! ? base : base.child({}, { level: 'warn' });
+        const summary = await importContacts({ db, logger }, orgId, file!, {
           source: 'cli',
           onProgress: (rows) => process.stderr.write(`… ${rows} rows read\n`),
         });

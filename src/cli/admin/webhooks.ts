@@ -30,7 +30,10 @@ function switchCommand(active: boolean): AdminCommand {
       const change = { active, now: new Date(), actor: CLI_ACTOR, leaseMs: webhookLeaseMs };
       const { webhook, abandoned } = await setWebhookActive(db, webhookIdOf(input), change);
       const dropped = active ? '' : ` ${abandoned} pending deliveries were abandoned.`;
-      return { human: `Webhook ${webhook.id} is now ${active ? 'on' : 'off'}.${dropped}`, json: webhook };
+      return {
+        human: `Webhook ${webhook.id} is now ${active ? 'on' : 'off'}.${dropped}`,
+        json: active ? webhook : { ...webhook, abandoned_deliveries: abandoned },
+      };
     },
   };
 }
