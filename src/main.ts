@@ -60,6 +60,12 @@ async function exitWith(code: number): Promise<never> {
   process.exit(code);
 }
 
+// A reader that stopped early (`migrate --status | head -1`) closed stdout: the rest of the output is not
+// wanted, and the command goes on to its own exit status rather than crashing on EPIPE.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+});
+
 // A command resolves once it is done (serve: once it has stopped); exit explicitly, so no handle left
 // open keeps the process alive and no exit hook of a dependency changes the status.
 main(process.argv.slice(2)).then(

@@ -4,7 +4,8 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { HANG_GUARD_MS } from './hang-guard.js';
 
-const MAIN = path.resolve('dist/src/main.js');
+/** The built executable the CLI tests run. */
+export const MAIN = path.resolve('dist/src/main.js');
 
 export interface CliResult {
   code: number;
