@@ -131,6 +131,18 @@ describe('PostgreSQL stopped for a few seconds', () => {
       );
       const recoveredMs = Date.now() - backAt;
       expect(server.running()).toBe(true);
+      // The delivery listener reported the outage once when it began and once when it ended.
+      await waitFor('the delivery listener to connect again', () =>
+        server.output().includes('webhook delivery listener resumed'),
+      );
+      const listener = server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('webhook delivery listener'));
+      expect(listener.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual([
+        'webhook delivery listener paused: the database is unavailable; retrying with backoff',
+        'webhook delivery listener resumed: the database answers again',
+      ]);
 
       // The calls in flight during the outage end, and every event committed reaches the receiver.
       const contact = await timed(`${server.apiUrl}/contacts`, {

@@ -1,15 +1,15 @@
 // A dedicated PostgreSQL connection that LISTENs for new deliveries and for endpoint deletions and
-// switch-offs, and reconnects when it drops.
+// switch-offs, and reconnects when it drops, backing off while the database is down (an outage is
+// logged once when it begins and once when it ends).
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { DELETION_CHANNEL, DELIVERY_CHANNEL, SWITCH_OFF_CHANNEL } from '../channels.js';
+import { OutageTracker } from '../../database/outage.js';
 
 /** A running listener. */
 export interface DeliveryListener {
   close(): Promise<void>;
 }
-
-const RECONNECT_DELAY_MS = 2_000;
 
 /** What a listener reports. */
 export interface DeliveryListenerHandlers {
@@ -23,19 +23,21 @@ export interface DeliveryListenerHandlers {
 
 /**
  * Reports every notification on the deliveries, deletions and switch-offs channels. Connection failures are
- * logged and retried.
+ * retried with backoff; an outage is logged when it begins and when it ends.
  */
 export function listenForDeliveries(url: string, handlers: DeliveryListenerHandlers, logger: Logger): DeliveryListener {
   let client: pg.Client | null = null;
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  const outage = new OutageTracker(logger, 'webhook delivery listener');
 
-  const reconnectLater = () => {
+  const reconnectLater = (error: unknown) => {
+    const wait = outage.failed(error);
     if (closed || timer) return;
     timer = setTimeout(() => {
       timer = null;
       void connect();
-    }, RECONNECT_DELAY_MS);
+    }, wait);
     timer.unref();
   };
 
@@ -52,19 +54,19 @@ export function listenForDeliveries(url: string, handlers: DeliveryListenerHandl
       }
     });
     current.on('error', (error) => {
-      logger.warn({ err: error }, 'webhook delivery listener lost its connection');
       void current.end().catch(() => undefined);
-      reconnectLater();
+      reconnectLater(error);
     });
     try {
       await current.connect();
       await current.query(`LISTEN ${DELIVERY_CHANNEL}; LISTEN ${DELETION_CHANNEL}; LISTEN ${SWITCH_OFF_CHANNEL}`);
+      outage.succeeded();
       if (closed) await current.end();
       else handlers.onDelivery();
     } catch (error) {
-      logger.warn({ err: error }, 'webhook delivery listener cannot connect; relying on the periodic sweep');
+      // Meanwhile the periodic sweep finds new deliveries.
       await current.end().catch(() => undefined);
-      reconnectLater();
+      reconnectLater(error);
     }
   };
 
