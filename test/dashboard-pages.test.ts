@@ -4,11 +4,12 @@
 // form post is refused and changes nothing.
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { webhookEnv, endpointWithEvents, register, type WebhookEnv } from './support/webhook-env.js';
 import { answer, startReceiver } from './support/webhook-receiver.js';
-import { rawRequest } from './support/app.js';
+import { createTestOrg, rawRequest } from './support/app.js';
 import type { Schemas } from './support/json.js';
 import { insertWebhook } from '../src/webhooks/queries.js';
 import { testNumber } from './support/calls.js';
@@ -458,6 +459,23 @@ describe('what a browser trial found', { timeout: 120_000 }, () => {
     const far = await page.goto(`${env.app.baseUrl}/dashboard/calls?page=500`);
     expect(far!.status()).toBe(400);
     expect(await page.getByRole('alert').textContent()).toContain('Lists go to page 200 at most');
+
+    // A list longer than its furthest page says, on that page, where it stops and how to go on.
+    const long = await createTestOrg(env.database.db);
+    await sql`INSERT INTO contacts (org_id, phone_e164, consent_capture)
+      SELECT ${long.orgId}, '+9190' || lpad(n::text, 8, '0'), 'imported' FROM generate_series(1, 10050) AS n`.execute(
+      env.database.db,
+    );
+    const longPage = await signedInPage(browser, env.app.baseUrl, env.database.db, long.orgId, 'viewer');
+    await longPage.goto('/dashboard/contacts?page=200');
+    const pages = longPage.locator('nav[aria-label="Pages"]');
+    expect(await pages.textContent()).toContain(
+      'Page 200 (the list stops at page 200: choose a filter to find the rest)',
+    );
+    expect(await pages.getByRole('link', { name: 'Next page' }).count()).toBe(0);
+    await longPage.goto('/dashboard/contacts?page=199');
+    expect(await pages.textContent()).not.toContain('stops');
+    await longPage.context().close();
 
     await page.goto(`${env.app.baseUrl}/dashboard`);
     await page.keyboard.press('Tab');
