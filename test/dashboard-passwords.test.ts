@@ -55,4 +55,27 @@ describe('setting a password', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Set password and sign in' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
   });
+
+  it('refuses a password built on the email address it is for', async () => {
+    const link = await invite(database.db, org.orgId, 'admin2@x.example', 'admin');
+    const page = await (await newContext(browser, app.baseUrl)).newPage();
+    await page.goto(link);
+    for (const built of ['admin2x.example!!', 'Admin2-X.Example-2026']) {
+      await page.getByLabel('New password').fill(built);
+      const [response] = await Promise.all([
+        page.waitForResponse((answer) => answer.request().method() === 'POST'),
+        page.getByRole('button', { name: 'Set password and sign in' }).click(),
+      ]);
+      expect(response.status(), built).toBe(400);
+      await page.getByRole('heading', { name: 'Set your password' }).waitFor();
+      expect(await page.getByRole('alert').innerText(), built).toContain('It is built on your email address');
+    }
+    const unset = await database.db
+      .selectFrom('dashboard_users')
+      .select('password_hash')
+      .where('email', '=', 'admin2@x.example')
+      .executeTakeFirstOrThrow();
+    expect(unset.password_hash).toBeNull();
+    await page.context().close();
+  });
 });

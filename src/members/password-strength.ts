@@ -31,6 +31,23 @@ function guessableBecause(password: string, personal: string[]): string | null {
   return reasons.length > 0 ? reasons.join(' ') : 'Add more words that are less common.';
 }
 
+/** The fewest letters or digits a password must keep once the `personal` words in it are taken out. */
+const MIN_OWN_CHARACTERS = 6;
+
+/**
+ * Whether `password` is little more than `personal` words (an email's parts: `admin2x.example!!` for
+ * admin2@x.example): what is left once every such word of 3 characters or more, and every character
+ * other than a letter or a digit, is taken out is shorter than MIN_OWN_CHARACTERS. zxcvbn weighs each
+ * personal word it finds, but scores several joined by separators as hard enough.
+ */
+function builtOnPersonal(password: string, personal: string[]): boolean {
+  const words = personal.map((word) => word.toLowerCase()).filter((word) => word.length >= 3);
+  if (words.length === 0) return false;
+  let rest = password.toLowerCase();
+  for (const word of words.sort((a, b) => b.length - a.length)) rest = rest.split(word).join(' ');
+  return rest.replace(/[^\p{L}\p{N}]/gu, '').length < MIN_OWN_CHARACTERS;
+}
+
 /**
  * Throws invalid_request (param password) unless the password is long enough, not one character
  * repeated, and hard to guess (not a common or breached-style password, nor built on `personal` words
@@ -46,6 +63,9 @@ export function checkPassword(password: string, personal: string[] = []): void {
   if (new Set(characters).size === 1) throw invalidField('password', 'must not be one character repeated');
   if (password.length > MAX_PASSWORD_LENGTH) {
     throw invalidField('password', `must have at most ${MAX_PASSWORD_LENGTH} characters`);
+  }
+  if (builtOnPersonal(password.normalize('NFC'), personal)) {
+    throw invalidField('password', 'is too easy to guess. It is built on your email address; add words of your own.');
   }
   const because = guessableBecause(password.normalize('NFC'), personal);
   if (because) throw invalidField('password', `is too easy to guess. ${because}`);
