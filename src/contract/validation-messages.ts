@@ -135,14 +135,14 @@ export interface MessageContext {
   headerNames?: ReadonlyMap<string, string>;
 }
 
-/** The most fields a refusal lists (the spec's `ErrorBody.details`): a body of a thousand bad items is described by its first ones. */
+/** The most fields a refusal lists (the spec's `ErrorBody.details`): a body of thousands of bad items is described by its first ones. */
 export const MAX_FIELDS_LISTED = 50;
 
 /**
  * Each failing field's messages, in the order Ajv found them, for the first MAX_FIELDS_LISTED fields (a
  * Map: field names are the client's text, `__proto__` included). anyOf, oneOf and propertyNames
- * summaries are left out when something said more, and so is the null branch of a nullable field when another branch
- * says what the value should have been.
+ * summaries are left out when something said more, and so is the null branch of a nullable field when
+ * another branch says what the value should have been.
  */
 export function messagesByField(
   errors: readonly ErrorObject[],

@@ -56,8 +56,10 @@ export function operationPipeline(
     const malformed = decodes(ctx.path) ? null : malformedPathParameter(operation, ctx.path);
     if (malformed !== null) throw invalidField(malformed, 'is not valid percent-encoded text');
     checkQueryValues(operation, ctx.querystring);
-    // A declared body of no bytes on an operation that takes none (an empty chunked POST) is no body.
-    if (state.hasBody && !operation.requestBody && (await bodyArrivesEmpty(ctx, deps.config.bodyTimeoutMs)))
+    // A chunked body of no bytes on an operation that takes none (an empty streamed POST) is no body; a
+    // Content-Length above 0 always announces bytes.
+    const chunked = ctx.get('content-length') === '';
+    if (state.hasBody && chunked && !operation.requestBody && (await bodyArrivesEmpty(ctx, deps.config.bodyTimeoutMs)))
       state.hasBody = false;
     let body: unknown;
     if (state.hasBody && operation.requestBody) {
