@@ -272,8 +272,13 @@ describe('placement in two steps', () => {
     expect(first.error!.error.code).toBe('service_unavailable');
     expect(first.response.headers.get('Retry-After')).toBe('5');
     expect((await app.client(org.key).GET('/calls')).data!.pagination.total).toBe(0);
+    // Until reconciliation has recovered the call, the key answers 503 again; once it has (on a busy
+    // machine it may run before this request), the key replays the call, checked below.
     const early = await placed(org, to, 'slow-provider');
-    expect([early.response.status, early.error?.error.code]).toEqual([503, 'service_unavailable']);
+    expect(
+      [early.response.status, early.error?.error.code],
+      'the same key while the placement is unsettled, or once it is recovered',
+    ).toSatisfy(([status, code]) => (status === 503 && code === 'service_unavailable') || status === 201);
 
     const [callId] = [...provider.known.keys()].slice(-1);
     const call = await waitFor('the placement to be recovered as a call', async () =>
