@@ -64,9 +64,10 @@ export function checkPassword(password: string, personal: string[] = []): void {
   if (password.length > MAX_PASSWORD_LENGTH) {
     throw invalidField('password', `must have at most ${MAX_PASSWORD_LENGTH} characters`);
   }
-  if (builtOnPersonal(password.normalize('NFC'), personal)) {
+  const normalized = password.normalize('NFC');
+  if (builtOnPersonal(normalized, personal)) {
     throw invalidField('password', 'is too easy to guess. It is built on your email address; add words of your own.');
   }
-  const because = guessableBecause(password.normalize('NFC'), personal);
+  const because = guessableBecause(normalized, personal);
   if (because) throw invalidField('password', `is too easy to guess. ${because}`);
 }

@@ -1,6 +1,7 @@
 // SQL for API keys and the org/plan facts needed to authorise a request.
 import { sql } from 'kysely';
 import type { Db } from '../database/connect.js';
+import type { Mode } from './modes.js';
 
 export interface KeyLookup {
   /** The org the key's requests read and write: the live org, or its test twin for a test key. */
@@ -96,7 +97,7 @@ export async function revokeKey(
   db: Db,
   prefix: string,
   at: Date,
-  { liveOrgId, mode }: { liveOrgId?: string; mode?: 'live' | 'test' } = {},
+  { liveOrgId, mode }: { liveOrgId?: string; mode?: Mode } = {},
 ): Promise<{ accountOrgId: string; livemode: boolean } | undefined> {
   const row = await db
     .updateTable('api_keys')

@@ -53,15 +53,14 @@ export function pager(
     </nav>`;
   }
   // A list longer than its furthest page says where it stops, and how to reach the rest.
-  const cut = ('total' in extent ? extent.total > MAX_PAGE * PAGE_SIZE : extent.more && page >= MAX_PAGE)
-    ? `; the list stops at page ${MAX_PAGE}: choose a filter to find the rest`
-    : '';
+  const cut = 'total' in extent ? extent.total > MAX_PAGE * PAGE_SIZE : extent.more && page >= MAX_PAGE;
+  const stops = `the list stops at page ${MAX_PAGE}: choose a filter to find the rest`;
   const where =
     'total' in extent
       ? page > pages
         ? `Page ${page} is past the last page, ${pages} (${count(extent.total)} in all)`
-        : `Page ${page} of ${pages} (${count(extent.total)} in all${cut})`
-      : `Page ${page}${cut ? ` (${cut.slice(2)})` : ''}`;
+        : `Page ${page} of ${pages} (${count(extent.total)} in all${cut ? `; ${stops}` : ''})`
+      : `Page ${page}${cut ? ` (${stops})` : ''}`;
   return html`<nav class="pager" aria-label="Pages">
     ${page > 1 ? html`<a href="${href(Math.min(page - 1, pages))}" rel="prev">Previous page</a>` : ''}
     <span>${where}</span>
