@@ -170,7 +170,14 @@ describe('API keys', { timeout: 90_000 }, () => {
       body: new URLSearchParams({ ...base, _once: 'n'.repeat(100_000), label: 'Forged' }).toString(),
     });
     expect(forged.status).toBe(400);
-    expect((await send('x'.repeat(300))).status).toBe(400);
+    const refused = await send('x'.repeat(300));
+    expect(refused.status).toBe(400);
+    // The form comes back with the label as sent and the error under it, tied to the field.
+    const refusedPage = await refused.text();
+    expect(refusedPage).toContain('No key was created');
+    expect(refusedPage).toMatch(/id="label"[^>]*value="x{300}"/);
+    expect(refusedPage).toMatch(/aria-describedby="label-help label-error"\s+aria-invalid="true"/);
+    expect(refusedPage).toContain('<p id="label-error" class="field-error">');
     expect((await send('Put right')).status).toBe(201);
     expect((await send('Put right')).status).toBe(409);
     expect(await keysOf()).toBe(before + 2);

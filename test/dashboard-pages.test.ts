@@ -213,6 +213,19 @@ describe('pages', { timeout: 120_000 }, () => {
     const link = (await admin.locator('#member-link').textContent())!.trim();
     expect(link).toMatch(/\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/);
 
+    // Inviting the same address again is refused under the email field, the form kept as sent.
+    await admin.getByLabel('Email').fill('NewComer@example.com');
+    await admin.getByLabel('Role').selectOption('admin');
+    await admin.getByRole('button', { name: 'Invite member' }).click();
+    await expect.poll(() => admin.getByRole('alert').textContent()).toContain('Nobody was invited');
+    const email = admin.getByLabel('Email');
+    expect(await email.getAttribute('aria-invalid')).toBe('true');
+    expect(await email.getAttribute('aria-describedby')).toBe('email-error');
+    expect(await admin.locator('#email-error').textContent()).toContain('is already a member of this organisation');
+    expect(await email.inputValue()).toBe('NewComer@example.com');
+    expect(await admin.getByLabel('Role').inputValue()).toBe('admin');
+    await expectAccessible(admin);
+
     const viewer = await acceptInvite(await newContext(browser, env.app.baseUrl), link);
     await admin.getByRole('link', { name: 'Members' }).click();
     await admin.getByRole('link', { name: 'Remove newcomer@example.com' }).click();

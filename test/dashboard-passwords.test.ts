@@ -39,9 +39,14 @@ describe('setting a password', { timeout: 120_000 }, () => {
       ]);
       expect(response.status()).toBe(400);
       await page.getByRole('heading', { name: 'Set your password' }).waitFor();
-      const alert = await page.getByRole('alert').innerText();
-      expect(alert).toContain('password: is too easy to guess.');
-      expect(alert).toContain('This is similar to a commonly used password.');
+      expect(await page.getByRole('alert').innerText()).toContain('The password was not set');
+      // The reason is written under the field, which names it after the rules it broke.
+      const field = page.getByLabel('New password');
+      expect(await field.getAttribute('aria-invalid')).toBe('true');
+      expect(await field.getAttribute('aria-describedby')).toBe('password-help password-error');
+      const error = await page.locator('#password-error').innerText();
+      expect(error).toContain('is too easy to guess.');
+      expect(error).toContain('This is similar to a commonly used password.');
     }
     await expectAccessible(page);
     const unset = await database.db
@@ -68,7 +73,7 @@ describe('setting a password', { timeout: 120_000 }, () => {
       ]);
       expect(response.status(), built).toBe(400);
       await page.getByRole('heading', { name: 'Set your password' }).waitFor();
-      expect(await page.getByRole('alert').innerText(), built).toContain('It is built on your email address');
+      expect(await page.locator('#password-error').innerText(), built).toContain('It is built on your email address');
     }
     const unset = await database.db
       .selectFrom('dashboard_users')

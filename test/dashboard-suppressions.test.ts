@@ -100,6 +100,8 @@ describe('the do-not-call list page', { timeout: 180_000 }, () => {
     expect(await page.getByLabel('Reason').inputValue()).toBe('wrong_number');
     expect(await page.getByLabel('Note (optional)').inputValue()).toBe('asked twice');
     await expectAccessible(page);
+    // Nothing was done, so the refused form may be sent again as it was: refused again, not "already sent".
+    expect((await page.reload())!.status()).toBe(400);
     await phoneField.fill(other);
     await page.getByRole('button', { name: 'Add to the list' }).click();
     await page.getByRole('status').waitFor();

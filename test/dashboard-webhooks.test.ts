@@ -43,12 +43,28 @@ describe('webhooks pages', { timeout: 120_000 }, () => {
     await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
     await expectAccessible(page);
 
+    // A refused form comes back as sent, its error under the field at fault and tied to it.
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('The endpoint was not added');
+    expect(await page.getByRole('group', { name: 'Events' }).getAttribute('aria-describedby')).toBe('events-error');
+    expect(await page.locator('#events-error').textContent()).toMatch(/\S/);
+    expect(await page.getByLabel('URL').inputValue()).toBe(receiver.url);
+    await expectAccessible(page);
+
     await page.getByLabel('URL').fill('http://example.com/hooks');
     await page.getByLabel('call.completed').check();
     await page.getByRole('button', { name: 'Add endpoint' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('https');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('The endpoint was not added');
+    const url = page.getByLabel('URL');
+    expect(await url.getAttribute('aria-invalid')).toBe('true');
+    expect(await url.getAttribute('aria-describedby')).toBe('url-error');
+    expect(await page.locator('#url-error').textContent()).toContain('https');
+    expect(await url.inputValue()).toBe('http://example.com/hooks');
+    expect(await page.getByLabel('call.completed').isChecked()).toBe(true);
+    await expectAccessible(page);
 
-    await page.getByLabel('URL').fill(receiver.url);
+    await url.fill(receiver.url);
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     const secret = (await page.locator('#new-secret').textContent())!.trim();
     expect(secret).toMatch(/^[0-9a-f]{64}$/);

@@ -225,9 +225,9 @@ export function fields(ctx: Koa.Context, name: string): string[] {
 
 /**
  * Runs a one-time form's handler (see onceField): its nonce is claimed first, and a form sent again
- * gets a 409 page instead of a second change. A change the service refused (a problem page: bad
- * input, a conflict) gives the nonce back, so the same form may be sent again; after any other
- * failure the change may have been made, so the nonce stays used.
+ * gets a 409 page instead of a second change. A change the service refused (a problem page, or the
+ * form shown again with its error: bad input, a conflict) gives the nonce back, so the same form may be
+ * sent again; after any other failure the change may have been made, so the nonce stays used.
  */
 async function runOnce(
   env: DashboardEnv,
@@ -257,7 +257,9 @@ async function runOnce(
     );
     return;
   }
-  if (await runHandler(env, ctx, session, handler)) await releaseFormNonce(db, session.idHash, nonce);
+  const refused = await runHandler(env, ctx, session, handler);
+  // A handler that answers a 4xx itself (the form again, with its error) made no change either.
+  if (refused || (ctx.status >= 400 && ctx.status < 500)) await releaseFormNonce(db, session.idHash, nonce);
 }
 
 /**

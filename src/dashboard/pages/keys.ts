@@ -20,6 +20,7 @@ import { confirmationPage, csrfField, notice, onceField, page, tableBox } from '
 import { maskedKey, minute } from '../format.js';
 import type { DashboardSession } from '../mode.js';
 import { outside } from '../outside-text.js';
+import { fieldAttributes, fieldError, fieldProblemOf, refusedNotice, type FieldProblem } from '../field-errors.js';
 
 const CURRENT = '/dashboard/keys';
 
@@ -28,7 +29,13 @@ async function modeKeys(env: DashboardEnv, session: DashboardSession) {
   return (await listKeys(env.deps.db, session.orgId)).filter((key) => key.mode === session.mode);
 }
 
-async function keysPage(env: DashboardEnv, session: DashboardSession, shown: SafeHtml | null): Promise<string> {
+async function keysPage(
+  env: DashboardEnv,
+  session: DashboardSession,
+  shown: SafeHtml | null,
+  refused: { label: string; problem: FieldProblem } | null = null,
+): Promise<string> {
+  const problem = refused?.problem ?? null;
   const keys = await modeKeys(env, session);
   const test = session.mode === 'test';
   const admin = session.role === 'admin';
@@ -86,9 +93,11 @@ async function keysPage(env: DashboardEnv, session: DashboardSession, shown: Saf
             id="label"
             name="label"
             maxlength="${MAX_KEY_LABEL_LENGTH}"
-            aria-describedby="label-help"
+            value="${refused?.label ?? ''}"
+            ${fieldAttributes('label', problem, 'label-help')}
           />
           <p id="label-help" class="muted">What the key is for, such as "Production server".</p>
+          ${fieldError('label', problem)}
           <button type="submit">Create API key</button>
         </form>`
     : '';
@@ -113,12 +122,16 @@ function by(ctx: Koa.Context, session: DashboardSession) {
 
 /** POST: creates an API key of the mode shown and shows it once. */
 async function createKey(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
-  const { key } = await createApiKey(
-    env.deps.db,
-    session.orgId,
-    { label: field(ctx, 'label'), mode: session.mode },
-    by(ctx, session),
-  );
+  const label = field(ctx, 'label');
+  let key: string;
+  try {
+    ({ key } = await createApiKey(env.deps.db, session.orgId, { label, mode: session.mode }, by(ctx, session)));
+  } catch (error) {
+    const problem = fieldProblemOf(error, ['label']);
+    if (!problem) throw error;
+    sendPage(ctx, 400, await keysPage(env, session, refusedNotice('No key was created', problem), { label, problem }));
+    return;
+  }
   const shown = notice(
     'secret',
     html`<p><strong>Your new API key.</strong> Copy it now: it is shown this once and cannot be shown again.</p>

@@ -2,7 +2,6 @@
 // there is no mail server), reset a password (a new link, the person's sessions end) and remove members.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { DomainError } from '../../errors.js';
 import { outside } from '../outside-text.js';
 import {
   inviteMember,
@@ -28,6 +27,7 @@ import {
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { type Confirmation, confirmationPage, csrfField, notice, page, tableBox } from '../layout.js';
+import { fieldAttributes, fieldError, fieldProblemOf, refusedNotice, type FieldProblem } from '../field-errors.js';
 import { minute } from '../format.js';
 import type { DashboardSession } from '../mode.js';
 import { requestOrigin } from '../security.js';
@@ -57,8 +57,9 @@ async function membersPage(
   env: DashboardEnv,
   session: DashboardSession,
   shown: HtmlValue,
-  typed: { email: string; role?: Role } = { email: '' },
+  typed: { email: string; role?: Role; problem?: FieldProblem } = { email: '' },
 ): Promise<string> {
+  const problem = typed.problem ?? null;
   const members = await listMembers(env.deps.db, session.orgId);
   const admin = session.role === 'admin';
   const rows = members.map(
@@ -97,14 +98,23 @@ async function membersPage(
         <form method="post" action="${CURRENT}">
           ${csrfField(session)}
           <label for="email">Email</label>
-          <input type="email" id="email" name="email" required value="${typed.email}" />
+          <input
+            type="email"
+            id="email"
+            name="email"
+            required
+            value="${typed.email}"
+            ${fieldAttributes('email', problem)}
+          />
+          ${fieldError('email', problem)}
           <label for="role">Role</label>
-          <select id="role" name="role">
+          <select id="role" name="role" ${fieldAttributes('role', problem, 'role-help')}>
             ${ROLES.map(
               (role) => html`<option value="${role}" ${role === typed.role ? html` selected` : ''}>${role}</option>`,
             )}
           </select>
-          <p class="muted">Admins change everything here; viewers only read.</p>
+          <p id="role-help" class="muted">Admins change everything here; viewers only read.</p>
+          ${fieldError('role', problem)}
           <button type="submit">Invite member</button>
         </form>`
     : '';
@@ -141,21 +151,25 @@ async function showMembers(ctx: Koa.Context, session: DashboardSession, env: Das
   sendPage(ctx, 200, await membersPage(env, session, null));
 }
 
+const NOT_INVITED = 'Nobody was invited';
+
 /** POST: invites a member and shows their one-time link; a refused invitation shows the form again. */
 async function invite(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const email = field(ctx, 'email');
   const role = ROLES.find((entry) => entry === field(ctx, 'role'));
   if (!role) {
-    const refused = notice('error', `Choose a role: ${ROLES.join(' or ')}.`);
-    sendPage(ctx, 400, await membersPage(env, session, refused, { email }));
+    const problem = { field: 'role', message: `Choose a role: ${ROLES.join(' or ')}.` };
+    sendPage(ctx, 400, await membersPage(env, session, refusedNotice(NOT_INVITED, problem), { email, problem }));
     return;
   }
   try {
     const { user, token } = await inviteMember(env.deps.db, { orgId: session.orgId, email, role }, by(ctx, session));
     sendPage(ctx, 201, await membersPage(env, session, linkNotice(linkBase(env, ctx), user.email, token)));
   } catch (error) {
-    if (!(error instanceof DomainError) || error.code !== 'invalid_request') throw error;
-    sendPage(ctx, 400, await membersPage(env, session, notice('error', error.message), { email, role }));
+    const problem = fieldProblemOf(error, ['email']);
+    if (!problem) throw error;
+    const shown = refusedNotice(NOT_INVITED, problem);
+    sendPage(ctx, 400, await membersPage(env, session, shown, { email, role, problem }));
   }
 }
 

@@ -20,6 +20,7 @@ import {
 } from '../route-steps.js';
 import { html, type SafeHtml } from '../html.js';
 import { notice, page } from '../layout.js';
+import { fieldAttributes, fieldError, fieldProblemOf, refusedNotice, type FieldProblem } from '../field-errors.js';
 import { acceptLink, findLink } from '../../members/service.js';
 import { MIN_PASSWORD_LENGTH, SIGN_IN_BUSY_RETRY_AFTER_SEC, SIGN_IN_FAILURE_WINDOW_MS } from '../../members/policy.js';
 import { isSameOrigin, setPageHeaders } from '../security.js';
@@ -45,12 +46,12 @@ function signInForm(email: string, message: SafeHtml | null, next: string): stri
   });
 }
 
-function passwordForm(token: string, email: string, message: SafeHtml | null): string {
+function passwordForm(token: string, email: string, problem: FieldProblem | null): string {
   return page({
     title: 'Set your password',
     session: null,
-    body: html`${message}
-      <p>
+    body: html`${problem ? refusedNotice('The password was not set', problem) : ''}
+      <p id="password-help">
         Signing in as <strong>${outside(email)}</strong>. Choose a password of at least ${MIN_PASSWORD_LENGTH}
         characters that is hard to guess: common and breached passwords, and ones built on your name or email, are
         refused.
@@ -65,7 +66,9 @@ function passwordForm(token: string, email: string, message: SafeHtml | null): s
           autocomplete="new-password"
           minlength="${MIN_PASSWORD_LENGTH}"
           required
+          ${fieldAttributes('password', problem, 'password-help')}
         />
+        ${fieldError('password', problem)}
         <div><button type="submit">Set password and sign in</button></div>
       </form>`,
   });
@@ -159,12 +162,13 @@ async function acceptLinkForm(ctx: Koa.Context, env: DashboardEnv): Promise<void
     redirectAfterPost(ctx, '/dashboard');
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
-    const link = error.code === 'invalid_request' ? await findLink(db, token, now) : undefined;
-    if (!link) {
+    const problem = fieldProblemOf(error, ['password']);
+    const link = problem ? await findLink(db, token, now) : undefined;
+    if (!problem || !link) {
       sendProblem(ctx, null, 404, LINK_GONE);
       return;
     }
-    sendPage(ctx, 400, passwordForm(token, link.email, notice('error', error.message)));
+    sendPage(ctx, 400, passwordForm(token, link.email, problem));
   }
 }
 

@@ -3,7 +3,6 @@
 // service as the API, each change audited in its transaction. Viewers only read.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { DomainError } from '../../errors.js';
 import {
   addSuppression,
   browseSuppressions,
@@ -17,6 +16,7 @@ import { html, type HtmlValue } from '../html.js';
 import { outside } from '../outside-text.js';
 import { confirmationPage, csrfField, notice, onceField, page, tableBox } from '../layout.js';
 import { minute } from '../format.js';
+import { fieldAttributes, fieldError, fieldProblemOf, refusedNotice, type FieldProblem } from '../field-errors.js';
 import { livemodeOf, type DashboardSession } from '../mode.js';
 import { pageOf, pager } from './paging.js';
 
@@ -39,27 +39,9 @@ interface AddValues {
   note: string;
 }
 
-/** A refusal of the add form: the field it is about (a form field's id) and what to put right. */
-interface AddProblem {
-  field: 'phone_e164' | 'reason' | 'note';
-  message: string;
-}
-
 const EMPTY: AddValues = { phone: '', reason: REASONS[0], note: '' };
 
-/** The attributes marking a field refused, and naming its help and error for screen readers. */
-function described(id: string, problem: AddProblem | null, help?: string) {
-  const refused = problem?.field === id;
-  const ids = [help, refused ? `${id}-error` : undefined].filter(Boolean).join(' ');
-  return html`${ids ? html` aria-describedby="${ids}"` : ''}${refused ? html` aria-invalid="true"` : ''}`;
-}
-
-/** The error shown under a field, when the refusal is about it. */
-function errorOf(id: string, problem: AddProblem | null): HtmlValue {
-  return problem?.field === id ? html`<p id="${id}-error" class="field-error">${outside(problem.message)}</p>` : '';
-}
-
-function addForm(session: DashboardSession, values: AddValues, problem: AddProblem | null): HtmlValue {
+function addForm(session: DashboardSession, values: AddValues, problem: FieldProblem | null): HtmlValue {
   return html`<h2>Add a number</h2>
     <form method="post" action="${CURRENT}">
       ${csrfField(session)}${onceField()}
@@ -72,25 +54,25 @@ function addForm(session: DashboardSession, values: AddValues, problem: AddProbl
         maxlength="16"
         placeholder="+919812345678"
         value="${values.phone}"
-        ${described('phone_e164', problem, 'phone-help')}
+        ${fieldAttributes('phone_e164', problem, 'phone-help')}
       />
       <p id="phone-help" class="muted">
         A + and 7 to 15 digits. A number already listed gets the new reason and note (an empty note removes its old
         one).
       </p>
-      ${errorOf('phone_e164', problem)}
+      ${fieldError('phone_e164', problem)}
       <label for="reason">Reason</label>
-      <select id="reason" name="reason" ${described('reason', problem)}>
+      <select id="reason" name="reason" ${fieldAttributes('reason', problem)}>
         ${REASONS.map(
           (reason) =>
             html`<option value="${reason}" ${reason === values.reason ? html` selected` : ''}>${reason}</option>`,
         )}
       </select>
-      ${errorOf('reason', problem)}
+      ${fieldError('reason', problem)}
       <label for="note">Note (optional)</label>
-      <textarea id="note" name="note" maxlength="${MAX_NOTE_LENGTH}" ${described('note', problem)}>
+      <textarea id="note" name="note" maxlength="${MAX_NOTE_LENGTH}" ${fieldAttributes('note', problem)}>
 ${values.note}</textarea>
-      ${errorOf('note', problem)}
+      ${fieldError('note', problem)}
       <button type="submit">Add to the list</button>
     </form>`;
 }
@@ -100,7 +82,7 @@ async function listPage(
   ctx: Koa.Context,
   session: DashboardSession,
   shown: HtmlValue,
-  form: { values: AddValues; problem: AddProblem | null } = { values: EMPTY, problem: null },
+  form: { values: AddValues; problem: FieldProblem | null } = { values: EMPTY, problem: null },
 ): Promise<string> {
   const { page: number, limit, offset } = pageOf(ctx);
   const { items, more } = await browseSuppressions(env.deps.db, session.modeOrgId, { limit, offset });
@@ -184,11 +166,6 @@ async function showList(ctx: Koa.Context, session: DashboardSession, env: Dashbo
   sendPage(ctx, 200, await listPage(env, ctx, session, shown));
 }
 
-/** The add form's field a refusal of the API's body names (`phone_e164` by default). */
-function fieldOf(param: string | undefined): AddProblem['field'] {
-  return param === 'reason' || param === 'note' ? param : 'phone_e164';
-}
-
 /**
  * POST: adds a number (or changes its reason and note), checked as the API checks its body; a refused
  * form comes back as it was sent, with the error under its field.
@@ -207,12 +184,9 @@ async function add(ctx: Koa.Context, session: DashboardSession, env: DashboardEn
       ...(values.note ? { note: values.note } : {}),
     });
   } catch (error) {
-    if (!(error instanceof DomainError) || error.code !== 'invalid_request') throw error;
-    const problem: AddProblem = {
-      field: fieldOf(error.param),
-      message: error.details?.[error.param ?? '']?.[0] ?? error.message,
-    };
-    const shown = notice('error', html`The number was not added: <a href="#${problem.field}">see below</a>.`);
+    const problem = fieldProblemOf(error, ['phone_e164', 'reason', 'note']);
+    if (!problem) throw error;
+    const shown = refusedNotice('The number was not added', problem);
     sendPage(ctx, 400, await listPage(env, ctx, session, shown, { values, problem }));
     return;
   }

@@ -26,6 +26,14 @@ import { confirmationPage, csrfField, notice, onceField, page, tableBox } from '
 import { minute, second } from '../format.js';
 import { outside, outsideBlock } from '../outside-text.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
+import {
+  fieldAttributes,
+  fieldError,
+  fieldProblemOf,
+  groupAttributes,
+  refusedNotice,
+  type FieldProblem,
+} from '../field-errors.js';
 import { livemodeOf, type DashboardSession } from '../mode.js';
 import { chosen } from './paging.js';
 
@@ -38,7 +46,12 @@ function state(active: boolean): SafeHtml {
   return active ? html`<span class="state-good">Active</span>` : html`<span class="state-bad">Disabled</span>`;
 }
 
-function newEndpointForm(session: DashboardSession, url: string, events: string[]): SafeHtml {
+function newEndpointForm(
+  session: DashboardSession,
+  url: string,
+  events: string[],
+  problem: FieldProblem | null,
+): SafeHtml {
   const boxes = SUBSCRIBABLE.map(
     (kind) =>
       html`<label
@@ -50,10 +63,19 @@ function newEndpointForm(session: DashboardSession, url: string, events: string[
     <form method="post" action="${CURRENT}">
       ${csrfField(session)}${onceField()}
       <label for="url">URL</label>
-      <input type="url" id="url" name="url" required placeholder="https://example.com/webhooks" value="${url}" />
-      <fieldset>
+      <input
+        type="url"
+        id="url"
+        name="url"
+        required
+        placeholder="https://example.com/webhooks"
+        value="${url}"
+        ${fieldAttributes('url', problem)}
+      />
+      ${fieldError('url', problem)}
+      <fieldset id="events" tabindex="-1" ${groupAttributes('events', problem)}>
         <legend>Events</legend>
-        ${boxes}
+        ${fieldError('events', problem)}${boxes}
       </fieldset>
       <button type="submit">Add endpoint</button>
     </form>`;
@@ -62,7 +84,7 @@ function newEndpointForm(session: DashboardSession, url: string, events: string[
 async function listPage(
   env: DashboardEnv,
   session: DashboardSession,
-  extra: { shown?: HtmlValue; url?: string; events?: string[] } = {},
+  extra: { shown?: HtmlValue; url?: string; events?: string[]; problem?: FieldProblem } = {},
 ): Promise<string> {
   const { db, clock } = env.deps;
   const { items } = await webhooks.listWebhooks(db, session.modeOrgId, { limit: MAX_ENDPOINTS_PER_ORG, offset: 0 });
@@ -101,7 +123,10 @@ async function listPage(
         </table>`,
       )
     : html`<p>No webhook endpoints yet.</p>`;
-  const form = session.role === 'admin' ? newEndpointForm(session, extra.url ?? '', extra.events ?? []) : '';
+  const form =
+    session.role === 'admin'
+      ? newEndpointForm(session, extra.url ?? '', extra.events ?? [], extra.problem ?? null)
+      : '';
   return page({ title: 'Webhooks', session, current: CURRENT, body: [extra.shown, table, form] });
 }
 
@@ -319,13 +344,14 @@ async function addEndpoint(ctx: Koa.Context, session: DashboardSession, env: Das
     ];
     sendPage(ctx, 201, await listPage(env, session, { shown }));
   } catch (error) {
-    if (!(error instanceof DomainError) || error.code === 'not_found') throw error;
-    const status = error.code === 'invalid_request' ? 400 : 403;
-    sendPage(
-      ctx,
-      status,
-      await listPage(env, session, { shown: notice('error', outside(error.message)), url, events }),
-    );
+    const problem = fieldProblemOf(error, ['url', 'events']);
+    if (problem) {
+      const shown = refusedNotice('The endpoint was not added', problem);
+      sendPage(ctx, 400, await listPage(env, session, { shown, url, events, problem }));
+      return;
+    }
+    if (!(error instanceof DomainError) || error.code !== 'forbidden') throw error;
+    sendPage(ctx, 403, await listPage(env, session, { shown: notice('error', outside(error.message)), url, events }));
   }
 }
 
