@@ -4,6 +4,7 @@
 // can serve, and a child that keeps dying stops the service with exit status 1. A process that runs
 // only background work lowers its CPU priority to WORKER_NICE; one that serves HTTP never does.
 import { readdirSync, readFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrg, type TestOrg } from './support/app.js';
@@ -160,15 +161,7 @@ describe('an API served by two processes', () => {
       for (let i = 0; i < 20; i += 1)
         expect((await fetch(`${cluster.apiUrl}/calls?limit=1`, { headers })).status).toBe(200);
       const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const served = metrics
-        .split('\n')
-        .filter(
-          (line) =>
-            line.startsWith('voice_call_http_request_duration_seconds_count{') &&
-            line.includes('operation="listCalls"'),
-        )
-        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-      expect(served).toBe(20);
+      expect(listCallsServed(metrics)).toBe(20);
       const names = seriesNames(metrics);
       for (const name of API_SERIES) expect(names, name).toContain(name);
       for (const name of WORKER_SERIES) expect(names, name).not.toContain(name);
@@ -180,7 +173,68 @@ describe('an API served by two processes', () => {
       await cluster.stop('SIGTERM');
     },
   );
+
+  it(
+    'keeps counting what a replaced child counted, and serves a stopped child as it last answered',
+    { timeout: 120_000 },
+    async () => {
+      const { primary, metricsPort } = await startPrimary('api', { LOG_LEVEL: 'warn' });
+      const scrape = async () => {
+        const answer = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+        expect(answer.status).toBe(200);
+        return answer.text();
+      };
+      try {
+        const headers = { Authorization: `Bearer ${org.key}` };
+        // The primary hands each new connection to the next child, so both serve half of these.
+        for (let i = 0; i < 20; i += 1)
+          expect(await statusOnNewConnection(`${primary.apiUrl}/calls?limit=1`, headers)).toBe(200);
+        expect(listCallsServed(await scrape())).toBe(20);
+
+        // A child that does not answer (stopped) is served with its last answer, not dropped or waited for.
+        const [first, second] = clusterChildPids(primary.pid, 'api');
+        process.kill(second!, 'SIGSTOP');
+        try {
+          expect(listCallsServed(await scrape())).toBe(20);
+        } finally {
+          process.kill(second!, 'SIGCONT');
+        }
+
+        // A child killed and replaced leaves its counts behind: the sum never goes down.
+        process.kill(first!, 'SIGKILL');
+        await waitForApiChildren(metricsPort, 1);
+        const after = await scrape();
+        expect(listCallsServed(after)).toBe(20);
+        // Gauges are not kept: the replaced child's requests in flight are not counted on.
+        expect(after).toMatch(/^voice_call_http_requests_in_flight 0$/m);
+        await primary.stop('SIGTERM');
+      } finally {
+        if (primary.running()) await primary.stop('SIGKILL');
+      }
+    },
+  );
 });
+
+/** The status of a GET of `url` sent on a connection of its own. */
+function statusOnNewConnection(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { headers, agent: false }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode!));
+    }).on('error', reject);
+  });
+}
+
+/** How many `GET /calls` requests a Prometheus text counts, over every status. */
+function listCallsServed(metrics: string): number {
+  return metrics
+    .split('\n')
+    .filter(
+      (line) =>
+        line.startsWith('voice_call_http_request_duration_seconds_count{') && line.includes('operation="listCalls"'),
+    )
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
 
 describe('a worker process', () => {
   it('exports the background series, with known labels at 0, and none of the API', { timeout: 120_000 }, async () => {

@@ -4,7 +4,6 @@
 // (node:cluster), one more runs the background work of the all role, and the primary opens (and
 // migrates) the database, prints the banner and serves the metrics of them all.
 import cluster from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
 import { createApp, requestListener } from '../app.js';
 import { closeAppDeps, createAppDeps, newInstanceId, type AppDeps } from '../app-deps.js';
 import { logProviderReadiness } from '../calls/provider-readiness.js';
@@ -18,6 +17,7 @@ import { countOrgs } from '../orgs/service.js';
 import { startWorkers, type BackgroundWorker } from '../workers.js';
 import { watchJobQueues, watchWebhookQueue, type Metrics } from '../observability/metrics.js';
 import { startMetricsServer, type MetricsServer, type MetricsSource } from '../observability/metrics-server.js';
+import { answerMetricsRequests, ClusterMetrics } from '../observability/cluster-metrics.js';
 import { createReadiness } from '../health/readiness.js';
 import { parse, UsageError } from './args.js';
 import { lowerWorkerPriority } from './worker-priority.js';
@@ -175,6 +175,8 @@ async function startParts(
     instanceId: INSTANCE_ID,
     role: parts.http && parts.background ? 'all' : parts.http ? 'api' : 'worker',
   });
+  // A cluster child answers its primary's requests for metrics from the start.
+  if (cluster.isWorker) answerMetricsRequests(deps.metrics.registry);
   // Before anything runs: the threads it starts inherit the priority.
   if (parts.background && !parts.http) lowerWorkerPriority(config.workerNice, deps.logger);
   if (parts.background) {
@@ -196,11 +198,6 @@ async function startParts(
     ? await naming('HOST and PORT', config, () => startHttpServer(listener, config, deps.readiness, deps.logger))
     : null;
   const workers: BackgroundWorker[] = parts.background ? await startWorkers(deps) : [];
-  if (cluster.isWorker) {
-    // A cluster child answers its primary's requests for metrics (constructing one installs the listener).
-    new AggregatorRegistry();
-    AggregatorRegistry.setRegistries(deps.metrics.registry);
-  }
   return {
     deps,
     port: server?.port ?? null,
@@ -245,6 +242,9 @@ function untilStopped(stop: (signal: NodeJS.Signals) => Promise<number>): Promis
 
 /** This process's name, on every line it logs and on the leases it takes. */
 const INSTANCE_ID = newInstanceId();
+
+/** How long the primary waits for a child's metrics before it serves the child's last answer instead. */
+const CHILD_METRICS_TIMEOUT_MS = 3_000;
 
 function processLogger(config: Config) {
   return createLogger(config.logLevel, undefined, INSTANCE_ID);
@@ -325,7 +325,7 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
     startTimeoutMs: config.childStartTimeoutMs,
   });
   const readiness = createReadiness(database.url, logger);
-  const aggregator = new AggregatorRegistry();
+  const childMetrics = new ClusterMetrics(CHILD_METRICS_TIMEOUT_MS);
   // The metrics port is bound before any child starts (its /readyz says no_http_process until one is
   // up), so a taken port stops nothing mid-way.
   let metricsServer: MetricsServer | null = null;
@@ -339,8 +339,8 @@ async function runPrimary(role: Role, processes: number): Promise<number> {
             (address) =>
               startMetricsServer(
                 {
-                  contentType: aggregator.contentType,
-                  metrics: async () => (await aggregator.clusterMetrics()) + (await supervisor.metricsText()),
+                  contentType: childMetrics.contentType,
+                  metrics: async () => (await childMetrics.text()) + (await supervisor.metricsText()),
                 },
                 { notReadyReason: async () => (await readiness.notReadyReason()) ?? supervisor.notReadyReason() },
                 address,
