@@ -164,6 +164,51 @@ describe('the logs', () => {
     expect(probe?.level).toBe(20);
   });
 
+  it('log a delivery that succeeded at debug, naming the request that caused it', async () => {
+    const receiver = await startReceiver(answer(204));
+    receivers.push(receiver);
+    const { id } = await register(env, receiver.url);
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4737-00f067aa0ba902b8-01';
+    const response = await rawRequest(env.app, 'POST', '/contacts', {
+      headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json', traceparent },
+      body: JSON.stringify({ phone_e164: testNumber('3435'), consent_capture: 'manual' }),
+    });
+    expect(response.status).toBe(201);
+    const delivered = await waitFor('the delivery to be logged', () =>
+      log.find((line) => line.msg === 'webhook delivered' && line.webhookId === id),
+    );
+    expect(delivered).toMatchObject({ level: 20, traceparent, event: 'contact.created', attempt: 1, status: 204 });
+    expect(typeof delivered.durationMs).toBe('number');
+  });
+
+  it('say when the client closed the connection before its answer was sent', async () => {
+    // The receiver holds a test send for a second; the client gives up long before.
+    const receiver = await startReceiver((_request, response) => {
+      setTimeout(() => response.writeHead(200).end('ok'), 1_000);
+    });
+    receivers.push(receiver);
+    const { id } = await register(env, receiver.url);
+    const gaveUp = new AbortController();
+    const sent = fetch(`${env.app.apiUrl}/webhooks/${id}/test`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${org.key}` },
+      signal: gaveUp.signal,
+    });
+    await receiver.waitFor(1, 10_000);
+    gaveUp.abort();
+    await expect(sent).rejects.toThrow();
+    const line = await waitFor('the closed request to be logged', () =>
+      log.find(
+        (entry) => entry.msg === 'request' && entry.operationId === 'testWebhook' && String(entry.path).includes(id),
+      ),
+    );
+    expect(line).toMatchObject({ clientClosed: true, level: 30 });
+    // An answered request says nothing of the kind.
+    const answered = log.find((entry) => entry.msg === 'request' && entry.operationId === 'upsertContact');
+    expect(answered).toBeDefined();
+    expect(answered).not.toHaveProperty('clientClosed');
+  });
+
   it('warn once when a delivery is abandoned after its last attempt', async () => {
     const clock = new ManualClock();
     const failing = await webhookEnv({

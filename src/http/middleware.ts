@@ -16,8 +16,8 @@ import { waitsOnReceiver } from '../webhooks/policy.js';
  * Middleware opening and closing every request, in one function rather than a middleware each (every
  * middleware is one more async frame per request). Before: the request id, the incoming traceparent and
  * the Request-Id header. After the answer is settled (it runs outside the error boundary, so with the
- * status actually sent): the metrics, the access log line, and `Connection: close` while the process
- * drains for a shutdown. Never throws.
+ * status actually sent): the metrics, `Connection: close` while the process drains for a shutdown, and,
+ * once the answer is out or the client gone, the access log line. Never throws.
  */
 export function requestLifecycle(deps: { metrics: Metrics; logger: Logger; readiness: Readiness }): Koa.Middleware {
   const nextId = requestIds();
@@ -35,7 +35,9 @@ export function requestLifecycle(deps: { metrics: Metrics; logger: Logger; readi
       if (deps.readiness.draining) ctx.set('Connection', 'close');
       const durationMs = performance.now() - started;
       recordRequest(deps.metrics, ctx, durationMs);
-      logRequest(deps.logger, ctx, durationMs);
+      // Logged once the answer has gone out, or the client has gone: the line says which.
+      if (ctx.res.destroyed) logRequest(deps.logger, ctx, durationMs);
+      else ctx.res.once('close', () => logRequest(deps.logger, ctx, durationMs));
     }
   };
 }
@@ -70,8 +72,9 @@ function loggablePath(path: string): string {
 const PROBES = new Set(['/healthz', '/readyz']);
 
 /**
- * Logs a finished request, answered with the status now set, as one JSON line: method, path (see
- * loggablePath), status, duration, request id, traceparent, org. Probes are logged at debug, everything
+ * Logs a finished request as one JSON line: method, path (see loggablePath), the status it was answered
+ * with, its duration (to the answer's start), request id, traceparent, org, and `clientClosed` when the
+ * client closed the connection before the whole answer was sent. Probes are logged at debug, everything
  * else at info; the line is built only when it will be written.
  */
 function logRequest(logger: Logger, ctx: Koa.Context, durationMs: number): void {
@@ -88,6 +91,7 @@ function logRequest(logger: Logger, ctx: Koa.Context, durationMs: number): void 
       durationMs: Math.round(durationMs * 10) / 10,
       orgId: state.auth?.orgId,
       operationId: state.operation?.operationId,
+      ...(ctx.res.writableFinished ? {} : { clientClosed: true }),
     },
     'request',
   );

@@ -231,7 +231,13 @@ function report(
       { ...context, attempts: state.attemptCount, failureKind: result.failureKind, status: result.statusCode },
       'webhook delivery abandoned after its last attempt failed',
     );
-  } else if (result.failureKind !== null && result.failureKind !== 'invalid_payload') {
+  } else if (result.failureKind === null) {
+    // One line per delivery would drown a busy service's log, so this one is for debugging.
+    logger.debug(
+      { ...context, attempt: state.attemptCount, status: result.statusCode, durationMs: result.durationMs },
+      'webhook delivered',
+    );
+  } else if (result.failureKind !== 'invalid_payload') {
     logger.info(
       { ...context, attempt: state.attemptCount, failureKind: result.failureKind, status: result.statusCode },
       'webhook attempt failed',
