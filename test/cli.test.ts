@@ -1,6 +1,6 @@
 // The operator CLI as a separate process: orgs, agents, keys, credits, plans, CSV contact import, the
 // delivery log, and what every command shares (help, JSON output, exit statuses, no stack traces).
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -909,6 +909,21 @@ describe('operating webhook endpoints', CLI_TESTS, () => {
 });
 
 describe('contacts import', CLI_TESTS, () => {
+  it('reads a relative path from where `npm run admin` was typed, and says when a path is a directory', async () => {
+    const orgId = await newOrg();
+    await mkdir(path.join(dir, 'typed-here'), { recursive: true });
+    await writeFile(path.join(dir, 'typed-here', 'few.csv'), 'phone_e164,name\n+919811000091,Nila\n');
+    // What npm sets for one of the package's scripts: it runs them from the package's root.
+    const npm = { npm_package_name: 'voice-call-api', npm_lifecycle_event: 'admin', INIT_CWD: dir };
+    const relative = await runAdmin(database.url, ['contacts', 'import', '--org', orgId, 'typed-here/few.csv'], npm);
+    expect(relative.code, relative.stderr).toBe(0);
+    expect(relative.stdout).toContain('1 rows, 1 created');
+
+    const folder = await admin('contacts', 'import', '--org', orgId, dir);
+    expect(folder.code).toBe(1);
+    expect(folder.stderr.trim()).toBe(`Error: a directory, not a file: ${dir}`);
+  });
+
   async function events(orgId: string) {
     return database.db
       .selectFrom('events')

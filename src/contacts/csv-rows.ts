@@ -108,6 +108,13 @@ async function linesNotUtf8(file: string): Promise<number[]> {
   return bad;
 }
 
+/** Why a file could not be read, in words, by the system's error code. */
+const UNREADABLE: Record<string, string> = {
+  ENOENT: 'file not found',
+  EISDIR: 'a directory, not a file',
+  EACCES: 'no permission to read the file',
+};
+
 /**
  * Reads the whole file once, in constant memory, without writing anything: throws ImportFileError
  * unless it is valid UTF-8 with a known header and well-formed CSV.
@@ -117,7 +124,8 @@ export async function checkFile(file: string): Promise<void> {
   try {
     bad = await linesNotUtf8(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ImportFileError(`file not found: ${file}`);
+    const why = UNREADABLE[(error as NodeJS.ErrnoException).code ?? ''];
+    if (why) throw new ImportFileError(`${why}: ${file}`);
     throw error;
   }
   if (bad.length > 0) {

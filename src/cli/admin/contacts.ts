@@ -2,6 +2,7 @@
 import { MODE_FLAG, modeOption, requiredUuid } from '../args.js';
 import type { RowError } from '../../contacts/csv-rows.js';
 import type { CommandGroup } from './command.js';
+import { typedPath } from '../invocation.js';
 
 /** A rejected row for people: its line, the API's message, then the other fields' messages from the details. */
 function describeRejection({ line, error }: { line: number; error: RowError }): string {
@@ -55,7 +56,7 @@ Exit status: 0 when every row was imported, 1 when any row was rejected (the oth
         // would repeat it on stderr, so only its warnings and errors are logged here.
         const base = cliLogger();
         const logger = base.levelVal >= base.levels.values.warn! ? base : base.child({}, { level: 'warn' });
-        const summary = await importContacts({ db, logger }, orgId, file!, {
+        const summary = await importContacts({ db, logger }, orgId, typedPath(file!), {
           source: 'cli',
           onProgress: (rows) => process.stderr.write(`… ${rows} rows read\n`),
         });
