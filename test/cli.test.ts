@@ -511,6 +511,7 @@ describe('every command', CLI_TESTS, () => {
       'key revoke',
       'user invite',
       'user list',
+      'user role',
       'user remove',
       'user reset',
       'plan create',

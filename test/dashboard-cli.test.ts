@@ -21,7 +21,7 @@ const admin = (...args: string[]) => runAdmin(database.url, args);
 const TOKEN = /\/dashboard\/invite\/([A-Za-z0-9_-]{43})$/;
 
 describe('admin user', { timeout: 120_000 }, () => {
-  it('invites, lists, resets and removes a dashboard user, each change audited', async () => {
+  it('invites, lists, resets, changes the role of and removes a dashboard user, each change audited', async () => {
     const org = await createTestOrg(database.db);
     const invited = await admin(
       'user',
@@ -76,6 +76,23 @@ describe('admin user', { timeout: 120_000 }, () => {
     const hash = await database.db.selectFrom('dashboard_users').select('password_hash').executeTakeFirstOrThrow();
     expect(hash.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
 
+    // A role change: the only admin made a viewer leaves none, and the operator is told; again, no change.
+    const demoted = await admin('user', 'role', 'ana@example.com', '--role', 'viewer', '--json');
+    expect(demoted.code, demoted.stderr).toBe(0);
+    expect(parseJson(demoted.stdout)).toEqual({
+      email: 'ana@example.com',
+      role: 'viewer',
+      changed: true,
+      admins_left: 0,
+    });
+    const twice = await admin('user', 'role', 'ana@example.com', '--role', 'viewer');
+    expect(twice.stdout).toContain('ana@example.com was already a viewer.');
+    expect(twice.stdout).toContain(`Note: org ${org.orgId} now has no admin who can sign in to the dashboard`);
+    expect((await admin('user', 'role', 'ana@example.com', '--role', 'owner')).code).toBe(2);
+    const promoted = await admin('user', 'role', 'ana@example.com', '--role', 'admin');
+    expect(promoted.code, promoted.stderr).toBe(0);
+    expect(promoted.stdout.trim()).toBe('ana@example.com is now an admin.');
+
     const removed = await admin('user', 'remove', 'ana@example.com');
     expect(removed.code, removed.stderr).toBe(0);
     // Ana was the org's only admin: the operator is told, and how to invite another.
@@ -97,6 +114,8 @@ describe('admin user', { timeout: 120_000 }, () => {
       { actor: 'cli', action: 'member.invited (admin)', target: 'ana@example.com' },
       { actor: 'cli', action: 'member.reset', target: 'ana@example.com' },
       { actor: 'ana@example.com', action: 'member.password_set', target: null },
+      { actor: 'cli', action: 'member.role_changed (viewer)', target: 'ana@example.com' },
+      { actor: 'cli', action: 'member.role_changed (admin)', target: 'ana@example.com' },
       { actor: 'cli', action: 'member.removed', target: 'ana@example.com' },
       { actor: 'cli', action: 'api_key.created', target: `svc_live_${prefix}_${'*'.repeat(32)}` },
       { actor: 'cli', action: 'api_key.revoked', target: `svc_live_${prefix}_${'*'.repeat(32)}` },

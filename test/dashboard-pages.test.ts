@@ -227,7 +227,30 @@ describe('pages', { timeout: 120_000 }, () => {
     await expectAccessible(admin);
 
     const viewer = await acceptInvite(await newContext(browser, env.app.baseUrl), link);
+    await viewer.goto('/dashboard/members');
+    expect(await viewer.getByRole('button', { name: 'Invite member' }).count()).toBe(0);
+
+    // Made an admin, the member can change things from their next page on; made a viewer again, no more.
     await admin.getByRole('link', { name: 'Members' }).click();
+    await admin.getByRole('link', { name: 'Make admin, newcomer@example.com' }).click();
+    await admin.getByRole('heading', { name: 'Make admin' }).waitFor();
+    await expectAccessible(admin);
+    await admin.getByRole('button', { name: 'Make admin' }).click();
+    await expect.poll(() => admin.getByRole('status').textContent()).toContain('newcomer@example.com is now an admin.');
+    expect(await admin.getByRole('row').filter({ hasText: 'newcomer@example.com' }).textContent()).toContain('admin');
+    await viewer.reload();
+    expect(await viewer.getByRole('button', { name: 'Invite member' }).count()).toBe(1);
+    // Sending the same form again changes nothing more, and says so.
+    await admin.reload();
+    await expect.poll(() => admin.getByRole('status').textContent()).toContain('was already an admin.');
+    await admin.getByRole('link', { name: 'Members' }).click();
+    await admin.getByRole('link', { name: 'Make viewer, newcomer@example.com' }).click();
+    await admin.getByRole('button', { name: 'Make viewer' }).click();
+    await expect.poll(() => admin.getByRole('status').textContent()).toContain('newcomer@example.com is now a viewer.');
+    await viewer.reload();
+    expect(await viewer.getByRole('button', { name: 'Invite member' }).count()).toBe(0);
+    // An admin cannot change their own role here (another admin can), so an org never loses its last one.
+    expect(await admin.getByRole('row').filter({ hasText: 'You' }).getByRole('link').count()).toBe(0);
     await admin.getByRole('link', { name: 'Remove newcomer@example.com' }).click();
     await expectAccessible(admin);
     await admin.getByRole('button', { name: 'Remove member' }).click();
@@ -238,7 +261,14 @@ describe('pages', { timeout: 120_000 }, () => {
     await admin.getByRole('link', { name: 'Audit log' }).click();
     await admin.getByRole('heading', { name: 'Audit log' }).waitFor();
     const text = (await admin.locator('table').textContent())!;
-    for (const action of ['member.invited (viewer)', 'member.password_set', 'member.removed', 'sign_in']) {
+    for (const action of [
+      'member.invited (viewer)',
+      'member.role_changed (admin)',
+      'member.role_changed (viewer)',
+      'member.password_set',
+      'member.removed',
+      'sign_in',
+    ]) {
       expect(text).toContain(action);
     }
     // Setting the password through the link names the address it came from, as a sign-in does.

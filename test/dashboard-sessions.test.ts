@@ -198,8 +198,8 @@ describe('dashboard sessions', { timeout: HANG_GUARD_MS }, () => {
     expect(await overviewStatus(leaving)).toBe(302);
   });
 
-  it('keeps an admin who can sign in when two admins remove or reset each other at the same moment', async () => {
-    for (const action of ['remove', 'reset', 'remove', 'reset']) {
+  it('keeps an admin who can sign in when two admins remove, reset or demote each other at the same moment', async () => {
+    for (const action of ['remove', 'reset', 'make-viewer', 'remove', 'reset', 'make-viewer']) {
       const { orgId } = await createTestOrg(database.db);
       const admins = await Promise.all(
         ['first', 'second'].map(async (name) => {

@@ -65,6 +65,11 @@ export async function setPasswordHash(db: Db, id: string, passwordHash: string):
   await db.updateTable('dashboard_users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
 }
 
+/** Sets a user's role. */
+export async function setRole(db: Db, id: string, role: Role): Promise<void> {
+  await db.updateTable('dashboard_users').set({ role }).where('id', '=', id).execute();
+}
+
 /** Clears a user's password: they cannot sign in until they set one through a link. */
 export async function clearPasswordHash(db: Db, id: string): Promise<void> {
   await db.updateTable('dashboard_users').set({ password_hash: null }).where('id', '=', id).execute();

@@ -162,3 +162,32 @@ export async function resetMember(
     return { token, adminsLeft };
   });
 }
+
+/**
+ * Gives a member another role, at once (a session reads its member's role on every request). Returns
+ * whether it changed anything (false: they had that role already) and how many admins who can sign in
+ * the org then has: from the dashboard always at least one, the admin who asked.
+ */
+export async function changeMemberRole(
+  db: Db,
+  user: users.UserRow,
+  role: users.Role,
+  change: MemberChange,
+): Promise<{ changed: boolean; adminsLeft: number }> {
+  const { by, actingUserId, now = new Date() } = change;
+  return db.transaction().execute(async (trx) => {
+    const othersLeft = await lockForChange(trx, user, actingUserId);
+    const current = (await users.findUserById(trx, user.id))!;
+    const staysAdmin = role === 'admin' && current.password_hash !== null ? 1 : 0;
+    if (current.role === role) return { changed: false, adminsLeft: othersLeft + staysAdmin };
+    await users.setRole(trx, user.id, role);
+    await recordAudit(trx, {
+      orgId: user.org_id,
+      ...by,
+      action: `member.role_changed (${role})`,
+      target: user.email,
+      at: now,
+    });
+    return { changed: true, adminsLeft: othersLeft + staysAdmin };
+  });
+}

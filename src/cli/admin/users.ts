@@ -1,4 +1,5 @@
-// `user invite`, `user list`, `user remove` and `user reset`: the people who sign in to an org's dashboard.
+// `user invite`, `user list`, `user role`, `user remove` and `user reset`: the people who sign in to an
+// org's dashboard.
 import { required, requiredUuid, UsageError } from '../args.js';
 import type { CommandGroup, Input } from './command.js';
 import { table } from './table.js';
@@ -14,6 +15,19 @@ const LINK_NOTE = 'The link works once, for 72 hours; whoever opens it sets the 
 /** The --org of a member command, checked to be an org id, or undefined when absent. */
 function optionalOrg(values: Record<string, unknown>): string | undefined {
   return values.org === undefined ? undefined : requiredUuid(values, 'org', 'an org id');
+}
+
+const ROLE_FLAG = {
+  type: 'string',
+  value: 'admin|viewer',
+  help: 'admin changes everything; viewer reads only',
+} as const;
+
+/** The --role of a member command; throws UsageError unless it is admin or viewer. */
+function requiredRole(values: Record<string, unknown>): 'admin' | 'viewer' {
+  const role = required(values, 'role');
+  if (role !== 'admin' && role !== 'viewer') throw new UsageError(`--role must be admin or viewer, got "${role}"`);
+  return role;
 }
 
 /** A warning line when a change left the org with no admin who can sign in, or nothing. */
@@ -68,15 +82,13 @@ export const userCommands: CommandGroup = {
       flags: {
         org: ORG_FLAG,
         email: { type: 'string', value: 'EMAIL', help: 'their email address, used to sign in' },
-        role: { type: 'string', value: 'admin|viewer', help: 'admin changes everything; viewer reads only' },
+        role: ROLE_FLAG,
         'base-url': BASE_URL_FLAG,
       },
       run: async ({ values }, database) => {
         const orgId = requiredUuid(values, 'org', 'an org id');
         const email = required(values, 'email');
-        const role = required(values, 'role');
-        if (role !== 'admin' && role !== 'viewer')
-          throw new UsageError(`--role must be admin or viewer, got "${role}"`);
+        const role = requiredRole(values);
         const { base, warnings } = await linkBase(values);
         const [{ requireOrg }, { inviteMember, linkPath }, { CLI_ACTOR }] = await Promise.all([
           import('../../orgs/service.js'),
@@ -121,6 +133,30 @@ export const userCommands: CommandGroup = {
             'No dashboard users.',
           ),
           json: rows,
+        };
+      },
+    },
+    {
+      name: 'user role',
+      summary: 'give a dashboard user another role; it applies from their next page',
+      synopsis: 'EMAIL --role admin|viewer [--org ORG_ID]',
+      flags: { org: MEMBER_ORG_FLAG, role: ROLE_FLAG },
+      args: ['EMAIL'],
+      run: async ({ args: [email], values }, database) => {
+        const orgId = optionalOrg(values);
+        const role = requiredRole(values);
+        const [{ changeMemberRole, requireMemberByEmail }, { CLI_ACTOR }] = await Promise.all([
+          import('../../members/service.js'),
+          import('../../audit/service.js'),
+        ]);
+        const db = await database();
+        const user = await requireMemberByEmail(db, email!, orgId);
+        const { changed, adminsLeft } = await changeMemberRole(db, user, role, {
+          by: { actor: CLI_ACTOR, address: null },
+        });
+        return {
+          human: `${user.email} ${changed ? 'is now' : 'was already'} ${role === 'admin' ? 'an admin' : 'a viewer'}.${noAdminNote(adminsLeft, user.org_id)}`,
+          json: { email: user.email, role, changed, admins_left: adminsLeft },
         };
       },
     },

@@ -1,9 +1,11 @@
 // Members: who can sign in to the org's dashboard. Admins invite (the one-time link is shown to copy:
-// there is no mail server), reset a password (a new link, the person's sessions end) and remove members.
+// there is no mail server), make another member an admin or a viewer, reset a password (a new link, the
+// person's sessions end) and remove members.
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { outside } from '../outside-text.js';
 import {
+  changeMemberRole,
   inviteMember,
   linkPath,
   listMembers,
@@ -53,6 +55,23 @@ function linkNotice(base: string, email: string, token: string): SafeHtml {
   );
 }
 
+/** The step giving a member the other role: viewers become admins, admins viewers. */
+function roleStepOf(member: UserRow): RoleStep {
+  return member.role === 'admin' ? 'make-viewer' : 'make-admin';
+}
+
+/** The link to the page confirming that a member gets the other role. */
+function roleLink(member: UserRow): SafeHtml {
+  const step = roleStepOf(member);
+  const role = ROLE_OF[step];
+  return html`<a
+    class="button secondary"
+    href="${CURRENT}/${member.id}/${step}"
+    aria-label="Make ${role}, ${member.email}"
+    >Make ${role}</a
+  >`;
+}
+
 async function membersPage(
   env: DashboardEnv,
   session: DashboardSession,
@@ -75,7 +94,8 @@ async function membersPage(
                 ${
                   member.id === session.userId
                     ? html`<span class="muted">You</span>`
-                    : html`<a
+                    : html`${roleLink(member)}
+                        <a
                           class="button secondary"
                           href="${CURRENT}/${member.id}/reset"
                           aria-label="Reset password of ${member.email}"
@@ -173,11 +193,27 @@ async function invite(ctx: Koa.Context, session: DashboardSession, env: Dashboar
   }
 }
 
+/** The steps that give a member a role, and the role each gives. */
+type RoleStep = 'make-admin' | 'make-viewer';
+const ROLE_OF: Record<RoleStep, Role> = { 'make-admin': 'admin', 'make-viewer': 'viewer' };
+
 /** What the confirmation page of each step on another member asks. */
 const CONFIRMATIONS: Record<
-  'reset' | 'remove',
+  'reset' | 'remove' | RoleStep,
   (member: UserRow, session: DashboardSession) => Pick<Confirmation, 'title' | 'question' | 'button' | 'once'>
 > = {
+  'make-admin': (member) => ({
+    title: 'Make admin',
+    question: html`Make <strong>${outside(member.email)}</strong> an admin? From their next page on they can change
+      everything here: keys, webhooks, campaigns, the do-not-call list and the members, you included.`,
+    button: 'Make admin',
+  }),
+  'make-viewer': (member) => ({
+    title: 'Make viewer',
+    question: html`Make <strong>${outside(member.email)}</strong> a viewer? From their next page on they can only read;
+      a form they have open is refused.`,
+    button: 'Make viewer',
+  }),
   reset: (member) => ({
     title: 'Reset password',
     question: html`Reset the password of <strong>${outside(member.email)}</strong>? Their password stops working and
@@ -194,7 +230,7 @@ const CONFIRMATIONS: Record<
 };
 
 /** GET handlers of the page asking an admin to confirm `step` on another member. */
-function confirmStep(step: 'reset' | 'remove'): PageHandler {
+function confirmStep(step: keyof typeof CONFIRMATIONS): PageHandler {
   return async (ctx, session, env) => {
     const member = await otherMember(env, ctx, session);
     const confirmation = confirmationPage({
@@ -215,6 +251,21 @@ async function reset(ctx: Koa.Context, session: DashboardSession, env: Dashboard
   sendPage(ctx, 200, await membersPage(env, session, linkNotice(linkBase(env, ctx), member.email, token)));
 }
 
+/** POST handlers giving another member the role of `step`; the page says what was done. */
+function giveRole(step: RoleStep): PageHandler {
+  return async (ctx, session, env) => {
+    const member = await otherMember(env, ctx, session);
+    const role = ROLE_OF[step];
+    const change = { by: by(ctx, session), actingUserId: session.userId };
+    const { changed } = await changeMemberRole(env.deps.db, member, role, change);
+    const shown = notice(
+      'info',
+      html`${outside(member.email)} ${changed ? 'is now' : 'was already'} ${role === 'admin' ? 'an admin' : 'a viewer'}.`,
+    );
+    sendPage(ctx, 200, await membersPage(env, session, shown));
+  };
+}
+
 /** POST: removes another member. */
 async function remove(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const member = await otherMember(env, ctx, session);
@@ -230,4 +281,8 @@ export function memberRoutes(router: Router, env: DashboardEnv): void {
   router.post(`${CURRENT}/:id/reset`, formBody, action(env, reset, { once: true }));
   router.get(`${CURRENT}/:id/remove`, view(env, confirmStep('remove'), { adminOnly: true }));
   router.post(`${CURRENT}/:id/remove`, formBody, action(env, remove));
+  for (const step of ['make-admin', 'make-viewer'] as const) {
+    router.get(`${CURRENT}/:id/${step}`, view(env, confirmStep(step), { adminOnly: true }));
+    router.post(`${CURRENT}/:id/${step}`, formBody, action(env, giveRole(step)));
+  }
 }
