@@ -495,9 +495,21 @@ describe('what a browser trial found', { timeout: 120_000 }, () => {
     await expectAccessible(page);
     expect(receiver.requests).toHaveLength(1);
     await receiver.close();
-    // Only the notices the dashboard itself sends are shown.
+    // Only the notices the dashboard itself sends are shown, and only to the session whose change it was:
+    // the same address, or one with the seal taken off, says nothing in another session or out of place.
+    const sealed = page.url();
+    expect(sealed).toMatch(/\?done=test\.[\w-]{22}$/);
     await page.goto(`${env.app.baseUrl}/dashboard/webhooks/${id}?done=constructor`);
     expect(await page.getByRole('status').count()).toBe(0);
+    await page.goto(`${env.app.baseUrl}/dashboard/webhooks/${id}?done=test`);
+    expect(await page.getByRole('status').count()).toBe(0);
+    const other = await signedInPage(browser, env.app.baseUrl, env.database.db, env.org.orgId, 'admin');
+    await other.goto(sealed);
+    await other.getByRole('heading', { name: 'Webhook endpoint' }).waitFor();
+    expect(await other.getByRole('status').count()).toBe(0);
+    await other.context().close();
+    await page.goto(sealed);
+    expect(await page.getByRole('status').textContent()).toContain('Test event sent');
 
     const far = await page.goto(`${env.app.baseUrl}/dashboard/calls?page=500`);
     expect(far!.status()).toBe(400);

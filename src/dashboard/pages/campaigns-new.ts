@@ -24,6 +24,7 @@ import {
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { csrfField, notice, onceField, page, tableBox } from '../layout.js';
+import { doneLocation } from '../done-notices.js';
 import { outside } from '../outside-text.js';
 import { instantOfLocal, zoneNames } from '../local-time.js';
 import { isKnownTimeZone } from '../../campaigns/schedule.js';
@@ -550,7 +551,7 @@ async function create(ctx: Koa.Context, session: DashboardSession, env: Dashboar
         (id) => ({ ...auditedBy(ctx, session), action: 'campaign.created', target: id }),
       );
       await wakeCampaign(env.deps, campaign.id);
-      redirectAfterPost(ctx, `${campaignPath(campaign.id)}?done=created`);
+      redirectAfterPost(ctx, doneLocation(campaignPath(campaign.id), session, 'created'));
       return;
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;

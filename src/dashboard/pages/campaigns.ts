@@ -31,6 +31,7 @@ import {
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, page, tableBox } from '../layout.js';
+import { doneLocation, doneOf } from '../done-notices.js';
 import { count, minute, rupees } from '../format.js';
 import { localMinute } from '../local-time.js';
 import { outside, outsidePlain } from '../outside-text.js';
@@ -324,7 +325,7 @@ async function showCampaign(ctx: Koa.Context, session: DashboardSession, env: Da
   const campaign = await getCampaign(env.deps.db, session.modeOrgId, campaignId(ctx));
   // Agents are the live org's and serve both modes.
   const agent = await findAgent(env.deps.db, session.orgId, campaign.agent_id);
-  const done = DONE_NOTICES.get(String(ctx.query.done));
+  const done = DONE_NOTICES.get(doneOf(ctx, session) ?? '');
   const body = html`${done ? notice('info', done) : ''}
     <p>Status: ${statusOf(campaign)}</p>
     ${controls(campaign, session)} ${counters(campaign)}
@@ -354,7 +355,7 @@ function moveCampaign(step: 'pause' | 'resume'): PageHandler {
     });
     // A resumed campaign's dispatch waits for nothing.
     if (changed && step === 'resume') await wakeCampaign(env.deps, id);
-    redirectAfterPost(ctx, `${campaignPath(id)}?done=${changed ? `${step}d` : `already-${step}d`}`);
+    redirectAfterPost(ctx, doneLocation(campaignPath(id), session, changed ? `${step}d` : `already-${step}d`));
   };
 }
 
@@ -390,7 +391,7 @@ async function cancel(ctx: Koa.Context, session: DashboardSession, env: Dashboar
     target: id,
   });
   await wakeCampaign(env.deps, id);
-  redirectAfterPost(ctx, `${campaignPath(id)}?done=canceled`);
+  redirectAfterPost(ctx, doneLocation(campaignPath(id), session, 'canceled'));
 }
 
 /** Registers the campaigns list, a campaign's page and its controls (the form to create one registers itself). */

@@ -14,6 +14,7 @@ import { action, formBody, redirectAfterPost, sendPage, view, type DashboardEnv 
 import { html } from '../html.js';
 import { outside } from '../outside-text.js';
 import { confirmationPage, notice, page, tableBox } from '../layout.js';
+import { doneLocation, doneOf } from '../done-notices.js';
 import { count, failedAttempts, rupees } from '../format.js';
 import type { DashboardSession } from '../mode.js';
 
@@ -68,7 +69,7 @@ async function showOverview(ctx: Koa.Context, session: DashboardSession, env: Da
       </tr>`,
   );
   const done =
-    session.mode === 'test' && ctx.query.done === 'reset'
+    session.mode === 'test' && doneOf(ctx, session) === 'reset'
       ? notice('info', `Test balance reset to ${rupees(OPENING_TEST_BALANCE_PAISE)}.`)
       : '';
   const body = html`${done}
@@ -140,7 +141,7 @@ async function resetBalance(ctx: Koa.Context, session: DashboardSession, env: Da
     action: 'credits.test_reset',
     target: `test balance ${rupees(OPENING_TEST_BALANCE_PAISE)}`,
   });
-  redirectAfterPost(ctx, `${CURRENT}?done=reset`);
+  redirectAfterPost(ctx, doneLocation(CURRENT, session, 'reset'));
 }
 
 /** Registers the overview page at /dashboard and the test balance's reset. */

@@ -16,6 +16,7 @@ import { html, type HtmlValue } from '../html.js';
 import { outside } from '../outside-text.js';
 import { confirmationPage, csrfField, notice, onceField, page, tableBox } from '../layout.js';
 import { minute } from '../format.js';
+import { doneLocation, doneOf } from '../done-notices.js';
 import { fieldAttributes, fieldError, fieldProblemOf, refusedNotice, type FieldProblem } from '../field-errors.js';
 import { livemodeOf, type DashboardSession } from '../mode.js';
 import { pageOf, pager } from './paging.js';
@@ -162,7 +163,7 @@ function audit(ctx: Koa.Context, session: DashboardSession, action: string, phon
 
 /** GET: the list of the mode shown, the form to add a number for admins, and what a removal just did. */
 async function showList(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
-  const shown = ctx.query.done === 'removed' ? notice('info', 'The number was removed from the list.') : null;
+  const shown = doneOf(ctx, session) === 'removed' ? notice('info', 'The number was removed from the list.') : null;
   sendPage(ctx, 200, await listPage(env, ctx, session, shown));
 }
 
@@ -226,7 +227,7 @@ async function confirmRemove(ctx: Koa.Context, session: DashboardSession, env: D
 async function remove(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
   const phone = phoneOf(ctx);
   await removeSuppression(env.deps.db, session.modeOrgId, phone, audit(ctx, session, 'suppression.removed', phone));
-  redirectAfterPost(ctx, `${CURRENT}?done=removed`);
+  redirectAfterPost(ctx, doneLocation(CURRENT, session, 'removed'));
 }
 
 /** Registers the do-not-call list's pages. */

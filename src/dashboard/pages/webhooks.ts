@@ -23,6 +23,7 @@ import {
 } from '../route-steps.js';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { confirmationPage, csrfField, notice, onceField, page, tableBox } from '../layout.js';
+import { doneLocation, doneOf } from '../done-notices.js';
 import { minute, second } from '../format.js';
 import { outside, outsideBlock } from '../outside-text.js';
 import { DELIVERY_LOG_SIZE } from '../policy.js';
@@ -357,7 +358,7 @@ async function addEndpoint(ctx: Koa.Context, session: DashboardSession, env: Das
 
 /** GET: one endpoint's page, with what a form that sent the browser back here did. */
 async function showEndpoint(ctx: Koa.Context, session: DashboardSession, env: DashboardEnv): Promise<void> {
-  const done = DONE_NOTICES.get(String(ctx.query.done));
+  const done = DONE_NOTICES.get(doneOf(ctx, session) ?? '');
   sendPage(ctx, 200, await endpointPage(env, ctx, session, endpointId(ctx), done ? notice('info', done) : null));
 }
 
@@ -369,7 +370,7 @@ async function sendTest(ctx: Koa.Context, session: DashboardSession, env: Dashbo
     action: 'webhook.test_sent',
     target: id,
   });
-  redirectAfterPost(ctx, `${CURRENT}/${id}?done=test`);
+  redirectAfterPost(ctx, doneLocation(`${CURRENT}/${id}`, session, 'test'));
 }
 
 /** POST: queues a delivery's event again. */
@@ -381,7 +382,7 @@ async function redeliver(ctx: Koa.Context, session: DashboardSession, env: Dashb
   const { queued } = await webhooks
     .redeliver(env.deps, session.modeOrgId, id, deliveryId, audit)
     .catch((error: unknown) => inDashboardWords(env, session, id, error));
-  redirectAfterPost(ctx, `${CURRENT}/${id}?done=${queued ? 'redelivery' : 'already-pending'}`);
+  redirectAfterPost(ctx, doneLocation(`${CURRENT}/${id}`, session, queued ? 'redelivery' : 'already-pending'));
 }
 
 /** POST: makes a pending delivery's next retry due now. */
@@ -392,7 +393,7 @@ async function retryNow(ctx: Koa.Context, session: DashboardSession, env: Dashbo
   const { outcome } = await webhooks
     .retryNow(env.deps, session.modeOrgId, id, deliveryId, audit)
     .catch((error: unknown) => inDashboardWords(env, session, id, error));
-  redirectAfterPost(ctx, `${CURRENT}/${id}?done=${RETRY_DONE[outcome]}`);
+  redirectAfterPost(ctx, doneLocation(`${CURRENT}/${id}`, session, RETRY_DONE[outcome]));
 }
 
 /** POST: rotates the endpoint's signing secret and shows the new one once. */
