@@ -7,6 +7,7 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { createTestOrg, ManualClock, startTestApp, type TestApp, type TestOrg } from './support/app.js';
 import { acceptLink, inviteMember, removeMember, requireMemberByEmail, resetMember } from '../src/members/service.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT_ADDRESS } from '../src/members/policy.js';
+import { loadSession, startSession } from '../src/members/sessions.js';
 import { csrfTokenOf } from './support/dashboard.js';
 
 const PASSWORD = 'a password of some length';
@@ -165,6 +166,25 @@ describe('dashboard sessions', { timeout: HANG_GUARD_MS }, () => {
     }
     clock.advance(31 * 60_000);
     expect(await overviewStatus(busy)).toBe(302);
+  });
+
+  it('keeps a session in use alive at the shortest idle timeout, a minute', async () => {
+    const { user } = await inviteMember(
+      database.db,
+      { orgId: (await createTestOrg(database.db)).orgId, email: 'brief@example.com', role: 'viewer' },
+      by,
+    );
+    const lifetimes = { idleMs: 60_000, absoluteMs: 24 * 60 * 60_000 };
+    let now = new Date('2026-06-01T09:00:00Z');
+    const { token } = await startSession(database.db, user, lifetimes, now, null);
+    // Used every 50 s, less than the idle minute apart: it stays signed in.
+    for (let i = 0; i < 4; i += 1) {
+      now = new Date(now.getTime() + 50_000);
+      expect(await loadSession(database.db, token, lifetimes, now), `use ${i + 1}`).not.toBeNull();
+    }
+    // Left a little over a minute since it was last used: it has ended.
+    now = new Date(now.getTime() + 61_000);
+    expect(await loadSession(database.db, token, lifetimes, now)).toBeNull();
   });
 
   it("ends a member's sessions at once when they are reset or removed, and signing out ends one on the server", async () => {

@@ -49,7 +49,10 @@ export const PASSWORD_CHECK_LENGTH = 100;
  * wrong one costs a hash per membership); memberships beyond the oldest this many cannot sign in.
  */
 export const MAX_ORGS_PER_EMAIL = 5;
-/** A session's last-seen time is written at most this often (the idle timeout's resolution). */
+/**
+ * A session's last-seen time is written at most this often, or a tenth of the idle timeout when that is
+ * shorter (the idle timeout's resolution: a session never ends more than that early).
+ */
 export const SESSION_TOUCH_MS = 60 * 1000;
 
 /**

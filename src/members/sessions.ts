@@ -76,7 +76,8 @@ export async function loadSession(
   const idHash = hashToken(token);
   const row = await sessions.findLiveSession(db, idHash, now, new Date(now.getTime() - lifetimes.idleMs));
   if (!row) return null;
-  if (now.getTime() - row.last_seen_at.getTime() >= SESSION_TOUCH_MS) await sessions.touchSession(db, idHash, now);
+  const touchEveryMs = Math.min(SESSION_TOUCH_MS, lifetimes.idleMs / 10);
+  if (now.getTime() - row.last_seen_at.getTime() >= touchEveryMs) await sessions.touchSession(db, idHash, now);
   return toSession(row);
 }
 
