@@ -32,6 +32,7 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; font-family: ui
 form.inline { display: inline; }
 label { display: block; font-weight: 600; margin-top: 0.75rem; }
 input[type="text"], input[type="email"], input[type="password"], input[type="url"], select, textarea { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid #718096; border-radius: 4px; min-width: 18rem; max-width: 100%; }
+input[type="file"] { font: inherit; min-height: 2.25rem; }
 textarea { width: 100%; min-height: 8rem; }
 fieldset { border: 1px solid var(--line); margin-top: 0.75rem; }
 fieldset label, label.inline { display: inline-block; font-weight: 400; margin-right: 1rem; }

@@ -88,17 +88,22 @@ export async function signedInPage(
   return page;
 }
 
-/** Runs axe-core on the page and fails on any serious or critical violation, naming them. */
-export async function expectAccessible(page: Page): Promise<void> {
+/**
+ * Runs axe-core on the page and fails on any serious or critical violation, naming them; `alsoRules`
+ * turns on rules axe leaves off by default (such as `target-size`).
+ */
+export async function expectAccessible(page: Page, options: { alsoRules?: string[] } = {}): Promise<void> {
   await page.addScriptTag({ path: AXE });
-  const violations = await page.evaluate(async () => {
-    const result = await (globalThis as unknown as { axe: { run(): Promise<AxeResults> } }).axe.run();
+  const rules = Object.fromEntries((options.alsoRules ?? []).map((rule) => [rule, { enabled: true }]));
+  const violations = await page.evaluate(async (rules) => {
+    const axe = (globalThis as unknown as { axe: { run(options: object): Promise<AxeResults> } }).axe;
+    const result = await axe.run({ rules });
     return result.violations
       .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
       .map(
         (violation) =>
           `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
       );
-  });
+  }, rules);
   expect(violations, `axe on ${page.url()}`).toEqual([]);
 }
